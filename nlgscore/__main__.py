@@ -1,0 +1,5 @@
+import sys
+
+from nlgscore.cli import main
+
+sys.exit(main())

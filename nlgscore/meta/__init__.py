@@ -1,0 +1,1 @@
+"""Meta-evaluation: agreement of metrics with human judgments."""

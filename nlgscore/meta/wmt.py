@@ -1,0 +1,294 @@
+"""WMT metrics-task statistics: DARR Kendall's tau-like, Pearson, Williams test, hybrids.
+
+Protocol sources: the WMT18 Metrics Shared Task (Ma, Bojar and Graham 2018) for the
+segment-level daRR tau and system-level Pearson/Williams; Graham and Baldwin (2014) for the
+Williams test between dependent correlations; Graham and Liu (2016) for hybrid
+super-sampling; Zhang et al. (2020, BERTScore) for model selection on hybrids.
+
+Every function takes plain sequences or numpy arrays and returns numbers: scores are
+computed elsewhere (``nlgscore.meta.scoring``), data are read elsewhere (``loaders``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Mapping, Sequence, Tuple
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+# WMT18 daRR keeps a pair only when the raw DA scores differ by more than this (0-100 scale):
+# "greater than the 25 percentage point margin" (WMT18 findings, Sec. 3.1).
+DARR_MARGIN = 25.0
+
+
+def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
+    """``values`` as a 1-D float array; ValueError naming ``name`` if empty or not finite.
+
+    >>> as_finite_array([1, 2.5], "scores")
+    array([1. , 2.5])
+    """
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers")
+    if not np.all(np.isfinite(array)):
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name} has a NaN or infinite value at index {bad}")
+    return array
+
+
+def darr_concordance(
+    better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False
+) -> np.ndarray:
+    """Per-pair concordance (+1 / -1) of metric scores with daRR better/worse judgments.
+
+    WMT17-19 convention (WMT18 findings Eq. 1 and its concordance table): a pair is
+    concordant only when the metric strictly prefers the human-better translation; a metric
+    tie counts as discordant. For error metrics (``lower_is_better``) scores are negated.
+
+    >>> darr_concordance([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]).tolist()
+    [1, -1, -1]
+    """
+    better_arr = as_finite_array(better, "better")
+    worse_arr = as_finite_array(worse, "worse")
+    if better_arr.shape != worse_arr.shape:
+        raise ValueError(f"better and worse differ in length: {better_arr.size} != {worse_arr.size}")
+    if lower_is_better:
+        better_arr, worse_arr = -better_arr, -worse_arr
+    return np.where(better_arr > worse_arr, 1, -1)
+
+
+def darr_kendall_tau(
+    better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False
+) -> float:
+    """WMT daRR Kendall's tau-like ``(C - D) / (C + D)``, metric ties discordant.
+
+    ``better[i]`` and ``worse[i]`` are the metric's scores of the translations humans judged
+    better and worse in pair ``i`` (WMT18 findings Sec. 3.1, Eq. 1; WMT19 uses the same).
+
+    >>> darr_kendall_tau([3, 2, 1, 5], [1, 2, 4, 0])  # C=2, D=2 (one of them a tie)
+    0.0
+    >>> darr_kendall_tau([1, 1], [2, 3], lower_is_better=True)
+    1.0
+    """
+    # C + D is the number of pairs, so tau is the mean of +1/-1 concordances.
+    return float(np.mean(darr_concordance(better, worse, lower_is_better)))
+
+
+@dataclass(frozen=True)
+class DarrPair:
+    """One daRR pair: two systems' translations of source ``segment``, ``better`` by DA."""
+
+    segment: Hashable
+    better: Hashable
+    worse: Hashable
+    better_da: float
+    worse_da: float
+
+
+def darr_pairs_from_da(
+    da: Mapping[Tuple[Hashable, Hashable], float], margin: float = DARR_MARGIN
+) -> list[DarrPair]:
+    """Build daRR pairs from raw DA segment scores, as in WMT18 findings Sec. 3.1.
+
+    ``da`` maps ``(segment, system)`` to the raw (0-100) DA score. For every segment, all
+    pairs of systems are formed and kept when their scores differ by *more than* ``margin``;
+    the higher-DA one is ``better``. Pairs are ordered by segment (first appearance), then
+    by system (first appearance) so results are reproducible.
+
+    >>> pairs = darr_pairs_from_da({(1, "A"): 90, (1, "B"): 60, (1, "C"): 70, (2, "A"): 10})
+    >>> [(p.better, p.worse) for p in pairs]
+    [('A', 'B')]
+    """
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    by_segment: dict[Hashable, list[tuple[Hashable, float]]] = {}
+    for (segment, system), score in da.items():
+        score = float(score)
+        if not np.isfinite(score):
+            raise ValueError(f"DA score of segment {segment!r}, system {system!r} is not finite")
+        by_segment.setdefault(segment, []).append((system, score))
+    pairs = []
+    for segment, judged in by_segment.items():
+        for (sys_a, da_a), (sys_b, da_b) in itertools.combinations(judged, 2):
+            if abs(da_a - da_b) <= margin:
+                continue  # too close to call: WMT drops these, so there are no human ties
+            if da_a > da_b:
+                pairs.append(DarrPair(segment, sys_a, sys_b, da_a, da_b))
+            else:
+                pairs.append(DarrPair(segment, sys_b, sys_a, da_b, da_a))
+    return pairs
+
+
+def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3) -> float:
+    """Pearson r between human and metric scores (WMT18 findings Eq. 2).
+
+    System-level meta-evaluation needs at least ``min_items`` (3) systems; constant inputs
+    have no correlation and raise ValueError rather than returning NaN.
+
+    >>> round(pearson([1, 2, 3, 4], [2, 4, 5, 9]), 6)
+    0.964764
+    """
+    human_arr = as_finite_array(human, "human")
+    metric_arr = as_finite_array(metric, "metric")
+    if human_arr.shape != metric_arr.shape:
+        raise ValueError(f"human and metric differ in length: {human_arr.size} != {metric_arr.size}")
+    if human_arr.size < min_items:
+        raise ValueError(f"Pearson correlation needs at least {min_items} items, got {human_arr.size}")
+    for name, values in (("human", human_arr), ("metric", metric_arr)):
+        if np.ptp(values) == 0:
+            raise ValueError(f"{name} scores are all equal: the correlation is undefined")
+    h = human_arr - human_arr.mean()
+    m = metric_arr - metric_arr.mean()
+    return float(np.dot(h, m) / np.sqrt(np.dot(h, h) * np.dot(m, m)))
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, float]:
+    """Williams test that corr(human, A) = ``r12`` exceeds corr(human, B) = ``r13``.
+
+    ``r23`` is corr(A, B) and ``n`` the number of items (systems). One-sided, df = n - 3
+    (Williams 1959, as used for metrics by Graham and Baldwin 2014 and WMT). WMT compares
+    absolute correlations: pass ``abs(r)`` for metrics whose sign is irrelevant. Returns
+    ``(t, p)``; A is significantly better than B when p < 0.05.
+
+    >>> t, p = williams_test(0.9, 0.8, 0.85, 20)
+    >>> round(t, 4), round(p, 4)
+    (1.7292, 0.0509)
+    """
+    if n <= 3:
+        raise ValueError(f"the Williams test needs more than 3 items (df = n - 3), got n={n}")
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if not -1.0 <= r <= 1.0:
+            raise ValueError(f"{name} must be a correlation in [-1, 1], got {r}")
+    # K is the determinant of the 3x3 correlation matrix.
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    denominator = np.sqrt(2 * k * (n - 1) / (n - 3) + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3)
+    if denominator == 0:
+        raise ValueError("the Williams test is undefined for perfectly collinear scores")
+    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / denominator
+    p = scipy_stats.t.sf(t, df=n - 3)
+    return float(t), float(p)
+
+
+def williams_test_scores(
+    human: Sequence[float], metric_a: Sequence[float], metric_b: Sequence[float]
+) -> Tuple[float, float]:
+    """Williams test on raw scores: is |r(human, A)| significantly above |r(human, B)|?
+
+    Absolute correlations as in the WMT scripts; r(A, B) is sign-corrected so that a metric
+    with negative correlation (an error metric) is compared as if it were negated.
+
+    >>> t, p = williams_test_scores([1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 9],
+    ...                             [2, 1, 4, 3, 6, 5, 8, 7])
+    >>> p < 0.05
+    True
+    """
+    r12 = pearson(human, metric_a)
+    r13 = pearson(human, metric_b)
+    r23 = pearson(metric_a, metric_b) * np.sign(r12) * np.sign(r13)
+    return williams_test(abs(r12), abs(r13), float(r23), len(human))
+
+
+def hybrid_systems(
+    human: np.ndarray,
+    metric: np.ndarray,
+    n_hybrids: int = 10_000,
+    seed: int = 12345,
+    chunk: int = 1000,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Hybrid super-sampling (Graham and Liu 2016; WMT18 findings Sec. 4.2).
+
+    ``human`` and ``metric`` are ``(systems, segments)`` segment scores. Each hybrid picks a
+    random pair of distinct systems and takes every segment from one of the two at random;
+    its human score is the mean of the sampled segments' human scores (BERTScore, Sec. 4,
+    "average of segment-level human judgments") and its metric score the mean of their
+    metric scores. Missing human judgments are NaN and left out of the human mean (WMT DA
+    covers ~95% of segments per system); metric scores must be finite. Returns two arrays of
+    length ``n_hybrids``.
+
+    >>> h, m = hybrid_systems(np.array([[1.0, 1], [0, 0]]), np.array([[2.0, 2], [0, 0]]), 4, seed=1)
+    >>> bool(np.allclose(m, 2 * h))
+    True
+    """
+    human = np.asarray(human, dtype=float)
+    metric = np.asarray(metric, dtype=float)
+    if human.ndim != 2 or human.shape != metric.shape:
+        raise ValueError(f"human and metric must be (systems, segments) arrays of one shape, got {human.shape} and {metric.shape}")
+    n_systems, n_segments = human.shape
+    if n_systems < 2:
+        raise ValueError(f"hybrids need at least 2 systems, got {n_systems}")
+    if not np.all(np.isfinite(metric)):
+        raise ValueError("metric scores contain NaN or infinite values")
+    rng = np.random.default_rng(seed)
+    human_out = np.empty(n_hybrids)
+    metric_out = np.empty(n_hybrids)
+    columns = np.arange(n_segments)
+    # Chunks keep memory at chunk x segments instead of 10K x segments.
+    for start in range(0, n_hybrids, chunk):
+        size = min(chunk, n_hybrids - start)
+        first = rng.integers(n_systems, size=size)
+        # A second system different from the first, uniform over the others.
+        second = (first + rng.integers(1, n_systems, size=size)) % n_systems
+        take_first = rng.integers(2, size=(size, n_segments), dtype=bool)
+        chosen = np.where(take_first, first[:, None], second[:, None])
+        sampled_human = human[chosen, columns]
+        counts = np.sum(~np.isnan(sampled_human), axis=1)
+        if np.any(counts == 0):
+            raise ValueError("a hybrid has no human-judged segment; too few DA judgments")
+        human_out[start : start + size] = np.nansum(sampled_human, axis=1) / counts
+        metric_out[start : start + size] = metric[chosen, columns].mean(axis=1)
+    return human_out, metric_out
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    """Model-selection scores on hybrids (BERTScore paper, Sec. 4 and Table 3)."""
+
+    hits_at_1: float
+    mrr: float
+    diff: float
+
+
+def model_selection(
+    human: Sequence[float],
+    metric: Sequence[float],
+    sample_size: int = 100,
+    repeats: int = 100_000,
+    seed: int = 12345,
+    chunk: int = 1000,
+) -> ModelSelection:
+    """Hits@1, MRR and Diff of a metric choosing the best of ``sample_size`` hybrid systems.
+
+    BERTScore (Zhang et al. 2020, Sec. 4): draw ``sample_size`` (100) of the hybrids without
+    replacement, let the metric pick its top system, and compare with the human ranking;
+    repeat (100K in the paper). Hits@1 = share of draws where the metric's top system is the
+    human top system; MRR = mean of 1 / (human rank of the metric's top system), rank 1 +
+    number of sampled systems with a strictly higher human score; Diff = mean of human(top
+    human) - human(top metric) (the paper reports x100). A metric tie at the top is broken
+    arbitrarily (ties are rare with continuous hybrid scores).
+
+    >>> model_selection([0.1, 0.2, 0.3], [1, 2, 3], sample_size=3, repeats=10).hits_at_1
+    1.0
+    """
+    human_arr = as_finite_array(human, "human")
+    metric_arr = as_finite_array(metric, "metric")
+    if human_arr.shape != metric_arr.shape:
+        raise ValueError("human and metric differ in length")
+    if not 1 < sample_size <= human_arr.size:
+        raise ValueError(f"sample_size must be in 2..{human_arr.size}, got {sample_size}")
+    rng = np.random.default_rng(seed)
+    hits = reciprocal = diff = 0.0
+    for start in range(0, repeats, chunk):
+        size = min(chunk, repeats - start)
+        # The k smallest of i.i.d. uniform keys are a uniform k-subset (argpartition is O(n)).
+        keys = rng.random((size, human_arr.size))
+        draws = np.argpartition(keys, sample_size - 1, axis=1)[:, :sample_size]
+        sampled_human = human_arr[draws]
+        picked = sampled_human[np.arange(size), np.argmax(metric_arr[draws], axis=1)]
+        best = sampled_human.max(axis=1)
+        ranks = 1 + np.sum(sampled_human > picked[:, None], axis=1)
+        hits += float(np.sum(ranks == 1))
+        reciprocal += float(np.sum(1.0 / ranks))
+        diff += float(np.sum(best - picked))
+    return ModelSelection(hits / repeats, reciprocal / repeats, diff / repeats)

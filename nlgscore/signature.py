@@ -1,0 +1,97 @@
+"""Signatures: every setting that changes a number, as a sacreBLEU-style string.
+
+Two scores are comparable only when their signatures are equal. The versions of nlgscore,
+transformers and torch are part of every signature because tokenizers and kernels change
+numbers between releases (bert_score issues #164, #81).
+
+>>> sig = Signature("bertscore", model="all-MiniLM-L6-v2", L=4, idf=False)
+>>> str(sig).startswith("nlgscore:bertscore|model:all-MiniLM-L6-v2|L:4|idf:no|")
+True
+>>> Signature.parse(str(sig))["L"]
+'4'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, Mapping
+
+FIELD_SEP = "|"
+KEY_SEP = ":"
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = str(value)
+    # The separators must stay unambiguous when a path or repo id is recorded.
+    return text.replace(FIELD_SEP, "/").replace(" ", "_")
+
+
+def library_versions() -> Dict[str, str]:
+    """Versions of the libraries whose code changes scores."""
+    import torch
+    import transformers
+
+    from nlgscore import __version__
+
+    return {"version": __version__, "transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
+
+
+class Signature(Mapping[str, str]):
+    """An ordered, immutable record of the settings behind a score.
+
+    ``Signature(metric, **fields)``: fields keep their order; library versions are appended.
+    """
+
+    def __init__(self, metric: str, _versions: bool = True, **fields: Any) -> None:
+        items = {"nlgscore": metric}
+        items.update({key: _format(value) for key, value in fields.items()})
+        if _versions:
+            items.update(library_versions())
+        self._items: Dict[str, str] = items
+
+    @property
+    def metric(self) -> str:
+        return self._items["nlgscore"]
+
+    def __getitem__(self, key: str) -> str:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __str__(self) -> str:
+        return FIELD_SEP.join(f"{key}{KEY_SEP}{value}" for key, value in self._items.items())
+
+    def __repr__(self) -> str:
+        return f"Signature({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Signature):
+            return self._items == other._items
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def to_dict(self) -> Dict[str, str]:
+        return dict(self._items)
+
+    @classmethod
+    def parse(cls, text: str) -> "Signature":
+        """Inverse of ``str()``: read a signature string back."""
+        pairs = [field.split(KEY_SEP, 1) for field in text.split(FIELD_SEP)]
+        if not pairs or any(len(pair) != 2 for pair in pairs) or pairs[0][0] != "nlgscore":
+            raise ValueError(f"not an nlgscore signature: {text!r}")
+        sig = cls.__new__(cls)
+        sig._items = {key: value for key, value in pairs}
+        return sig
