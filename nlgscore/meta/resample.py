@@ -1,0 +1,312 @@
+"""Resampling: bootstrap confidence intervals and paired significance tests.
+
+* ``bootstrap_ci``: percentile bootstrap of any statistic (Koehn 2004; WMT18 findings use it
+  for 95% CIs of the segment-level tau, Graham et al. 2014).
+* ``paired_bootstrap``: Koehn (2004) paired bootstrap between two metrics on the same items.
+* ``subset_significance``: BARTScore's variant (1000 random 80% subsets without
+  replacement, seed 666; "significantly better" when winning more than 950 of them).
+* ``compare_systems_bootstrap`` / ``compare_systems_randomization``: system comparison on
+  segment scores like sacreBLEU 2.x ``--paired-bs`` / ``--paired-ar`` (Koehn 2004;
+  Riezler and Maxwell 2005; Clark et al. 2011).
+
+``data`` arguments are tuples of equally long 1-D (or ``(items, ...)``) arrays; every
+resample draws the same item indices from each of them, so paired structure is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.meta.wmt import as_finite_array
+
+Statistic = Callable[..., float]
+DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED, so runs are reproducible by default
+# A resampled statistic that equals the observed one up to rounding counts as "as extreme".
+_RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A statistic on the full data with its bootstrap confidence interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+def _as_items(data: Sequence[np.ndarray]) -> Tuple[Tuple[np.ndarray, ...], int]:
+    arrays = tuple(np.asarray(a) for a in data)
+    if not arrays:
+        raise ValueError("data must hold at least one array")
+    n = len(arrays[0])
+    if any(len(a) != n for a in arrays):
+        raise ValueError(f"data arrays differ in length: {[len(a) for a in arrays]}")
+    if n < 2:
+        raise ValueError(f"resampling needs at least 2 items, got {n}")
+    return arrays, n
+
+
+def _evaluate(statistic: Statistic, arrays: Tuple[np.ndarray, ...], index: Optional[np.ndarray] = None) -> float:
+    picked = arrays if index is None else tuple(a[index] for a in arrays)
+    value = float(statistic(*picked))
+    if np.isnan(value):
+        raise ValueError("the statistic returned NaN on a resample; too few items or constant scores")
+    return value
+
+
+def percentile_interval(samples: Sequence[float], alpha: float = 0.05) -> Tuple[float, float]:
+    """Two-sided ``1 - alpha`` interval from order statistics of resampled values.
+
+    The ``k = floor(n * alpha / 2)``-th smallest and largest values, as in sacreBLEU's
+    ``estimate_ci`` (for n = 1000, alpha = 0.05: the 26th and 975th of the sorted values).
+
+    >>> percentile_interval(range(1000))
+    (25.0, 974.0)
+    """
+    ordered = np.sort(np.asarray(samples, dtype=float))
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    k = int(len(ordered) * alpha / 2)
+    return float(ordered[k]), float(ordered[len(ordered) - k - 1])
+
+
+def bootstrap_ci(
+    statistic: Statistic,
+    data: Sequence[np.ndarray],
+    n_samples: int = 1000,
+    seed: int = DEFAULT_SEED,
+    alpha: float = 0.05,
+) -> Interval:
+    """Percentile bootstrap CI of ``statistic(*data)``, resampling items with replacement.
+
+    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> ci = bootstrap_ci(darr_kendall_tau, ([3, 2, 1, 5] * 5, [1, 2, 4, 0] * 5), n_samples=200, seed=1)
+    >>> ci.value, ci.low < 0 < ci.high
+    (0.0, True)
+    """
+    arrays, n = _as_items(data)
+    rng = np.random.default_rng(seed)
+    samples = [_evaluate(statistic, arrays, rng.integers(n, size=n)) for _ in range(n_samples)]
+    return Interval(_evaluate(statistic, arrays), *percentile_interval(samples, alpha))
+
+
+@dataclass(frozen=True)
+class PairedBootstrap:
+    """Koehn (2004) paired bootstrap between metrics A and B on the same items."""
+
+    value_a: float
+    value_b: float
+    wins_a: int
+    wins_b: int
+    n_samples: int
+
+    @property
+    def p_value(self) -> float:
+        """One-sided p of "A is better than B": share of resamples where A did not win."""
+        return 1.0 - self.wins_a / self.n_samples
+
+
+def paired_bootstrap(
+    statistic: Statistic,
+    data_a: Sequence[np.ndarray],
+    data_b: Sequence[np.ndarray],
+    n_samples: int = 1000,
+    seed: int = DEFAULT_SEED,
+) -> PairedBootstrap:
+    """Resample items with replacement and count how often ``statistic`` favours A or B.
+
+    ``data_a`` and ``data_b`` hold the same items (e.g. ``(better_a, worse_a)`` and
+    ``(better_b, worse_b)`` for daRR tau); each resample uses one index set for both.
+    A is significantly better at the 95% level when it wins at least 95% of resamples
+    (``p_value < 0.05``; WMT18 findings Fig. 3, Koehn 2004).
+
+    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> r = paired_bootstrap(darr_kendall_tau, ([2] * 20, [1] * 20), ([1, 2] * 10, [2, 1] * 10), 100)
+    >>> r.value_a, r.value_b, r.p_value
+    (1.0, 0.0, 0.0)
+    """
+    arrays_a, n = _as_items(data_a)
+    arrays_b, n_b = _as_items(data_b)
+    if n != n_b:
+        raise ValueError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
+    rng = np.random.default_rng(seed)
+    wins_a = wins_b = 0
+    for _ in range(n_samples):
+        index = rng.integers(n, size=n)
+        a, b = _evaluate(statistic, arrays_a, index), _evaluate(statistic, arrays_b, index)
+        wins_a += a > b
+        wins_b += b > a
+    return PairedBootstrap(
+        _evaluate(statistic, arrays_a), _evaluate(statistic, arrays_b), wins_a, wins_b, n_samples
+    )
+
+
+@dataclass(frozen=True)
+class SubsetSignificance:
+    """BARTScore-style significance: wins of A over B on random subsets."""
+
+    wins_a: int
+    n_iterations: int
+    threshold: int
+
+    @property
+    def verdict(self) -> str:
+        """``"a"`` if A wins more than ``threshold``, ``"b"`` if it wins fewer than
+        ``n_iterations - threshold``, else ``"none"``."""
+        if self.wins_a > self.threshold:
+            return "a"
+        if self.wins_a < self.n_iterations - self.threshold:
+            return "b"
+        return "none"
+
+
+def subset_significance(
+    statistic: Statistic,
+    data_a: Sequence[np.ndarray],
+    data_b: Sequence[np.ndarray],
+    n_iterations: int = 1000,
+    fraction: float = 0.8,
+    threshold: int = 950,
+    seed: int = 666,
+) -> SubsetSignificance:
+    """BARTScore's significance test (Yuan et al. 2021, Sec. 5; their ``sig_test_two``).
+
+    Each iteration shuffles the items and keeps the first ``fraction`` (80%) of them, without
+    replacement; A is significantly better than B when it wins more than ``threshold`` (950)
+    of ``n_iterations`` (1000), significantly worse when it wins fewer than 50.
+
+    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> subset_significance(darr_kendall_tau, ([2, 2, 2, 2, 2], [1] * 5), ([1, 2, 1, 2, 1], [2] * 5)).verdict
+    'a'
+    """
+    arrays_a, n = _as_items(data_a)
+    arrays_b, n_b = _as_items(data_b)
+    if n != n_b:
+        raise ValueError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    keep = max(1, int(n * fraction))
+    rng = np.random.default_rng(seed)
+    wins = 0
+    for _ in range(n_iterations):
+        index = rng.permutation(n)[:keep]
+        wins += _evaluate(statistic, arrays_a, index) > _evaluate(statistic, arrays_b, index)
+    return SubsetSignificance(int(wins), n_iterations, threshold)
+
+
+@dataclass(frozen=True)
+class SystemComparison:
+    """One system's segment-mean score, its bootstrap 95% CI and p against the baseline.
+
+    ``p_value`` is None for the baseline itself.
+    """
+
+    score: float
+    mean: float
+    ci_low: float
+    ci_high: float
+    p_value: Optional[float]
+
+
+def _system_matrix(baseline: Sequence[float], systems: Sequence[Sequence[float]]) -> np.ndarray:
+    rows = [as_finite_array(baseline, "baseline")]
+    rows += [as_finite_array(s, f"system {i + 1}") for i, s in enumerate(systems)]
+    lengths = {len(r) for r in rows}
+    if len(lengths) != 1:
+        raise ValueError(f"systems must have one score per segment of the same test set, got lengths {[len(r) for r in rows]}")
+    if len(rows[0]) < 2:
+        raise ValueError("system comparison needs at least 2 segments")
+    return np.vstack(rows)
+
+
+def _p_value(null_statistics: np.ndarray, observed: float) -> float:
+    # (count + 1) / (N + 1) as in sacreBLEU/multeval (Clark et al. 2011). sacreBLEU counts
+    # strictly larger values, which gives identical systems p = 1/(N+1); counting values at
+    # least as extreme (Noreen 1989) gives them p = 1, the conservative answer.
+    tolerance = _RELATIVE_TOLERANCE * max(1.0, abs(observed))
+    count = int(np.sum(null_statistics >= observed - tolerance))
+    return (count + 1) / (len(null_statistics) + 1)
+
+
+def _bootstrap_means(scores: np.ndarray, index: np.ndarray) -> np.ndarray:
+    # (systems, resamples): each resample's mean segment score.
+    return np.stack([row[index].mean(axis=1) for row in scores])
+
+
+def _comparisons(
+    scores: np.ndarray, resampled: np.ndarray, p_values: Sequence[Optional[float]]
+) -> list[SystemComparison]:
+    results = []
+    for row, means, p in zip(scores, resampled, p_values):
+        low, high = percentile_interval(means)
+        results.append(SystemComparison(float(row.mean()), float(means.mean()), low, high, p))
+    return results
+
+
+def compare_systems_bootstrap(
+    baseline: Sequence[float],
+    systems: Sequence[Sequence[float]],
+    n_samples: int = 1000,
+    seed: int = DEFAULT_SEED,
+) -> list[SystemComparison]:
+    """Paired bootstrap resampling of systems against a baseline, like ``sacrebleu --paired-bs``.
+
+    Scores are per-segment (the system score is their mean). One set of ``n_samples``
+    resampled segment indices serves all systems (Koehn 2004). Each system gets the mean of
+    its resampled scores with a 95% percentile CI, and a two-sided p-value: the resampled
+    absolute differences to the baseline, centred on their mean (the null hypothesis of no
+    difference), are compared with the observed absolute difference. Returns the baseline
+    first (``p_value=None``), then the systems in order.
+
+    >>> res = compare_systems_bootstrap([0.1, 0.5, 0.3, 0.2], [[0.1, 0.5, 0.3, 0.2]], 100)
+    >>> res[1].p_value
+    1.0
+    """
+    scores = _system_matrix(baseline, systems)
+    n = scores.shape[1]
+    index = np.random.default_rng(seed).integers(n, size=(n_samples, n))
+    resampled = _bootstrap_means(scores, index)
+    p_values: list[Optional[float]] = [None]
+    for row, means in zip(scores[1:], resampled[1:]):
+        sample_diffs = np.abs(means - resampled[0])
+        p_values.append(_p_value(sample_diffs - sample_diffs.mean(), abs(row.mean() - scores[0].mean())))
+    return _comparisons(scores, resampled, p_values)
+
+
+def compare_systems_randomization(
+    baseline: Sequence[float],
+    systems: Sequence[Sequence[float]],
+    n_trials: int = 10_000,
+    seed: int = DEFAULT_SEED,
+    n_confidence: int = 1000,
+    chunk: int = 1000,
+) -> list[SystemComparison]:
+    """Paired approximate randomization test against a baseline, like ``sacrebleu --paired-ar``.
+
+    Each trial swaps the two systems' outputs on a random half of the segments (a fair coin
+    per segment, the same swaps for every system) and measures the absolute difference of
+    the two pseudo-systems' mean scores; the two-sided p-value is the share of trials at
+    least as different as the observed pair (Riezler and Maxwell 2005). Means and 95% CIs
+    come from ``n_confidence`` bootstrap resamples, as ``--paired-ar-confidence`` does.
+
+    >>> res = compare_systems_randomization([0.1, 0.5, 0.3, 0.2], [[0.9, 0.9, 0.8, 0.7]], 4000)
+    >>> round(res[1].p_value, 2)  # 4 segments: 2 of the 16 swap patterns reach the observed gap
+    0.12
+    """
+    scores = _system_matrix(baseline, systems)
+    n = scores.shape[1]
+    rng = np.random.default_rng(seed)
+    # Mean(a') - mean(b') after swapping is sum(sign_i * (a_i - b_i)) / n with sign = +-1.
+    signs = np.where(rng.integers(2, size=(n_trials, n), dtype=bool), 1.0, -1.0)
+    p_values: list[Optional[float]] = [None]
+    for row in scores[1:]:
+        delta = scores[0] - row
+        trial_diffs = np.concatenate(
+            [np.abs(signs[i : i + chunk] @ delta) / n for i in range(0, n_trials, chunk)]
+        )
+        p_values.append(_p_value(trial_diffs, abs(delta.sum()) / n))
+    index = rng.integers(n, size=(n_confidence, n))
+    return _comparisons(scores, _bootstrap_means(scores, index), p_values)

@@ -1,0 +1,53 @@
+"""Segment scores of any metric given by a spec string, for meta-evaluation.
+
+``chrf`` and ``sentbleu`` are scored here (``nlgscore.meta.baselines``); any other spec
+(``bertscore:minilm``, ``prism:ref``, ``bartscore:bart-large-cnn``, ...) goes to
+``nlgscore.registry.load``, imported only then so string metrics work without the model
+stack. Meta-evaluation data repeat translations (a daRR pair shares them with other
+pairs), so each distinct (hypothesis, reference, source) triple is scored once.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from nlgscore.meta.baselines import STRING_METRICS, string_metric
+
+
+def _unique_triples(
+    hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]]
+) -> Tuple[List[Tuple[str, str, Optional[str]]], List[int]]:
+    position: Dict[Tuple[str, str, Optional[str]], int] = {}
+    order = []
+    sources = srcs if srcs is not None else [None] * len(hyps)
+    for triple in zip(hyps, refs, sources):
+        order.append(position.setdefault(triple, len(position)))
+    return list(position), order
+
+
+def segment_scores(
+    spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None
+) -> Tuple[List[float], str]:
+    """One score per hypothesis (input order) from metric ``spec``, and its signature.
+
+    >>> scores, signature = segment_scores("chrf", ["a cat", "the cat"], ["the cat", "the cat"])
+    >>> [round(s, 2) for s in scores], signature.startswith("chrF|")
+    ([31.25, 100.0], True)
+    """
+    if len(hyps) != len(refs) or (srcs is not None and len(srcs) != len(hyps)):
+        lengths = [len(hyps), len(refs)] + ([len(srcs)] if srcs is not None else [])
+        raise ValueError(f"hyps, refs and srcs must have equal lengths, got {lengths}")
+    if spec.lower() in STRING_METRICS:
+        return string_metric(spec)(hyps, refs)
+    from nlgscore import registry  # lazy: pulls in torch/transformers
+
+    unique, order = _unique_triples(hyps, refs, srcs)
+    scorer = registry.load(spec)
+    kwargs = {"references": [t[1] for t in unique]}
+    if srcs is not None:
+        kwargs["sources"] = [t[2] for t in unique]
+    result = scorer.compute([t[0] for t in unique], **kwargs)
+    column = result.columns()[result.primary]
+    if len(column) != len(unique):
+        raise ValueError(f"metric {spec!r} returned {len(column)} scores for {len(unique)} inputs")
+    return [float(column[i]) for i in order], str(result.signature)

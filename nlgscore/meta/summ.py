@@ -1,0 +1,100 @@
+"""Summarisation, factuality and data-to-text meta-evaluation as in BARTScore (Yuan et al. 2021).
+
+Sec. 4 and Table 1 of the paper, with its analysis code's conventions: summary-level
+correlations are computed per document across systems and averaged (documents whose human
+or metric scores are constant are skipped); factuality pairs use strict ``correct >
+incorrect`` accuracy; QAGS uses Pearson and data-to-text a corpus-level Spearman.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from nlgscore.meta.wmt import as_finite_array, pearson
+
+CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "spearman": lambda h, m: float(scipy_stats.spearmanr(h, m)[0]),
+    # scipy's default tau-b, as the BARTScore analysis code uses.
+    "kendall": lambda h, m: float(scipy_stats.kendalltau(h, m)[0]),
+    "pearson": lambda h, m: pearson(h, m, min_items=2),
+}
+
+
+def _correlation(method: str) -> Callable[[np.ndarray, np.ndarray], float]:
+    try:
+        return CORRELATIONS[method]
+    except KeyError:
+        raise ValueError(f"method must be one of {sorted(CORRELATIONS)}, got {method!r}") from None
+
+
+def _as_matrix(values: np.ndarray, name: str) -> np.ndarray:
+    matrix = np.asarray(values, dtype=float)
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError(f"{name} must be a non-empty (documents, systems) array")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name} has NaN or infinite values")
+    return matrix
+
+
+def informative_documents(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """Mask of documents (rows) where neither human nor metric scores are constant.
+
+    >>> informative_documents([[1, 2], [3, 3]], [[0, 1], [0, 1]]).tolist()
+    [True, False]
+    """
+    human_m, metric_m = _as_matrix(human, "human"), _as_matrix(metric, "metric")
+    if human_m.shape != metric_m.shape:
+        raise ValueError(f"human and metric shapes differ: {human_m.shape} != {metric_m.shape}")
+    return (np.ptp(human_m, axis=1) > 0) & (np.ptp(metric_m, axis=1) > 0)
+
+
+def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> float:
+    """Mean over documents of the correlation across systems (BARTScore summary level).
+
+    ``human`` and ``metric`` are ``(documents, systems)`` arrays. Documents with constant
+    human or metric scores have no correlation and are skipped, as in the BARTScore code;
+    ValueError when none is left.
+
+    >>> human = [[1, 2, 3], [1, 2, 3], [5, 5, 5]]
+    >>> metric = [[1, 2, 3], [3, 2, 1], [1, 2, 3]]
+    >>> summary_level_correlation(human, metric)  # (1 + -1) / 2; the constant document is skipped
+    0.0
+    """
+    correlate = _correlation(method)
+    keep = informative_documents(human, metric)
+    if not keep.any():
+        raise ValueError("every document has constant human or metric scores: no correlation")
+    human_m, metric_m = np.asarray(human, dtype=float)[keep], np.asarray(metric, dtype=float)[keep]
+    return float(np.mean([correlate(h, m) for h, m in zip(human_m, metric_m)]))
+
+
+def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float:
+    """Share of pairs where the metric scores the correct text strictly higher (Rank19).
+
+    >>> pair_accuracy([0.9, 0.5, 0.2], [0.1, 0.5, 0.4])
+    0.3333333333333333
+    """
+    correct_a = as_finite_array(correct, "correct")
+    incorrect_a = as_finite_array(incorrect, "incorrect")
+    if correct_a.shape != incorrect_a.shape:
+        raise ValueError("correct and incorrect differ in length")
+    return float(np.mean(correct_a > incorrect_a))
+
+
+def corpus_correlation(human: Sequence[float], metric: Sequence[float], method: str = "spearman") -> float:
+    """Correlation over all samples (data-to-text: Spearman; QAGS: Pearson).
+
+    Constant scores have no correlation: ValueError instead of scipy's NaN.
+
+    >>> round(corpus_correlation([1, 2, 3, 4], [10, 20, 40, 30]), 6)
+    0.8
+    """
+    human_a, metric_a = as_finite_array(human, "human"), as_finite_array(metric, "metric")
+    if human_a.shape != metric_a.shape:
+        raise ValueError("human and metric differ in length")
+    if human_a.size < 2 or np.ptp(human_a) == 0 or np.ptp(metric_a) == 0:
+        raise ValueError("correlation needs at least 2 samples and non-constant scores")
+    return _correlation(method)(human_a, metric_a)
