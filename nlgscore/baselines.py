@@ -1,0 +1,104 @@
+"""BERTScore rescale baselines: reading the reference package's files and finding them.
+
+A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
+row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
+looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.hub.fetch_baseline`),
+the copies shipped under ``baselines/`` (installed as the package ``nlgscore.baselines``).
+
+>>> table = parse_baseline("LAYER,P,R,F\\n0,0.5,0.5,0.5\\n1,0.8,0.6,0.7\\n")
+>>> table.shape
+(2, 3)
+>>> round(float(rescale(0.9, table[1, 0])), 4)
+0.5
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+PACKAGE = "nlgscore.baselines"
+HEADER = ["LAYER", "P", "R", "F"]
+
+
+def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
+    """Rows ``(P, R, F)`` indexed by layer; a ValueError names ``origin`` and the bad line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines or [cell.strip() for cell in lines[0].split(",")] != HEADER:
+        first = lines[0] if lines else "<empty>"
+        raise ValueError(f"baseline_path {origin}: header must be {','.join(HEADER)}, got {first!r}")
+    rows: List[List[float]] = []
+    for number, line in enumerate(lines[1:], start=2):
+        cells = line.split(",")
+        if len(cells) != len(HEADER):
+            raise ValueError(f"baseline_path {origin} line {number}: expected {len(HEADER)} columns, got {len(cells)}: {line!r}")
+        try:
+            layer = int(cells[0])
+            values = [float(cell) for cell in cells[1:]]
+        except ValueError:
+            raise ValueError(f"baseline_path {origin} line {number}: non-numeric value in {line!r}") from None
+        if layer != len(rows):
+            raise ValueError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
+        if not all(np.isfinite(values)) or any(v >= 1.0 for v in values):
+            raise ValueError(f"baseline_path {origin} line {number}: baselines must be finite and below 1, got {line!r}")
+        rows.append(values)
+    if not rows:
+        raise ValueError(f"baseline_path {origin}: no layer rows")
+    return np.asarray(rows, dtype=np.float64)
+
+
+def select_layers(table: np.ndarray, num_layers: int, all_layers: bool, origin: str) -> np.ndarray:
+    """Row ``num_layers`` (shape ``(3,)``), or rows 0..num_layers (``(num_layers+1, 3)``) with all_layers."""
+    needed = num_layers + 1
+    if table.shape[0] < needed:
+        raise ValueError(f"baseline_path {origin} has {table.shape[0]} layer rows; layer {num_layers} needs at least {needed}")
+    return table[:needed] if all_layers else table[num_layers]
+
+
+def shipped_path(lang: str, model_name: str) -> str:
+    """Relative name of a shipped baseline (model ids with '/' are sub-folders)."""
+    return f"{lang}/{model_name}.tsv"
+
+
+def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[str] = None) -> Tuple[np.ndarray, str]:
+    """The baseline table and its source (``file:…``, ``hub:…`` or ``package:…``) for the signature.
+
+    A baseline that cannot be found raises a ValueError listing every place that was searched.
+    """
+    if baseline_path is not None:
+        if not isinstance(baseline_path, (str, os.PathLike)):
+            raise TypeError(f"baseline_path must be a file path, got {type(baseline_path).__name__}")
+        if not os.path.isfile(baseline_path):
+            raise ValueError(f"baseline_path {str(baseline_path)!r} is not a file")
+        with open(baseline_path, encoding="utf-8") as handle:
+            table = parse_baseline(handle.read(), str(baseline_path))
+        return table, f"file:{os.path.basename(str(baseline_path))}"
+    if not lang:
+        raise ValueError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
+    from nlgscore.hub import baseline_filename, fetch_baseline
+
+    fetched = fetch_baseline(lang, model_name)
+    if fetched is not None:
+        path, source = fetched
+        with open(path, encoding="utf-8") as handle:
+            return parse_baseline(handle.read(), path), source
+    relative = shipped_path(lang, model_name)
+    resource = resources.files(PACKAGE).joinpath(*relative.split("/"))
+    if resource.is_file():
+        return parse_baseline(resource.read_text(encoding="utf-8"), relative), f"package:{relative}"
+    from nlgscore.tables import table as data_table
+
+    repo = data_table("hub")["baseline_repo_id"]
+    raise ValueError(
+        f"no rescale baseline for lang={lang!r} and model {model_name!r}: searched baseline_path (not given), "
+        f"the Hub dataset {repo!r} (file {baseline_filename(lang, model_name)}) and the shipped copies "
+        f"({PACKAGE}/{relative}). Pass baseline_path=, or rescale_with_baseline=False."
+    )
+
+
+def rescale(values, baseline):
+    """``(x - b) / (1 - b)``; broadcasting lets ``baseline`` be one value or one per layer."""
+    return (values - baseline) / (1 - baseline)

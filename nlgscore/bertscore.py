@@ -1,0 +1,387 @@
+"""BERTScore with the semantics of bert_score 0.3.13, planned for speed and bounded memory.
+
+Pairs are sorted by length and processed in chunks: the distinct texts of a chunk are encoded in
+token-budget batches, the chunk's pairs are matched with batched matmuls, and the embeddings are
+dropped before the next chunk, so host memory does not grow with the corpus. Scores come back in
+input order whatever the batch plan.
+
+>>> scorer = BERTScorer(model_type="minilm", num_layers=4)
+>>> result = scorer.score(["The cat sat on the mat."], ["A cat was sitting on the mat."])
+>>> round(float(result.f1[0]), 4), result.primary
+(0.8905, 'f1')
+>>> str(result.signature).startswith("nlgscore:bertscore|model:all-MiniLM-L6-v2|")
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.base import Scorer
+from nlgscore.baselines import find_baseline, rescale, select_layers
+from nlgscore.batching import run_batches, unique
+from nlgscore.distributed import shard
+from nlgscore.embedding import Encoder, describe_tokenizer
+from nlgscore.idf import idf_table, sentences_digest, uniform_table
+from nlgscore.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.matching import greedy_match
+from nlgscore.models import dtype_name
+from nlgscore.result import Result
+from nlgscore.signature import Signature
+from nlgscore.tables import table
+
+# Token budget of one encoder batch. On 2 CPU cores 1,024-4,096 tokens all run within a few
+# percent of each other; much larger batches get slower (cache misses), smaller ones pay overhead.
+CPU_MAX_TOKENS = 2048
+GPU_MAX_TOKENS = 16384
+# Padded tokens of distinct texts embedded before their pairs are matched and freed.
+CHUNK_TOKENS_PER_BUDGET = 32
+# Elements of one (pairs x cand tokens x ref tokens) similarity block per matching batch.
+MATCH_BUDGET = 1 << 22
+
+
+@dataclass
+class BERTScoreResult(Result):
+    """Per-pair precision, recall and F1 (``(layers+1, pairs)`` arrays with ``all_layers``)."""
+
+    COLUMNS = ("precision", "recall", "f1")
+    primary = "f1"
+
+    precision: Any = None
+    recall: Any = None
+    f1: Any = None
+
+    @property
+    def system(self) -> Dict[str, Any]:
+        """Mean of each column over pairs (a list per layer with ``all_layers``)."""
+        out = {}
+        for name in self.COLUMNS:
+            values = np.asarray(getattr(self, name), dtype=np.float64)
+            mean = values.mean(axis=-1) if values.shape[-1] else np.full(values.shape[:-1], np.nan)
+            out[name] = mean.tolist() if mean.ndim else float(mean)
+        return out
+
+    def __len__(self) -> int:
+        return int(np.asarray(self.f1).shape[-1])
+
+
+def default_model(lang: Optional[str]) -> str:
+    """bert_score's language default: en → roberta-large, zh → bert-base-chinese, others → mBERT."""
+    lang2model = table("bertscore_lang2model")
+    return lang2model.get(lang.lower(), lang2model["default"])
+
+
+def default_layer(*names: str) -> Optional[int]:
+    """The tuned layer of the first of ``names`` found in bertscore_model2layers."""
+    layers = table("bertscore_model2layers")
+    for name in names:
+        if name in layers and not name.startswith("_"):
+            return int(layers[name])
+    return None
+
+
+class BERTScorer(Scorer):
+    """BERTScore scorer: load once, score many times. See the module docstring for an example.
+
+    ``cache_references=True`` keeps the embeddings of up to ``reference_cache_size`` reference
+    texts across calls (an evaluation set scored after every training epoch is encoded once).
+    """
+
+    name = "bertscore"
+
+    def __init__(
+        self,
+        model_type: Optional[str] = None,
+        num_layers: Optional[int] = None,
+        lang: Optional[str] = None,
+        idf: bool = False,
+        idf_sents: Optional[Sequence[str]] = None,
+        rescale_with_baseline: bool = False,
+        baseline_path: Optional[str] = None,
+        all_layers: bool = False,
+        device=None,
+        batch_size: int = 64,
+        max_length: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+        dtype=None,
+        revision: Optional[str] = None,
+        progress: bool = False,
+        accelerator: Any = None,
+        cache_references: bool = False,
+        reference_cache_size: int = 100_000,
+    ) -> None:
+        if lang is not None and not isinstance(lang, str):
+            raise TypeError(f"lang must be a language code string, got {type(lang).__name__}")
+        if model_type is None:
+            if lang is None:
+                raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
+            model_type = default_model(lang)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        self.lang = lang.lower() if lang else None
+        self.encoder = Encoder.load(
+            model_type, num_layers=num_layers, all_layers=all_layers, device=device, dtype=dtype,
+            max_length=max_length, revision=revision, default_layers=None if num_layers is not None else self._default_layer(model_type),
+        )
+        self.model_type = self.encoder.resolved.name
+        self.num_layers = self.encoder.num_layers
+        self.all_layers = all_layers
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens or (CPU_MAX_TOKENS if self.encoder.device.type == "cpu" else GPU_MAX_TOKENS)
+        self.progress = progress
+        self.accelerator = accelerator
+        self.idf = bool(idf) or idf_sents is not None
+        self._idf_table = None
+        self._idf_source = "no"
+        if idf_sents is not None:
+            self.compute_idf(idf_sents)
+        self._uniform = uniform_table(self.encoder.vocab_size, self.encoder.zero_weight_ids)
+        self.rescale_with_baseline = rescale_with_baseline
+        self.baseline = None
+        self.baseline_source = "no"
+        if rescale_with_baseline:
+            table_, source = find_baseline(self.lang, self.model_type, baseline_path)
+            self.baseline = select_layers(table_, self.num_layers, all_layers, source)
+            self.baseline_source = source
+        elif baseline_path is not None:
+            raise ValueError("baseline_path is only used with rescale_with_baseline=True")
+        self.cache_references = cache_references
+        self.reference_cache_size = reference_cache_size
+        self._ref_cache: "OrderedDict[str, Any]" = OrderedDict()
+
+    @staticmethod
+    def _default_layer(model_type: str) -> Optional[int]:
+        from nlgscore.models import resolve
+
+        aliases = table("aliases")
+        names = [model_type]
+        if model_type in aliases and not model_type.startswith("_"):
+            names.append(aliases[model_type]["name"])
+            names.append(aliases[model_type]["hub_id"])
+        else:
+            try:
+                names.append(resolve(model_type).name)
+            except OSError:
+                pass  # Encoder.load reports a missing model with the full explanation
+        layer = default_layer(*names)
+        if layer is None:
+            layer = default_layer(*(name.rsplit("/", 1)[-1] for name in names))
+        return layer
+
+    # ------------------------------------------------------------------ idf
+    def compute_idf(self, sents: Sequence[str]) -> None:
+        """Fix the idf weights to those of ``sents`` (the ``idf_sents`` argument does this too)."""
+        sents = check_texts("idf_sents", sents)
+        ids, _ = self.encoder.tokenize(sents)
+        self._idf_table = idf_table(ids, self.encoder.vocab_size)
+        self._idf_source = f"custom:{sentences_digest(sents)}"
+        self.idf = True
+
+    # ------------------------------------------------------------ signature
+    @property
+    def signature(self) -> Signature:
+        idf = self._idf_source if self.idf and self._idf_source != "no" else ("refs" if self.idf else "no")
+        return Signature(
+            "bertscore",
+            model=self.model_type,
+            rev=self.encoder.resolved.revision,
+            L="all" if self.all_layers else self.num_layers,
+            idf=idf,
+            rescale=self.baseline_source,
+            tok=describe_tokenizer(self.encoder),
+            maxlen=self.encoder.max_length,
+            dtype=dtype_name(self.encoder.dtype),
+            mref="max",
+        )
+
+    # --------------------------------------------------------------- scoring
+    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None) -> BERTScoreResult:
+        """:meth:`score` under the common Scorer interface (``sources`` is not used by BERTScore)."""
+        if references is None:
+            raise ValueError("references are required for BERTScore")
+        return self.score(predictions, references)
+
+    def score(self, cands: Sequence[str], refs: Sequence) -> BERTScoreResult:
+        """Score each candidate against its reference(s): ``refs`` is ``[str]`` or ragged ``[[str]]``."""
+        cands = check_texts("cands", cands)
+        check_same_length(cands=cands, refs=refs if hasattr(refs, "__len__") else None)
+        grouped = check_references("refs", refs, len(cands))
+        flat_refs, owner = flatten_references(grouped)
+        hyps = [cands[i] for i in owner]
+        texts, inverse = unique(hyps + flat_refs)
+        ids, truncated = self.encoder.tokenize(texts)
+        hyp_u, ref_u = inverse[: len(hyps)], inverse[len(hyps) :]
+        weights = self._weights_for_call([ids[u] for u in ref_u])
+        self._warn_inputs(ids, hyp_u, ref_u, truncated)
+
+        def score_share(indices: List[int]) -> List[np.ndarray]:
+            return self._score_pairs(indices, texts, ids, hyp_u, ref_u, weights)
+
+        per_pair = np.asarray(shard(len(flat_refs), score_share, self.accelerator), dtype=np.float64)
+        per_pair = per_pair.reshape(len(flat_refs), 3, -1)  # (pairs, P/R/F, layers)
+        scores = np.full((len(cands), 3, per_pair.shape[-1]), -np.inf)
+        np.maximum.at(scores, np.asarray(owner, dtype=np.int64), per_pair)  # max per column over refs
+        scores = scores.transpose(1, 2, 0)  # (P/R/F, layers, cands)
+        if self.baseline is not None:
+            scores = rescale(scores, np.asarray(self.baseline).T[:, :, None] if self.all_layers else np.asarray(self.baseline)[:, None, None])
+        if not self.all_layers:
+            scores = scores[:, 0, :]
+        return BERTScoreResult(signature=self.signature, precision=scores[0], recall=scores[1], f1=scores[2])
+
+    def _weights_for_call(self, ref_ids: List[List[int]]):
+        if not self.idf:
+            return self._uniform
+        if self._idf_table is not None:
+            return self._idf_table
+        return idf_table(ref_ids, self.encoder.vocab_size) if ref_ids else self._uniform
+
+    def _warn_inputs(self, ids: List[List[int]], hyp_u: List[int], ref_u: List[int], truncated: int) -> None:
+        """One warning per call for empty inputs (scored 0) and one for truncated ones."""
+        n = self.encoder.n_special
+        empty_hyps = sum(len(ids[u]) == n for u in hyp_u)
+        empty_refs = sum(len(ids[u]) == n for u in ref_u)
+        if empty_hyps or empty_refs:
+            warnings.warn(f"BERTScore: {empty_hyps} empty candidate(s) and {empty_refs} empty reference(s); their pairs score 0", stacklevel=3)
+        if truncated:
+            warnings.warn(f"BERTScore: {truncated} input(s) longer than {self.encoder.max_length} tokens were truncated", stacklevel=3)
+
+    def _score_pairs(self, indices: List[int], texts, ids, hyp_u, ref_u, weights) -> List[np.ndarray]:
+        """(P, R, F) per pair in ``indices`` (each a ``(3, layers)`` array), chunk by chunk."""
+        from tqdm.auto import tqdm
+
+        out: Dict[int, np.ndarray] = {}
+        pair_len = {i: len(ids[hyp_u[i]]) + len(ids[ref_u[i]]) for i in indices}
+        order = sorted(indices, key=lambda i: -pair_len[i])  # stable: equal lengths keep input order
+        budget = self.max_tokens * CHUNK_TOKENS_PER_BUDGET // (self.num_layers + 1 if self.all_layers else 1)
+        with tqdm(total=len(order), disable=not self.progress, desc="bertscore", unit="pair") as bar:
+            start = 0
+            while start < len(order):
+                stop, used = start, 0
+                while stop < len(order) and (stop == start or used + pair_len[order[stop]] <= budget):
+                    used += pair_len[order[stop]]
+                    stop += 1
+                chunk = order[start:stop]
+                self._score_chunk(chunk, texts, ids, hyp_u, ref_u, weights, out)
+                bar.update(len(chunk))
+                start = stop
+        return [out[i] for i in indices]
+
+    def _score_chunk(self, chunk: List[int], texts, ids, hyp_u, ref_u, weights, out: Dict[int, np.ndarray]) -> None:
+        import torch
+
+        needed, _ = unique([hyp_u[i] for i in chunk] + [ref_u[i] for i in chunk])
+        cached = self._ref_cache if self.cache_references else {}
+        embeddings: Dict[int, Any] = {}
+        ref_set = {ref_u[i] for i in chunk}
+        for u in needed:
+            if u in ref_set and texts[u] in cached:
+                self._ref_cache.move_to_end(texts[u])
+                embeddings[u] = cached[texts[u]]
+        todo = [u for u in needed if u not in embeddings]
+
+        def encode(batch: List[int]) -> None:
+            emb = self.encoder.embed([ids[todo[k]] for k in batch])
+            for row, k in enumerate(batch):
+                u = todo[k]
+                length = len(ids[u])
+                embeddings[u] = emb[row, ..., :length, :].clone() if self.all_layers else emb[row, :length].clone()
+
+        run_batches([len(ids[u]) for u in todo], encode, max_tokens=self.max_tokens, max_batch_size=self.batch_size)
+        if self.cache_references:
+            for u in ref_set:
+                self._ref_cache[texts[u]] = embeddings[u]
+                self._ref_cache.move_to_end(texts[u])
+            while len(self._ref_cache) > self.reference_cache_size:
+                self._ref_cache.popitem(last=False)
+
+        weights = weights.to(self.encoder.device)
+        cost = [len(ids[hyp_u[i]]) * len(ids[ref_u[i]]) * (self.num_layers + 1 if self.all_layers else 1) for i in chunk]
+        for batch in _match_batches(cost, MATCH_BUDGET):
+            pairs = [chunk[k] for k in batch]
+            hyp = self._padded([hyp_u[i] for i in pairs], ids, embeddings, weights)
+            ref = self._padded([ref_u[i] for i in pairs], ids, embeddings, weights)
+            with torch.inference_mode():
+                p, r, f = greedy_match(*hyp, *ref)
+                prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
+                if not self.all_layers:
+                    prf = prf.unsqueeze(1)
+                empty = torch.tensor([len(ids[hyp_u[i]]) == self.encoder.n_special or len(ids[ref_u[i]]) == self.encoder.n_special for i in pairs], device=prf.device)
+                prf = torch.nan_to_num(prf.masked_fill(empty, 0.0), nan=0.0)
+            values = prf.cpu().numpy()
+            for k, i in enumerate(pairs):
+                out[i] = values[:, :, k]
+
+    def _padded(self, uids: List[int], ids, embeddings, weights):
+        """Zero-padded embeddings, validity mask and token weights (0 on padding) of texts ``uids``."""
+        import torch
+
+        lengths = [len(ids[u]) for u in uids]
+        longest = max(lengths)
+        first = embeddings[uids[0]]
+        shape = (len(uids),) + tuple(first.shape[:-2]) + (longest, first.shape[-1])
+        emb = first.new_zeros(shape)
+        mask = torch.zeros((len(uids), longest), dtype=torch.bool, device=first.device)
+        token_ids = torch.full((len(uids), longest), 0, dtype=torch.long)
+        for row, u in enumerate(uids):
+            emb[row, ..., : lengths[row], :] = embeddings[u]
+            mask[row, : lengths[row]] = True
+            token_ids[row, : lengths[row]] = torch.tensor(ids[u], dtype=torch.long)
+        w = weights[token_ids.to(weights.device)].masked_fill(~mask, 0.0)
+        return emb, mask, w
+
+    # ------------------------------------------------------------- heat map
+    def similarity(self, cand: str, ref: str) -> Tuple[List[str], List[str], np.ndarray, np.ndarray, np.ndarray]:
+        """Tokens of both sides, their cosine-similarity matrix and token weights (for heat maps).
+
+        The layer is ``num_layers`` (also with ``all_layers``); weights are the idf of
+        ``idf_sents``/the last scored references when idf is on, else 1 (0 for CLS/SEP).
+        """
+        import torch
+
+        cand, ref = check_texts("cand", [cand])[0], check_texts("ref", [ref])[0]
+        (hyp_ids, ref_ids), _ = self.encoder.tokenize([cand, ref])
+        with torch.inference_mode():
+            emb = [self.encoder.embed([x])[0] for x in (hyp_ids, ref_ids)]
+            if self.all_layers:
+                emb = [e[self.num_layers] for e in emb]
+            sim = (emb[0] @ emb[1].T).cpu().numpy()
+        weights = self._idf_table if (self.idf and self._idf_table is not None) else self._uniform
+        return (
+            self.encoder.decode_tokens(hyp_ids),
+            self.encoder.decode_tokens(ref_ids),
+            sim,
+            weights[torch.tensor(hyp_ids)].numpy(),
+            weights[torch.tensor(ref_ids)].numpy(),
+        )
+
+
+def _match_batches(cost: List[int], budget: int) -> List[List[int]]:
+    """Consecutive groups (the chunk is already length-sorted) whose summed cost stays in budget."""
+    batches: List[List[int]] = []
+    current: List[int] = []
+    total = 0
+    for k, c in enumerate(cost):
+        if current and total + c > budget:
+            batches.append(current)
+            current, total = [], 0
+        current.append(k)
+        total += c
+    if current:
+        batches.append(current)
+    return batches
+
+
+def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
+    """One-shot BERTScore: ``BERTScorer(**options).score(cands, refs)``.
+
+    >>> round(float(bertscore(["it is freezing today"], ["the weather is cold today"], model_type="minilm").f1[0]), 4)
+    0.749
+    """
+    return BERTScorer(**options).score(cands, refs)

@@ -1,0 +1,250 @@
+"""The encoder side of BERTScore: tokenisation as bert_score 0.3.13 does it, and one layer's embeddings.
+
+Tokenisation: ``strip()``, a prefix space for the GPT-2/RoBERTa byte-level BPE tokenizers (what the
+reference package's slow tokenizers did with ``add_prefix_space=True``), truncation to the model's
+maximum length keeping the special tokens. The model is cut after ``num_layers`` layers so that only
+the layers BERTScore uses are run, and its output (the truncated stack's, as in the reference
+package, so a final LayerNorm of T5/mBART-like encoders is still applied) is L2-normalised.
+
+>>> enc = Encoder.load("minilm", num_layers=4)
+>>> ids, truncated = enc.tokenize(["  Hello world ", ""])
+>>> [len(x) for x in ids], truncated
+([4, 2], 0)
+>>> emb = enc.embed(ids)
+>>> tuple(emb.shape), round(float(emb[0, 0].norm()), 4)
+((2, 4, 384), 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import List, Optional, Sequence, Tuple
+
+from nlgscore.models import ResolvedModel, resolve, resolve_device, resolve_dtype
+
+logger = logging.getLogger(__name__)
+
+# bert_score 0.3.13 adds the prefix space when the (slow) tokenizer is a GPT2Tokenizer or a
+# RobertaTokenizer; on transformers 4.x that is exactly the checkpoints declaring these classes.
+PREFIX_SPACE_TOKENIZERS = ("GPT2Tokenizer", "RobertaTokenizer")
+PREFIX_SPACE_MODEL_TYPES = ("roberta", "gpt2", "gpt_neo", "gptj", "data2vec-text", "roberta-prelayernorm")
+# Models whose position ids start after the padding index (RoBERTa: 514 positions, 512 tokens).
+POSITION_OFFSET_MODEL_TYPES = ("roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "data2vec-text", "roberta-prelayernorm", "xmod", "mpnet")
+# Where encoders keep their list of layers, by architecture family.
+LAYER_LISTS = ("encoder.layer", "encoder.layers", "encoder.block", "layers", "block", "layer", "transformer.layer")
+# A model_max_length above this is a "no limit" sentinel (transformers uses 1e30).
+_SANE_MAX_LENGTH = 1_000_000
+
+
+def _get_attr(obj, dotted: str):
+    for name in dotted.split("."):
+        obj = getattr(obj, name, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _set_attr(obj, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    for name in parents:
+        obj = getattr(obj, name)
+    setattr(obj, last, value)
+
+
+def _declared_tokenizer_class(path: str, model_type: str) -> str:
+    config_file = os.path.join(path, "tokenizer_config.json")
+    if os.path.isfile(config_file):
+        with open(config_file, encoding="utf-8") as handle:
+            declared = json.load(handle).get("tokenizer_class")
+        if declared:
+            return declared.replace("Fast", "")
+    return "RobertaTokenizer" if model_type in PREFIX_SPACE_MODEL_TYPES else ""
+
+
+def model_layer_count(config) -> int:
+    """Number of transformer layers of an encoder config (BART/T5 configs: the encoder's)."""
+    for name in ("encoder_layers", "num_hidden_layers", "num_layers", "n_layers", "n_layer"):
+        value = getattr(config, name, None)
+        if isinstance(value, int):
+            return value
+    raise ValueError(f"cannot tell how many layers a {config.model_type!r} model has")
+
+
+def _load_quietly(auto_model, resolved: ResolvedModel, torch_dtype):
+    """Load with SDPA attention when supported, without transformers' weight-loading progress bar."""
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a library call must not write to the terminal
+    try:
+        try:
+            return auto_model.from_pretrained(resolved.path, dtype=torch_dtype, attn_implementation="sdpa")
+        except (ValueError, ImportError) as err:  # architectures without SDPA support
+            logger.info("SDPA attention unavailable for %s (%s); using the default attention", resolved.name, err)
+            return auto_model.from_pretrained(resolved.path, dtype=torch_dtype)
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+
+
+class Encoder:
+    """A tokenizer and an encoder cut after ``num_layers`` layers (or all layers, with ``all_layers``).
+
+    Use :meth:`load`; :meth:`tokenize` gives token ids, :meth:`embed` normalised embeddings.
+    """
+
+    def __init__(self, resolved: ResolvedModel, tokenizer, model, num_layers: int, all_layers: bool, max_length: int, prefix_space: bool, device, dtype) -> None:
+        self.resolved = resolved
+        self.tokenizer = tokenizer
+        self.model = model
+        self.num_layers = num_layers
+        self.all_layers = all_layers
+        self.max_length = max_length
+        self.prefix_space = prefix_space
+        self.device = device
+        self.dtype = dtype
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.prefix, self.suffix = self._special_template()
+        self.n_special = len(self.prefix) + len(self.suffix)
+        # Token ids that carry weight 0 without idf, as in the reference package (CLS and SEP).
+        self.zero_weight_ids = sorted({i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None})
+        self.vocab_size = max(len(tokenizer), getattr(model.config, "vocab_size", 0) or 0)
+        self.truncated_stack = False
+
+    @classmethod
+    def load(
+        cls,
+        model_type: str,
+        num_layers: Optional[int] = None,
+        all_layers: bool = False,
+        device=None,
+        dtype=None,
+        max_length: Optional[int] = None,
+        revision: Optional[str] = None,
+        default_layers: Optional[int] = None,
+    ) -> "Encoder":
+        """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers."""
+        import torch
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        resolved = resolve(model_type, revision=revision)
+        device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, device)
+        config = AutoConfig.from_pretrained(resolved.path)
+        total = model_layer_count(config)
+        if num_layers is None:
+            num_layers = default_layers
+        if num_layers is None:
+            raise ValueError(f"num_layers is required for model {resolved.name!r}: it has no default layer in bertscore_model2layers")
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int):
+            raise TypeError(f"num_layers must be an int, got {type(num_layers).__name__}")
+        if not 0 <= num_layers <= total:
+            raise ValueError(f"num_layers must be between 0 and {total} for {resolved.name!r}, got {num_layers}")
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+        model = _load_quietly(AutoModel, resolved, torch_dtype)
+        if getattr(model.config, "is_encoder_decoder", False):
+            model = model.get_encoder()
+        model.eval().to(device)
+        limit = cls._length_limit(tokenizer, config)
+        if max_length is not None:
+            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+                raise ValueError(f"max_length must be an int of at least 2, got {max_length!r}")
+            if max_length > limit:
+                raise ValueError(f"max_length {max_length} exceeds what {resolved.name!r} supports ({limit})")
+            limit = max_length
+        prefix = _declared_tokenizer_class(resolved.path, config.model_type) in PREFIX_SPACE_TOKENIZERS
+        encoder = cls(resolved, tokenizer, model, num_layers, all_layers, limit, prefix, device, torch_dtype)
+        if not all_layers:
+            encoder.truncated_stack = encoder._truncate(total)
+        return encoder
+
+    @staticmethod
+    def _length_limit(tokenizer, config) -> int:
+        """The model max length; a missing or sentinel value falls back to the position embeddings."""
+        limit = getattr(tokenizer, "model_max_length", None)
+        if isinstance(limit, int) and 0 < limit <= _SANE_MAX_LENGTH:
+            positions = getattr(config, "max_position_embeddings", None)
+            return min(limit, positions) if isinstance(positions, int) and positions > 0 else limit
+        positions = getattr(config, "max_position_embeddings", None)
+        if isinstance(positions, int) and positions > 0:
+            offset = (config.pad_token_id or 0) + 1 if config.model_type in POSITION_OFFSET_MODEL_TYPES else 0
+            return positions - offset
+        return 512  # relative-position models without a declared limit: the common pre-training length
+
+    def _truncate(self, total: int) -> bool:
+        """Drop the layers after ``num_layers``; False (use hidden states) when no layer list is found."""
+        import torch
+
+        for dotted in LAYER_LISTS:
+            layers = _get_attr(self.model, dotted)
+            if isinstance(layers, torch.nn.ModuleList) and len(layers) == total:
+                _set_attr(self.model, dotted, torch.nn.ModuleList(list(layers)[: self.num_layers]))
+                for name in ("num_hidden_layers", "num_layers", "n_layers", "encoder_layers"):
+                    if isinstance(getattr(self.model.config, name, None), int):
+                        setattr(self.model.config, name, self.num_layers)
+                return True
+        if self.model.config.model_type == "albert":  # shared layers: the loop count is the config value
+            self.model.config.num_hidden_layers = self.num_layers
+            return True
+        logger.info("no layer list found in %s; taking hidden state %d instead", type(self.model).__name__, self.num_layers)
+        return False
+
+    def _special_template(self) -> Tuple[List[int], List[int]]:
+        """Special ids before and after the content of a single sequence (e.g. [CLS] … [SEP])."""
+        probe = "a"
+        bare = self.tokenizer(probe, add_special_tokens=False)["input_ids"]
+        full = self.tokenizer(probe, add_special_tokens=True)["input_ids"]
+        for start in range(len(full) - len(bare) + 1):
+            if full[start : start + len(bare)] == bare:
+                return list(full[:start]), list(full[start + len(bare) :])
+        raise ValueError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
+
+    def tokenize(self, texts: Sequence[str]) -> Tuple[List[List[int]], int]:
+        """Token ids with special tokens, truncated to ``max_length``; and how many were truncated."""
+        prepared = [text.strip() for text in texts]
+        if self.prefix_space:
+            prepared = [" " + text if text else text for text in prepared]
+        # Encoding without special tokens and cutting ourselves works for any tokenizer, never hits
+        # the 1e30 model_max_length overflow, and tells us which inputs were truncated.
+        content = self.tokenizer(prepared, add_special_tokens=False, verbose=False)["input_ids"] if prepared else []
+        room = self.max_length - self.n_special
+        truncated = sum(len(ids) > room for ids in content)
+        return [self.prefix + list(ids[:room]) + self.suffix for ids in content], truncated
+
+    def embed(self, id_lists: Sequence[Sequence[int]]):
+        """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers."""
+        import torch
+
+        longest = max(len(ids) for ids in id_lists)
+        input_ids = torch.full((len(id_lists), longest), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(id_lists), longest), dtype=torch.long)
+        for row, ids in enumerate(id_lists):
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            mask[row, : len(ids)] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        hidden_states = self.all_layers or not self.truncated_stack
+        with torch.inference_mode():
+            out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden_states)
+            if self.all_layers:
+                emb = torch.stack(out.hidden_states, dim=1)
+            elif hidden_states:
+                emb = out.hidden_states[self.num_layers]
+            else:
+                emb = out[0]
+            emb = emb.float()
+            emb = emb / emb.norm(dim=-1, keepdim=True)
+            shape = (mask.shape[0], 1, mask.shape[1], 1) if self.all_layers else (mask.shape[0], mask.shape[1], 1)
+            return emb.masked_fill(mask.view(shape) == 0, 0.0)
+
+    def decode_tokens(self, ids: Sequence[int]) -> List[str]:
+        """One readable string per token id (for similarity heat maps)."""
+        return [self.tokenizer.decode([i]) for i in ids]
+
+
+def describe_tokenizer(encoder: Encoder) -> str:
+    """Tokenizer kind for signatures: fast/slow, and whether a prefix space is added."""
+    kind = "fast" if getattr(encoder.tokenizer, "is_fast", False) else "slow"
+    return kind + ("+prefix" if encoder.prefix_space else "")
+
