@@ -43,8 +43,15 @@ def segment_scores(
 
     unique, order = _unique_triples(hyps, refs, srcs)
     scorer = registry.load(spec)
-    kwargs = {"references": [t[1] for t in unique]}
-    if srcs is not None:
+    # Pass only what the scorer uses (Scorer.needs): a reference-based metric given
+    # sources could switch to another mode, and some data sets have no sources.
+    needs = tuple(getattr(scorer, "needs", ("references",)))
+    kwargs = {}
+    if "references" in needs:
+        kwargs["references"] = [t[1] for t in unique]
+    if "sources" in needs:
+        if srcs is None:
+            raise ValueError(f"metric {spec!r} needs sources, but this data set has none")
         kwargs["sources"] = [t[2] for t in unique]
     result = scorer.compute([t[0] for t in unique], **kwargs)
     column = result.columns()[result.primary]

@@ -51,24 +51,33 @@ def informative_documents(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
     return (np.ptp(human_m, axis=1) > 0) & (np.ptp(metric_m, axis=1) > 0)
 
 
-def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> float:
-    """Mean over documents of the correlation across systems (BARTScore summary level).
+def document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> np.ndarray:
+    """Per-document correlation across systems, for the informative documents only.
 
     ``human`` and ``metric`` are ``(documents, systems)`` arrays. Documents with constant
-    human or metric scores have no correlation and are skipped, as in the BARTScore code;
-    ValueError when none is left.
+    human or metric scores have no correlation and are left out, as in the BARTScore code;
+    ValueError when none is left. Resampling this vector bootstraps over documents.
 
-    >>> human = [[1, 2, 3], [1, 2, 3], [5, 5, 5]]
-    >>> metric = [[1, 2, 3], [3, 2, 1], [1, 2, 3]]
-    >>> summary_level_correlation(human, metric)  # (1 + -1) / 2; the constant document is skipped
-    0.0
+    >>> document_correlations([[1, 2, 3], [5, 5, 5]], [[1, 3, 2], [1, 2, 3]]).tolist()
+    [0.5]
     """
     correlate = _correlation(method)
     keep = informative_documents(human, metric)
     if not keep.any():
         raise ValueError("every document has constant human or metric scores: no correlation")
     human_m, metric_m = np.asarray(human, dtype=float)[keep], np.asarray(metric, dtype=float)[keep]
-    return float(np.mean([correlate(h, m) for h, m in zip(human_m, metric_m)]))
+    return np.array([correlate(h, m) for h, m in zip(human_m, metric_m)])
+
+
+def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> float:
+    """Mean over documents of the correlation across systems (BARTScore summary level).
+
+    >>> human = [[1, 2, 3], [1, 2, 3], [5, 5, 5]]
+    >>> metric = [[1, 2, 3], [3, 2, 1], [1, 2, 3]]
+    >>> summary_level_correlation(human, metric)  # (1 + -1) / 2; the constant document is skipped
+    0.0
+    """
+    return float(np.mean(document_correlations(human, metric, method)))
 
 
 def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float:
