@@ -1,0 +1,235 @@
+"""Teacher-forced target log-probabilities from an encoder–decoder model (BARTScore, Prism).
+
+``target_logprobs`` gives, for each (source, target) pair of token ids, the natural-log
+probability of every target token given the source and the previous target tokens. It is fast
+because of four things, none of which changes a number beyond float rounding:
+
+* identical (source, target) pairs are computed once;
+* pairs are sorted by length and packed into token-budget batches (``nlgscore.batching``), so
+  little padding is computed; a CUDA out-of-memory error halves the budget and retries;
+* pairs sharing a source (one reference against many candidates) sit next to each other, the
+  encoder runs once per distinct source of a batch, and its states are expanded with
+  ``index_select`` for the decoder; states of a source whose pairs span two batches are reused;
+* ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
+
+>>> from nlgscore.models import resolve
+>>> import torch
+>>> model, tokenizer = load_seq2seq(resolve("tests/golden/tiny-bart"), torch.device("cpu"), torch.float32)
+>>> ids = tokenizer(["It was sunny.", "Sunny it was."])["input_ids"]
+>>> out = target_logprobs(model, [ids[0], ids[0]], [ids[1], ids[0]], pad_id=1, decoder_start_id=2)
+>>> [len(x) for x in out] == [len(ids[1]), len(ids[0])]
+True
+>>> bool((out[0] <= 0).all())
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.batching import DEFAULT_MAX_TOKENS, run_batches, unique
+from nlgscore.models import ResolvedModel
+
+# A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
+# ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
+DEFAULT_LIKELIHOOD_TOKENS = 2 * DEFAULT_MAX_TOKENS
+
+
+def check_seq2seq(model: Any, name: str = "model") -> None:
+    """Raise TypeError unless ``model`` is a transformers encoder–decoder."""
+    config = getattr(model, "config", None)
+    if not getattr(config, "is_encoder_decoder", False) or not callable(getattr(model, "get_encoder", None)):
+        raise TypeError(
+            f"{name} must be an encoder–decoder (seq2seq) model such as BART or M2M100, "
+            f"got {type(model).__name__} (config.is_encoder_decoder is not true)"
+        )
+
+
+def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any, Any]:
+    """Load ``(model, tokenizer)`` from a resolved folder: eval mode, on ``device``, in ``dtype``.
+
+    SDPA attention is requested where the architecture supports it (same numbers, less memory).
+    A checkpoint whose config is not encoder–decoder raises TypeError naming the checkpoint.
+    """
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(resolved.path)
+    if not getattr(config, "is_encoder_decoder", False):
+        raise TypeError(
+            f"checkpoint {resolved.name!r} is a {config.model_type!r} model, not an encoder–decoder; "
+            "a likelihood metric needs a seq2seq checkpoint such as facebook/bart-large-cnn"
+        )
+    try:
+        model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype, attn_implementation="sdpa")
+    except (ValueError, ImportError):  # architecture without an SDPA path
+        model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype)
+    check_seq2seq(model, f"checkpoint {resolved.name!r}")
+    model.to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+    return model, tokenizer
+
+
+def _as_ids(seq: Sequence[int], name: str, i: int) -> Tuple[int, ...]:
+    ids = tuple(int(t) for t in seq)
+    if not ids:
+        raise ValueError(f"{name}[{i}] is an empty token list; every {name[:-1]} needs at least one token")
+    return ids
+
+
+def target_logprobs(
+    model: Any,
+    sources: Sequence[Sequence[int]],
+    targets: Sequence[Sequence[int]],
+    *,
+    pad_id: int,
+    decoder_start_id: int,
+    temperature: float = 1.0,
+    max_tokens: int = DEFAULT_LIKELIHOOD_TOKENS,
+    max_batch_size: Optional[int] = None,
+    progress: bool = False,
+    desc: Optional[str] = None,
+) -> List[np.ndarray]:
+    """Per pair, a float64 array of ``log p(target[t] | target[:t], source)``, in input order.
+
+    ``sources``/``targets`` are token ids exactly as fed to the encoder / scored as labels; the
+    decoder input is ``[decoder_start_id] + target[:-1]``. Logits are divided by ``temperature``
+    and normalised in float64 whatever the model's dtype. ``max_tokens`` bounds the
+    padded encoder + decoder tokens of a batch, ``max_batch_size`` its number of pairs.
+    """
+    check_seq2seq(model)
+    if len(sources) != len(targets):
+        raise ValueError(f"sources and targets must have the same length, got {len(sources)} and {len(targets)}")
+    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    pairs = [(_as_ids(s, "sources", i), _as_ids(t, "targets", i)) for i, (s, t) in enumerate(zip(sources, targets))]
+    distinct, inverse = unique(pairs)
+    if not distinct:
+        return []
+    source_keys, source_of = unique([s for s, _ in distinct])
+    # All pairs of one source get the same length key (source + its longest target), so the
+    # stable sort keeps them adjacent and the budget is still an upper bound on padded tokens.
+    longest_target: Dict[int, int] = {}
+    for k, (_, tgt) in zip(source_of, distinct):
+        longest_target[k] = max(longest_target.get(k, 0), len(tgt))
+    lengths = [len(source_keys[k]) + longest_target[k] for k in source_of]
+
+    results: List[Optional[np.ndarray]] = [None] * len(distinct)
+    engine = _Engine(model, pad_id, decoder_start_id, float(temperature))
+
+    def process(batch: List[int]) -> None:
+        scored = engine.run([source_of[i] for i in batch], source_keys, [distinct[i][1] for i in batch])
+        for i, values in zip(batch, scored):
+            results[i] = values
+
+    run_batches(lengths, process, max_tokens=max_tokens, max_batch_size=max_batch_size, group=source_of, progress=progress, desc=desc)
+    return [results[j].copy() for j in inverse]  # type: ignore[union-attr]
+
+
+class _Engine:
+    """One model's forward passes; keeps the encoder states of the previous batch's sources."""
+
+    def __init__(self, model: Any, pad_id: int, decoder_start_id: int, temperature: float) -> None:
+        self.model = model
+        self.pad_id = pad_id
+        self.decoder_start_id = decoder_start_id
+        self.temperature = temperature
+        self.device = next(model.parameters()).device
+        self.cache: Dict[int, Any] = {}  # source index -> unpadded encoder states [len, dim]
+
+    def encode(self, keys: List[int], source_keys: List[Tuple[int, ...]]) -> Dict[int, Any]:
+        todo = [k for k in keys if k not in self.cache]
+        states = {k: self.cache[k] for k in keys if k in self.cache}
+        if todo:
+            ids, mask = _pad([source_keys[k] for k in todo], self.pad_id, self.device)
+            hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+            for row, k in enumerate(todo):
+                states[k] = hidden[row, : len(source_keys[k])]
+        # Only the previous batch is kept: pairs of a source are adjacent, so a source spans at
+        # most consecutive batches, and memory stays bounded by one batch of states.
+        self.cache = states
+        return states
+
+    def run(self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]) -> List[np.ndarray]:
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        from transformers.modeling_outputs import BaseModelOutput
+
+        with torch.inference_mode():
+            keys, local = unique(src_index)
+            states = self.encode(keys, source_keys)
+            per_source = [states[k] for k in keys]
+            hidden = pad_sequence(per_source, batch_first=True)
+            enc_mask = torch.zeros(hidden.shape[:2], dtype=torch.long, device=self.device)
+            for row, s in enumerate(per_source):
+                enc_mask[row, : s.shape[0]] = 1
+            select = torch.tensor(local, device=self.device)
+            if len(keys) != len(local):
+                hidden, enc_mask = hidden.index_select(0, select), enc_mask.index_select(0, select)
+            labels, label_mask = _pad(tgts, self.pad_id, self.device)
+            decoder_input = torch.full_like(labels, self.pad_id)
+            decoder_input[:, 0] = self.decoder_start_id
+            decoder_input[:, 1:] = labels[:, :-1]
+            decoder_input = decoder_input.masked_fill(label_mask == 0, self.pad_id)
+            logits = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+                attention_mask=enc_mask,
+                decoder_input_ids=decoder_input,
+                use_cache=False,
+            ).logits
+            valid = label_mask.bool()
+            values = _normalise(logits[valid], labels[valid], self.temperature)
+        out, start = [], 0
+        for tgt in tgts:
+            out.append(values[start : start + len(tgt)])
+            start += len(tgt)
+        return out
+
+
+# Rows of logits normalised at a time: bounds the float64 copy (256 x 50k vocabulary = 100 MB).
+_NORM_ROWS = 256
+
+
+def _normalise(logits: Any, gold: Any, temperature: float) -> np.ndarray:
+    """``log_softmax(logits / temperature)[gold]`` per row, as float64 numpy.
+
+    Normalised in float64, a chunk of rows at a time: a float32 log-softmax over a 50k vocabulary
+    is off by up to ~1e-6 per token, which alone would use up a 1e-6 parity budget, and the
+    softmax is a negligible cost next to the vocabulary projection that produced the logits.
+    """
+    import torch
+
+    out = []
+    for start in range(0, logits.shape[0], _NORM_ROWS):
+        chunk = logits[start : start + _NORM_ROWS].double()
+        if temperature != 1.0:
+            chunk = chunk / temperature
+        idx = gold[start : start + _NORM_ROWS, None]
+        out.append(chunk.gather(1, idx)[:, 0] - torch.logsumexp(chunk, dim=-1))
+    return torch.cat(out).cpu().numpy() if out else np.zeros(0)
+
+
+def _pad(seqs: Sequence[Sequence[int]], pad_id: int, device: Any) -> Tuple[Any, Any]:
+    """Right-padded ids and attention mask (long tensors on ``device``)."""
+    import torch
+
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, s in enumerate(seqs):
+        ids[row, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[row, : len(s)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def mean_logprob(values: np.ndarray) -> float:
+    """Mean token log-probability of one target (the BARTScore per-pair score).
+
+    >>> mean_logprob(np.array([-1.0, -2.0, -3.0]))
+    -2.0
+    """
+    if len(values) == 0:
+        raise ValueError("values must hold at least one token log-probability")
+    return float(np.mean(values))
