@@ -112,19 +112,24 @@ def plot_rows(rows: Sequence[Row], path: Union[str, Path], title: str = "") -> N
     groups, metrics = _groups(rows)
     by_key = {(r.dataset, r.level, r.measure, r.metric): r for r in rows}
     width = 0.8 / len(metrics)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + len(groups) * len(metrics) * 0.45), 4.5))
+    # At least ~1.7 inch per group so that two-line tick labels never touch.
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + len(groups) * max(1.7, len(metrics) * 0.45)), 4.5))
     for m_index, metric in enumerate(metrics):
-        xs, values, errors = [], [], [[], []]
+        xs, values, ci_xs, ci_values, errors = [], [], [], [], [[], []]
         for g_index, group in enumerate(groups):
             row = by_key.get((*group, metric))
             if row is None:
                 continue
             xs.append(g_index + (m_index - (len(metrics) - 1) / 2) * width)
             values.append(row.value)
-            has_ci = not (math.isnan(row.ci_low) or math.isnan(row.ci_high))
-            errors[0].append(row.value - row.ci_low if has_ci else 0.0)
-            errors[1].append(row.ci_high - row.value if has_ci else 0.0)
-        ax.bar(xs, values, width, yerr=errors, capsize=3, label=metric)
+            if not (math.isnan(row.ci_low) or math.isnan(row.ci_high)):
+                ci_xs.append(xs[-1])
+                ci_values.append(row.value)
+                errors[0].append(row.value - row.ci_low)
+                errors[1].append(row.ci_high - row.value)
+        ax.bar(xs, values, width, label=metric)
+        if ci_xs:  # rows without an interval get no error bar at all
+            ax.errorbar(ci_xs, ci_values, yerr=errors, fmt="none", ecolor="black", capsize=3)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(["\n".join(group) for group in groups])
     ax.set_ylabel("correlation with human judgments")
