@@ -86,7 +86,12 @@ def _resolve_hub(repo_id: str, revision: Optional[str]) -> ResolvedModel:
         + " (then copy the Hugging Face cache, or pass the local folder as the model)."
     )
     try:
-        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS)
+        from nlgscore.hub import hub_reachable
+
+        # A quick probe first: snapshot_download's repo listing has no timeout, so a stalled Hub
+        # would hang here; unreachable → cache only (offline mode never touches the network).
+        local_only = not hub_reachable(repo_id, revision=revision)
+        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS, local_files_only=local_only)
     except (RepositoryNotFoundError, RevisionNotFoundError) as err:
         raise ModelNotAvailableError(f"model {repo_id!r} (revision {revision or 'main'}) was not found on the Hub: {err}") from err
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, EntryNotFoundError) as err:

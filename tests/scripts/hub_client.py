@@ -1,0 +1,37 @@
+"""Run one Hub look-up in a fresh process and print the outcome as JSON (used by tests/test_hub.py).
+
+huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE when it is imported, so each
+scenario runs in its own process with its own environment.
+
+usage: hub_client.py model REPO_ID [REVISION] | baseline LANG MODEL [REPO_ID]
+"""
+
+import json
+import sys
+import time
+
+
+def main(argv: list) -> int:
+    kind, *args = argv
+    start = time.monotonic()
+    out: dict = {}
+    try:
+        if kind == "model":
+            from nlgscore.models import resolve
+
+            resolved = resolve(args[0], revision=args[1] if len(args) > 1 else None)
+            out.update(path=resolved.path, name=resolved.name, revision=resolved.revision)
+        else:
+            from nlgscore.hub import fetch_baseline
+
+            found = fetch_baseline(args[0], args[1], repo_id=args[2] if len(args) > 2 else None)
+            out.update(found=found)
+    except Exception as err:  # noqa: BLE001 - the test inspects the error's type and message
+        out.update(error=type(err).__name__, message=str(err))
+    out["seconds"] = time.monotonic() - start
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
