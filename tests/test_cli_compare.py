@@ -1,0 +1,87 @@
+"""End-to-end CLI runs with chrF on tiny hand-made files (nlgscore compare / nlgscore meta)."""
+
+import json
+
+import pytest
+
+pytest.importorskip("sacrebleu")
+
+from nlgscore.cli import main  # noqa: E402
+
+REFS = ["the cat sat on the mat", "a dog barked loudly", "it is raining today", "we went home early",
+        "the sun is bright", "she reads a book"]
+GOOD = REFS
+BAD = ["cats", "noise", "weather", "house", "star", "paper"]
+
+
+def _files(tmp_path):
+    paths = {}
+    for name, lines in (("refs", REFS), ("good", GOOD), ("bad", BAD)):
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+def test_compare_bootstrap_json(tmp_path, capsys):
+    p = _files(tmp_path)
+    rc = main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(p["good"]), "-c", str(p["bad"]),
+               "--metric", "chrf", "--paired-bs", "--n-samples", "200", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    bad, good, same = out["systems"]
+    assert bad["baseline"] and bad["p_value"] is None
+    assert good["score"] == 100.0 and good["p_value"] == pytest.approx(1 / 201)
+    assert same["p_value"] == 1.0 and same["score"] == bad["score"]
+    assert "test:bs|n:200|seed:12345" in out["signature"] and out["signature"].startswith("chrF|")
+
+
+def test_compare_ar_table(tmp_path, capsys):
+    p = _files(tmp_path)
+    rc = main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(p["good"]),
+               "--paired-ar", "--n-samples", "500"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "(baseline)" in out and "test:ar|n:500" in out
+    # 6 segments all favouring one system: only 2 of 64 sign patterns are as extreme
+    p_value = float(out.splitlines()[2].split()[-2])
+    assert p_value == pytest.approx(2 / 64, abs=0.02)
+
+
+def test_compare_errors(tmp_path, capsys):
+    p = _files(tmp_path)
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(short)]) == 1
+    assert "has 1 lines but" in capsys.readouterr().err
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(tmp_path / "nope")]) == 1
+    assert "not found" in capsys.readouterr().err
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"])]) == 1
+
+
+def test_meta_wmt19_end_to_end(tmp_path, capsys):
+    pairs = [{"id": i, "lp": "xx-en", "src": "s", "ref": ref,
+              "better": {"system": "A", "text": ref}, "worse": {"system": "B", "text": bad}}
+             for i, (ref, bad) in enumerate(zip(REFS, BAD))]
+    (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+    out_json, out_csv = tmp_path / "out.json", tmp_path / "out.csv"
+    rc = main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--metric", "sentbleu",
+               "--bootstrap", "100", "--json", str(out_json), "--csv", str(out_csv)])
+    assert rc == 0
+    results = json.loads(out_json.read_text())["results"]
+    assert [(r["dataset"], r["metric"], r["level"], r["measure"], r["value"]) for r in results] == [
+        ("xx-en", "chrf", "segment", "tau", 1.0), ("xx-en", "sentbleu", "segment", "tau", 1.0)]
+    assert set(results[0]) == {"dataset", "metric", "level", "measure", "value", "ci_low", "ci_high", "signature"}
+    assert results[0]["ci_low"] == results[0]["ci_high"] == 1.0
+    assert out_csv.read_text().splitlines()[0] == "dataset,metric,level,measure,value,ci_low,ci_high,signature"
+    assert "xx-en (6 daRR pairs)" in capsys.readouterr().out
+
+
+def test_meta_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    pairs = [{"id": i, "lp": "xx-en", "src": "s", "ref": ref,
+              "better": {"system": "A", "text": ref}, "worse": {"system": "B", "text": bad}}
+             for i, (ref, bad) in enumerate(zip(REFS, BAD[::-1]))]
+    (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+    plot = tmp_path / "plot.png"
+    assert main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
+                 "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
