@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "BERTScorer": ("nlgscore.bertscore", "BERTScorer"),
     "BERTScoreResult": ("nlgscore.bertscore", "BERTScoreResult"),
-    "bertscore": ("nlgscore.bertscore", "bertscore"),
+    "bertscore": ("nlgscore.bertscore", None),  # the module, callable as the one-shot function
     "PrismScorer": ("nlgscore.prism", "PrismScorer"),
     "BARTScorer": ("nlgscore.bartscore", "BARTScorer"),
     "load": ("nlgscore.registry", "load"),
@@ -27,7 +27,7 @@ def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'nlgscore' has no attribute {name!r}")
     module, attribute = _LAZY[name]
-    value = getattr(import_module(module), attribute)
+    value = import_module(module) if attribute is None else getattr(import_module(module), attribute)
     globals()[name] = value  # later look-ups skip __getattr__
     return value
 

@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import sys
+import types
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.base import Scorer
-from nlgscore.baselines import find_baseline, rescale, select_layers
+from nlgscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.batching import run_batches, unique
 from nlgscore.distributed import shard
 from nlgscore.embedding import Encoder, describe_tokenizer
@@ -385,3 +387,18 @@ def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScore
     0.749
     """
     return BERTScorer(**options).score(cands, refs)
+
+
+class _CallableModule(types.ModuleType):
+    """``nlgscore.bertscore`` is both this module and the one-shot function.
+
+    Importing a submodule binds its name on the package, so a function of the same name there
+    would be replaced by (or replace) the module; a callable module keeps ``nlgscore.bertscore(...)``,
+    ``import nlgscore.bertscore`` and ``mock.patch("nlgscore.bertscore.X")`` all working.
+    """
+
+    def __call__(self, cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
+        return bertscore(cands, refs, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

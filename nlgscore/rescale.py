@@ -1,4 +1,4 @@
-"""BERTScore rescale baselines: reading the reference package's files and finding them.
+"""BERTScore rescale baselines: reading the reference package's files and finding them (the files themselves are the package ``nlgscore.baselines``).
 
 A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
 row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
