@@ -85,3 +85,25 @@ def test_meta_plot(tmp_path):
     assert main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
                  "--plot", str(plot)]) == 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_meta_wmt21_end_to_end(tmp_path, capsys):
+    # 4 segments, 3 systems; DA puts UF > Online-W > Nemo on every segment (> 25 apart)
+    refs = REFS[:4]
+    outputs = {"UF": refs, "Online-W": [" ".join(r.split()[:-1]) for r in refs], "NVIDIA-NeMo": BAD[:4]}
+    (tmp_path / "src.de").write_text("q\n" * 4, encoding="utf-8")
+    (tmp_path / "ref.A.en").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    for name, lines in outputs.items():
+        (tmp_path / f"hyp.{name}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    da = {"UF.15": (95, 1.0), "Online-W.3": (60, 0.0), "Nemo.7": (20, -1.0)}
+    seg = "".join(f"{s} {sid} {raw} {z} 1\n" for s, (raw, z) in da.items() for sid in range(1, 5))
+    (tmp_path / "da-seg-scores.csv").write_text("SYS SID RAW.SCR Z.SCR N\n" + seg, encoding="utf-8")
+    sys_rows = "".join(f"{raw} {z} 4 {s} 4\n" for s, (raw, z) in da.items())
+    (tmp_path / "da-sys-scores.csv").write_text("RAW.SCR Z.SCR N SYS N.ALL\n" + sys_rows, encoding="utf-8")
+    out_json = tmp_path / "out.json"
+    assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
+                 "--json", str(out_json)]) == 0
+    rows = {(r["level"], r["measure"]): r["value"] for r in json.loads(out_json.read_text())["results"]}
+    assert rows[("segment", "tau")] == 1.0  # 4 segments x 3 pairs, all concordant
+    assert rows[("system", "pearson-z")] > 0.9
+    assert "12 daRR pairs" in capsys.readouterr().out
