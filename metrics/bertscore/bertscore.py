@@ -1,0 +1,78 @@
+"""BERTScore as a Hugging Face ``evaluate`` module: a drop-in for the Hub's ``bertscore`` on nlgscore."""
+
+import datasets
+import evaluate
+
+from nlgscore.bertscore import BERTScorer
+from nlgscore.idf import sentences_digest
+
+_CITATION = """@inproceedings{bert-score,
+  title={BERTScore: Evaluating Text Generation with BERT},
+  author={Tianyi Zhang* and Varsha Kishore* and Felix Wu* and Kilian Q. Weinberger and Yoav Artzi},
+  booktitle={International Conference on Learning Representations},
+  year={2020},
+  url={https://openreview.net/forum?id=SkeHuCVFDr}
+}"""
+
+_DESCRIPTION = """BERTScore matches each candidate token to its most similar reference token by cosine
+similarity of contextual embeddings and reports precision, recall and F1 (bert_score 0.3.13
+semantics, computed by nlgscore: faster, offline-aware, signature instead of a bare hash)."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidates.
+    references (list of str or list of list of str): one or more references per candidate.
+    lang (str): language code, picks the default model (en: roberta-large) and baseline.
+    model_type (str): model id, folder or alias ("minilm"); num_layers (int): layer used.
+    idf (bool), idf_sents (list of str): idf weights from the references or from idf_sents.
+    rescale_with_baseline (bool), baseline_path (str): baseline rescaling.
+    all_layers (bool), device (str), batch_size (int), max_length (int), verbose (bool): progress bar.
+Returns:
+    precision, recall, f1 (lists of float) and hashcode (the nlgscore signature).
+Examples:
+    >>> bertscore = evaluate.load("metrics/bertscore")
+    >>> results = bertscore.compute(predictions=["hello there", "general kenobi"],
+    ...     references=["hello there", "general kenobi"], model_type="minilm", num_layers=4)
+    >>> [round(v, 2) for v in results["f1"]]
+    [1.0, 1.0]
+    >>> results = bertscore.compute(predictions=["the cat sat"], references=[["a cat sat", "dogs bark"]],
+    ...     model_type="minilm")
+    >>> round(results["f1"][0], 2), results["hashcode"].split("|")[1]
+    (0.92, 'model:all-MiniLM-L6-v2')
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BERTScore(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/Tiiiger/bert_score",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": datasets.Value("string", id="sequence"), "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references")}),
+                datasets.Features({"predictions": datasets.Value("string", id="sequence"), "references": datasets.Value("string", id="sequence")}),
+            ],
+            codebase_urls=["https://github.com/Tiiiger/bert_score"],
+            reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
+        )
+
+    def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=False,
+                 idf_sents=None, device=None, batch_size=64, all_layers=False, rescale_with_baseline=False,
+                 baseline_path=None, max_length=None, max_tokens=None, dtype=None, revision=None):
+        # Every argument that changes a number is in the key, idf sentences included (the Hub
+        # module reused the idf of its first call for later references).
+        key = (lang, model_type, num_layers, bool(idf), None if idf_sents is None else sentences_digest(idf_sents), device,
+               all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision)
+        if getattr(self, "_scorer_key", None) != key:
+            self._scorer = BERTScorer(model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
+                                      rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+                                      all_layers=all_layers, device=device, max_length=max_length, dtype=dtype, revision=revision)
+            self._scorer_key = key
+        self._scorer.batch_size, self._scorer.progress = batch_size, verbose
+        if max_tokens is not None:
+            self._scorer.max_tokens = max_tokens
+        result = self._scorer.score(predictions, references)
+        columns = result.columns()
+        return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}
