@@ -1,0 +1,80 @@
+"""Prism as a Hugging Face ``evaluate`` module (configs ``ref`` and ``src``), computed by nlgscore."""
+
+import datasets
+import evaluate
+
+from nlgscore.prism import PrismScorer
+
+_CITATION = """@inproceedings{thompson-post-2020-automatic,
+  title={Automatic Machine Translation Evaluation in Many Languages via Zero-Shot Paraphrasing},
+  author={Thompson, Brian and Post, Matt},
+  booktitle={Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  year={2020},
+  url={https://aclanthology.org/2020.emnlp-main.8}
+}"""
+
+_DESCRIPTION = """Prism scores a candidate by how probable a multilingual NMT model, used as a zero-shot
+paraphraser, finds it: H(y|x) is the mean natural-log probability of the target tokens (EOS included,
+language tag excluded). Prism-ref (config "ref") = 0.5 H(cand|ref) + 0.5 H(ref|cand); Prism-src
+(config "src", quality estimation) = H(cand|src). Same token layout and numbers as the original."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidates.
+    references (list of str, or list of list of str: mean over references): config "ref".
+    sources (list of str): config "src".
+    lang (str): language of the candidates, one of the 39 m39v1 languages (default "en").
+    temperature (float > 0): softmax temperature (default 1.0; COMET's WMT scripts used 0.95).
+    batch_size (int), max_tokens (int), device (str), dtype (str), verbose (bool): progress bar.
+Load-time arguments: checkpoint (Hub id or folder; default dariast/prism, the m39v1 weights), revision.
+Returns:
+    scores (list of float, <= 0), mean (float: the system score), signature (str).
+Examples:
+    >>> prism = evaluate.load("metrics/prism", "ref", checkpoint="tests/golden/tiny-prism")
+    >>> results = prism.compute(predictions=["Hi world."], references=["Hello world."])
+    >>> len(results["scores"]), results["mean"] == results["scores"][0], "|mode:ref|" in results["signature"]
+    (1, True, True)
+    >>> qe = evaluate.load("metrics/prism", "src", checkpoint="tests/golden/tiny-prism")
+    >>> qe.compute(predictions=["Hi world."], sources=["Bonjour le monde."])["scores"][0] < 0
+    True
+"""
+
+_TEXT = datasets.Value("string", id="sequence")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Prism(evaluate.Metric):
+    def __init__(self, *args, checkpoint=None, revision=None, **kwargs):
+        self.checkpoint, self.revision = checkpoint, revision
+        super().__init__(*args, **kwargs)
+
+    def _info(self):
+        if self.config_name not in ("ref", "src", "default"):
+            raise ValueError(f"config_name must be 'ref' (default) or 'src', got {self.config_name!r}")
+        if self.config_name == "src":
+            features = datasets.Features({"predictions": _TEXT, "sources": _TEXT})
+        else:
+            features = [
+                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
+                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
+            ]
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/thompsonb/prism",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=features,
+            codebase_urls=["https://github.com/thompsonb/prism"],
+            reference_urls=["https://aclanthology.org/2020.emnlp-main.8"],
+        )
+
+    def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
+                 max_tokens=None, device=None, dtype=None, verbose=False):
+        key = (lang, temperature, device, dtype)
+        if getattr(self, "_scorer_key", None) != key:
+            self._scorer = PrismScorer(checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
+                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype)
+            self._scorer_key = key
+        self._scorer.batch_size, self._scorer.max_tokens, self._scorer.progress = batch_size, max_tokens, verbose
+        result = self._scorer.compute(predictions, references=references, sources=sources)
+        return {"scores": result.segment, "mean": result.system, "signature": str(result.signature)}

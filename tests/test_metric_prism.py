@@ -1,0 +1,65 @@
+"""The evaluate module metrics/prism: offline load with checkpoint=, ref/src configs, doctests."""
+
+import doctest
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+from nlgscore.prism import PrismScorer
+
+evaluate = pytest.importorskip("evaluate")
+
+REPO = Path(__file__).resolve().parent.parent
+MODULE = str(REPO / "metrics" / "prism")
+TINY = str(REPO / "tests" / "golden" / "tiny-prism")
+CANDS = ["Hi world.", "This is a Test."]
+REFS = ["Hello world.", "This is a test."]
+SRCS = ["Bonjour le monde.", "C'est un test."]
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return PrismScorer(TINY)
+
+
+def test_ref_config_matches_the_scorer(scorer):
+    metric = evaluate.load(MODULE, "ref", checkpoint=TINY)  # offline: HF_EVALUATE_OFFLINE=1 in conftest
+    out = metric.compute(predictions=CANDS, references=REFS)
+    expected = scorer.score(CANDS, refs=REFS)
+    assert set(out) == {"scores", "mean", "signature"}
+    assert out["scores"] == pytest.approx(expected.segment, abs=1e-9) and out["mean"] == pytest.approx(expected.system, abs=1e-9)
+    assert out["signature"] == str(expected.signature)
+    multi = metric.compute(predictions=CANDS, references=[[r] for r in REFS])
+    assert multi["scores"] == pytest.approx(out["scores"], abs=1e-9)
+
+
+def test_src_config_and_temperature(scorer):
+    metric = evaluate.load(MODULE, "src", checkpoint=TINY)
+    out = metric.compute(predictions=CANDS, sources=SRCS, temperature=0.95)
+    assert out["scores"] == pytest.approx(PrismScorer(TINY, temperature=0.95).score(CANDS, srcs=SRCS).segment, abs=1e-9)
+    first = metric._scorer
+    metric.compute(predictions=CANDS, sources=SRCS, temperature=0.95, batch_size=1)
+    assert metric._scorer is first  # batch size does not change numbers
+    assert "|mode:src|T:0.95|" in out["signature"]
+
+
+def test_bad_config_and_missing_input():
+    with pytest.raises(ValueError, match="config_name"):
+        evaluate.load(MODULE, "both", checkpoint=TINY)
+    metric = evaluate.load(MODULE, "src", checkpoint=TINY)
+    with pytest.raises(ValueError):  # sources is a feature of the src config
+        metric.compute(predictions=CANDS, references=REFS)
+
+
+def test_module_contract_and_doctests(monkeypatch):
+    metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
+    assert "kwargs" not in str(inspect.signature(metric._compute))
+    assert len((REPO / "metrics" / "prism" / "prism.py").read_text().splitlines()) < 100
+    card = (REPO / "metrics" / "prism" / "README.md").read_text(encoding="utf-8")
+    for section in ("## Metric description", "## How to use", "### Inputs", "## Output values", "### Values from popular papers", "## Limitations and bias", "## Citation"):
+        assert section in card, section
+    monkeypatch.chdir(REPO)
+    results = doctest.testmod(sys.modules[type(metric).__module__], raise_on_error=False)
+    assert results.attempted > 1 and results.failed == 0
