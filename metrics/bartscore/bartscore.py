@@ -1,0 +1,91 @@
+"""BARTScore as a Hugging Face ``evaluate`` module, computed by nlgscore (the authors' numbers, faster)."""
+
+import datasets
+import evaluate
+
+from nlgscore.bartscore import BARTScorer
+from nlgscore.tables import table
+
+_CITATION = """@inproceedings{yuan2021bartscore,
+  title={BARTScore: Evaluating Generated Text as Text Generation},
+  author={Weizhe Yuan and Graham Neubig and Pengfei Liu},
+  booktitle={Advances in Neural Information Processing Systems},
+  year={2021},
+  url={https://openreview.net/forum?id=5Ya8PbvpZ9}
+}"""
+
+_DESCRIPTION = """BARTScore: the mean log-probability of each target token given the source under BART
+(neulab/BARTScore semantics). Directions: src (source -> prediction), precision (reference ->
+prediction), recall (prediction -> reference), f (mean of both), harmonic (the authors' harm_f)."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): texts to score.
+    references (list of str or list of list of str): one or more references per prediction.
+    sources (list of str): source texts, for direction "src".
+    direction (str): "f" (default), "precision", "recall", "src" or "harmonic".
+    prompt (str or list of str): a prompt, or "ref_hyp" / "src_hyp" (the paper's sets).
+    prompt_side (str): "encoder" (suffix of the source) or "decoder" (prefix of the target).
+    agg (str): "mean" or "max" over multiple references.
+    checkpoint (str): Hub id or folder replacing the variant's weights; para_weights (str): bart.pth.
+    device (str), dtype (str), batch_size (int), max_tokens (int), max_length (int), verbose (bool).
+Returns:
+    scores (list of float, <= 0, higher is better), mean (float), signature (str).
+Examples:
+    >>> bartscore = evaluate.load("metrics/bartscore", "bart-large-cnn", checkpoint="tests/golden/tiny-bart")
+    >>> out = bartscore.compute(predictions=["On Monday the weather in Almaty was sunny."],
+    ...     references=["It was sunny in Almaty on Monday."], device="cpu")
+    >>> round(out["mean"], 5), out["signature"].split("|")[1]
+    (-8.17331, 'variant:bart-large-cnn')
+"""
+
+_STR = datasets.Value("string", id="sequence")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BARTScore(evaluate.Metric):
+    def __init__(self, config_name=None, checkpoint=None, **kwargs):
+        super().__init__(config_name=config_name, **kwargs)
+        self.checkpoint = checkpoint
+
+    def _info(self):
+        if self.config_name not in (*table("bartscore_variants")["variants"], "default"):
+            raise ValueError(f"config name must be a BARTScore variant, got {self.config_name!r}")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/neulab/BARTScore",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _STR, "references": datasets.Sequence(_STR), "sources": _STR}),
+                datasets.Features({"predictions": _STR, "references": _STR, "sources": _STR}),
+            ],
+            codebase_urls=["https://github.com/neulab/BARTScore"],
+            reference_urls=["https://arxiv.org/abs/2106.11520"],
+        )
+
+    def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
+        """As ``evaluate``'s compute, but ``references`` or ``sources`` may be left out."""
+        n = len(predictions) if predictions is not None else 0
+        # evaluate needs every feature column: a missing one is filled with "" and flagged.
+        kwargs.update(use_references=references is not None, use_sources=sources is not None)
+        references = [""] * n if references is None else references
+        sources = [""] * n if sources is None else sources
+        return super().compute(predictions=predictions, references=references, sources=sources, **kwargs)
+
+    def _compute(self, predictions, references, sources, direction=None, prompt=None, prompt_side="encoder",
+                 agg="mean", checkpoint=None, para_weights=None, device=None, dtype=None, revision=None,
+                 batch_size=None, max_tokens=None, max_length=1024, verbose=False, use_references=True, use_sources=True):
+        variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
+        key = (variant, checkpoint or self.checkpoint, para_weights, device, dtype, revision, max_length)
+        if getattr(self, "_scorer_key", None) != key:  # every argument that changes a number
+            self._scorer = BARTScorer(checkpoint=key[1], variant=variant, para_weights=para_weights, device=device,
+                                      dtype=dtype, revision=revision, max_length=max_length)
+            self._scorer_key = key
+        self._scorer.batch_size, self._scorer.progress = batch_size, verbose
+        if max_tokens is not None:
+            self._scorer.max_tokens = max_tokens
+        direction = direction or ("src" if use_sources and not use_references else "f")
+        result = self._scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
+                                      direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg)
+        return {"scores": result.columns()["scores"], "mean": result.system, "signature": str(result.signature)}

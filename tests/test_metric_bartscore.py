@@ -1,0 +1,69 @@
+"""The evaluate module metrics/bartscore: offline load with a checkpoint, inputs, caching, doctests."""
+
+from __future__ import annotations
+
+import doctest
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+evaluate = pytest.importorskip("evaluate")
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = str(REPO / "tests" / "golden" / "tiny-bart")
+HYPS = ["On Monday the weather in Almaty was sunny.", "The cat sat on the mat."]
+REFS = ["It was sunny in Almaty on Monday.", "A cat was sitting on the mat."]
+
+
+@pytest.fixture(scope="module")
+def metric():
+    return evaluate.load(str(REPO / "metrics" / "bartscore"), "bart-large-cnn", checkpoint=TINY)
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    from nlgscore.bartscore import BARTScorer
+
+    return BARTScorer(checkpoint=TINY, device="cpu")
+
+
+def test_references_sources_and_multi(metric, scorer):
+    out = metric.compute(predictions=HYPS, references=REFS, device="cpu")
+    assert set(out) == {"scores", "mean", "signature"}
+    want = scorer.compute(HYPS, REFS)
+    assert out["scores"] == pytest.approx(want.scores.tolist(), abs=1e-6)
+    assert out["mean"] == pytest.approx(want.system, abs=1e-6) and out["signature"] == str(want.signature)
+    src = metric.compute(predictions=HYPS, sources=REFS, device="cpu")
+    assert src["scores"] == pytest.approx(scorer.score(REFS, HYPS), abs=1e-6) and "|direction:src|" in src["signature"]
+    multi = metric.compute(predictions=HYPS, references=[[REFS[0], REFS[1]], [REFS[1]]], agg="max", direction="recall", device="cpu")
+    assert multi["scores"][1] == pytest.approx(scorer.score(HYPS[1:], REFS[1:])[0], abs=1e-6)
+    assert multi["scores"][0] == pytest.approx(max(scorer.score(HYPS[:1] * 2, REFS)), abs=1e-6)
+    with pytest.raises(ValueError, match="sources"):
+        metric.compute(predictions=HYPS, references=REFS, direction="src", device="cpu")
+
+
+def test_scorer_cached_and_rebuilt(metric):
+    metric.compute(predictions=HYPS, references=REFS, device="cpu")
+    first = metric._scorer
+    metric.compute(predictions=HYPS, references=REFS, device="cpu", batch_size=1, prompt="Such as")
+    assert metric._scorer is first  # batch size and prompt do not need a new model
+    metric.compute(predictions=HYPS, references=REFS, device="cpu", max_length=512)
+    assert metric._scorer is not first
+
+
+def test_config_name_is_the_variant():
+    other = evaluate.load(str(REPO / "metrics" / "bartscore"), "bart-large", checkpoint=TINY)
+    assert "|variant:bart-large|" in other.compute(predictions=HYPS[:1], references=REFS[:1], device="cpu")["signature"]
+    with pytest.raises(ValueError, match="variant"):
+        evaluate.load(str(REPO / "metrics" / "bartscore"), "bart-huge")
+
+
+def test_module_contract_and_doctests(metric, monkeypatch):
+    assert "kwargs" not in str(inspect.signature(metric._compute))
+    assert len((REPO / "metrics" / "bartscore" / "bartscore.py").read_text().splitlines()) < 100
+    monkeypatch.chdir(REPO)
+    module = sys.modules[type(metric).__module__]
+    failures, tried = doctest.testmod(module, extraglobs={"evaluate": evaluate}, verbose=False)
+    assert tried > 0 and failures == 0
