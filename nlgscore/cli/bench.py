@@ -1,0 +1,67 @@
+"""``nlgscore bench``: the speed/memory/parity benchmark of issue #6 (same as ``scripts/bench.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shlex
+import sys
+from typing import List, Optional, Sequence
+
+
+def _ints(text: str) -> List[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The benchmark's options (shared by the subcommand and the script)."""
+    parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl")
+    parser.add_argument("--n", type=int, default=2000, help="pairs scored (first N better-system pairs; default 2000)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions; ratios are medians (default 3)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default cpu)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="nlgscore's precision (bert_score stays fp32)")
+    parser.add_argument("--model-shape", default="minilm", choices=["minilm", "roberta-large"], help="embedded MiniLM, or a random-weight roberta-large shape")
+    parser.add_argument("--num-layers", type=int, default=None, help="BERTScore layer (default: 4 for MiniLM, 17 for roberta-large)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="nlgscore's token budget per batch (default: the library's)")
+    parser.add_argument("--bert-score-batch-size", type=int, default=64, help="bert_score's batch_size (default 64, its own default)")
+    parser.add_argument("--bart-n", type=int, default=256, help="pairs for the BARTScore comparison (default 256)")
+    parser.add_argument("--bart-model", default=None, help="seq2seq checkpoint for BARTScore (default: a random-weight bart-base shape)")
+    parser.add_argument("--memory-n", type=int, default=20000, help="large corpus of the memory check (default 20000)")
+    parser.add_argument("--sections", default="bertscore,trainer,memory,bartscore", help="comma-separated among bertscore,trainer,memory,bartscore,budgets")
+    parser.add_argument("--budgets", type=_ints, default=[1024, 2048, 4096, 8192], help="token budgets for the 'budgets' section")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads in each worker (default: torch's)")
+    parser.add_argument("--workdir", default=None, help="keep random-weight models here (default: a temporary folder)")
+    parser.add_argument("--json", dest="json_path", default=None, help="write the full report as JSON")
+    parser.add_argument("--markdown", default=None, help="write/refresh the generated section of this Markdown file")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("bench", help="benchmark nlgscore against bert_score and a BARTScore-style loop")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, argv: Optional[Sequence[str]] = None) -> int:
+    # Imported here so that a missing optional part never breaks the other commands.
+    from nlgscore.bench import BenchConfig, render_text, run_benchmark, write_markdown
+
+    command = "nlgscore bench " + shlex.join(sys.argv[2:]) if argv is None else shlex.join(argv)
+    names = {f.name for f in dataclasses.fields(BenchConfig)}
+    options = {k: v for k, v in vars(args).items() if k in names}
+    options["sections"] = tuple(s.strip() for s in args.sections.split(",") if s.strip())
+    options["budgets"] = tuple(args.budgets)
+    config = BenchConfig(**options, command=command)
+    progress = None if args.quiet else (lambda message: print(f"[bench] {message}", file=sys.stderr, flush=True))
+    report = run_benchmark(config, progress=progress)
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=2)
+    if args.markdown:
+        write_markdown(report, args.markdown)
+    print(render_text(report), end="")
+    return 0
