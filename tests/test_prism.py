@@ -42,22 +42,37 @@ def _check(result_ref, result_src, cases, temperature):
         assert cols_src["G_cand_given_src"][i] == pytest.approx(gold_g, abs=_g_tolerance(gold_g)), case["id"]
 
 
+_SCORERS = {}
+
+
+def _scorer(temperature):
+    if temperature not in _SCORERS:
+        _SCORERS[temperature] = PrismScorer(TINY, lang="en", temperature=temperature)
+    return _SCORERS[temperature]
+
+
 @pytest.fixture(scope="module", params=[1.0, 0.95])
 def scorer(request):
-    return PrismScorer(TINY, lang="en", temperature=request.param)
+    return _scorer(request.param)
 
 
-@pytest.mark.parametrize("batch_size, shuffle", [(None, False), (1, True), (None, True)], ids=["large", "one-shuffled", "large-shuffled"])
-def test_golden_parity(scorer, batch_size, shuffle):
+# Batch size 1 (one forward per pair) is the slow run, so it is done once, at T=1.0, shuffled.
+@pytest.mark.parametrize(
+    "temperature, batch_size, max_tokens, shuffle",
+    [(1.0, None, None, False), (1.0, 1, None, True), (0.95, None, None, False), (0.95, None, 300, True)],
+    ids=["T1-large", "T1-one-shuffled", "T0.95-large", "T0.95-300-tokens-shuffled"],
+)
+def test_golden_parity(temperature, batch_size, max_tokens, shuffle):
+    scorer = _scorer(temperature)
     cases = list(CASES)
     if shuffle:
         random.Random(7).shuffle(cases)
-    saved, scorer.batch_size = scorer.batch_size, batch_size
+    scorer.batch_size, scorer.max_tokens = batch_size, max_tokens
     try:
         ref = scorer.score([c["cand"] for c in cases], refs=[c["ref"] for c in cases])
         src = scorer.compute([c["cand"] for c in cases], sources=[c["src"] for c in cases])
     finally:
-        scorer.batch_size = saved
+        scorer.batch_size, scorer.max_tokens = None, None
     _check(ref, src, cases, scorer.temperature)
     system = DATA["system"][f"temperature_{scorer.temperature}"]
     assert ref.system == pytest.approx(system["prism_ref"], abs=TOL)
@@ -189,3 +204,12 @@ def test_real_m39v1_readme_values():
     src = scorer.score(README["cands"], srcs=README["srcs"])
     assert src.segment == pytest.approx([-2.462842, -1.1985264], abs=1e-4)
     assert src.system == pytest.approx(-1.8306842, abs=1e-4)
+
+
+def test_default_checkpoint_offline_says_how_to_get_it(monkeypatch):
+    import nlgscore
+    from nlgscore.models import ModelNotAvailableError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotAvailableError, match="dariast/prism"):
+        nlgscore.PrismScorer(lang="en")
