@@ -17,7 +17,7 @@ as 2 FLOPs: Q/K/V/O projections ``8·L·H²``, feed-forward ``4·L·H·I``, scor
 ``4·L²·H``. Layer norms, softmax and GELU are left out (memory-bound, a few % of the time).
 
 >>> layer_flops(1, 10, hidden=4, intermediate=16)
-2560
+5440
 """
 
 from __future__ import annotations
