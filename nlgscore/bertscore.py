@@ -140,7 +140,8 @@ class BERTScorer(Scorer):
         self.progress = progress
         self.accelerator = accelerator
         self.idf = bool(idf) or idf_sents is not None
-        self._idf_table = None
+        self._idf_table = None  # fixed by idf_sents / compute_idf
+        self._last_idf = None  # idf of the last call's references (idf=True without idf_sents)
         self._idf_source = "no"
         if idf_sents is not None:
             self.compute_idf(idf_sents)
@@ -226,9 +227,10 @@ class BERTScorer(Scorer):
         def score_share(indices: List[int]) -> List[np.ndarray]:
             return self._score_pairs(indices, texts, ids, hyp_u, ref_u, weights)
 
+        layers = self.num_layers + 1 if self.all_layers else 1
         per_pair = np.asarray(shard(len(flat_refs), score_share, self.accelerator), dtype=np.float64)
-        per_pair = per_pair.reshape(len(flat_refs), 3, -1)  # (pairs, P/R/F, layers)
-        scores = np.full((len(cands), 3, per_pair.shape[-1]), -np.inf)
+        per_pair = per_pair.reshape(len(flat_refs), 3, layers)  # (pairs, P/R/F, layers)
+        scores = np.full((len(cands), 3, layers), -np.inf)
         np.maximum.at(scores, np.asarray(owner, dtype=np.int64), per_pair)  # max per column over refs
         scores = scores.transpose(1, 2, 0)  # (P/R/F, layers, cands)
         if self.baseline is not None:
@@ -242,7 +244,8 @@ class BERTScorer(Scorer):
             return self._uniform
         if self._idf_table is not None:
             return self._idf_table
-        return idf_table(ref_ids, self.encoder.vocab_size) if ref_ids else self._uniform
+        self._last_idf = idf_table(ref_ids, self.encoder.vocab_size) if ref_ids else self._uniform
+        return self._last_idf
 
     def _warn_inputs(self, ids: List[List[int]], hyp_u: List[int], ref_u: List[int], truncated: int) -> None:
         """One warning per call for empty inputs (scored 0) and one for truncated ones."""
@@ -354,7 +357,8 @@ class BERTScorer(Scorer):
             if self.all_layers:
                 emb = [e[self.num_layers] for e in emb]
             sim = (emb[0] @ emb[1].T).cpu().numpy()
-        weights = self._idf_table if (self.idf and self._idf_table is not None) else self._uniform
+        weights = (self._idf_table if self._idf_table is not None else self._last_idf) if self.idf else None
+        weights = self._uniform if weights is None else weights
         return (
             self.encoder.decode_tokens(hyp_ids),
             self.encoder.decode_tokens(ref_ids),

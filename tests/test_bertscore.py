@@ -162,3 +162,31 @@ def test_similarity_for_heat_maps(minilm_scorer):
     # the greedy precision of the matrix is the score's precision
     p = float((sim.max(axis=1) * cand_w).sum() / cand_w.sum())
     assert p == pytest.approx(float(minilm_scorer.score(["the cat sat"], ["a cat was sitting"]).precision[0]), abs=1e-5)
+
+
+def test_no_pairs(minilm_scorer):
+    result = minilm_scorer.score([], [])
+    assert len(result) == 0 and np.asarray(result.f1).shape == (0,)
+
+
+def test_sharding_keeps_idf_and_order(monkeypatch, bertscore_golden):
+    """Two simulated processes (no accelerate launch here): idf comes from all references first."""
+    import nlgscore.bertscore as module
+
+    def two_process_shard(n, fn, accelerator=None):
+        assert accelerator == "fake"
+        half = n // 2
+        return list(fn(list(range(half)))) + list(fn(list(range(half, n))))
+
+    cands, refs = bertscore_golden["cands"][:20], bertscore_golden["refs"][:20]
+    whole = BERTScorer(model_type="minilm", num_layers=4, idf=True).score(cands, refs)
+    monkeypatch.setattr(module, "shard", two_process_shard)
+    split = BERTScorer(model_type="minilm", num_layers=4, idf=True, accelerator="fake").score(cands, refs)
+    np.testing.assert_allclose(split.f1, whole.f1, atol=1e-6)
+
+
+def test_registry_spec():
+    from nlgscore.registry import load
+
+    scorer = load("bertscore:minilm:L3")
+    assert isinstance(scorer, BERTScorer) and scorer.signature["L"] == "3"

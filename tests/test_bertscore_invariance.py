@@ -25,13 +25,15 @@ def baseline(minilm_scorer, bertscore_golden):
 
 @pytest.mark.parametrize("batch_size, max_tokens", [(1, 2048), (7, 2048), (64, 2048), (64, 256), (64, 8192)])
 def test_batch_plan_does_not_change_scores(minilm_scorer, bertscore_golden, baseline, batch_size, max_tokens):
+    # batch size 1 on the last 15 pairs only (empty, unicode and 700-word inputs among them): fast enough
+    part = slice(35, 50) if batch_size == 1 else slice(0, 50)
     saved = minilm_scorer.batch_size, minilm_scorer.max_tokens
     minilm_scorer.batch_size, minilm_scorer.max_tokens = batch_size, max_tokens
     try:
-        scores = _score(minilm_scorer, bertscore_golden["cands"], bertscore_golden["refs"])
+        scores = _score(minilm_scorer, bertscore_golden["cands"][part], bertscore_golden["refs"][part])
     finally:
         minilm_scorer.batch_size, minilm_scorer.max_tokens = saved
-    assert np.abs(scores - baseline).max() < TOL
+    assert np.abs(scores - baseline[:, part]).max() < TOL
 
 
 def test_input_order_does_not_change_scores(minilm_scorer, bertscore_golden, baseline):
@@ -45,11 +47,11 @@ def test_input_order_does_not_change_scores(minilm_scorer, bertscore_golden, bas
 
 
 def test_duplicates_and_reference_cache(bertscore_golden, baseline):
-    scorer = BERTScorer(model_type="minilm", num_layers=4, cache_references=True, reference_cache_size=30)
-    cands, refs = bertscore_golden["cands"], bertscore_golden["refs"]
+    scorer = BERTScorer(model_type="minilm", num_layers=4, cache_references=True, reference_cache_size=15)
+    cands, refs, expected = bertscore_golden["cands"][:30], bertscore_golden["refs"][:30], baseline[:, :30]
     first = _score(scorer, cands, refs)
-    assert 0 < len(scorer._ref_cache) <= 30
+    assert len(scorer._ref_cache) == 15  # bounded
     again = _score(scorer, cands, refs)
-    assert np.abs(first - baseline).max() < TOL and np.abs(again - baseline).max() < TOL
+    assert np.abs(first - expected).max() < TOL and np.abs(again - expected).max() < TOL
     doubled = _score(scorer, cands + cands, refs + refs)
-    assert np.abs(doubled[:, :50] - baseline).max() < TOL and np.abs(doubled[:, 50:] - baseline).max() < TOL
+    assert np.abs(doubled[:, :30] - expected).max() < TOL and np.abs(doubled[:, 30:] - expected).max() < TOL
