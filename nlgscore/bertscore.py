@@ -151,13 +151,18 @@ class BERTScorer(Scorer):
         self.baseline_source = "no"
         if rescale_with_baseline:
             table_, source = find_baseline(self.lang, self.model_type, baseline_path)
-            self.baseline = select_layers(table_, self.num_layers, all_layers, source)
+            # all_layers scores every layer of the model (as bert_score does), whatever num_layers is
+            self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
             self.baseline_source = source
         elif baseline_path is not None:
             raise ValueError("baseline_path is only used with rescale_with_baseline=True")
         self.cache_references = cache_references
         self.reference_cache_size = reference_cache_size
         self._ref_cache: "OrderedDict[str, Any]" = OrderedDict()
+
+    def _layer_count(self) -> int:
+        """Layers per score: all hidden states (embeddings included) with all_layers, else one."""
+        return self.encoder.total_layers + 1 if self.all_layers else 1
 
     @staticmethod
     def _default_layer(model_type: str) -> Optional[int]:
@@ -227,7 +232,7 @@ class BERTScorer(Scorer):
         def score_share(indices: List[int]) -> List[np.ndarray]:
             return self._score_pairs(indices, texts, ids, hyp_u, ref_u, weights)
 
-        layers = self.num_layers + 1 if self.all_layers else 1
+        layers = self._layer_count()
         per_pair = np.asarray(shard(len(flat_refs), score_share, self.accelerator), dtype=np.float64)
         per_pair = per_pair.reshape(len(flat_refs), 3, layers)  # (pairs, P/R/F, layers)
         scores = np.full((len(cands), 3, layers), -np.inf)
@@ -264,7 +269,7 @@ class BERTScorer(Scorer):
         out: Dict[int, np.ndarray] = {}
         pair_len = {i: len(ids[hyp_u[i]]) + len(ids[ref_u[i]]) for i in indices}
         order = sorted(indices, key=lambda i: -pair_len[i])  # stable: equal lengths keep input order
-        budget = self.max_tokens * CHUNK_TOKENS_PER_BUDGET // (self.num_layers + 1 if self.all_layers else 1)
+        budget = self.max_tokens * CHUNK_TOKENS_PER_BUDGET // self._layer_count()
         with tqdm(total=len(order), disable=not self.progress, desc="bertscore", unit="pair") as bar:
             start = 0
             while start < len(order):
@@ -307,7 +312,7 @@ class BERTScorer(Scorer):
                 self._ref_cache.popitem(last=False)
 
         weights = weights.to(self.encoder.device)
-        cost = [len(ids[hyp_u[i]]) * len(ids[ref_u[i]]) * (self.num_layers + 1 if self.all_layers else 1) for i in chunk]
+        cost = [len(ids[hyp_u[i]]) * len(ids[ref_u[i]]) * self._layer_count() for i in chunk]
         for batch in _match_batches(cost, MATCH_BUDGET):
             pairs = [chunk[k] for k in batch]
             hyp = self._padded([hyp_u[i] for i in pairs], ids, embeddings, weights)

@@ -112,6 +112,7 @@ class Encoder:
         self.zero_weight_ids = sorted({i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None})
         self.vocab_size = max(len(tokenizer), getattr(model.config, "vocab_size", 0) or 0)
         self.truncated_stack = False
+        self.total_layers = num_layers  # set by load(): layers of the full model
 
     @classmethod
     def load(
@@ -156,6 +157,7 @@ class Encoder:
             limit = max_length
         prefix = _declared_tokenizer_class(resolved.path, config.model_type) in PREFIX_SPACE_TOKENIZERS
         encoder = cls(resolved, tokenizer, model, num_layers, all_layers, limit, prefix, device, torch_dtype)
+        encoder.total_layers = total
         if not all_layers:
             encoder.truncated_stack = encoder._truncate(total)
         return encoder

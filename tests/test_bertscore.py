@@ -190,3 +190,15 @@ def test_registry_spec():
 
     scorer = load("bertscore:minilm:L3")
     assert isinstance(scorer, BERTScorer) and scorer.signature["L"] == "3"
+
+
+def test_all_layers_covers_the_whole_model(bertscore_golden, tmp_path):
+    """As in bert_score, all_layers scores every layer (0..6 for MiniLM) even with a lower num_layers."""
+    path = tmp_path / "b.tsv"
+    path.write_text(bertscore_golden["baseline_file_text"], encoding="utf-8")
+    scorer = BERTScorer(model_type="minilm", num_layers=2, all_layers=True, rescale_with_baseline=True, baseline_path=str(path))
+    result = scorer.score(bertscore_golden["cands"][:3], bertscore_golden["refs"][:3])
+    golden = np.asarray(next(r for r in bertscore_golden["runs"] if r["name"] == "all-layers-first10")["F"])[:, :3]
+    b = np.array([[0.305 + 0.02 * i] for i in range(7)])
+    np.testing.assert_allclose(result.f1, (golden - b) / (1 - b), atol=1e-5)
+    assert len(result.system["f1"]) == 7
