@@ -72,8 +72,9 @@ def _check_temperature(temperature: Any) -> float:
 class PrismScorer(Scorer):
     """Prism-ref / Prism-src with a (converted) Prism checkpoint.
 
-    ``checkpoint``: folder or Hub id of an M2M100-architecture Prism model (default: the m39v1
-    weights, ``dariast/prism`` at a pinned revision). ``mode``: ``"ref"``/``"src"`` for
+    ``checkpoint``: folder or Hub id of a Prism model in the port's layout or a stock M2M100 folder
+    (see :mod:`nlgscore.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a pinned
+    revision). ``mode``: ``"ref"``/``"src"`` for
     :meth:`compute` (``None``: whichever input is given). ``lang``: language of the candidates
     (and references), whose tag is force-decoded. ``batch_size`` caps sentences per batch,
     ``max_tokens`` the padded tokens per batch.

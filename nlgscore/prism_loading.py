@@ -1,27 +1,39 @@
-"""Loading a Prism checkpoint into transformers' M2M100 architecture.
+"""Loading a Prism checkpoint into a stock transformers architecture.
 
-Two folder layouts are accepted:
+Accepted folders:
 
 * a stock M2M100 folder (``config.json`` with ``model_type: m2m_100``, ``vocab.json``,
-  ``sentencepiece.bpe.model``), e.g. our converter's output or ``tests/golden/tiny-prism``;
+  ``sentencepiece.bpe.model``), e.g. ``tests/golden/tiny-prism``;
 * the layout of the converted m39v1 weights on the Hub (``dariast/prism``, from the unmerged
-  transformers PR #35281): ``model_type: prism`` and ``PrismForConditionalGeneration``, which stock
-  transformers cannot load with ``AutoModel``. The architecture is M2M100's, so an
-  ``M2M100Config`` is built from the same fields and the safetensors are loaded into
-  ``M2M100ForConditionalGeneration``; any weight that does not find its place is an error.
+  transformers PR #35281) and of ``scripts/convert_prism_fairseq.py``: ``model_type: prism``,
+  ``model.safetensors`` with fairseq-transformer weight names under ``model.``,
+  ``prism_vocab.json`` and ``spm.model``. Stock transformers has no ``prism`` classes, so:
+
+  - weights **with** final encoder/decoder layer norms (a pre-norm fairseq model) go into
+    ``M2M100ForConditionalGeneration``, which is exactly that network;
+  - weights **without** them are a post-norm fairseq transformer (fairseq's default
+    ``transformer`` architecture; the PR's ``PrismEncoderLayer`` normalises after each residual
+    and has no final layer norm), which M2M100 cannot represent. They go into
+    ``MarianMTModel`` (post-norm, no embedding layer norm, scaled and shared embeddings), whose
+    fixed position table is overwritten with fairseq's sinusoids at fairseq's positions
+    (``padding_idx + 1`` onwards).
+
+Any stored weight that does not find its place, or model weight that is not stored (tied
+embeddings and position tables excepted), is an error naming the weights.
 
 >>> loaded = load_prism("tests/golden/tiny-prism")
->>> loaded.model.config.model_type, loaded.tokenizer.lang_id("en"), loaded.name
-('m2m_100', 819, 'tiny-prism')
+>>> type(loaded.model).__name__, loaded.tokenizer.lang_id("en"), loaded.name
+('M2M100ForConditionalGeneration', 819, 'tiny-prism')
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from nlgscore.models import dtype_name, resolve, resolve_device, resolve_dtype
 from nlgscore.prism_tokenizer import PrismTokenizer
@@ -29,17 +41,19 @@ from nlgscore.tables import table
 
 # Keys of the port's config.json that describe the files, not the network.
 _NOT_ARCHITECTURE = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")
-# Stored tensors that M2M100 recomputes: sinusoidal position tables and fairseq bookkeeping.
-_HARMLESS = re.compile(r"(embed_positions\.(weights|_float_tensor)|\.version|_float_tensor)$")
-# Weights that may legitimately be absent: M2M100 ties them to the shared embedding.
-_TIED = re.compile(r"^(lm_head\.weight|model\.(encoder|decoder)\.embed_tokens\.weight)$")
+# Stored tensors that are recomputed: sinusoidal position tables and fairseq bookkeeping.
+_HARMLESS = re.compile(r"(embed_positions\.(weights?|_float_tensor)|\.version|_float_tensor|final_logits_bias)$")
+# Weights that may legitimately be absent: tied to the shared embedding, or recomputed.
+_TIED = re.compile(r"^(lm_head\.weight|model\.(encoder|decoder)\.embed_tokens\.weight|model\.(encoder|decoder)\.embed_positions\.weights?|final_logits_bias)$")
+# Where the port may store the one shared embedding matrix.
+_EMBEDDINGS = ("model.shared.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight")
 
 
 @dataclass
 class LoadedPrism:
     """A model ready to score, its tokenizer, and what a signature records about them."""
 
-    model: Any  # M2M100ForConditionalGeneration in eval mode
+    model: Any  # a transformers encoder-decoder in eval mode
     tokenizer: PrismTokenizer
     name: str
     revision: str
@@ -54,25 +68,7 @@ def read_config(path: str, checkpoint: str) -> Dict[str, Any]:
         return json.load(handle)
 
 
-def m2m100_config(raw: Dict[str, Any], checkpoint: str) -> Any:
-    """An ``M2M100Config`` for a config.json of model_type ``m2m_100`` or ``prism``."""
-    from transformers import M2M100Config
-
-    model_type = raw.get("model_type")
-    if model_type in ("m2m_100", "prism"):
-        return M2M100Config.from_dict({key: value for key, value in raw.items() if key not in _NOT_ARCHITECTURE})
-    if not raw.get("is_encoder_decoder", False):
-        raise ValueError(
-            f"checkpoint {checkpoint!r} is not an encoder-decoder model (model_type {model_type!r}); "
-            "Prism needs a translation model with the M2M100 architecture"
-        )
-    raise ValueError(
-        f"checkpoint {checkpoint!r} has model_type {model_type!r}; Prism needs an M2M100-architecture "
-        "checkpoint (model_type 'm2m_100', or 'prism' as in dariast/prism)"
-    )
-
-
-def check_loading_info(info: Dict[str, Any], checkpoint: str) -> None:
+def check_loading_info(info: Dict[str, Iterable], checkpoint: str) -> None:
     """Raise if a stored weight was not used or a model weight was not stored (tied ones excepted)."""
     missing = sorted(key for key in info.get("missing_keys", ()) if not _TIED.match(key))
     unexpected = sorted(key for key in info.get("unexpected_keys", ()) if not _HARMLESS.search(key))
@@ -85,7 +81,105 @@ def check_loading_info(info: Dict[str, Any], checkpoint: str) -> None:
     if mismatched:
         problems.append(f"weights of the wrong shape: {', '.join(mismatched)}")
     if problems:
-        raise ValueError(f"checkpoint {checkpoint!r} does not fit the M2M100 architecture; " + "; ".join(problems))
+        raise ValueError(f"checkpoint {checkpoint!r} does not fit a Prism (fairseq transformer) model; " + "; ".join(problems))
+
+
+def fairseq_sinusoids(n: int, dim: int, padding_idx: int) -> Any:
+    """fairseq's sinusoidal embeddings of positions ``padding_idx+1 .. padding_idx+n`` (float32 as fairseq).
+
+    >>> [round(v, 6) for v in fairseq_sinusoids(3, 4, 1)[0].tolist()]
+    [0.909297, 0.0002, -0.416147, 1.0]
+    """
+    import torch
+
+    half = dim // 2
+    freqs = torch.exp(torch.arange(half, dtype=torch.float) * -(math.log(10000) / (half - 1)))
+    angles = torch.arange(padding_idx + 1, padding_idx + 1 + n, dtype=torch.float).unsqueeze(1) * freqs.unsqueeze(0)
+    table_ = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+    if dim % 2:
+        table_ = torch.cat([table_, torch.zeros(n, 1)], dim=1)
+    return table_
+
+
+def _stored_keys(path: str, checkpoint: str) -> List[str]:
+    from safetensors import safe_open
+
+    weights = os.path.join(path, "model.safetensors")
+    if not os.path.isfile(weights):
+        raise ValueError(f"checkpoint {checkpoint!r} has no model.safetensors in {path!r}")
+    with safe_open(weights, framework="pt") as handle:
+        return list(handle.keys())
+
+
+def _pre_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
+    from transformers import M2M100Config, M2M100ForConditionalGeneration
+
+    config = M2M100Config.from_dict({key: value for key, value in raw.items() if key not in _NOT_ARCHITECTURE})
+    # An explicit config makes from_pretrained ignore config.json's model_type ("prism").
+    model, info = M2M100ForConditionalGeneration.from_pretrained(path, config=config, output_loading_info=True)
+    check_loading_info(info, checkpoint)
+    return model
+
+
+def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
+    import torch
+    from safetensors.torch import load_file
+    from transformers import MarianConfig, MarianMTModel
+
+    fields = {key: raw[key] for key in ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                                        "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim") if key in raw}
+    config = MarianConfig(
+        **fields, max_position_embeddings=raw.get("max_position_embeddings", 1024),
+        activation_function=raw.get("activation_function", "relu"), scale_embedding=raw.get("scale_embedding", True),
+        pad_token_id=raw.get("pad_token_id", 1), eos_token_id=raw.get("eos_token_id", 2), bos_token_id=raw.get("bos_token_id", 0),
+        decoder_start_token_id=raw.get("decoder_start_token_id", 2), share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+    )
+    stored = load_file(os.path.join(path, "model.safetensors"))
+    embeddings = [stored[key] for key in _EMBEDDINGS if key in stored]
+    if not embeddings:
+        raise ValueError(f"checkpoint {checkpoint!r} stores no token embedding ({' or '.join(_EMBEDDINGS)})")
+    if any(not e.equal(embeddings[0]) for e in embeddings[1:]):
+        raise ValueError(f"checkpoint {checkpoint!r} has distinct input/output embeddings; Prism shares one matrix")
+    state = {"model.shared.weight": embeddings[0]}
+    unexpected = []
+    for key, tensor in stored.items():
+        if key in _EMBEDDINGS or _HARMLESS.search(key):
+            continue
+        if key.startswith(("model.encoder.layers.", "model.decoder.layers.")):
+            state[key] = tensor  # fairseq, the port and Marian name the layer weights alike
+        else:
+            unexpected.append(key)
+    model = MarianMTModel(config)
+    try:
+        missing, extra = model.load_state_dict(state, strict=False)
+    except RuntimeError as err:  # shapes that do not fit the config
+        raise ValueError(f"checkpoint {checkpoint!r}: weights of the wrong shape for its config.json: {err}") from err
+    check_loading_info({"missing_keys": missing, "unexpected_keys": unexpected + list(extra)}, checkpoint)
+    with torch.no_grad():
+        for side in (model.model.encoder, model.model.decoder):
+            weight = side.embed_positions.weight
+            weight.copy_(fairseq_sinusoids(weight.shape[0], weight.shape[1], config.pad_token_id))
+    return model
+
+
+def _load_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
+    model_type = raw.get("model_type")
+    if model_type == "m2m_100":
+        return _pre_norm_model(path, raw, checkpoint)
+    if model_type == "prism":
+        if "model.encoder.layer_norm.weight" in _stored_keys(path, checkpoint):
+            return _pre_norm_model(path, raw, checkpoint)
+        return _post_norm_model(path, raw, checkpoint)
+    if not raw.get("is_encoder_decoder", False):
+        raise ValueError(
+            f"checkpoint {checkpoint!r} is not an encoder-decoder model (model_type {model_type!r}); "
+            "Prism needs a translation model with the fairseq transformer architecture"
+        )
+    raise ValueError(
+        f"checkpoint {checkpoint!r} has model_type {model_type!r}; Prism needs model_type 'prism' "
+        "(dariast/prism, scripts/convert_prism_fairseq.py) or 'm2m_100'"
+    )
 
 
 def load_prism(
@@ -95,20 +189,16 @@ def load_prism(
     dtype: Any = None,
 ) -> LoadedPrism:
     """Load ``checkpoint`` (folder or Hub id; default: the converted m39v1 weights, pinned)."""
-    from transformers import M2M100ForConditionalGeneration
-
     defaults = table("prism")
     if checkpoint is None:
         checkpoint = defaults["default_checkpoint"]
         revision = revision or defaults["default_revision"]
     resolved = resolve(checkpoint, revision)
-    config = m2m100_config(read_config(resolved.path, str(checkpoint)), str(checkpoint))
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
-    # An explicit config makes from_pretrained ignore config.json's (unknown) model_type.
-    model, info = M2M100ForConditionalGeneration.from_pretrained(resolved.path, config=config, output_loading_info=True)
-    check_loading_info(info, str(checkpoint))
+    model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
     model = model.to(device=torch_device, dtype=torch_dtype).eval()
+    config = model.config
     tokenizer = PrismTokenizer.from_folder(resolved.path, max_positions=config.max_position_embeddings)
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.
     tokenizer.lang_ids = {code: i for code, i in tokenizer.lang_ids.items() if i < config.vocab_size}

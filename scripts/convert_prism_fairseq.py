@@ -1,15 +1,16 @@
-"""Convert the original fairseq Prism model directory (``m39v1``) to a transformers M2M100 folder.
+"""Convert the original fairseq Prism model directory (``m39v1``) to a transformers-style folder.
 
 Input: the directory of http://data.statmt.org/prism/m39v1.tar (``checkpoint.pt``,
-``spm.model``, ``dict.src.txt``, ``dict.tgt.txt``). Output: a folder that stock transformers
-loads with ``M2M100ForConditionalGeneration.from_pretrained`` and ``nlgscore.PrismScorer`` scores
-with (``checkpoint=OUT``):
+``spm.model``, ``dict.src.txt``, ``dict.tgt.txt``). Output: the folder layout of the converted
+weights on the Hub (``dariast/prism``, transformers PR #35281), which ``nlgscore.PrismScorer``
+loads with ``checkpoint=OUT``:
 
-* ``config.json`` (``model_type: m2m_100``, sizes read from the weights' shapes, attention heads
-  from the checkpoint's training arguments or ``--heads``);
-* ``model.safetensors`` with M2M100 key names (``model.shared.weight``,
-  ``model.encoder.layers.0.self_attn.k_proj.weight`` ...), the output projection tied to the
-  shared embedding as in Prism (``--share-all-embeddings``);
+* ``config.json``: ``model_type: prism`` with the sizes read from the weights' shapes and the
+  attention heads from the checkpoint's training arguments (or ``--heads``);
+* ``model.safetensors``: the fairseq weight names under ``model.`` (``model.shared.weight`` for
+  the one embedding matrix Prism shares between encoder, decoder and output projection;
+  ``model.encoder.layers.0.self_attn.k_proj.weight`` ...); fairseq's final ``layer_norm`` is kept
+  when the model is pre-norm, and its absence marks a post-norm model (m39v1 is post-norm);
 * ``spm.model`` (copied) and ``prism_vocab.json``: the fairseq dictionary in fairseq's order
   (``<s> <pad> </s> <unk>``, then ``dict.tgt.txt``), language tags spelled ``<en>`` as in
   the original.
@@ -89,69 +90,66 @@ def _count_layers(state: Dict[str, Any], side: str) -> int:
 
 
 def _check_architecture(state: Dict[str, Any], args: Dict[str, Any]) -> None:
-    """Refuse fairseq variants that M2M100 cannot represent, instead of converting them wrongly."""
+    """Refuse fairseq variants that the loaders cannot represent, instead of converting them wrongly."""
     problems = []
-    if "encoder.layer_norm.weight" not in state or "decoder.layer_norm.weight" not in state:
-        problems.append("post-norm layers (M2M100 is pre-norm with a final layer norm)")
+    if ("encoder.layer_norm.weight" in state) != ("decoder.layer_norm.weight" in state):
+        problems.append("pre-norm on one side only")
     if any("layernorm_embedding" in key for key in state):
         problems.append("layernorm_embedding")
     if "encoder.embed_positions.weight" in state:
-        problems.append("learned positional embeddings (M2M100 is sinusoidal)")
+        problems.append("learned positional embeddings (Prism's are sinusoidal)")
     if args.get("activation_fn", "relu") != "relu":
         problems.append(f"activation {args['activation_fn']!r}")
     embed = state["encoder.embed_tokens.weight"]
     for key in ("decoder.embed_tokens.weight", "decoder.output_projection.weight"):
         if key in state and not state[key].equal(embed):
-            problems.append(f"{key} differs from encoder.embed_tokens.weight (M2M100 shares all embeddings)")
+            problems.append(f"{key} differs from encoder.embed_tokens.weight (Prism shares all embeddings)")
     if problems:
-        raise ValueError("cannot convert this checkpoint to M2M100: " + "; ".join(problems))
+        raise ValueError("cannot convert this checkpoint: " + "; ".join(problems))
 
 
-def m2m100_state_dict(state: Dict[str, Any]) -> Dict[str, Any]:
-    """fairseq key names → M2M100 ones; the tied embeddings are stored once, as ``model.shared``."""
+def prism_state_dict(state: Dict[str, Any]) -> Dict[str, Any]:
+    """fairseq key names → the port's: ``model.`` prefix, the tied embeddings stored once."""
     out = {"model.shared.weight": state["encoder.embed_tokens.weight"].contiguous()}
     for key, tensor in state.items():
         if _SKIP.search(key) or key in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"):
             continue
         if not key.startswith(("encoder.", "decoder.")):
             raise ValueError(f"unexpected fairseq weight {key!r}")
-        # Inside the stacks fairseq and M2M100 use the same names (self_attn, encoder_attn,
-        # fc1/fc2, *_layer_norm, layer_norm); only the "model." prefix differs.
+        # Inside the stacks fairseq, M2M100 and Marian use the same names (self_attn,
+        # encoder_attn, fc1/fc2, *_layer_norm, layer_norm); only the "model." prefix differs.
         out[f"model.{key}"] = tensor.contiguous()
     return out
 
 
-def m2m100_config(state: Dict[str, Any], args: Dict[str, Any], vocab: Dict[str, int], heads: Optional[int]) -> Any:
-    from transformers import M2M100Config
-
+def prism_config(state: Dict[str, Any], args: Dict[str, Any], vocab: Dict[str, int], heads: Optional[int]) -> Dict[str, Any]:
     size, d_model = state["encoder.embed_tokens.weight"].shape
     heads_enc = args.get("encoder_attention_heads", heads)
     heads_dec = args.get("decoder_attention_heads", heads)
     if heads_enc is None or heads_dec is None:
         raise ValueError("the checkpoint does not record its attention heads; pass --heads")
-    return M2M100Config(
-        vocab_size=int(size),
-        d_model=int(d_model),
-        encoder_layers=_count_layers(state, "encoder"),
-        decoder_layers=_count_layers(state, "decoder"),
-        encoder_attention_heads=int(heads_enc),
-        decoder_attention_heads=int(heads_dec),
-        encoder_ffn_dim=int(state["encoder.layers.0.fc1.weight"].shape[0]),
-        decoder_ffn_dim=int(state["decoder.layers.0.fc1.weight"].shape[0]),
-        max_position_embeddings=int(args.get("max_source_positions", 1024)),
-        scale_embedding=not args.get("no_scale_embedding", False),
-        activation_function="relu",
-        dropout=float(args.get("dropout", 0.1)),
-        attention_dropout=float(args.get("attention_dropout", 0.0)),
-        activation_dropout=float(args.get("activation_dropout", 0.0)),
-        encoder_layerdrop=0.0,
-        decoder_layerdrop=0.0,
-        pad_token_id=vocab["<pad>"],
-        bos_token_id=vocab["<s>"],
-        eos_token_id=vocab["</s>"],
-        decoder_start_token_id=vocab["</s>"],  # fairseq feeds </s> as the first decoder input
-        tie_word_embeddings=True,
-    )
+    return {
+        "model_type": "prism",
+        "architectures": ["PrismForConditionalGeneration"],
+        "is_encoder_decoder": True,
+        "vocab_size": int(size),
+        "d_model": int(d_model),
+        "encoder_layers": _count_layers(state, "encoder"),
+        "decoder_layers": _count_layers(state, "decoder"),
+        "encoder_attention_heads": int(heads_enc),
+        "decoder_attention_heads": int(heads_dec),
+        "encoder_ffn_dim": int(state["encoder.layers.0.fc1.weight"].shape[0]),
+        "decoder_ffn_dim": int(state["decoder.layers.0.fc1.weight"].shape[0]),
+        "max_position_embeddings": int(args.get("max_source_positions", 1024)),
+        "scale_embedding": not args.get("no_scale_embedding", False),
+        "activation_function": "relu",
+        "normalize_before": "encoder.layer_norm.weight" in state,  # informational; loaders read the weights
+        "pad_token_id": vocab["<pad>"],
+        "bos_token_id": vocab["<s>"],
+        "eos_token_id": vocab["</s>"],
+        "decoder_start_token_id": vocab["</s>"],  # fairseq feeds </s> as the first decoder input
+        "tie_word_embeddings": True,
+    }
 
 
 def convert(model_dir: str, out_dir: str, heads: Optional[int] = None) -> str:
@@ -168,25 +166,19 @@ def convert(model_dir: str, out_dir: str, heads: Optional[int] = None) -> str:
     if os.path.isfile(src_dict) and read_fairseq_dict(src_dict) != symbols:
         raise ValueError("dict.src.txt and dict.tgt.txt differ, but Prism shares one vocabulary")
     vocab = build_vocab(symbols, int(state["encoder.embed_tokens.weight"].shape[0]))
-    config = m2m100_config(state, args, vocab, heads)
+    config = prism_config(state, args, vocab, heads)
     os.makedirs(out_dir, exist_ok=True)
-    config.save_pretrained(out_dir)
-    save_file(m2m100_state_dict(state), os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as handle:
+        json.dump(config, handle, indent=2)
+    save_file(prism_state_dict(state), os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
     shutil.copyfile(os.path.join(model_dir, "spm.model"), os.path.join(out_dir, "spm.model"))
     with open(os.path.join(out_dir, "prism_vocab.json"), "w", encoding="utf-8") as handle:
         json.dump(vocab, handle, ensure_ascii=False, indent=0)
-    _verify(out_dir)
+    # Load the result the way nlgscore does: every stored weight must find its place.
+    from nlgscore.prism_loading import load_prism
+
+    load_prism(out_dir, device="cpu")
     return out_dir
-
-
-def _verify(out_dir: str) -> None:
-    """Load the result the way nlgscore does: every stored weight must find its place."""
-    from transformers import M2M100ForConditionalGeneration
-
-    from nlgscore.prism_loading import check_loading_info
-
-    _, info = M2M100ForConditionalGeneration.from_pretrained(out_dir, output_loading_info=True)
-    check_loading_info(info, out_dir)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,15 +1,16 @@
-"""scripts/convert_prism_fairseq.py on a tiny synthetic fairseq checkpoint.
+"""scripts/convert_prism_fairseq.py on tiny synthetic fairseq checkpoints, pre-norm and post-norm.
 
-The checkpoint is built here with the real fairseq transformer key names (random weights), the
+The checkpoints are built here with the real fairseq transformer key names (random weights), the
 SentencePiece model is trained here on a few lines, and the converted folder's scores are checked
-against a direct, from-scratch computation of the fairseq pre-norm transformer on the original
-tensors (no M2M100 code involved).
+against a direct, from-scratch computation of the fairseq transformer on the original tensors (no
+transformers code involved). m39v1 itself is post-norm (fairseq's default ``transformer``).
 """
 
 import argparse
 import importlib.util
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,7 @@ def _norm(prefix, gen):
     return {f"{prefix}.weight": 1 + 0.1 * torch.randn(D, generator=gen), f"{prefix}.bias": 0.1 * torch.randn(D, generator=gen)}
 
 
-def _fairseq_state(vocab_size, gen):
+def _fairseq_state(vocab_size, gen, pre_norm):
     embed = torch.randn(vocab_size, D, generator=gen) * D**-0.5
     state = {"encoder.version": torch.tensor([3.0]), "encoder.embed_tokens.weight": embed, "encoder.embed_positions._float_tensor": torch.zeros(1)}
     for side, layers in (("encoder", ENC_LAYERS), ("decoder", DEC_LAYERS)):
@@ -65,16 +66,18 @@ def _fairseq_state(vocab_size, gen):
             state[f"{p}.fc2.weight"] = torch.randn(D, FFN, generator=gen) * 0.3
             state[f"{p}.fc2.bias"] = torch.randn(D, generator=gen) * 0.1
             state.update(_norm(f"{p}.final_layer_norm", gen))
-        state.update(_norm(f"{side}.layer_norm", gen))
+        if pre_norm:  # fairseq adds a final layer norm only with --*-normalize-before
+            state.update(_norm(f"{side}.layer_norm", gen))
     state.update({"decoder.version": torch.tensor([3.0]), "decoder.embed_tokens.weight": embed, "decoder.output_projection.weight": embed})
     state["decoder.embed_positions._float_tensor"] = torch.zeros(1)
     return state
 
 
-@pytest.fixture(scope="module")
-def fairseq_dir(tmp_path_factory):
+@pytest.fixture(scope="module", params=["pre-norm", "post-norm"])
+def fairseq_dir(request, tmp_path_factory):
     import sentencepiece
 
+    pre_norm = request.param == "pre-norm"
     folder = tmp_path_factory.mktemp("m39tiny")
     (folder / "train.txt").write_text("\n".join(LINES * 3), encoding="utf-8")
     sentencepiece.SentencePieceTrainer.train(
@@ -89,13 +92,13 @@ def fairseq_dir(tmp_path_factory):
         (folder / name).write_text(lines, encoding="utf-8")
     size = 8 * math.ceil((4 + len(symbols)) / 8)  # fairseq pads the dictionary to a multiple of 8
     args = argparse.Namespace(
-        arch="transformer", encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_normalize_before=True,
-        decoder_normalize_before=True, share_all_embeddings=True, max_source_positions=1024, max_target_positions=1024,
+        arch="transformer", encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_normalize_before=pre_norm,
+        decoder_normalize_before=pre_norm, share_all_embeddings=True, max_source_positions=1024, max_target_positions=1024,
         activation_fn="relu", dropout=0.1,
     )
     checkpoint = {
         "args": args,
-        "model": _fairseq_state(size, torch.Generator().manual_seed(0)),
+        "model": _fairseq_state(size, torch.Generator().manual_seed(0), pre_norm),
         "optimizer_history": [{"criterion_name": "LabelSmoothedCrossEntropyCriterion", "optimizer_name": "FairseqAdam", "num_updates": 7}],
         "extra_state": {"epoch": 1},
         "last_optimizer_state": None,
@@ -109,7 +112,7 @@ def converted(fairseq_dir, tmp_path_factory):
     return Path(_converter().convert(str(fairseq_dir), str(tmp_path_factory.mktemp("hf") / "out")))
 
 
-# --- direct computation of the fairseq transformer (pre-norm, sinusoidal positions, tied output) ---
+# --- direct computation of the fairseq transformer (sinusoidal positions, tied output) ---
 
 
 def _sinusoids(n, pad=1):
@@ -139,32 +142,40 @@ def _ffn(x, s, p):
     return torch.relu(x @ s[f"{p}.fc1.weight"].T + s[f"{p}.fc1.bias"]) @ s[f"{p}.fc2.weight"].T + s[f"{p}.fc2.bias"]
 
 
+def _residual(x, s, norm, sublayer, pre_norm):
+    """fairseq's TransformerEncoderLayer/DecoderLayer: norm before the sublayer, or after the residual."""
+    if pre_norm:
+        return x + sublayer(_ln(x, s, norm))
+    return _ln(x + sublayer(x), s, norm)
+
+
 def fairseq_logprobs(state, source, target, eos=2):
     s = {k: v.double() for k, v in state.items()}
+    pre_norm = "encoder.layer_norm.weight" in s
     embed = s["encoder.embed_tokens.weight"]
     x = math.sqrt(D) * embed[source] + _sinusoids(len(source))
     for i in range(ENC_LAYERS):
         p = f"encoder.layers.{i}"
-        h = _ln(x, s, f"{p}.self_attn_layer_norm")
-        x = x + _mha(h, h, s, f"{p}.self_attn", causal=False)
-        x = x + _ffn(_ln(x, s, f"{p}.final_layer_norm"), s, p)
-    enc = _ln(x, s, "encoder.layer_norm")
+        x = _residual(x, s, f"{p}.self_attn_layer_norm", lambda h: _mha(h, h, s, f"{p}.self_attn", causal=False), pre_norm)
+        x = _residual(x, s, f"{p}.final_layer_norm", lambda h: _ffn(h, s, p), pre_norm)
+    enc = _ln(x, s, "encoder.layer_norm") if pre_norm else x
     decoder_input = [eos] + list(target[:-1])
     y = math.sqrt(D) * embed[decoder_input] + _sinusoids(len(decoder_input))
     for i in range(DEC_LAYERS):
         p = f"decoder.layers.{i}"
-        h = _ln(y, s, f"{p}.self_attn_layer_norm")
-        y = y + _mha(h, h, s, f"{p}.self_attn", causal=True)
-        y = y + _mha(_ln(y, s, f"{p}.encoder_attn_layer_norm"), enc, s, f"{p}.encoder_attn", causal=False)
-        y = y + _ffn(_ln(y, s, f"{p}.final_layer_norm"), s, p)
-    logits = _ln(y, s, "decoder.layer_norm") @ s["decoder.output_projection.weight"].T
+        y = _residual(y, s, f"{p}.self_attn_layer_norm", lambda h: _mha(h, h, s, f"{p}.self_attn", causal=True), pre_norm)
+        y = _residual(y, s, f"{p}.encoder_attn_layer_norm", lambda h: _mha(h, enc, s, f"{p}.encoder_attn", causal=False), pre_norm)
+        y = _residual(y, s, f"{p}.final_layer_norm", lambda h: _ffn(h, s, p), pre_norm)
+    if pre_norm:
+        y = _ln(y, s, "decoder.layer_norm")
+    logits = y @ s["decoder.output_projection.weight"].T
     return logits.log_softmax(-1)[torch.arange(len(target)), torch.tensor(target)].numpy()
 
 
 def test_converted_files_and_vocabulary(fairseq_dir, converted):
     assert {p.name for p in converted.iterdir()} >= {"config.json", "model.safetensors", "spm.model", "prism_vocab.json"}
     config = json.loads((converted / "config.json").read_text())
-    assert config["model_type"] == "m2m_100"
+    assert config["model_type"] == "prism"
     assert (config["d_model"], config["encoder_layers"], config["decoder_layers"], config["encoder_ffn_dim"]) == (D, ENC_LAYERS, DEC_LAYERS, FFN)
     assert (config["pad_token_id"], config["eos_token_id"], config["decoder_start_token_id"]) == (1, 2, 2)
     vocab = json.loads((converted / "prism_vocab.json").read_text(encoding="utf-8"))
@@ -172,12 +183,12 @@ def test_converted_files_and_vocabulary(fairseq_dir, converted):
     assert len(vocab) == config["vocab_size"] and sorted(vocab.values()) == list(range(len(vocab)))
 
 
-def test_converted_logprobs_equal_direct_fairseq_computation(fairseq_dir, converted):
-    state, _ = _converter().load_fairseq_checkpoint(str(fairseq_dir / "checkpoint.pt"))
-    scorer = PrismScorer(str(converted), lang="fr")
+def _check_against_fairseq(folder, state, batch_size=None):
+    scorer = PrismScorer(str(folder), lang="fr", batch_size=batch_size)
     tok = scorer.tokenizer
     assert tok.lang_id("fr") == 5  # "<fr>" as written in the fairseq dictionary
-    cands, refs = ["The cat sat on the mat.", "Hello world!"], ["A cat was sitting on the mat.", "Prices rose."]
+    cands = ["The cat sat on the mat.", "Hello world!", "", "She went to the market to buy apples and pears."]
+    refs = ["A cat was sitting on the mat.", "Prices rose.", "Nothing.", "The meeting starts at noon."]
     result = scorer.score(cands, refs=refs)
     for i, (cand, ref) in enumerate(zip(cands, refs)):
         c, r = tok.encode([cand, ref])
@@ -186,14 +197,45 @@ def test_converted_logprobs_equal_direct_fairseq_computation(fairseq_dir, conver
         assert result.columns()["H_cand_given_ref"][i] == pytest.approx(np.mean(forward[1:]), abs=1e-5)
         assert result.columns()["G_ref_given_cand"][i] == pytest.approx(np.sum(backward[1:]), abs=1e-5)
         assert result.segment[i] == pytest.approx(0.5 * np.mean(forward[1:]) + 0.5 * np.mean(backward[1:]), abs=1e-5)
+    return scorer
 
 
-def test_refuses_post_norm_checkpoint(fairseq_dir, tmp_path):
+@pytest.mark.parametrize("batch_size", [None, 1])
+def test_converted_logprobs_equal_direct_fairseq_computation(fairseq_dir, converted, batch_size):
+    state, args = _converter().load_fairseq_checkpoint(str(fairseq_dir / "checkpoint.pt"))
+    scorer = _check_against_fairseq(converted, state, batch_size)
+    expected = "M2M100ForConditionalGeneration" if args["encoder_normalize_before"] else "MarianMTModel"
+    assert type(scorer._loaded.model).__name__ == expected
+
+
+def test_port_layout_with_tied_copies_and_missing_weights(fairseq_dir, converted, tmp_path):
+    """As PrismForConditionalGeneration may save it: tied copies and position tables stored too."""
+    from safetensors.torch import load_file, save_file
+
+    state, _ = _converter().load_fairseq_checkpoint(str(fairseq_dir / "checkpoint.pt"))
+    folder = tmp_path / "port"
+    shutil.copytree(converted, folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    for key in ("lm_head.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"):
+        weights[key] = weights["model.shared.weight"].clone()
+    weights["model.encoder.embed_positions.weights"] = torch.zeros(1026, D)
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    _check_against_fairseq(folder, state)
+    del weights["model.decoder.layers.0.encoder_attn.v_proj.bias"]
+    weights["model.decoder.adapter.weight"] = torch.zeros(2)
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=r"missing weights: model\.decoder\.layers\.0\.encoder_attn\.v_proj\.bias; unexpected weights: model\.decoder\.adapter\.weight"):
+        PrismScorer(str(folder))
+
+
+def test_refuses_what_it_cannot_represent(fairseq_dir):
     converter = _converter()
     state, args = converter.load_fairseq_checkpoint(str(fairseq_dir / "checkpoint.pt"))
-    del state["encoder.layer_norm.weight"]
-    with pytest.raises(ValueError, match="post-norm"):
+    state["decoder.output_projection.weight"] = state["decoder.output_projection.weight"] + 1
+    with pytest.raises(ValueError, match="output_projection.weight differs"):
         converter._check_architecture(state, args)
+    with pytest.raises(ValueError, match="activation 'gelu'"):
+        converter._check_architecture(state, {**args, "activation_fn": "gelu"})
 
 
 def test_cli_reports_missing_directory(tmp_path, capsys):
