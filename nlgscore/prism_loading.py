@@ -42,7 +42,7 @@ from nlgscore.tables import table
 # Keys of the port's config.json that describe the files, not the network.
 _NOT_ARCHITECTURE = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")
 # Stored tensors that are recomputed: sinusoidal position tables and fairseq bookkeeping.
-_HARMLESS = re.compile(r"(embed_positions\.(weights?|_float_tensor)|\.version|_float_tensor|final_logits_bias)$")
+_HARMLESS = re.compile(r"(embed_positions\.(weights?|_float_tensor)|\.version|_float_tensor)$")
 # Weights that may legitimately be absent: tied to the shared embedding, or recomputed.
 _TIED = re.compile(r"^(lm_head\.weight|model\.(encoder|decoder)\.embed_tokens\.weight|model\.(encoder|decoder)\.embed_positions\.weights?|final_logits_bias)$")
 # Where the port may store the one shared embedding matrix.
@@ -136,6 +136,8 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
         tie_word_embeddings=True, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
     )
     stored = load_file(os.path.join(path, "model.safetensors"))
+    # A base-model save (PrismModel rather than PrismForConditionalGeneration) has no "model." prefix.
+    stored = {key if key.startswith(("model.", "lm_head.", "final_logits_bias")) else f"model.{key}": value for key, value in stored.items()}
     embeddings = [stored[key] for key in _EMBEDDINGS if key in stored]
     if not embeddings:
         raise ValueError(f"checkpoint {checkpoint!r} stores no token embedding ({' or '.join(_EMBEDDINGS)})")
@@ -146,7 +148,7 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     for key, tensor in stored.items():
         if key in _EMBEDDINGS or _HARMLESS.search(key):
             continue
-        if key.startswith(("model.encoder.layers.", "model.decoder.layers.")):
+        if key == "final_logits_bias" or key.startswith(("model.encoder.layers.", "model.decoder.layers.")):
             state[key] = tensor  # fairseq, the port and Marian name the layer weights alike
         else:
             unexpected.append(key)

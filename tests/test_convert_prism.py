@@ -221,6 +221,10 @@ def test_port_layout_with_tied_copies_and_missing_weights(fairseq_dir, converted
     weights["model.encoder.embed_positions.weights"] = torch.zeros(1026, D)
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     _check_against_fairseq(folder, state)
+    if "model.encoder.layer_norm.weight" not in weights:  # post-norm: a base-model save without "model."
+        bare = {k[len("model."):] if k.startswith("model.") else k: v for k, v in weights.items()}
+        save_file(bare, str(folder / "model.safetensors"), metadata={"format": "pt"})
+        _check_against_fairseq(folder, state)
     del weights["model.decoder.layers.0.encoder_attn.v_proj.bias"]
     weights["model.decoder.adapter.weight"] = torch.zeros(2)
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
