@@ -56,11 +56,12 @@ def scorer(request):
     return _scorer(request.param)
 
 
-# Batch size 1 (one forward per pair) is the slow run, so it is done once, at T=1.0, shuffled.
+# Batch size 1 (one forward per pair) is the slow run, so it is done once, at T=1.0, shuffled;
+# a 300-token budget splits the pairs into many padded batches (the long case gets its own).
 @pytest.mark.parametrize(
     "temperature, batch_size, max_tokens, shuffle",
-    [(1.0, None, None, False), (1.0, 1, None, True), (0.95, None, None, False), (0.95, None, 300, True)],
-    ids=["T1-large", "T1-one-shuffled", "T0.95-large", "T0.95-300-tokens-shuffled"],
+    [(1.0, None, None, False), (1.0, 1, None, True), (0.95, None, 300, True)],
+    ids=["T1-large", "T1-one-shuffled", "T0.95-300-tokens-shuffled"],
 )
 def test_golden_parity(temperature, batch_size, max_tokens, shuffle):
     scorer = _scorer(temperature)
