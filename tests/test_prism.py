@@ -214,3 +214,13 @@ def test_default_checkpoint_offline_says_how_to_get_it(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelNotAvailableError, match="dariast/prism"):
         nlgscore.PrismScorer(lang="en")
+
+
+@pytest.mark.parametrize("module", ["nlgscore.prism", "nlgscore.prism_loading", "nlgscore.prism_tokenizer"])
+def test_docstring_examples_run(module, monkeypatch):
+    import doctest
+    import importlib
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # examples use tests/golden/ paths
+    results = doctest.testmod(importlib.import_module(module), raise_on_error=False)
+    assert results.attempted > 0 and results.failed == 0
