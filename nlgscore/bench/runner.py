@@ -48,7 +48,7 @@ class BenchConfig:
     num_layers: Optional[int] = None
     max_tokens: Optional[int] = None  # nlgscore's token budget; None = the library default
     bert_score_batch_size: int = 64  # bert_score's default
-    bart_n: int = 256
+    bart_n: int = 64
     bart_shape: str = "bart-base"
     bart_model: Optional[str] = None  # an existing seq2seq checkpoint instead of a random bart_shape
     memory_n: int = 20000
