@@ -1,0 +1,142 @@
+"""Scores as new columns of a 🤗 ``datasets.Dataset``: ``dataset.map(map_function(...), batched=True)``.
+
+The returned function is picklable and light (it holds the metric spec, not the model), so
+``num_proc > 1`` works: each worker process loads the model once, on its first batch, and keeps
+it for the following batches (and for other map calls with the same settings).
+
+>>> fn = map_function("bertscore:minilm", num_layers=4)
+>>> fn.output_prefix
+'bertscore'
+>>> fn({"prediction": ["it is freezing today"], "reference": ["the weather is cold today"]}).keys()
+dict_keys(['bertscore_precision', 'bertscore_recall', 'bertscore_f1'])
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from nlgscore.base import Scorer
+
+# One scorer per (spec, options) per process: map calls on several columns or splits reuse it.
+_SCORERS: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], Scorer] = {}
+_LOCK = threading.Lock()
+
+
+def cached_scorer(spec: str, options: Dict[str, Any]) -> Scorer:
+    """``nlgscore.registry.load(spec, **options)``, built once per process for equal arguments."""
+    from nlgscore.registry import load
+
+    key = (spec, tuple(sorted((name, repr(value)) for name, value in options.items())))
+    with _LOCK:
+        if key not in _SCORERS:
+            _SCORERS[key] = load(spec, **options)
+        return _SCORERS[key]
+
+
+def metric_prefix(metric: Union[str, Scorer]) -> str:
+    """Default column prefix: the metric's name (``bertscore:minilm`` → ``bertscore``)."""
+    if isinstance(metric, Scorer):
+        return metric.name
+    from nlgscore.registry import parse_spec
+
+    return parse_spec(metric)[0]
+
+
+class ScoreColumns:
+    """The batched map function; see :func:`map_function`."""
+
+    def __init__(
+        self,
+        metric: Union[str, Scorer],
+        prediction_column: str,
+        reference_column: Optional[str],
+        source_column: Optional[str],
+        prefix: Optional[str],
+        options: Dict[str, Any],
+    ) -> None:
+        if not isinstance(metric, (str, Scorer)):
+            raise TypeError(f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}")
+        if isinstance(metric, Scorer) and options:
+            raise ValueError(f"options {sorted(options)} only apply to a metric given as a spec string")
+        if reference_column is None and source_column is None:
+            raise ValueError("give reference_column, source_column or both")
+        self.metric = metric
+        self.prediction_column = prediction_column
+        self.reference_column = reference_column
+        self.source_column = source_column
+        self.output_prefix = prefix if prefix is not None else metric_prefix(metric)
+        self.options = dict(options)
+        self._origin_pid = os.getpid()
+
+    @property
+    def scorer(self) -> Scorer:
+        if isinstance(self.metric, Scorer):
+            return self.metric
+        return cached_scorer(self.metric, self.options)
+
+    def __call__(self, batch: Dict[str, List[Any]], rank: Optional[int] = None) -> Dict[str, List[float]]:
+        """Score one batch; ``rank`` (``map(..., with_rank=True)``) picks a GPU per worker."""
+        if rank is not None and isinstance(self.metric, str) and "device" not in self.options:
+            device = _device_for_rank(rank)
+            if device is not None:
+                self.options["device"] = device
+        if os.getpid() != self._origin_pid:
+            _single_thread_worker()
+        missing = [c for c in (self.prediction_column, self.reference_column, self.source_column) if c and c not in batch]
+        if missing:
+            raise KeyError(f"column(s) {missing} not in the dataset (columns: {sorted(batch)})")
+        result = self.scorer.compute(
+            list(batch[self.prediction_column]),
+            references=list(batch[self.reference_column]) if self.reference_column else None,
+            sources=list(batch[self.source_column]) if self.source_column else None,
+        )
+        sep = "_" if self.output_prefix else ""
+        return {f"{self.output_prefix}{sep}{name}": values for name, values in result.columns().items()}
+
+    def __repr__(self) -> str:
+        return f"map_function({self.metric!r}, prefix={self.output_prefix!r})"
+
+
+def _single_thread_worker() -> None:
+    """Use one intra-op thread in a ``num_proc`` worker.
+
+    A worker forked from a process whose torch already ran OpenMP-parallel ops hangs on its own
+    first parallel op (the OpenMP pool does not survive fork); one thread per worker avoids the
+    pool and is what the workers should use anyway, since they share the cores.
+    """
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def _device_for_rank(rank: int) -> Optional[str]:
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+        return f"cuda:{rank % torch.cuda.device_count()}"
+    return None
+
+
+def map_function(
+    metric: Union[str, Scorer],
+    prediction_column: str = "prediction",
+    reference_column: Optional[str] = "reference",
+    source_column: Optional[str] = None,
+    prefix: Optional[str] = None,
+    **options: Any,
+) -> ScoreColumns:
+    """A function for ``Dataset.map(fn, batched=True)`` adding one column per score.
+
+    ``metric`` is a spec for :func:`nlgscore.registry.load` (``"bertscore:minilm"``,
+    ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) with ``options`` for its constructor, or a
+    ready :class:`~nlgscore.base.Scorer` (pickled whole into each worker, so prefer a spec with
+    ``num_proc > 1``). Columns are ``<prefix>_<name>`` for every column of the result (e.g.
+    ``bertscore_precision``, ``bertscore_recall``, ``bertscore_f1``); ``prefix`` defaults to the
+    metric name, ``""`` gives bare names. The reference column may hold strings or lists of
+    strings (multiple references); set ``reference_column=None`` for source-only metrics
+    (``prism:src``). With ``with_rank=True`` on a GPU machine, worker *k* uses GPU ``k % n``.
+    """
+    return ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)

@@ -1,0 +1,75 @@
+"""nlgscore.integrations.datasets.map_function with a real datasets.Dataset and the MiniLM model."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+datasets = pytest.importorskip("datasets")
+
+from nlgscore.integrations.datasets import map_function  # noqa: E402
+
+PREDS = ["it is freezing today", "the cat sat", "", "a dog barks loudly", "hello world"]
+REFS = ["the weather is cold today", "a cat was sitting", "something", "dogs bark", "hello world"]
+SPEC = "bertscore:minilm:L4"  # the same model and layer as the session's minilm_scorer
+
+
+@pytest.fixture(scope="module")
+def table():
+    return datasets.Dataset.from_dict({"prediction": PREDS, "reference": REFS, "id": list(range(len(PREDS)))})
+
+
+def test_columns_equal_direct_scores_for_any_batch_size(table, minilm_scorer):
+    expected = minilm_scorer.score(PREDS, REFS)
+    for batch_size in (2, 1000):  # each map pickles the scorer to fingerprint it: keep these few
+        out = table.map(map_function(minilm_scorer), batched=True, batch_size=batch_size)
+        assert out.column_names == ["prediction", "reference", "id", "bertscore_precision", "bertscore_recall", "bertscore_f1"]
+        for name in ("precision", "recall", "f1"):
+            np.testing.assert_allclose(out[f"bertscore_{name}"], getattr(expected, name), atol=1e-6)
+        assert out["id"] == list(range(len(PREDS)))  # rows keep their order
+
+
+def test_function_is_light_and_picklable():
+    fn = map_function(SPEC, prefix="bs")
+    blob = pickle.dumps(fn)
+    assert len(blob) < 2000  # the spec travels to the workers, not the model
+    clone = pickle.loads(blob)
+    assert clone.output_prefix == "bs" and clone.metric == SPEC
+
+
+def test_num_proc_2_matches_single_process(table, minilm_scorer):
+    out = table.map(map_function(SPEC), batched=True, batch_size=2, num_proc=2)
+    expected = minilm_scorer.score(PREDS, REFS)
+    np.testing.assert_allclose(out["bertscore_f1"], expected.f1, atol=1e-6)
+    assert out["id"] == list(range(len(PREDS)))
+
+
+def test_model_loaded_once_per_process():
+    from nlgscore.integrations import datasets as integration
+
+    fn = map_function("bertscore:minilm", num_layers=2)
+    fn({"prediction": ["a"], "reference": ["b"]})
+    first = fn.scorer
+    map_function("bertscore:minilm", num_layers=2)({"prediction": ["c"], "reference": ["d"]})
+    assert map_function("bertscore:minilm", num_layers=2).scorer is first
+    assert sum(s is first for s in integration._SCORERS.values()) == 1
+
+
+def test_multi_reference_column_and_bare_names(minilm_scorer):
+    refs = [["the weather is cold today", "it is cold"], ["a cat was sitting"]]
+    out = map_function(minilm_scorer, prefix="")({"prediction": PREDS[:2], "reference": refs})
+    assert set(out) == {"precision", "recall", "f1"}
+    np.testing.assert_allclose(out["f1"], minilm_scorer.score(PREDS[:2], refs).f1, atol=1e-6)
+
+
+def test_bad_arguments():
+    with pytest.raises(KeyError, match="hypothesis"):
+        map_function(SPEC, prediction_column="hypothesis")({"prediction": ["a"], "reference": ["b"]})
+    with pytest.raises(TypeError, match="metric"):
+        map_function(42)
+    with pytest.raises(ValueError, match="unknown metric"):
+        map_function("bleu")
+    with pytest.raises(ValueError, match="reference_column"):
+        map_function(SPEC, reference_column=None)
