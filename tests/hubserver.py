@@ -7,7 +7,7 @@ client checks (``X-Repo-Commit``, ``ETag``, ``X-Error-Code``), so that ``snapsho
 * ``GET /api/{models,datasets,spaces}/{repo}[/revision/{rev}]`` repo info (commit sha, siblings)
 * ``GET /api/{type}s/{repo}/tree/{rev}``                        file listing
 * ``HEAD``/``GET /[datasets/|spaces/]{repo}/resolve/{rev}/{path}`` file metadata / content
-* ``POST /api/repos/create``, ``POST /api/{type}s/{repo}/preupload/{rev}``, ``POST .../commit/{rev}``
+* ``POST /api/repos/create``, ``/api/validate-yaml``, ``/api/{type}s/{repo}/preupload/{rev}``, ``.../commit/{rev}``
 
 Only 127.0.0.1 is bound, and the server shuts itself down after ``lifetime`` seconds, so a test
 that forgets to stop it cannot leave it running.
@@ -166,6 +166,8 @@ def _make_handler(hub: HubServer) -> type:
             body = self._body()
             if path == "/api/repos/create":
                 return self._create(json.loads(body))
+            if path == "/api/validate-yaml":
+                return self._validate_yaml(json.loads(body)["content"])
             match = _API.match(path)
             if not match or match.group(3) not in ("preupload", "commit"):
                 return self._error("NotFound")
@@ -217,6 +219,18 @@ def _make_handler(hub: HubServer) -> type:
                 return self._error("EntryNotFound", sha=repo["sha"], head=head)
             headers = {"X-Repo-Commit": repo["sha"], "ETag": f'"{git_blob_sha(data)}"', "Content-Type": "application/octet-stream"}
             self._send(200, data, headers, head=head)
+
+        def _validate_yaml(self, content: str) -> None:
+            """Check a README's YAML header the way the Hub does before a commit that changes it."""
+            import yaml
+
+            match = re.match(r"^---\n(.*?)\n---\n", content, re.S)
+            try:
+                if match:
+                    yaml.safe_load(match.group(1))
+            except yaml.YAMLError as err:
+                return self._json(400, {"errors": [{"message": f"invalid YAML: {err}"}], "warnings": []})
+            self._json(200, {"errors": [], "warnings": []})
 
         def _create(self, payload: dict) -> None:
             repo_type = payload.get("type") or "model"
