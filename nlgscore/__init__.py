@@ -16,8 +16,13 @@ _LAZY = {
     "bertscore": ("nlgscore.bertscore", None),  # the module, callable as the one-shot function
     "PrismScorer": ("nlgscore.prism", "PrismScorer"),
     "BARTScorer": ("nlgscore.bartscore", "BARTScorer"),
+    "PrismResult": ("nlgscore.prism", "PrismResult"),
+    "BARTScoreResult": ("nlgscore.bartscore", "BARTScoreResult"),
+    "Result": ("nlgscore.result", "Result"),
+    "Signature": ("nlgscore.signature", "Signature"),
     "load": ("nlgscore.registry", "load"),
     "map_function": ("nlgscore.integrations.datasets", "map_function"),
+    "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),
 }
 
 __all__ = ["__version__", *_LAZY]
