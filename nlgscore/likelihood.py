@@ -7,9 +7,9 @@ because of four things, none of which changes a number beyond float rounding:
 * identical (source, target) pairs are computed once;
 * pairs are sorted by length and packed into token-budget batches (``nlgscore.batching``), so
   little padding is computed; a CUDA out-of-memory error halves the budget and retries;
-* pairs sharing a source (one reference against many candidates) sit next to each other, the
-  encoder runs once per distinct source of a batch, and its states are expanded with
-  ``index_select`` for the decoder; states of a source whose pairs span two batches are reused;
+* a recurring source (one reference against many candidates) is encoded once: the encoder runs
+  on the distinct sources of a batch, its states are expanded with ``index_select`` for the
+  decoder, and states of sources with pairs left in later batches stay in a bounded cache;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
 >>> from nlgscore.models import resolve
@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import math
+from collections import Counter, OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -36,6 +37,9 @@ from nlgscore.models import ResolvedModel
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
 DEFAULT_LIKELIHOOD_TOKENS = 2 * DEFAULT_MAX_TOKENS
+# Encoder states kept for recurring sources, in batch budgets of source tokens (bart-large,
+# fp32, CPU default: 16k tokens x 4 KB = 64 MB).
+CACHE_BUDGETS = 4
 
 
 def check_seq2seq(model: Any, name: str = "model") -> None:
@@ -109,15 +113,12 @@ def target_logprobs(
     if not distinct:
         return []
     source_keys, source_of = unique([s for s, _ in distinct])
-    # All pairs of one source get the same length key (source + its longest target), so the
-    # stable sort keeps them adjacent and the budget is still an upper bound on padded tokens.
-    longest_target: Dict[int, int] = {}
-    for k, (_, tgt) in zip(source_of, distinct):
-        longest_target[k] = max(longest_target.get(k, 0), len(tgt))
-    lengths = [len(source_keys[k]) + longest_target[k] for k in source_of]
-
+    # Batches are planned on each pair's own cost (source + target tokens), so padding stays small
+    # on both sides; pairs sharing a source and a length are adjacent (group key), and a recurring
+    # source's encoder states are kept until its last pair is scored (see _Engine).
+    lengths = [len(s) + len(t) for s, t in distinct]
     results: List[Optional[np.ndarray]] = [None] * len(distinct)
-    engine = _Engine(model, pad_id, decoder_start_id, float(temperature))
+    engine = _Engine(model, pad_id, decoder_start_id, float(temperature), Counter(source_of), CACHE_BUDGETS * max_tokens)
 
     def process(batch: List[int]) -> None:
         scored = engine.run([source_of[i] for i in batch], source_keys, [distinct[i][1] for i in batch])
@@ -129,28 +130,48 @@ def target_logprobs(
 
 
 class _Engine:
-    """One model's forward passes; keeps the encoder states of the previous batch's sources."""
+    """One model's forward passes, with a cache of encoder states of sources still to be scored.
 
-    def __init__(self, model: Any, pad_id: int, decoder_start_id: int, temperature: float) -> None:
+    A cached source is dropped as soon as its last pair is done, and the least recently used
+    ones are dropped beyond ``cache_tokens`` source tokens, so memory stays bounded.
+    """
+
+    def __init__(self, model: Any, pad_id: int, decoder_start_id: int, temperature: float, pending: Counter, cache_tokens: int) -> None:
         self.model = model
         self.pad_id = pad_id
         self.decoder_start_id = decoder_start_id
         self.temperature = temperature
         self.device = next(model.parameters()).device
-        self.cache: Dict[int, Any] = {}  # source index -> unpadded encoder states [len, dim]
+        self.pending = pending  # source index -> pairs not yet scored
+        self.cache_tokens = cache_tokens
+        self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
+        self.cached = 0
 
     def encode(self, keys: List[int], source_keys: List[Tuple[int, ...]]) -> Dict[int, Any]:
-        todo = [k for k in keys if k not in self.cache]
         states = {k: self.cache[k] for k in keys if k in self.cache}
+        todo = [k for k in keys if k not in states]
         if todo:
             ids, mask = _pad([source_keys[k] for k in todo], self.pad_id, self.device)
             hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
             for row, k in enumerate(todo):
                 states[k] = hidden[row, : len(source_keys[k])]
-        # Only the previous batch is kept: pairs of a source are adjacent, so a source spans at
-        # most consecutive batches, and memory stays bounded by one batch of states.
-        self.cache = states
         return states
+
+    def done(self, src_index: List[int], states: Dict[int, Any]) -> None:
+        """Book a scored batch: drop finished sources, cache the others (called after success)."""
+        for k in src_index:
+            self.pending[k] -= 1
+        for k, value in states.items():
+            if self.pending[k] <= 0:
+                if k in self.cache:
+                    self.cached -= self.cache.pop(k).shape[0]
+            elif k in self.cache:
+                self.cache.move_to_end(k)
+            else:
+                self.cache[k] = value.clone()  # a view would keep the whole batch tensor alive
+                self.cached += value.shape[0]
+        while self.cached > self.cache_tokens and self.cache:
+            self.cached -= self.cache.popitem(last=False)[1].shape[0]
 
     def run(self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]) -> List[np.ndarray]:
         import torch
@@ -181,6 +202,7 @@ class _Engine:
             ).logits
             valid = label_mask.bool()
             values = _normalise(logits[valid], labels[valid], self.temperature)
+            self.done(src_index, states)
         out, start = [], 0
         for tgt in tgts:
             out.append(values[start : start + len(tgt)])

@@ -101,8 +101,6 @@ def test_encoder_runs_once_per_source(loaded, pairs, expected):
     """A recurring source is encoded once even when its pairs span several batches."""
     model, _ = loaded
     rows = []
-    handle = model.get_encoder().register_forward_hook(lambda mod, args, kwargs_out: None)
-    handle.remove()
     handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
     try:
         # Budget of ~2 pairs: the 8 pairs of a source span several consecutive batches.
@@ -191,3 +189,19 @@ def test_half_precision_logits_normalised_in_float32(loaded):
     got = target_logprobs(half, [ids[0]], [ids[1]], pad_id=1, decoder_start_id=2)[0]
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, ref, atol=0.1)
+
+
+def test_encoder_cache_bounded(loaded, pairs, expected, monkeypatch):
+    """With no room to cache, recurring sources are re-encoded and results are unchanged."""
+    import nlgscore.likelihood as likelihood
+
+    model, _ = loaded
+    monkeypatch.setattr(likelihood, "CACHE_BUDGETS", 0)
+    rows = []
+    handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=60)
+    finally:
+        handle.remove()
+    assert_close(got, expected)
+    assert sum(rows) > len(TEXTS)
