@@ -97,18 +97,23 @@ def test_temperature(loaded, pairs):
     assert not np.allclose(got[0], plain(model, srcs[0], tgts[0]))
 
 
-def test_encoder_runs_once_per_source(loaded, pairs, expected):
-    """A recurring source is encoded once even when its pairs span several batches."""
-    model, _ = loaded
+def encoded_rows(model, pairs, **options):
+    """Run target_logprobs on ``pairs`` (budget of ~2 pairs a batch, so the 8 pairs of a source
+    span several batches); return the results and the number of sources the encoder saw."""
     rows = []
     handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
     try:
-        # Budget of ~2 pairs: the 8 pairs of a source span several consecutive batches.
-        got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=60)
+        got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=60, **options)
     finally:
         handle.remove()
+    return got, sum(rows)
+
+
+def test_encoder_runs_once_per_source(loaded, pairs, expected):
+    """A recurring source is encoded once even when its pairs span several batches."""
+    got, encoded = encoded_rows(loaded[0], pairs)
     assert_close(got, expected)
-    assert sum(rows) == len(TEXTS)
+    assert encoded == len(TEXTS)
 
 
 def test_duplicate_pairs_computed_once(loaded):
@@ -195,13 +200,7 @@ def test_encoder_cache_bounded(loaded, pairs, expected, monkeypatch):
     """With no room to cache, recurring sources are re-encoded and results are unchanged."""
     import nlgscore.likelihood as likelihood
 
-    model, _ = loaded
     monkeypatch.setattr(likelihood, "CACHE_BUDGETS", 0)
-    rows = []
-    handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
-    try:
-        got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=60)
-    finally:
-        handle.remove()
+    got, encoded = encoded_rows(loaded[0], pairs)
     assert_close(got, expected)
-    assert sum(rows) > len(TEXTS)
+    assert encoded > len(TEXTS)
