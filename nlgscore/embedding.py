@@ -23,6 +23,7 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 from nlgscore.models import ResolvedModel, resolve, resolve_device, resolve_dtype
+from nlgscore.packed_encoder import PackedEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,8 @@ class Encoder:
         self.zero_weight_ids = sorted({i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None})
         self.vocab_size = max(len(tokenizer), getattr(model.config, "vocab_size", 0) or 0)
         self.truncated_stack = False
+        # Unpadded forward of the truncated stack where the architecture allows it (see packed_encoder).
+        self.packed: Optional[PackedEncoder] = None
         self.total_layers = num_layers  # set by load(): layers of the full model
 
     @classmethod
@@ -160,6 +163,8 @@ class Encoder:
         encoder.total_layers = total
         if not all_layers:
             encoder.truncated_stack = encoder._truncate(total)
+            if encoder.truncated_stack:
+                encoder.packed = PackedEncoder.build(model)
         return encoder
 
     @staticmethod
@@ -228,13 +233,16 @@ class Encoder:
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         hidden_states = self.all_layers or not self.truncated_stack
         with torch.inference_mode():
-            out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden_states)
-            if self.all_layers:
-                emb = torch.stack(out.hidden_states, dim=1)
-            elif hidden_states:
-                emb = out.hidden_states[self.num_layers]
+            if self.packed is not None:
+                emb = self.packed(input_ids, mask)
             else:
-                emb = out[0]
+                out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden_states)
+                if self.all_layers:
+                    emb = torch.stack(out.hidden_states, dim=1)
+                elif hidden_states:
+                    emb = out.hidden_states[self.num_layers]
+                else:
+                    emb = out[0]
             emb = emb.float()
             emb = emb / emb.norm(dim=-1, keepdim=True)
             shape = (mask.shape[0], 1, mask.shape[1], 1) if self.all_layers else (mask.shape[0], mask.shape[1], 1)

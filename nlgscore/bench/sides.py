@@ -2,7 +2,7 @@
 
 Every side is built from a plain dict (so a child process can build it) and exposes
 ``score(cands_or_srcs, refs_or_tgts) -> List[float]`` (BERTScore F1 or BARTScore), plus
-``fresh()`` for a new instance with cold caches.
+``fresh(cache_references)``: the same loaded scorer with empty caches.
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ class NlgscoreBert:
         return _floats(self.scorer.score(list(cands), list(refs)).f1)
 
     def fresh(self, cache_references: bool) -> "NlgscoreBert":
-        return NlgscoreBert(self.spec, cache_references=cache_references)
+        """This scorer (already warm, like bert_score's) with an empty cache, switched on or off."""
+        self.scorer.clear_reference_cache()
+        self.scorer.cache_references = cache_references
+        return self
 
 
 class BertScoreReference:
@@ -65,7 +68,7 @@ class BertScoreReference:
         return _floats(f1)
 
     def fresh(self, cache_references: bool) -> "BertScoreReference":
-        return self
+        return self  # stateless between calls
 
 
 class NlgscoreBart:

@@ -155,7 +155,7 @@ class _State:
         return out
 
     def do_sequence(self, calls: Sequence[Sequence[str]], cache_references: bool, keep_scores: bool = False) -> Dict[str, Any]:
-        """Several calls in a row on one fresh scorer (the training-loop case); timed together."""
+        """Several calls in a row, caches emptied first (the training-loop case); timed together."""
         side = self.side.fresh(cache_references=cache_references)
         seconds = 0.0
         scores: List[List[float]] = []
@@ -163,7 +163,7 @@ class _State:
             out = self._timed(side, first, second)
             seconds += out["seconds"]
             scores.append(out["scores"])
-        del side
+        self.side.fresh(cache_references=False)  # back to the plain scorer, cache freed
         return {"seconds": seconds, "scores": scores if keep_scores else None}
 
     def do_matmul(self, shapes: Sequence[Sequence[int]], dtype: str = "float32") -> Dict[str, Any]:
