@@ -36,7 +36,7 @@ def ranks(tmp_path_factory):
 
 
 def test_bertscore_two_processes_equal_one(ranks, minilm_scorer):
-    seen, handle = rows_seen(minilm_scorer.encoder.model)
+    seen, handle = rows_seen(minilm_scorer.encoder.model.embeddings)
     try:
         single = minilm_scorer.score(CANDS, REFS)
     finally:

@@ -25,7 +25,8 @@ def tokenizer():
 def count_encoded_texts(scorer):
     """Spy on the encoder's real forward (it still runs): rows of every input batch."""
     seen = []
-    handle = scorer.encoder.model.register_forward_pre_hook(lambda module, args, kwargs: seen.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True)
+    # The embeddings run in both the packed and the stock forward, so they count every encoded row.
+    handle = scorer.encoder.model.embeddings.register_forward_pre_hook(lambda module, args, kwargs: seen.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True)
     return seen, handle
 
 
