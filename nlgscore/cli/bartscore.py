@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from nlgscore.cli.bertscore import read_lines
+from nlgscore.cli.options import add_runtime_options, check_aligned, read_lines
 
 
 def register(subparsers) -> None:
@@ -34,13 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--prompt", default=None, help="a prompt, or ref_hyp / src_hyp for the paper's prompt sets")
     parser.add_argument("--prompt-side", choices=PROMPT_SIDES, default="encoder", help="encoder suffix or decoder prefix")
     parser.add_argument("--agg", choices=AGGREGATIONS, default="mean", help="over multiple references (default: mean)")
-    parser.add_argument("-b", "--batch-size", type=int, default=None, help="most pairs per batch (default: token budget only)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="encoder + decoder tokens per batch")
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available)")
-    parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
-    parser.add_argument("--seg", action="store_true", help="also print the score of every line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar on stderr (default: on)")
+    add_runtime_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -50,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
     cands = read_lines(args.cands, "candidate")
     ref_sets = [read_lines(path, "reference") for path in args.refs]
     srcs = read_lines(args.srcs, "source") if args.srcs is not None else None
-    for path, lines in [*zip(args.refs, ref_sets), *([(args.srcs, srcs)] if srcs is not None else [])]:
-        if len(lines) != len(cands):
-            raise ValueError(f"{path} has {len(lines)} lines but {args.cands} has {len(cands)}")
+    check_aligned((args.cands, cands), [*zip(args.refs, ref_sets), (args.srcs, srcs)])
     direction = args.direction or ("src" if srcs is not None and not ref_sets else "f")
     if direction == "src" and srcs is None:
         raise ValueError("--direction src needs a source file (-s)")

@@ -12,7 +12,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import List
+
+from nlgscore.cli.options import add_runtime_options, check_aligned, read_lines
 
 
 def register(subparsers) -> None:
@@ -30,22 +31,9 @@ def register(subparsers) -> None:
     parser.add_argument("--idf", action="store_true", help="idf weighting from the references")
     parser.add_argument("--rescale", action="store_true", help="rescale with the baseline (needs --lang or --baseline-path)")
     parser.add_argument("--baseline-path", default=None, help="baseline file (LAYER,P,R,F rows)")
-    parser.add_argument("-b", "--batch-size", type=int, default=64, help="most sentences per batch (default: 64)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="padded tokens per batch (default: 2048 on CPU)")
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available)")
-    parser.add_argument("-s", "--seg", action="store_true", help="also print P, R, F of every line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar on stderr (default: on)")
+    add_runtime_options(parser, batch_size=64, batch_help="most sentences per batch (default: 64)",
+                        tokens_help="padded tokens per batch (default: 2048 on CPU)", seg_short=True)
     parser.set_defaults(func=run)
-
-
-def read_lines(path: Path, what: str) -> List[str]:
-    """Lines of a text file; a missing file is an error (never read as literal text)."""
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    # Split on "\n" only: other Unicode line separators may sit inside a segment.
-    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,14 +41,12 @@ def run(args: argparse.Namespace) -> int:
 
     cands = read_lines(args.cands, "candidate")
     ref_sets = [read_lines(path, "reference") for path in args.refs]
-    for path, refs in zip(args.refs, ref_sets):
-        if len(refs) != len(cands):
-            raise ValueError(f"{path} has {len(refs)} lines but {args.cands} has {len(cands)}")
+    check_aligned((args.cands, cands), list(zip(args.refs, ref_sets)))
     refs = [list(group) for group in zip(*ref_sets)] if len(ref_sets) > 1 else ref_sets[0]
     scorer = BERTScorer(
         model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
         rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, device=args.device,
-        batch_size=args.batch_size, max_tokens=args.max_tokens, progress=args.progress,
+        batch_size=args.batch_size, max_tokens=args.max_tokens, dtype=args.dtype, progress=args.progress,
     )
     result = scorer.score(cands, refs)
     system = result.system

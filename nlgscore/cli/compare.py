@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import List
 
+from nlgscore.cli.options import check_aligned, read_lines
 from nlgscore.meta.resample import DEFAULT_SEED, compare_systems_bootstrap, compare_systems_randomization
 from nlgscore.meta.scoring import segment_scores
 
@@ -41,23 +41,13 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run, test="bs")
 
 
-def _read_lines(path: Path, what: str) -> List[str]:
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    # One segment per line; split on "\n" only so other Unicode separators stay inside segments.
-    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
-
-
 def run(args: argparse.Namespace) -> int:
     if len(args.cand) < 2:
         raise ValueError("give a baseline and at least one system: -c BASELINE -c SYSTEM [...]")
-    refs = _read_lines(args.refs, "reference")
-    srcs = _read_lines(args.srcs, "source") if args.srcs else None
-    outputs = [_read_lines(path, "system") for path in args.cand]
-    for path, lines in [(args.srcs, srcs)] + list(zip(args.cand, outputs)):
-        if lines is not None and len(lines) != len(refs):
-            raise ValueError(f"{path} has {len(lines)} lines but {args.refs} has {len(refs)}")
+    refs = read_lines(args.refs, "reference")
+    srcs = read_lines(args.srcs, "source") if args.srcs else None
+    outputs = [read_lines(path, "system") for path in args.cand]
+    check_aligned((args.refs, refs), [(args.srcs, srcs), *zip(args.cand, outputs)])
     scores = []
     signature = ""
     for lines in outputs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 

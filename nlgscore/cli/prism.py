@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from nlgscore.cli.bertscore import read_lines
+from nlgscore.cli.options import add_runtime_options, check_aligned, read_lines
 
 
 def register(subparsers) -> None:
@@ -30,13 +30,7 @@ def register(subparsers) -> None:
     parser.add_argument("--checkpoint", default=None, help="Hub id or folder (default: the m39v1 model, dariast/prism)")
     parser.add_argument("--revision", default=None, help="Hub revision of --checkpoint")
     parser.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default: 1.0)")
-    parser.add_argument("-b", "--batch-size", type=int, default=None, help="most pairs per batch (default: token budget only)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="encoder + decoder tokens per batch")
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available)")
-    parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
-    parser.add_argument("--seg", action="store_true", help="also print the score of every line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar on stderr (default: on)")
+    add_runtime_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -47,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
     given = [(path, read_lines(path, "reference")) for path in args.refs or []]
     if args.srcs is not None:
         given.append((args.srcs, read_lines(args.srcs, "source")))
-    for path, lines in given:
-        if len(lines) != len(cands):
-            raise ValueError(f"{path} has {len(lines)} lines but {args.cands} has {len(cands)}")
+    check_aligned((args.cands, cands), given)
     scorer = PrismScorer(
         checkpoint=args.checkpoint, lang=args.lang, temperature=args.temperature, device=args.device,
         batch_size=args.batch_size, max_tokens=args.max_tokens, dtype=args.dtype, revision=args.revision,
