@@ -43,8 +43,9 @@ CPU_MAX_TOKENS = 2048
 GPU_MAX_TOKENS = 16384
 # Padded tokens of distinct texts embedded before their pairs are matched and freed.
 CHUNK_TOKENS_PER_BUDGET = 32
-# Elements of one (pairs x cand tokens x ref tokens) similarity block per matching batch.
-MATCH_BUDGET = 1 << 22
+# Elements of one matching batch's padded blocks: (pairs x cand tokens x ref tokens) similarities
+# plus (pairs x tokens x hidden) embeddings; 1 << 23 fp32 elements = 32 MiB.
+MATCH_BUDGET = 1 << 23
 
 
 @dataclass
@@ -332,9 +333,10 @@ class BERTScorer(Scorer):
 
         weights = weights.to(self.encoder.device)
         # The chunk is ordered by reference; matching wants pairs of similar shape side by side.
-        chunk = sorted(chunk, key=lambda i: (-len(ids[ref_u[i]]), -len(ids[hyp_u[i]])))
-        cost = [len(ids[hyp_u[i]]) * len(ids[ref_u[i]]) * self._layer_count() for i in chunk]
-        for batch in _match_batches(cost, MATCH_BUDGET):
+        chunk = sorted(chunk, key=lambda i: -(len(ids[ref_u[i]]) + len(ids[hyp_u[i]])))
+        shapes = [(len(ids[hyp_u[i]]), len(ids[ref_u[i]])) for i in chunk]
+        width = next(iter(embeddings.values())).shape[-1]
+        for batch in _match_batches(shapes, width, MATCH_BUDGET // self._layer_count()):
             pairs = [chunk[k] for k in batch]
             hyp = self._padded([hyp_u[i] for i in pairs], ids, embeddings, weights)
             ref = self._padded([ref_u[i] for i in pairs], ids, embeddings, weights)
@@ -394,17 +396,23 @@ class BERTScorer(Scorer):
         )
 
 
-def _match_batches(cost: List[int], budget: int) -> List[List[int]]:
-    """Consecutive groups (the chunk is already length-sorted) whose summed cost stays in budget."""
+def _match_batches(shapes: List[Tuple[int, int]], width: int, budget: int) -> List[List[int]]:
+    """Consecutive groups whose *padded* blocks stay within ``budget`` elements.
+
+    A group of ``n`` pairs padded to ``(h, r)`` tokens builds an ``n·h·r`` similarity block and
+    ``n·(h+r)·width`` padded embeddings; budgeting the sum of the pairs' own sizes instead let
+    one group pad 2,000 pairs to the longest sentence (about 1 GB on WMT kk-en).
+    """
     batches: List[List[int]] = []
     current: List[int] = []
-    total = 0
-    for k, c in enumerate(cost):
-        if current and total + c > budget:
+    longest_h = longest_r = 0
+    for k, (h, r) in enumerate(shapes):
+        new_h, new_r = max(longest_h, h), max(longest_r, r)
+        if current and (len(current) + 1) * (new_h * new_r + (new_h + new_r) * width) > budget:
             batches.append(current)
-            current, total = [], 0
+            current, new_h, new_r = [], h, r
         current.append(k)
-        total += c
+        longest_h, longest_r = new_h, new_r
     if current:
         batches.append(current)
     return batches

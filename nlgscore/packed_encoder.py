@@ -83,9 +83,11 @@ class PackedEncoder:
         keep = mask.reshape(-1).nonzero().squeeze(1)  # flat positions of the real tokens
         x = hidden.reshape(batch * length, width).index_select(0, keep)
         attn_mask = mask.bool()[:, None, None, :]
+        # One zeroed buffer per batch: every layer overwrites the real rows, padding rows stay 0
+        # (uninitialised padding could hold NaN, and 0 attention weight x NaN is NaN).
+        padded = x.new_zeros(batch * length, 3 * width)
         for qkv_weight, qkv_bias, out_dense, out_norm, up, act, down, norm in self.layers:
-            qkv = F.linear(x, qkv_weight, qkv_bias)
-            padded = x.new_zeros(batch * length, qkv.shape[1]).index_copy_(0, keep, qkv)
+            padded.index_copy_(0, keep, F.linear(x, qkv_weight, qkv_bias))
             q, k, v = padded.view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
             context = context.transpose(1, 2).reshape(batch * length, width).index_select(0, keep)

@@ -11,7 +11,7 @@ import pytest
 
 from nlgscore.bench import BenchConfig, evaluate_targets, render_markdown, run_benchmark, write_markdown
 from nlgscore.bench.data import load_pairs
-from nlgscore.bench.flops import count_layer_calls, layer_flops, useful_flops
+from nlgscore.bench.flops import count_encoder_batches, layer_flops, useful_flops
 
 GOLDEN_BART = str(Path(__file__).parent / "golden" / "tiny-bart")
 
@@ -67,9 +67,9 @@ def test_layer_flops_counts_the_real_layers():
 
     config = BertConfig(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=64, vocab_size=100)
     model = BertModel(config).eval()
-    with count_layer_calls(32, 64) as count, torch.inference_mode():
+    with count_encoder_batches(32, 64, layers=3) as count, torch.inference_mode():
         model(torch.ones(2, 7, dtype=torch.long))
-    assert count.calls == 3 and count.tokens == 3 * 14
+    assert count.forwards == 1 and count.tokens == 14
     assert count.flops == 3 * layer_flops(2, 7, 32, 64)
     assert useful_flops([7, 7], 3, 32, 64) == count.flops  # no padding: useful == executed
 

@@ -8,9 +8,9 @@ Two FLOP counts are reported:
 
 * *useful*: every distinct sentence encoded once, without padding: the work any exact BERTScore
   implementation must do;
-* *executed*: what was run, read from the shapes of the hidden states entering each encoder layer
-  (padding, duplicates and extra layers included). For packed (unpadded) batches the attention
-  term is over-counted, which is about 1% of a layer at 25-token sentences.
+* *executed*: what was run, read from the padded shape of every batch entering the encoder
+  (padding and duplicates included). For nlgscore's packed forward, whose projections skip the
+  padding, this is an upper bound.
 
 Per layer and sequence of length ``L`` (hidden ``H``, feed-forward ``I``), counting a multiply-add
 as 2 FLOPs: Q/K/V/O projections ``8·L·H²``, feed-forward ``4·L·H·I``, scores and weighted sum
@@ -52,47 +52,41 @@ def useful_flops(lengths: Iterable[int], num_layers: int, hidden: int, intermedi
 
 @dataclass
 class LayerCount:
-    """What the encoder layers were asked to do while a :func:`count_layer_calls` block ran."""
+    """What the encoder was asked to do while a :func:`count_encoder_batches` block ran."""
 
-    calls: int = 0
-    tokens: int = 0  # batch × length, summed over layer calls
-    flops: int = 0
+    forwards: int = 0
+    tokens: int = 0  # batch × length (padding included), summed over forward passes
+    flops: int = 0  # ``layers`` encoder layers on each of those padded batches
 
     def as_dict(self) -> Dict[str, int]:
-        return {"layer_calls": self.calls, "layer_tokens": self.tokens, "flops": self.flops}
-
-
-def _is_encoder_layer(module: Any) -> bool:
-    # Transformer blocks are named *Layer in transformers (BertLayer, RobertaLayer,
-    # BartEncoderLayer); their sub-modules (BertAttention, BertIntermediate, ...) are not.
-    name = type(module).__name__
-    return name.endswith("Layer") and not name.endswith(("NormLayer", "EmbeddingLayer"))
+        return {"forwards": self.forwards, "padded_tokens": self.tokens, "flops": self.flops}
 
 
 @contextmanager
-def count_layer_calls(hidden: int, intermediate: int) -> Iterator[LayerCount]:
-    """Count every encoder-layer call (any model) made inside the block, from its input shape.
+def count_encoder_batches(hidden: int, intermediate: int, layers: int) -> Iterator[LayerCount]:
+    """Count the padded batches entering the encoder inside the block (any library, any model).
 
-    A global forward pre-hook sees the modules of whichever library runs the model, so the same
-    counter measures nlgscore and bert_score without knowing where either keeps its model. It
-    costs a Python call per module call, so timed runs are made outside this block.
+    A global forward hook sees the ``*Embeddings`` module (BertEmbeddings, RobertaEmbeddings, ...)
+    that starts every forward pass, whichever library runs the model and however it runs the
+    layers after it (transformers' own layers, or nlgscore's packed forward), and reads the
+    ``(batch, length, hidden)`` shape of its output. It costs a Python call per module call, so
+    timed runs are made outside this block.
     """
     import torch
 
     count = LayerCount()
 
-    def hook(module: Any, args: Tuple[Any, ...]) -> None:
-        if not args or not _is_encoder_layer(module):
+    def hook(module: Any, args: Tuple[Any, ...], output: Any) -> None:
+        if not type(module).__name__.endswith("Embeddings"):
             return
-        states = args[0]
-        if not isinstance(states, torch.Tensor) or states.dim() != 3 or states.shape[-1] != hidden:
+        if not isinstance(output, torch.Tensor) or output.dim() != 3 or output.shape[-1] != hidden:
             return
-        batch, length = int(states.shape[0]), int(states.shape[1])
-        count.calls += 1
+        batch, length = int(output.shape[0]), int(output.shape[1])
+        count.forwards += 1
         count.tokens += batch * length
-        count.flops += layer_flops(batch, length, hidden, intermediate)
+        count.flops += layers * layer_flops(batch, length, hidden, intermediate)
 
-    handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
+    handle = torch.nn.modules.module.register_module_forward_hook(hook)
     try:
         yield count
     finally:

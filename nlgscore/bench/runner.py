@@ -256,7 +256,7 @@ class Benchmark:
             for worker, label in zip(workers, labels):
                 self.progress(f"bertscore: warm-up and FLOP count, {label}")
                 worker.call("warmup", first="better", second="refs")
-                counted = worker.call("count", first="better", second="refs", hidden=hidden, intermediate=intermediate)
+                counted = worker.call("count", first="better", second="refs", hidden=hidden, intermediate=intermediate, layers=layers)
                 dtype = "float32" if label != "nlgscore" else cfg.dtype
                 section["sides"][label] = {"dtype": dtype, "scores": counted["scores"], "executed": counted["count"], "seconds": []}
             if "bertscore" in cfg.sections:

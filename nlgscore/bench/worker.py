@@ -140,11 +140,11 @@ class _State:
         """Score a few pairs: thread pools, allocator and kernels get their first-call costs out."""
         self.side.score(self.texts[first][:n], self.texts[second][:n])
 
-    def do_count(self, first: str, second: str, hidden: int, intermediate: int) -> Dict[str, Any]:
-        """One untimed run with the encoder-layer counter on (see :mod:`nlgscore.bench.flops`)."""
-        from nlgscore.bench.flops import count_layer_calls
+    def do_count(self, first: str, second: str, hidden: int, intermediate: int, layers: int) -> Dict[str, Any]:
+        """One untimed run with the encoder counter on (see :mod:`nlgscore.bench.flops`)."""
+        from nlgscore.bench.flops import count_encoder_batches
 
-        with count_layer_calls(hidden, intermediate) as count:
+        with count_encoder_batches(hidden, intermediate, layers) as count:
             scores = self.side.score(self.texts[first], self.texts[second])
         return {"count": count.as_dict(), "scores": scores}
 
