@@ -37,6 +37,9 @@ from nlgscore.models import ResolvedModel
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
 DEFAULT_LIKELIHOOD_TOKENS = 2 * DEFAULT_MAX_TOKENS
+# Seq2seq classes whose logits are exactly ``lm_head(model(...)[0]) (+ final_logits_bias)`` in
+# transformers (BART, mBART, Marian, M2M100, Pegasus), so the head can be applied to real tokens only.
+LM_HEAD_ON_REAL_TOKENS = ("bart", "mbart", "marian", "m2m_100", "pegasus")
 # Encoder states kept for recurring sources, in batch budgets of source tokens (bart-large,
 # fp32, CPU default: 16k tokens x 4 KB = 64 MB).
 CACHE_BUDGETS = 4
@@ -142,6 +145,8 @@ class _Engine:
         self.decoder_start_id = decoder_start_id
         self.temperature = temperature
         self.device = next(model.parameters()).device
+        # A wrapper (e.g. a test double) without the transformers layout takes the plain forward.
+        self.head_on_real_tokens = model.config.model_type in LM_HEAD_ON_REAL_TOKENS and hasattr(model, "lm_head") and hasattr(model, "model")
         self.pending = pending  # source index -> pairs not yet scored
         self.cache_tokens = cache_tokens
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
@@ -194,14 +199,19 @@ class _Engine:
             decoder_input[:, 0] = self.decoder_start_id
             decoder_input[:, 1:] = labels[:, :-1]
             decoder_input = decoder_input.masked_fill(label_mask == 0, self.pad_id)
-            logits = self.model(
-                encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
-                attention_mask=enc_mask,
-                decoder_input_ids=decoder_input,
-                use_cache=False,
-            ).logits
             valid = label_mask.bool()
-            values = _normalise(logits[valid], labels[valid], self.temperature)
+            inputs = {"encoder_outputs": BaseModelOutput(last_hidden_state=hidden), "attention_mask": enc_mask, "decoder_input_ids": decoder_input, "use_cache": False}
+            if self.head_on_real_tokens:
+                # The vocabulary projection is the largest matmul: run it on real target tokens
+                # only, not on the padding of the batch (same arithmetic as the model's forward).
+                decoded = self.model.model(**inputs).last_hidden_state[valid]
+                logits = self.model.lm_head(decoded)
+                bias = getattr(self.model, "final_logits_bias", None)
+                if bias is not None:
+                    logits = logits + bias.to(logits.device)
+            else:
+                logits = self.model(**inputs).logits[valid]
+            values = _normalise(logits, labels[valid], self.temperature)
             self.done(src_index, states)
         out, start = [], 0
         for tgt in tgts:

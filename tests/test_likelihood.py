@@ -120,7 +120,9 @@ def test_duplicate_pairs_computed_once(loaded):
     model, tok = loaded
     ids = tok(["A cat.", "A dog."])["input_ids"]
     calls = []
-    handle = model.register_forward_pre_hook(lambda mod, args, kwargs: calls.append(kwargs["decoder_input_ids"].shape[0]), with_kwargs=True)
+    # The inner encoder-decoder (model.model) runs on every path, also where the LM head is
+    # applied by target_logprobs itself to real tokens only.
+    handle = model.model.register_forward_pre_hook(lambda mod, args, kwargs: calls.append(kwargs["decoder_input_ids"].shape[0]), with_kwargs=True)
     try:
         out = target_logprobs(model, [ids[0]] * 5, [ids[1]] * 5, pad_id=1, decoder_start_id=2)
     finally:
