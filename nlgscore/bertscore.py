@@ -19,7 +19,7 @@ import sys
 import types
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -58,6 +58,8 @@ class BERTScoreResult(Result):
     precision: Any = None
     recall: Any = None
     f1: Any = None
+    # (scorer, candidates, grouped references) for plot(); not part of the scores
+    _source: Any = field(default=None, repr=False, compare=False)
 
     @property
     def system(self) -> Dict[str, Any]:
@@ -71,6 +73,20 @@ class BERTScoreResult(Result):
 
     def __len__(self) -> int:
         return int(np.asarray(self.f1).shape[-1])
+
+    def plot(self, i: int = 0, path: Optional[str] = None) -> Any:
+        """Heat-map of pair ``i``: token similarities, greedy matches, idf weights (needs matplotlib).
+
+        Draws with the scorer that produced this result; see :func:`nlgscore.plot.plot_pair`.
+        """
+        if self._source is None:
+            raise ValueError("this result does not keep its inputs (it was not returned by BERTScorer.score)")
+        from nlgscore.plot import plot_pair
+
+        scorer, cands, refs = self._source
+        if not 0 <= i < len(cands):
+            raise IndexError(f"pair index {i} out of range for {len(cands)} pairs")
+        return plot_pair(scorer, cands[i], refs[i], path)
 
 
 def default_model(lang: Optional[str]) -> str:
@@ -92,7 +108,10 @@ class BERTScorer(Scorer):
     """BERTScore scorer: load once, score many times. See the module docstring for an example.
 
     ``cache_references=True`` keeps the embeddings of up to ``reference_cache_size`` reference
-    texts across calls (an evaluation set scored after every training epoch is encoded once).
+    texts across calls (an evaluation set scored after every training epoch is encoded once);
+    ``cache_candidates=True`` does the same for candidates (generations that did not change since
+    the last evaluation, a candidate set scored again). One text-keyed cache serves both sides:
+    a text's embedding does not depend on the side it is on.
     Batches are planned by ``max_tokens`` (padded tokens per encoder batch); ``batch_size``
     additionally caps the sentences per batch if given (default: no cap, since 64 short WMT
     sentences fill only ~1,600 of the 2,048-token budget and smaller batches run slower).
@@ -120,6 +139,7 @@ class BERTScorer(Scorer):
         accelerator: Any = None,
         cache_references: bool = False,
         reference_cache_size: int = 100_000,
+        cache_candidates: bool = False,
     ) -> None:
         if lang is not None and not isinstance(lang, str):
             raise TypeError(f"lang must be a language code string, got {type(lang).__name__}")
@@ -161,6 +181,7 @@ class BERTScorer(Scorer):
         elif baseline_path is not None:
             raise ValueError("baseline_path is only used with rescale_with_baseline=True")
         self.cache_references = cache_references
+        self.cache_candidates = cache_candidates
         self.reference_cache_size = reference_cache_size
         self._ref_cache: "OrderedDict[str, Any]" = OrderedDict()
 
@@ -169,7 +190,7 @@ class BERTScorer(Scorer):
         return self.encoder.total_layers + 1 if self.all_layers else 1
 
     def clear_reference_cache(self) -> None:
-        """Forget the cached reference embeddings (e.g. when the evaluation set changes)."""
+        """Forget the cached embeddings (references and candidates; e.g. when the evaluation set changes)."""
         self._ref_cache.clear()
 
     @staticmethod
@@ -250,7 +271,7 @@ class BERTScorer(Scorer):
             scores = rescale(scores, np.asarray(self.baseline).T[:, :, None] if self.all_layers else np.asarray(self.baseline)[:, None, None])
         if not self.all_layers:
             scores = scores[:, 0, :]
-        return BERTScoreResult(signature=self.signature, precision=scores[0], recall=scores[1], f1=scores[2])
+        return BERTScoreResult(signature=self.signature, precision=scores[0], recall=scores[1], f1=scores[2], _source=(self, cands, grouped))
 
     def _weights_for_call(self, ref_ids: List[List[int]]):
         if not self.idf:
@@ -307,13 +328,16 @@ class BERTScorer(Scorer):
         import torch
 
         needed, _ = unique([hyp_u[i] for i in chunk] + [ref_u[i] for i in chunk])
-        cached = self._ref_cache if self.cache_references else {}
         embeddings: Dict[int, Any] = {}
-        ref_set = {ref_u[i] for i in chunk}
+        cacheable = set()
+        if self.cache_references:
+            cacheable.update(ref_u[i] for i in chunk)
+        if self.cache_candidates:
+            cacheable.update(hyp_u[i] for i in chunk)
         for u in needed:
-            if u in ref_set and texts[u] in cached:
+            if u in cacheable and texts[u] in self._ref_cache:
                 self._ref_cache.move_to_end(texts[u])
-                embeddings[u] = cached[texts[u]]
+                embeddings[u] = self._ref_cache[texts[u]]
         todo = [u for u in needed if u not in embeddings]
 
         def encode(batch: List[int]) -> None:
@@ -324,8 +348,8 @@ class BERTScorer(Scorer):
                 embeddings[u] = emb[row, ..., :length, :].clone() if self.all_layers else emb[row, :length].clone()
 
         run_batches([len(ids[u]) for u in todo], encode, max_tokens=self.max_tokens, max_batch_size=self.batch_size)
-        if self.cache_references:
-            for u in ref_set:
+        if cacheable:
+            for u in cacheable:
                 self._ref_cache[texts[u]] = embeddings[u]
                 self._ref_cache.move_to_end(texts[u])
             while len(self._ref_cache) > self.reference_cache_size:
@@ -418,13 +442,36 @@ def _match_batches(shapes: List[Tuple[int, int]], width: int, budget: int) -> Li
     return batches
 
 
+# Scorers built by the one-shot function, by their options: calling nlgscore.bertscore(...) in a
+# loop must not reload the model every time (bert_score's score() does; uqlm#141 measured 43x).
+_ONE_SHOT: "OrderedDict[str, BERTScorer]" = OrderedDict()
+_ONE_SHOT_SIZE = 2
+
+
+def _options_key(options: Dict[str, Any]) -> Optional[str]:
+    try:
+        return repr(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in options.items()))
+    except TypeError:  # options that do not sort or print stably (e.g. an accelerator): no reuse
+        return None
+
+
 def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
-    """One-shot BERTScore: ``BERTScorer(**options).score(cands, refs)``.
+    """One-shot BERTScore: ``BERTScorer(**options).score(cands, refs)``, reusing the last scorers.
 
     >>> round(float(bertscore(["it is freezing today"], ["the weather is cold today"], model_type="minilm").f1[0]), 4)
     0.749
     """
-    return BERTScorer(**options).score(cands, refs)
+    key = _options_key(options) if "accelerator" not in options else None
+    scorer = _ONE_SHOT.get(key) if key is not None else None
+    if scorer is None:
+        scorer = BERTScorer(**options)
+        if key is not None:
+            _ONE_SHOT[key] = scorer
+            while len(_ONE_SHOT) > _ONE_SHOT_SIZE:
+                _ONE_SHOT.popitem(last=False)
+    else:
+        _ONE_SHOT.move_to_end(key)
+    return scorer.score(cands, refs)
 
 
 class _CallableModule(types.ModuleType):

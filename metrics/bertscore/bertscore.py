@@ -26,7 +26,8 @@ Args:
     model_type (str): model id, folder or alias ("minilm"); num_layers (int): layer used.
     idf (bool), idf_sents (list of str): idf weights from the references or from idf_sents.
     rescale_with_baseline (bool), baseline_path (str): baseline rescaling.
-    all_layers (bool), device (str), batch_size (int), max_length (int), verbose (bool): progress bar.
+    all_layers (bool), device (str), batch_size (int: most sentences per batch; default: token budget only),
+    max_length (int), verbose (bool): progress bar.
 Returns:
     precision, recall, f1 (lists of float) and hashcode (the nlgscore signature).
 Examples:
@@ -59,7 +60,7 @@ class BERTScore(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=False,
-                 idf_sents=None, device=None, batch_size=64, all_layers=False, rescale_with_baseline=False,
+                 idf_sents=None, device=None, batch_size=None, all_layers=False, rescale_with_baseline=False,
                  baseline_path=None, max_length=None, max_tokens=None, dtype=None, revision=None):
         # Every argument that changes a number is in the key, idf sentences included (the Hub
         # module reused the idf of its first call for later references).

@@ -170,8 +170,9 @@ def _trainer_md(report: Dict[str, Any]) -> List[str]:
     if not section:
         return []
     intro = (
-        f"{section['pairs_per_call']} pairs per call; nlgscore with `cache_references=True` (cache emptied before each repeat, "
-        "so the first call fills it), bert_score's `BERTScorer` called 3 times; both scorers loaded and warm."
+        f"{section['pairs_per_call']} pairs per call; nlgscore with its text cache on, as the Trainer path uses it "
+        "(`cache_references=True, cache_candidates=True`; emptied before each repeat, so the first call fills it), "
+        "bert_score's `BERTScorer` called 3 times; both scorers loaded and warm."
     )
     title = "Training-loop case: the same references, 3 candidate sets in a row (better, worse, better)"
     return _speed_md(section, title, intro, "seconds for 3 calls", "max_abs_diff_f1", "max |ΔF| over the 3 calls")

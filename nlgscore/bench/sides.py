@@ -40,7 +40,9 @@ class NlgscoreBert:
     def fresh(self, cache_references: bool) -> "NlgscoreBert":
         """This scorer (already warm, like bert_score's) with an empty cache, switched on or off."""
         self.scorer.clear_reference_cache()
+        # "The cache on" is the text cache of the trainer path: references and candidates.
         self.scorer.cache_references = cache_references
+        self.scorer.cache_candidates = cache_references
         return self
 
 

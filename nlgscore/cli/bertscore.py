@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     parser.add_argument("--idf", action="store_true", help="idf weighting from the references")
     parser.add_argument("--rescale", action="store_true", help="rescale with the baseline (needs --lang or --baseline-path)")
     parser.add_argument("--baseline-path", default=None, help="baseline file (LAYER,P,R,F rows)")
-    add_runtime_options(parser, batch_size=64, batch_help="most sentences per batch (default: 64)",
+    add_runtime_options(parser, batch_help="most sentences per batch (default: token budget only)",
                         tokens_help="padded tokens per batch (default: 2048 on CPU)", seg_short=True)
     parser.set_defaults(func=run)
 

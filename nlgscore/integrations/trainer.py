@@ -7,7 +7,9 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
 
 * The model is loaded once, on the first evaluation.
 * BERTScore keeps reference embeddings across evaluations (``cache_references=True``), keyed by
-  their text: the second evaluation of the same eval set encodes only the new predictions.
+  their text: the second evaluation of the same eval set encodes only the new predictions; and
+  predictions that did not change since an earlier evaluation are not encoded again either
+  (``cache_candidates=True``).
 * Under a multi-process Trainer (``torchrun``/``accelerate launch``), every rank calls
   ``compute_metrics`` with the same gathered arrays; the scorers detect the process group and
   split the pairs between ranks (``nlgscore.distributed.shard``), then gather the scores back in
@@ -74,6 +76,7 @@ class GenerationMetrics:
             raise ValueError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if isinstance(metric, str) and metric_prefix(metric) == "bertscore":
             options.setdefault("cache_references", True)
+            options.setdefault("cache_candidates", True)
         self.tokenizer = tokenizer
         self.metric = metric
         self.prefix = prefix if prefix is not None else metric_prefix(metric)
