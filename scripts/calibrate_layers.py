@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from nlgscore.meta import calibrate, loaders
+from nlgscore.meta import calibrate, loaders, wmt21
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
 DARR_LPS = ("kk-en", "gu-en")
@@ -26,8 +26,8 @@ DARR_LPS = ("kk-en", "gu-en")
 
 def _wmt21(args, scorer) -> int:
     data = loaders.load_wmt21(args.data / "wmt21-de-en")
-    judgments = calibrate.wmt21_judgments(data, include_human=args.include_human)
-    hyps, refs = calibrate.wmt21_inputs(data, judgments)
+    judgments = wmt21.wmt21_judgments(data, include_human=args.include_human)
+    hyps, refs = wmt21.wmt21_inputs(data, judgments)
     scores = calibrate.score_all_layers(scorer, hyps, refs, args.cache).reshape(3, -1, len(judgments.systems), len(data.ref))
     measures = calibrate.wmt21_layer_measures(judgments, scores)
     best, correlations = calibrate.calibrate_wmt21(judgments, scores)

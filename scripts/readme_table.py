@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from nlgscore.meta import calibrate, loaders
+from nlgscore.meta import calibrate, loaders, wmt21
 from nlgscore.meta.resample import DEFAULT_SEED, Interval, bootstrap_ci
 from nlgscore.meta.scoring import segment_scores
 from nlgscore.meta.wmt import darr_concordance, pearson
@@ -27,7 +27,7 @@ from nlgscore.meta.wmt import darr_concordance, pearson
 STRING_METRICS = (("sentbleu", "sentBLEU"), ("chrf", "chrF"))
 DARR_LPS = ("kk-en", "gu-en")
 # Identical outputs must get clearly more alike DA scores than different ones when the
-# segment ids of the DA file match the text files (calibrate.identical_output_agreement).
+# segment ids of the DA file match the text files (wmt21.identical_output_agreement).
 ALIGNMENT_MARGIN = 0.1
 # Column key -> header; the first three are bootstrapped, system level is not (19 systems).
 COLUMNS = {
@@ -63,8 +63,8 @@ def _head(data: loaders.Wmt21Data, limit) -> loaders.Wmt21Data:
 def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Dict[str, Dict[str, Interval]], Dict[str, int]]:
     start = time.perf_counter()
     data = _head(loaders.load_wmt21(Path(args.data) / "wmt21-de-en"), args.limit)
-    judgments = calibrate.wmt21_judgments(data)
-    hyps, refs = calibrate.wmt21_inputs(data, judgments)
+    judgments = wmt21.wmt21_judgments(data)
+    hyps, refs = wmt21.wmt21_inputs(data, judgments)
     shape = (len(judgments.systems), len(data.ref))
     per_metric: Dict[str, np.ndarray] = {}
     for spec, name in STRING_METRICS:
@@ -78,14 +78,14 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Dict[str, Dict[str,
             per_metric[f"{column}{layer}"] = layers[c, layer]
     results = {}
     for name, scores in per_metric.items():
-        items = calibrate.wmt21_items(judgments, scores)
+        items = wmt21.wmt21_items(judgments, scores)
         results[name] = {
             "seg_pearson": _interval(pearson, (items.seg_human, items.seg_metric), args, name),
             "seg_tau": _interval(_mean, (items.concordance,), args, name),
             "sys_pearson": Interval(pearson(items.sys_human, items.sys_metric), np.nan, np.nan),
         }
     counts = {"systems": len(judgments.systems), "judged": int(judgments.judged.sum()), "pairs": len(judgments.pairs)}
-    counts.update(calibrate.identical_output_agreement(data, judgments))
+    counts.update(wmt21.identical_output_agreement(data, judgments))
     return results, counts
 
 

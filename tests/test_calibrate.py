@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.meta import calibrate
+from nlgscore.meta import calibrate, wmt21
 from nlgscore.meta.loaders import DarrData, Wmt21Data
 from nlgscore.meta.wmt import darr_kendall_tau, pearson
 
@@ -49,10 +49,10 @@ def _tiny_wmt21() -> Wmt21Data:
 
 def test_wmt21_measures_and_calibration_on_synthetic_scores():
     data = _tiny_wmt21()
-    judgments = calibrate.wmt21_judgments(data)
+    judgments = wmt21.wmt21_judgments(data)
     assert judgments.systems == ["A", "B", "C"]  # HUMAN only on request
-    assert calibrate.wmt21_judgments(data, include_human=True).systems == ["A", "B", "C", "HUMAN"]
-    hyps, refs = calibrate.wmt21_inputs(data, judgments)
+    assert wmt21.wmt21_judgments(data, include_human=True).systems == ["A", "B", "C", "HUMAN"]
+    hyps, refs = wmt21.wmt21_inputs(data, judgments)
     assert hyps[:2] == ["A 0", "A 1"] and refs[6] == "ref 0" and len(hyps) == 18
 
     rng = np.random.default_rng(1)
@@ -78,9 +78,9 @@ def test_wmt21_measures_and_calibration_on_synthetic_scores():
 
 
 def test_wmt21_items_checks_the_shape():
-    judgments = calibrate.wmt21_judgments(_tiny_wmt21())
+    judgments = wmt21.wmt21_judgments(_tiny_wmt21())
     with pytest.raises(ValueError, match="shape"):
-        calibrate.wmt21_items(judgments, np.zeros((3, 5)))
+        wmt21.wmt21_items(judgments, np.zeros((3, 5)))
 
 
 class CountingScorer:
@@ -130,11 +130,11 @@ def test_identical_output_agreement_detects_aligned_and_shuffled_scores():
     data = _tiny_wmt21()
     data.hyps["B"] = list(data.hyps["A"][:3]) + data.hyps["B"][3:]  # B copies A on segments 0-2
     data.seg_raw["B"][:3] = data.seg_raw["A"][:3] + np.array([1.0, -2.0, 1.0])
-    judgments = calibrate.wmt21_judgments(data)
-    aligned = calibrate.identical_output_agreement(data, judgments)
+    judgments = wmt21.wmt21_judgments(data)
+    aligned = wmt21.identical_output_agreement(data, judgments)
     assert aligned["n_same"] == 3 and aligned["r_same"] > 0.99 > aligned["r_different"]
     judgments.raw[1, :3] = judgments.raw[1, [2, 0, 1]]  # B's scores moved to other segments
-    shuffled = calibrate.identical_output_agreement(data, judgments)
+    shuffled = wmt21.identical_output_agreement(data, judgments)
     assert shuffled["r_same"] < 0
 
 

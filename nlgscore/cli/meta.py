@@ -19,7 +19,8 @@ from nlgscore.meta.report import Row, format_table, plot_rows, write_csv, write_
 from nlgscore.meta.resample import DEFAULT_SEED, bootstrap_ci, paired_bootstrap
 from nlgscore.meta.scoring import segment_scores
 from nlgscore.meta.summ import document_correlations
-from nlgscore.meta.wmt import darr_concordance, darr_pairs_from_da, pearson, williams_test_scores
+from nlgscore.meta.wmt import darr_concordance, pearson, williams_test_scores
+from nlgscore.meta.wmt21 import identical_output_agreement, wmt21_inputs, wmt21_items, wmt21_judgments
 
 SIGNIFICANCE_LEVEL = 0.05
 
@@ -118,41 +119,36 @@ def _wmt19(args) -> Tuple[List[Row], List[str]]:
 def _wmt21(args) -> Tuple[List[Row], List[str]]:
     folder = args.data or loaders.default_data_dir() / f"wmt21-{args.lp}"
     data = loaders.load_wmt21(folder, lp=args.lp, reference=args.reference)
-    systems = sorted(s for s in data.hyps if args.include_human or s != "HUMAN")
-    n = min(len(data.src), args.limit or len(data.src))
-    raw = np.array([data.seg_raw[s][:n] for s in systems])
-    z = np.array([data.seg_z[s][:n] for s in systems])
-    judged = ~np.isnan(raw)
-    da = {(seg, systems[i]): raw[i, seg] for i, seg in zip(*np.nonzero(judged))}
-    pairs = darr_pairs_from_da(da)
-    if not pairs:
+    judgments = wmt21_judgments(data, include_human=args.include_human, limit=args.limit)
+    systems, n = judgments.systems, judgments.raw.shape[1]
+    if not judgments.pairs:
         raise ValueError(f"{folder}: no daRR pairs in the first {n} segments")
-    row_of = {s: i for i, s in enumerate(systems)}
-    human_sys = np.array([data.sys_z[s] for s in systems])
+    hyps, refs = wmt21_inputs(data, judgments)
     rows, sys_scores, concordance = [], {}, {}
     dataset = f"wmt21-{args.lp}"
+    judged = judgments.judged
     for spec in args.metric:
-        flat, signature = segment_scores(
-            spec, [h for s in systems for h in data.hyps[s][:n]], data.ref[:n] * len(systems),
-            data.src[:n] * len(systems),
-        )
-        scores = np.array(flat).reshape(len(systems), n)
-        better = [scores[row_of[p.better], p.segment] for p in pairs]
-        worse = [scores[row_of[p.worse], p.segment] for p in pairs]
-        concordance[spec] = darr_concordance(better, worse)
+        flat, signature = segment_scores(spec, hyps, refs, data.src[:n] * len(systems))
+        items = wmt21_items(judgments, np.array(flat).reshape(len(systems), n))
+        concordance[spec] = items.concordance
         common = dict(dataset=dataset, metric=spec, signature=signature)
-        rows.append(_with_ci(args, _mean, (concordance[spec],), level="segment", measure="tau", **common))
-        for name, human in (("pearson-raw", raw), ("pearson-z", z)):
-            rows.append(_with_ci(args, pearson, (human[judged], scores[judged]),
-                                 level="segment", measure=name, **common))
-        sys_scores[spec] = scores.mean(axis=1)
-        rows.append(Row(dataset, spec, "system", "pearson-z", pearson(human_sys, sys_scores[spec]),
-                        signature=signature))
-    notes = [f"{dataset}: {n} segments, {len(systems)} systems, {len(pairs)} daRR pairs (>25 raw DA)"]
+        rows.append(_with_ci(args, _mean, (items.concordance,), level="segment", measure="tau", **common))
+        rows.append(_with_ci(args, pearson, (judgments.raw[judged], items.seg_metric), level="segment", measure="pearson-raw", **common))
+        rows.append(_with_ci(args, pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common))
+        sys_scores[spec] = items.sys_metric
+        rows.append(Row(dataset, spec, "system", "pearson-z", pearson(items.sys_human, items.sys_metric), signature=signature))
+    notes = [f"{dataset}: {n} segments, {len(systems)} systems, {len(judgments.pairs)} daRR pairs (>25 raw DA)"]
+    agreement = identical_output_agreement(data, judgments)
+    if agreement["n_same"] > 100 and not agreement["r_same"] > agreement["r_different"] + 0.1:
+        notes.append(
+            f"  warning: identical translations get DA no more alike (r={agreement['r_same']:.3f}) than different ones "
+            f"(r={agreement['r_different']:.3f}): the segment ids of the DA file do not seem to follow the lines of the "
+            "text files, so segment-level numbers are not meaningful (system level is unaffected)"
+        )
     if len(args.metric) > 1:
         notes += _beaten(args, concordance)
         for a, b in itertools.permutations(args.metric, 2):
-            t, p = williams_test_scores(human_sys, sys_scores[a], sys_scores[b])
+            t, p = williams_test_scores(judgments.sys_z, sys_scores[a], sys_scores[b])
             if p < SIGNIFICANCE_LEVEL:
                 notes.append(f"  {a} significantly beats {b} at system level (Williams t={t:.3f}, p={p:.3f})")
     return rows, notes
