@@ -130,7 +130,6 @@ class Encoder:
         default_layers: Optional[int] = None,
     ) -> "Encoder":
         """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers."""
-        import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
         resolved = resolve(model_type, revision=revision)

@@ -8,7 +8,6 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from nlgscore.bartscore import BARTScorer

@@ -21,7 +21,7 @@ import platform
 import shutil
 import statistics
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from nlgscore.bench.data import Pairs, load_pairs

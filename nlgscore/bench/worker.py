@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 _QUIET_ENV = {
     "TRANSFORMERS_VERBOSITY": "error",
