@@ -342,16 +342,22 @@ class BERTScorer(Scorer):
 
         def encode(batch: List[int]) -> None:
             emb = self.encoder.embed([ids[todo[k]] for k in batch])
-            for row, k in enumerate(batch):
-                u = todo[k]
-                length = len(ids[u])
-                embeddings[u] = emb[row, ..., :length, :].clone() if self.all_layers else emb[row, :length].clone()
+            lengths = [len(ids[todo[k]]) for k in batch]
+            if self.all_layers:
+                rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
+            else:  # one gather of the real rows, then views of it: no per-sentence copies
+                real = torch.arange(emb.shape[1], device=emb.device)[None, :] < torch.tensor(lengths, device=emb.device)[:, None]
+                rows = list(torch.split(emb[real], lengths))
+            for k, row in zip(batch, rows):
+                embeddings[todo[k]] = row
 
         run_batches([len(ids[u]) for u in todo], encode, max_tokens=self.max_tokens, max_batch_size=self.batch_size)
         if cacheable:
             for u in cacheable:
-                self._ref_cache[texts[u]] = embeddings[u]
-                self._ref_cache.move_to_end(texts[u])
+                if texts[u] in self._ref_cache:
+                    self._ref_cache.move_to_end(texts[u])
+                else:  # a copy: a view would keep its whole encoder batch alive after eviction
+                    self._ref_cache[texts[u]] = embeddings[u].clone()
             while len(self._ref_cache) > self.reference_cache_size:
                 self._ref_cache.popitem(last=False)
 
@@ -359,11 +365,11 @@ class BERTScorer(Scorer):
         # The chunk is ordered by reference; matching wants pairs of similar shape side by side.
         chunk = sorted(chunk, key=lambda i: -(len(ids[ref_u[i]]) + len(ids[hyp_u[i]])))
         shapes = [(len(ids[hyp_u[i]]), len(ids[ref_u[i]])) for i in chunk]
-        width = next(iter(embeddings.values())).shape[-1]
-        for batch in _match_batches(shapes, width, MATCH_BUDGET // self._layer_count()):
+        store = _TokenStore(needed, ids, embeddings, weights)
+        for batch in _match_batches(shapes, store.width, MATCH_BUDGET // self._layer_count()):
             pairs = [chunk[k] for k in batch]
-            hyp = self._padded([hyp_u[i] for i in pairs], ids, embeddings, weights)
-            ref = self._padded([ref_u[i] for i in pairs], ids, embeddings, weights)
+            hyp = store.padded([hyp_u[i] for i in pairs])
+            ref = store.padded([ref_u[i] for i in pairs])
             with torch.inference_mode():
                 p, r, f = greedy_match(*hyp, *ref)
                 prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
@@ -374,24 +380,6 @@ class BERTScorer(Scorer):
             values = prf.cpu().numpy()
             for k, i in enumerate(pairs):
                 out[i] = values[:, :, k]
-
-    def _padded(self, uids: List[int], ids, embeddings, weights):
-        """Zero-padded embeddings, validity mask and token weights (0 on padding) of texts ``uids``."""
-        import torch
-
-        lengths = [len(ids[u]) for u in uids]
-        longest = max(lengths)
-        first = embeddings[uids[0]]
-        shape = (len(uids),) + tuple(first.shape[:-2]) + (longest, first.shape[-1])
-        emb = first.new_zeros(shape)
-        mask = torch.zeros((len(uids), longest), dtype=torch.bool, device=first.device)
-        token_ids = torch.full((len(uids), longest), 0, dtype=torch.long)
-        for row, u in enumerate(uids):
-            emb[row, ..., : lengths[row], :] = embeddings[u]
-            mask[row, : lengths[row]] = True
-            token_ids[row, : lengths[row]] = torch.tensor(ids[u], dtype=torch.long)
-        w = weights[token_ids.to(weights.device)].masked_fill(~mask, 0.0)
-        return emb, mask, w
 
     # ------------------------------------------------------------- heat map
     def similarity(self, cand: str, ref: str) -> Tuple[List[str], List[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -418,6 +406,46 @@ class BERTScorer(Scorer):
             weights[torch.tensor(hyp_ids)].numpy(),
             weights[torch.tensor(ref_ids)].numpy(),
         )
+
+
+class _TokenStore:
+    """The token embeddings and weights of a chunk's texts in one flat tensor, for padded gathers.
+
+    Building each pair batch row by row cost ~15 small tensor ops per sentence (a tenth of a
+    whole call, and nearly all of a call whose texts are cached); here a batch is one
+    ``index_select`` of rows, padding pointing at an all-zero row.
+    """
+
+    def __init__(self, uids: List[int], ids, embeddings: Dict[int, Any], weights) -> None:
+        import torch
+
+        first = embeddings[uids[0]]
+        zero = first.new_zeros(first.shape[:-2] + (1, first.shape[-1]))
+        self.flat = torch.cat([embeddings[u] for u in uids] + [zero], dim=-2)  # (..., tokens + 1, D)
+        self.padding_row = self.flat.shape[-2] - 1
+        lengths = [len(ids[u]) for u in uids]
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self.span = {u: (int(start), n) for u, start, n in zip(uids, starts, lengths)}
+        token_ids = torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long, device=weights.device)
+        self.token_weights = weights[token_ids].to(first.device)
+        self.width = first.shape[-1]
+
+    def padded(self, uids: List[int]):
+        """Zero-padded embeddings ``(B, [L,] T, D)``, validity mask ``(B, T)`` and weights (0 on padding)."""
+        import torch
+
+        device = self.flat.device
+        starts = torch.tensor([self.span[u][0] for u in uids], device=device)
+        lengths = torch.tensor([self.span[u][1] for u in uids], device=device)
+        positions = torch.arange(int(lengths.max()), device=device)
+        mask = positions[None, :] < lengths[:, None]
+        index = torch.where(mask, starts[:, None] + positions[None, :], self.padding_row)
+        emb = self.flat.index_select(-2, index.reshape(-1))
+        emb = emb.view(emb.shape[:-2] + tuple(index.shape) + (self.width,))
+        if emb.dim() == 4:  # all layers: (L, B, T, D) -> (B, L, T, D), as the matcher takes it
+            emb = emb.transpose(0, 1)
+        w = self.token_weights[index].masked_fill(~mask, 0.0)
+        return emb, mask, w
 
 
 def _match_batches(shapes: List[Tuple[int, int]], width: int, budget: int) -> List[List[int]]:

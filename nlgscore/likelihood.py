@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.batching import DEFAULT_MAX_TOKENS, run_batches, unique
+from nlgscore.gemm import linear, use_onednn_linears
 from nlgscore.models import ResolvedModel
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
@@ -75,6 +76,8 @@ def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any,
         model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype)
     check_seq2seq(model, f"checkpoint {resolved.name!r}")
     model.to(device).eval()
+    if next(model.parameters()).device.type == "cpu":
+        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     return model, tokenizer
 
@@ -205,10 +208,14 @@ class _Engine:
                 # The vocabulary projection is the largest matmul: run it on real target tokens
                 # only, not on the padding of the batch (same arithmetic as the model's forward).
                 decoded = self.model.model(**inputs).last_hidden_state[valid]
-                logits = self.model.lm_head(decoded)
+                head = self.model.lm_head
                 bias = getattr(self.model, "final_logits_bias", None)
                 if bias is not None:
-                    logits = logits + bias.to(logits.device)
+                    bias = bias.reshape(-1).to(decoded.device)
+                    bias = bias if head.bias is None else head.bias + bias
+                else:
+                    bias = head.bias
+                logits = linear(decoded, head.weight, bias)
             else:
                 logits = self.model(**inputs).logits[valid]
             values = _normalise(logits, labels[valid], self.temperature)

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
+from nlgscore.gemm import use_onednn_linears
 from nlgscore.models import dtype_name, resolve, resolve_device, resolve_dtype
 from nlgscore.prism_tokenizer import PrismTokenizer
 from nlgscore.tables import table
@@ -200,6 +201,8 @@ def load_prism(
     torch_dtype = resolve_dtype(dtype, torch_device)
     model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
     model = model.to(device=torch_device, dtype=torch_dtype).eval()
+    if torch_device.type == "cpu":
+        use_onednn_linears(model)
     config = model.config
     tokenizer = PrismTokenizer.from_folder(resolved.path, max_positions=config.max_position_embeddings)
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.

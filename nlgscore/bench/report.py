@@ -219,14 +219,20 @@ def _matmul_md(report: Dict[str, Any]) -> List[str]:
     if not section:
         return []
     rows = []
+
+    def gflops(row: Dict[str, Any], key: str) -> str:
+        return f"{row[key] / 1e9:.1f}" if key in row else "—"
+
     for dtype, value in section.items():
         if isinstance(value, dict):
             for shape in value["shapes"]:
-                rows.append([dtype, shape["shape"], f"{shape['flops_per_s'] / 1e9:.1f}"])
-            rows.append([dtype, "**mean (MFU denominator)**", f"{value['flops_per_s'] / 1e9:.1f}"])
-    return ["### Matrix-multiply throughput (torch.matmul; per shape the best sample of the run: at its start and end, and in the nlgscore worker before each timed repeat)", ""] + _table(
-        ["dtype", "shape", "GFLOP/s"], rows
+                rows.append([dtype, shape["shape"], gflops(shape, "matmul_flops_per_s"), gflops(shape, "onednn_flops_per_s"), gflops(shape, "flops_per_s")])
+            rows.append([dtype, "**mean (MFU denominator)**", "", "", f"{value['flops_per_s'] / 1e9:.1f}"])
+    title = (
+        "### Matrix-multiply throughput, GFLOP/s (per shape the best sample of the run: at its start and end, and in the "
+        "nlgscore worker before each timed repeat; the denominator takes the faster of `torch.matmul` and oneDNN's linear)"
     )
+    return [title, ""] + _table(["dtype", "shape", "torch.matmul", "oneDNN linear", "best"], rows)
 
 
 def render_text(report: Dict[str, Any]) -> str:

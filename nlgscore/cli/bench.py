@@ -18,21 +18,24 @@ def _ints(text: str) -> List[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The benchmark's options (shared by the subcommand and the script)."""
+    """The benchmark's options (shared by the subcommand and the script); defaults are BenchConfig's."""
+    from nlgscore.bench.runner import BenchConfig
+
+    default = {f.name: f.default for f in dataclasses.fields(BenchConfig)}
     parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl")
-    parser.add_argument("--n", type=int, default=2000, help="pairs scored (first N better-system pairs; default 2000)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions; ratios are medians (default 3)")
+    parser.add_argument("--n", type=int, default=default["n"], help=f"pairs scored (first N better-system pairs; default {default['n']})")
+    parser.add_argument("--repeats", type=int, default=default["repeats"], help=f"timed repetitions; ratios are medians (default {default['repeats']})")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="nlgscore's precision (bert_score stays fp32)")
     parser.add_argument("--model-shape", default="minilm", choices=["minilm", "roberta-large"], help="embedded MiniLM, or a random-weight roberta-large shape")
     parser.add_argument("--num-layers", type=int, default=None, help="BERTScore layer (default: 4 for MiniLM, 17 for roberta-large)")
     parser.add_argument("--max-tokens", type=int, default=None, help="nlgscore's token budget per batch (default: the library's)")
-    parser.add_argument("--bert-score-batch-size", type=int, default=64, help="bert_score's batch_size (default 64, its own default)")
-    parser.add_argument("--bart-n", type=int, default=64, help="pairs for the BARTScore comparison (default 64: the reference loop runs about 1 pair/s on 2 cores)")
+    parser.add_argument("--bert-score-batch-size", type=int, default=default["bert_score_batch_size"], help="bert_score's batch_size (default: its own, 64)")
+    parser.add_argument("--bart-n", type=int, default=default["bart_n"], help=f"pairs for the BARTScore comparison (default {default['bart_n']})")
     parser.add_argument("--bart-model", default=None, help="seq2seq checkpoint for BARTScore (default: a random-weight bart-base shape)")
-    parser.add_argument("--memory-n", type=int, default=20000, help="large corpus of the memory check (default 20000)")
+    parser.add_argument("--memory-n", type=int, default=default["memory_n"], help=f"large corpus of the memory check (default {default['memory_n']})")
     parser.add_argument("--sections", default="bertscore,trainer,memory,bartscore", help="comma-separated among bertscore,trainer,memory,bartscore,budgets")
-    parser.add_argument("--budgets", type=_ints, default=[1024, 2048, 4096, 8192], help="token budgets for the 'budgets' section")
+    parser.add_argument("--budgets", type=_ints, default=list(default["budgets"]), help="token budgets for the 'budgets' section")
     parser.add_argument("--threads", type=int, default=None, help="torch threads in each worker (default: torch's)")
     parser.add_argument("--workdir", default=None, help="keep random-weight models here (default: a temporary folder)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the full report as JSON")

@@ -1,0 +1,141 @@
+"""Linear layers on CPU through oneDNN instead of the default BLAS (same fp32 arithmetic).
+
+PyTorch's CPU wheels send ``F.linear`` to MKL. On the AMD EPYC (Zen 4) machines of the issue #6
+benchmark, oneDNN's linear — the kernel inductor uses for frozen CPU graphs, reached through
+``torch.ops.mkldnn._linear_pointwise`` — ran 1.2-1.5x faster on MiniLM/BART layer shapes and
+1.7x faster on a 50,265-way LM head, with a fused GELU. It computes the same fp32 products and
+sums in another order, so outputs agree to float rounding (~4e-6 on unit-scale outputs, like
+MKL's own difference from a float64 product); the golden-file tests hold with it on and off.
+
+Only inference on CPU takes this path (the op has no autograd formula): with gradients enabled, on
+another device or with another dtype the plain ``F.linear`` runs. ``NLGSCORE_ONEDNN=0`` turns it
+off; a torch build without the op, or one whose op disagrees with ``F.linear`` on a probe, falls
+back on its own.
+
+>>> import torch
+>>> layer = torch.nn.Linear(8, 4)
+>>> fast = wrap_linear(layer)
+>>> x = torch.randn(3, 8)
+>>> with torch.inference_mode():
+...     bool((fast(x) - layer(x)).abs().max() < 1e-5)
+True
+>>> fast.weight is layer.weight  # the parameters are shared, not copied
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from typing import Any, Optional
+
+logger = logging.getLogger(__name__)
+
+ENV_SWITCH = "NLGSCORE_ONEDNN"
+# Activations oneDNN can fuse into the linear, by transformers' ``hidden_act`` name. "gelu" is the
+# exact (erf) GELU in both libraries; approximations are left to the model's own function.
+FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
+
+
+@functools.lru_cache(maxsize=None)
+def onednn_available() -> bool:
+    """True when oneDNN linear can be used here (CPU build has it, env allows it, probe agrees)."""
+    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    try:
+        import torch
+        import torch.nn.functional as F
+
+        if not torch.backends.mkldnn.is_available():
+            return False
+        op = torch.ops.mkldnn._linear_pointwise
+        generator = torch.Generator().manual_seed(0)
+        x, w, b = (torch.randn(shape, generator=generator) for shape in ((5, 24), (7, 24), (7,)))
+        with torch.inference_mode():
+            agree = bool((op(x, w, b, "none", [], "") - F.linear(x, w, b)).abs().max() < 1e-4)
+    except (AttributeError, RuntimeError) as err:  # op missing from this build, or unsupported CPU
+        logger.info("oneDNN linear unavailable, using F.linear: %s", err)
+        return False
+    if not agree:
+        logger.warning("oneDNN linear disagrees with F.linear on a probe; using F.linear")
+    return agree
+
+
+def _fast_path(x: Any, weight: Any) -> bool:
+    import torch
+
+    return (
+        x.device.type == "cpu"
+        and not torch.is_grad_enabled()
+        and x.dtype == weight.dtype
+        and x.dtype in (torch.float32, torch.bfloat16)
+        and onednn_available()
+    )
+
+
+def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:
+    """``act(F.linear(x, weight, bias))``, by oneDNN where :func:`_fast_path` allows.
+
+    ``activation`` is a key of :data:`FUSED_ACTIVATIONS` (fused on the fast path) or None.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    if activation is not None and activation not in FUSED_ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(FUSED_ACTIVATIONS)} or None, got {activation!r}")
+    if _fast_path(x, weight):
+        attr, algorithm = FUSED_ACTIVATIONS[activation] if activation else ("none", "")
+        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, attr, [], algorithm)
+    out = F.linear(x, weight, bias)
+    if activation == "gelu":
+        return F.gelu(out)
+    if activation == "relu":
+        return F.relu(out)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _linear_class() -> Any:
+    """The ``nn.Linear`` subclass, built on first use so that importing nlgscore does not import torch."""
+    import torch
+
+    class OneDNNLinear(torch.nn.Linear):
+        """An ``nn.Linear`` whose inference forward runs through :func:`linear`."""
+
+        def forward(self, x: Any) -> Any:
+            return linear(x, self.weight, self.bias)
+
+    return OneDNNLinear
+
+
+def wrap_linear(layer: Any) -> Any:
+    """An ``nn.Linear`` subclass instance sharing ``layer``'s parameters, with the oneDNN forward."""
+    import torch
+
+    new = _linear_class().__new__(_linear_class())
+    torch.nn.Module.__init__(new)
+    new.in_features, new.out_features = layer.in_features, layer.out_features
+    new.weight = layer.weight
+    new.bias = layer.bias
+    new.train(layer.training)
+    return new
+
+
+def use_onednn_linears(model: Any) -> int:
+    """Swap every plain ``nn.Linear`` of ``model`` (in place) for :func:`wrap_linear`; returns the count.
+
+    Meant for models nlgscore loads itself for scoring; state dicts, tied weights and devices are
+    unchanged, and nothing is swapped when oneDNN is unavailable.
+    """
+    import torch
+
+    if not onednn_available():
+        return 0
+    swapped = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is torch.nn.Linear:
+                setattr(parent, name, wrap_linear(child))
+                swapped += 1
+    return swapped
