@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Optional, Tuple
 
-from nlgscore.gemm import FUSED_ACTIVATIONS, linear
+from nlgscore.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear
 
 logger = logging.getLogger(__name__)
 
@@ -90,23 +90,36 @@ class PackedEncoder:
         return cls(model, layers, config.num_attention_heads, fused)
 
     def __call__(self, input_ids: Any, mask: Any) -> Any:
+        import torch
+
         batch, length = input_ids.shape
+        cells = batch * length
         hidden = self.model.embeddings(input_ids=input_ids)
         width = hidden.shape[-1]
         keep = mask.reshape(-1).nonzero().squeeze(1)  # flat positions of the real tokens
-        x = hidden.reshape(batch * length, width).index_select(0, keep)
+        real = keep.numel()
+        # The token matrix gets the row count gemm.linear would pad every product to; the extra
+        # rows repeat the first token (finite values) and write their Q/K/V to a spare last row of
+        # the buffer below, outside the attention view, so they never touch a real token.
+        rows = bucketed_rows(real, hidden, self.layers[0][0])
+        read, write = keep, keep
+        if rows > real:
+            read = torch.cat([keep, keep[:1].expand(rows - real)])
+            write = torch.cat([keep, keep.new_full((rows - real,), cells)])
+        x = hidden.reshape(cells, width).index_select(0, read)
         attend = _attention_function(mask, self.heads, hidden.device)
         # One zeroed buffer per batch: every layer overwrites the real rows, padding rows stay 0
         # (uninitialised padding could hold NaN, and 0 attention weight x NaN is NaN).
-        padded = x.new_zeros(batch * length, 3 * width)
+        padded = x.new_zeros(cells + 1, 3 * width)
+        view = padded[:cells].view(batch, length, 3, self.heads, width // self.heads)
         for qkv_w, qkv_b, out_w, out_b, out_norm, up_w, up_b, act, down_w, down_b, norm in self.layers:
-            padded.index_copy_(0, keep, linear(x, qkv_w, qkv_b))
-            q, k, v = padded.view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-            context = attend(q, k, v).transpose(1, 2).reshape(batch * length, width).index_select(0, keep)
+            padded.index_copy_(0, write, linear(x, qkv_w, qkv_b))
+            q, k, v = view.permute(2, 0, 3, 1, 4)
+            context = attend(q, k, v).transpose(1, 2).reshape(cells, width).index_select(0, read)
             x = out_norm(linear(context, out_w, out_b) + x)
             inner = linear(x, up_w, up_b, self.activation) if act is None else act(linear(x, up_w, up_b))
             x = norm(linear(inner, down_w, down_b) + x)
-        return x.new_zeros(batch * length, width).index_copy_(0, keep, x).view(batch, length, width)
+        return x.new_zeros(cells, width).index_copy_(0, keep, x[:real]).view(batch, length, width)
 
 
 def _attention_function(mask: Any, heads: int, device: Any) -> Any:

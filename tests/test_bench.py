@@ -87,6 +87,9 @@ def test_report_has_expected_keys(report):
     bart = report["bartscore"]
     assert bart["max_abs_diff"] <= 1e-5 and bart["speedup"] > 0
     assert report["matmul"]["flops_per_s"] > 0
+    for shape in report["matmul"]["float32"]["shapes"]:  # the denominator is the faster kernel
+        assert shape["flops_per_s"] == max(shape["matmul_flops_per_s"], shape.get("onednn_flops_per_s", 0.0))
+    assert ours["mfu_useful_vs_matmul"] >= ours["mfu_useful"] * 0.999
     names = {t["name"] for t in report["targets"]}
     assert {"bertscore_speedup", "bertscore_mfu", "trainer_speedup", "bartscore_speedup", "memory_growth"} <= names
     json.dumps(report)  # the whole report is JSON-serialisable

@@ -137,3 +137,23 @@ def test_content_ids_match_the_tokenizer_call():
         assert _content_ids(tokenizer, texts) == expected
     finally:
         tokenizer.backend_tokenizer.no_truncation()
+
+
+def test_row_buckets_bound_the_shapes(onednn_switch):
+    """oneDNN compiles a kernel per input shape and keeps its memory: row counts are bucketed."""
+    if not onednn_switch("1"):
+        pytest.skip("this torch build has no oneDNN linear")
+    x, w = torch.zeros(1, 8), torch.zeros(4, 8)
+    buckets = {gemm.bucketed_rows(rows, x, w) for rows in range(1, 2049)}
+    assert buckets == set(range(gemm.ROW_BUCKET, 2049, gemm.ROW_BUCKET))
+    assert all(gemm.bucketed_rows(rows, x, w) >= rows for rows in range(1, 300))
+    with torch.enable_grad():  # F.linear path: nothing to pad
+        assert gemm.bucketed_rows(37, x.requires_grad_(), w) == 37
+    generator = torch.Generator().manual_seed(3)
+    w = torch.randn(16, 8, generator=generator)
+    for rows in (1, gemm.ROW_BUCKET - 1, gemm.ROW_BUCKET, gemm.ROW_BUCKET + 1):
+        x = torch.randn(rows, 8, generator=generator)
+        with torch.inference_mode():
+            out = gemm.linear(x, w)
+        assert out.shape == (rows, 16) and out.is_contiguous()
+        assert torch.allclose(out, F.linear(x, w), atol=1e-5)
