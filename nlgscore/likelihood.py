@@ -9,7 +9,8 @@ because of four things, none of which changes a number beyond float rounding:
   little padding is computed; a CUDA out-of-memory error halves the budget and retries;
 * a recurring source (one reference against many candidates) is encoded once: the encoder runs
   on the distinct sources of a batch, its states are expanded with ``index_select`` for the
-  decoder, and states of sources with pairs left in later batches stay in a bounded cache;
+  decoder, and states of sources with pairs left in later batches stay in a bounded cache; the
+  decoder's cross-attention keys and values are likewise projected once per distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
 >>> from nlgscore.models import resolve
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager, nullcontext
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -150,6 +152,10 @@ class _Engine:
         self.device = next(model.parameters()).device
         # A wrapper (e.g. a test double) without the transformers layout takes the plain forward.
         self.head_on_real_tokens = model.config.model_type in LM_HEAD_ON_REAL_TOKENS and hasattr(model, "lm_head") and hasattr(model, "model")
+        layers = getattr(getattr(getattr(model, "model", None), "decoder", None), "layers", None) or []
+        self.cross_share_ok = self.head_on_real_tokens and all(
+            hasattr(getattr(layer, "encoder_attn", None), name) for layer in layers for name in ("k_proj", "v_proj")
+        ) and len(layers) > 0
         self.pending = pending  # source index -> pairs not yet scored
         self.cache_tokens = cache_tokens
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
@@ -181,6 +187,37 @@ class _Engine:
         while self.cached > self.cache_tokens and self.cache:
             self.cached -= self.cache.popitem(last=False)[1].shape[0]
 
+    @contextmanager
+    def shared_cross_projections(self, distinct: Any, select: Any, expanded: Any) -> Iterator[None]:
+        """Within the block, the decoder's cross-attention K/V projections of ``expanded`` (the
+        encoder states of every pair row, ``distinct.index_select(0, select)``) are computed on
+        ``distinct`` (one row per source) and expanded afterwards.
+
+        When several rows share a source (one reference, many candidates) the plain forward
+        projects the same states once per row: with long sources (documents in summarisation)
+        about as much work as the rest of the decoder. The projection modules get an instance
+        ``forward`` for the block (removed after it, also on error); any other input goes through
+        their own forward unchanged.
+        """
+        patched = []  # (module, its previous instance forward or None)
+        try:
+            for layer in self.model.model.decoder.layers if self.cross_share_ok else []:
+                for projection in (layer.encoder_attn.k_proj, layer.encoder_attn.v_proj):
+                    own = projection.forward
+
+                    def forward(x: Any, _own: Any = own) -> Any:
+                        return _own(distinct).index_select(0, select) if x is expanded else _own(x)
+
+                    patched.append((projection, projection.__dict__.get("forward")))
+                    projection.forward = forward
+            yield
+        finally:
+            for projection, previous in reversed(patched):
+                if previous is None:
+                    del projection.forward
+                else:
+                    projection.forward = previous
+
     def run(self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]) -> List[np.ndarray]:
         import torch
         from torch.nn.utils.rnn import pad_sequence
@@ -195,6 +232,7 @@ class _Engine:
             for row, s in enumerate(per_source):
                 enc_mask[row, : s.shape[0]] = 1
             select = torch.tensor(local, device=self.device)
+            distinct = hidden
             if len(keys) != len(local):
                 hidden, enc_mask = hidden.index_select(0, select), enc_mask.index_select(0, select)
             labels, label_mask = _pad(tgts, self.pad_id, self.device)
@@ -207,7 +245,8 @@ class _Engine:
             if self.head_on_real_tokens:
                 # The vocabulary projection is the largest matmul: run it on real target tokens
                 # only, not on the padding of the batch (same arithmetic as the model's forward).
-                decoded = self.model.model(**inputs).last_hidden_state[valid]
+                with self.shared_cross_projections(distinct, select, hidden) if distinct is not hidden else nullcontext():
+                    decoded = self.model.model(**inputs).last_hidden_state[valid]
                 head = self.model.lm_head
                 bias = getattr(self.model, "final_logits_bias", None)
                 if bias is not None:

@@ -206,3 +206,34 @@ def test_encoder_cache_bounded(loaded, pairs, expected, monkeypatch):
     got, encoded = encoded_rows(loaded[0], pairs)
     assert_close(got, expected)
     assert encoded > len(TEXTS)
+
+
+def test_cross_attention_projected_once_per_source(loaded, pairs, expected):
+    """Rows sharing a source share its cross-attention keys/values: the projection sees each
+    distinct source of a batch once (one batch here), and the scores stay the plain forward's."""
+    model, _ = loaded
+    rows = []
+    k_proj = model.model.decoder.layers[0].encoder_attn.k_proj
+
+    def spy(x):  # the rows the projection really multiplies (a hook would see the module's input)
+        rows.append(x.shape[0])
+        return type(k_proj).forward(k_proj, x)
+
+    k_proj.forward = spy
+    try:
+        got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=100_000)
+        assert k_proj.forward is spy  # the sharing put back what it found
+    finally:
+        del k_proj.forward
+    assert_close(got, expected)
+    assert rows == [len(set(map(tuple, pairs[0])))]  # one row per distinct source, not per pair
+
+
+def test_cross_attention_sharing_for_marian_layout():
+    """Prism's checkpoints load as Marian: the same sharing applies (its golden tests check the scores)."""
+    from nlgscore.likelihood import _Engine
+    from nlgscore.prism_loading import load_prism
+
+    loaded_prism = load_prism(str(Path(__file__).parent / "golden" / "tiny-prism"), device="cpu")
+    engine = _Engine(loaded_prism.model, 1, 2, 1.0, {}, 1000)
+    assert engine.cross_share_ok
