@@ -2,7 +2,7 @@
 
 PyTorch's CPU wheels send ``F.linear`` to MKL. On the AMD EPYC (Zen 4) machines of the issue #6
 benchmark, oneDNN's linear — the kernel inductor uses for frozen CPU graphs, reached through
-``torch.ops.mkldnn._linear_pointwise`` — ran 1.2-1.5x faster on MiniLM/BART layer shapes and
+``torch.ops.mkldnn._linear_pointwise`` — ran 1.1-1.5x faster on MiniLM/BART layer shapes and
 1.7x faster on a 50,265-way LM head, with a fused GELU. It computes the same fp32 products and
 sums in another order, so outputs agree to float rounding (~4e-6 on unit-scale outputs, like
 MKL's own difference from a float64 product); the golden-file tests hold with it on and off.
@@ -86,7 +86,11 @@ def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
     :data:`ROW_BUCKET` on the oneDNN path, ``rows`` elsewhere. A caller whose inputs already have
     that many rows (see ``packed_encoder``) saves :func:`linear` a padded copy per call.
     """
-    return -(-rows // ROW_BUCKET) * ROW_BUCKET if _fast_path(x, weight) else rows
+    return _round_up(rows) if _fast_path(x, weight) else rows
+
+
+def _round_up(rows: int) -> int:
+    return -(-rows // ROW_BUCKET) * ROW_BUCKET
 
 
 def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:
@@ -102,7 +106,7 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
     if _fast_path(x, weight):
         attr, algorithm = FUSED_ACTIVATIONS[activation] if activation else ("none", "")
         rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
-        bucket = -(-rows // ROW_BUCKET) * ROW_BUCKET
+        bucket = _round_up(rows)
         if bucket == rows:  # also the empty input
             return torch.ops.mkldnn._linear_pointwise(x, weight, bias, attr, [], algorithm)
         padded = x.new_zeros(bucket, x.shape[-1])
@@ -128,7 +132,15 @@ def _linear_class() -> Any:
         def forward(self, x: Any) -> Any:
             return linear(x, self.weight, self.bias)
 
+    # Importable as nlgscore.gemm.OneDNNLinear (module __getattr__ below), so models pickle.
+    OneDNNLinear.__module__, OneDNNLinear.__qualname__ = __name__, "OneDNNLinear"
     return OneDNNLinear
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OneDNNLinear":
+        return _linear_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def wrap_linear(layer: Any) -> Any:

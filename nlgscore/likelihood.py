@@ -194,8 +194,8 @@ class _Engine:
         ``distinct`` (one row per source) and expanded afterwards.
 
         When several rows share a source (one reference, many candidates) the plain forward
-        projects the same states once per row: with long sources (documents in summarisation)
-        about as much work as the rest of the decoder. The projection modules get an instance
+        projects the same states once per row: with long sources (a 900-token document and
+        a 120-token summary, bart-base shape) about half as much work as the rest of the decoder. The projection modules get an instance
         ``forward`` for the block (removed after it, also on error); any other input goes through
         their own forward unchanged.
         """

@@ -50,6 +50,18 @@ def test_linear_matches_f_linear(shape, with_bias, activation):
     assert torch.allclose(got, expected, atol=2e-5, rtol=1e-5)
 
 
+def test_wrapped_linear_pickles():
+    """Swapped models must still pickle (torch.save of a whole module, datasets fingerprints)."""
+    import pickle
+
+    layer = torch.nn.Linear(6, 3)
+    restored = pickle.loads(pickle.dumps(gemm.wrap_linear(layer)))
+    assert type(restored).__name__ == "OneDNNLinear" and isinstance(restored, torch.nn.Linear)
+    x = torch.randn(2, 6)
+    with torch.inference_mode():
+        assert torch.allclose(restored(x), layer(x), atol=1e-5)
+
+
 def test_linear_rejects_unknown_activation():
     with pytest.raises(ValueError, match="activation"):
         gemm.linear(torch.ones(2, 3), torch.ones(4, 3), activation="swish")
