@@ -152,10 +152,10 @@ class _Engine:
         self.device = next(model.parameters()).device
         # A wrapper (e.g. a test double) without the transformers layout takes the plain forward.
         self.head_on_real_tokens = model.config.model_type in LM_HEAD_ON_REAL_TOKENS and hasattr(model, "lm_head") and hasattr(model, "model")
+        # Decoder layers whose cross-attention has k_proj/v_proj (the BART family) can share them.
         layers = getattr(getattr(getattr(model, "model", None), "decoder", None), "layers", None) or []
-        self.cross_share_ok = self.head_on_real_tokens and all(
-            hasattr(getattr(layer, "encoder_attn", None), name) for layer in layers for name in ("k_proj", "v_proj")
-        ) and len(layers) > 0
+        attentions = [getattr(layer, "encoder_attn", None) for layer in layers]
+        self.cross_share_ok = self.head_on_real_tokens and bool(attentions) and all(hasattr(a, "k_proj") and hasattr(a, "v_proj") for a in attentions)
         self.pending = pending  # source index -> pairs not yet scored
         self.cache_tokens = cache_tokens
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
@@ -201,7 +201,7 @@ class _Engine:
         """
         patched = []  # (module, its previous instance forward or None)
         try:
-            for layer in self.model.model.decoder.layers if self.cross_share_ok else []:
+            for layer in self.model.model.decoder.layers:
                 for projection in (layer.encoder_attn.k_proj, layer.encoder_attn.v_proj):
                     own = projection.forward
 
@@ -232,8 +232,8 @@ class _Engine:
             for row, s in enumerate(per_source):
                 enc_mask[row, : s.shape[0]] = 1
             select = torch.tensor(local, device=self.device)
-            distinct = hidden
-            if len(keys) != len(local):
+            distinct, shared = hidden, len(keys) != len(local)
+            if shared:
                 hidden, enc_mask = hidden.index_select(0, select), enc_mask.index_select(0, select)
             labels, label_mask = _pad(tgts, self.pad_id, self.device)
             decoder_input = torch.full_like(labels, self.pad_id)
@@ -245,7 +245,8 @@ class _Engine:
             if self.head_on_real_tokens:
                 # The vocabulary projection is the largest matmul: run it on real target tokens
                 # only, not on the padding of the batch (same arithmetic as the model's forward).
-                with self.shared_cross_projections(distinct, select, hidden) if distinct is not hidden else nullcontext():
+                sharing = self.shared_cross_projections(distinct, select, hidden) if shared and self.cross_share_ok else nullcontext()
+                with sharing:
                     decoded = self.model.model(**inputs).last_hidden_state[valid]
                 head = self.model.lm_head
                 bias = getattr(self.model, "final_logits_bias", None)
