@@ -11,15 +11,15 @@ __version__ = "0.1.0"
 
 # public name -> (module, attribute)
 _LAZY = {
-    "BERTScorer": ("nlgscore.bertscore", "BERTScorer"),
-    "BERTScoreResult": ("nlgscore.bertscore", "BERTScoreResult"),
+    "BERTScorer": ("nlgscore.bertscore.scorer", "BERTScorer"),
+    "BERTScoreResult": ("nlgscore.bertscore.scorer", "BERTScoreResult"),
     "bertscore": ("nlgscore.bertscore", None),  # the module, callable as the one-shot function
-    "PrismScorer": ("nlgscore.prism", "PrismScorer"),
-    "BARTScorer": ("nlgscore.bartscore", "BARTScorer"),
-    "PrismResult": ("nlgscore.prism", "PrismResult"),
-    "BARTScoreResult": ("nlgscore.bartscore", "BARTScoreResult"),
-    "Result": ("nlgscore.result", "Result"),
-    "Signature": ("nlgscore.signature", "Signature"),
+    "PrismScorer": ("nlgscore.seq2seq.prism", "PrismScorer"),
+    "BARTScorer": ("nlgscore.seq2seq.bartscore", "BARTScorer"),
+    "PrismResult": ("nlgscore.seq2seq.prism", "PrismResult"),
+    "BARTScoreResult": ("nlgscore.seq2seq.bartscore", "BARTScoreResult"),
+    "Result": ("nlgscore.core.result", "Result"),
+    "Signature": ("nlgscore.core.signature", "Signature"),
     "load": ("nlgscore.registry", "load"),
     "map_function": ("nlgscore.integrations.datasets", "map_function"),
     "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),

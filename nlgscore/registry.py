@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
-from nlgscore.base import Scorer
+from nlgscore.core.base import Scorer
 
 METRICS = ("bertscore", "prism", "bartscore")
 
@@ -44,7 +44,7 @@ def load(spec: str, **options: Any) -> Scorer:
             options["lang"] = "en"
         return BERTScorer(**options)
     if name == "prism":
-        from nlgscore.prism import PrismScorer
+        from nlgscore.seq2seq.prism import PrismScorer
 
         mode = parts[0] if parts else "ref"
         if mode not in ("ref", "src"):
@@ -53,7 +53,7 @@ def load(spec: str, **options: Any) -> Scorer:
             options.setdefault("checkpoint", ":".join(parts[1:]))
         options.setdefault("mode", mode)
         return PrismScorer(**options)
-    from nlgscore.bartscore import BARTScorer
+    from nlgscore.seq2seq.bartscore import BARTScorer
 
     if parts:
         options.setdefault("variant", parts[0])

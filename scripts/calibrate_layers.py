@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.baseline_compute import all_layers_scorer
+    from nlgscore.bertscore.baseline_compute import all_layers_scorer
 
     start = time.perf_counter()
     # References repeat across systems and pairs: the cache encodes each once.

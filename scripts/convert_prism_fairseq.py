@@ -175,7 +175,7 @@ def convert(model_dir: str, out_dir: str, heads: Optional[int] = None) -> str:
     with open(os.path.join(out_dir, "prism_vocab.json"), "w", encoding="utf-8") as handle:
         json.dump(vocab, handle, ensure_ascii=False, indent=0)
     # Load the result the way nlgscore does: every stored weight must find its place.
-    from nlgscore.prism_loading import load_prism
+    from nlgscore.seq2seq.prism_loading import load_prism
 
     load_prism(out_dir, device="cpu")
     return out_dir

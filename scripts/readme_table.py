@@ -147,8 +147,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.baseline_compute import all_layers_scorer
-    from nlgscore.tables import table as data_table
+    from nlgscore.bertscore.baseline_compute import all_layers_scorer
+    from nlgscore.core.tables import table as data_table
 
     total = time.perf_counter()
     timings: Dict[str, float] = {}

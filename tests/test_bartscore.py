@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nlgscore.bartscore import BARTScorer
+from nlgscore.seq2seq.bartscore import BARTScorer
 
 GOLDEN = Path(__file__).parent / "golden"
 TINY = str(GOLDEN / "tiny-bart")

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import nlgscore
-from nlgscore.bartscore import BARTScorer, prompt_list
-from nlgscore.signature import Signature
+from nlgscore.seq2seq.bartscore import BARTScorer, prompt_list
+from nlgscore.core.signature import Signature
 
 TINY = str(Path(__file__).parent / "golden" / "tiny-bart")
 HYPS = ["The cat sat on the mat.", "Prices rose sharply.", ""]

@@ -9,8 +9,8 @@ import pytest
 
 import nlgscore
 from nlgscore.bertscore import BERTScorer, BERTScoreResult, bertscore
-from nlgscore.result import Result
-from nlgscore.signature import Signature
+from nlgscore.core.result import Result
+from nlgscore.core.signature import Signature
 
 TOL = 1e-5
 
@@ -107,7 +107,7 @@ def test_multi_reference_is_max_per_column(minilm_scorer, bertscore_golden):
 
 
 def test_lang_defaults_and_errors():
-    from nlgscore.bertscore import default_model
+    from nlgscore.bertscore.scorer import default_model
 
     assert default_model("en") == "roberta-large" and default_model("ZH") == "bert-base-chinese"
     assert default_model("xx") == "bert-base-multilingual-cased"
@@ -122,7 +122,7 @@ def test_layer_out_of_range(layers):
 
 
 def test_default_minilm_layer():
-    from nlgscore.bertscore import default_layer
+    from nlgscore.bertscore.scorer import default_layer
 
     assert BERTScorer._default_layer("minilm") == default_layer("all-MiniLM-L6-v2")
 
@@ -171,7 +171,7 @@ def test_no_pairs(minilm_scorer):
 
 def test_sharding_keeps_idf_and_order(monkeypatch, bertscore_golden):
     """Two simulated processes (no accelerate launch here): idf comes from all references first."""
-    import nlgscore.bertscore as module
+    import nlgscore.bertscore.scorer as module
 
     def two_process_shard(n, fn, accelerator=None):
         assert accelerator == "fake"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.prism import PrismScorer
+from nlgscore.seq2seq.prism import PrismScorer
 
 TINY = str(Path(__file__).parent / "golden" / "tiny-prism")
 CANDS = ["Hi world.", "This is a Test."]

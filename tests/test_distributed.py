@@ -2,7 +2,7 @@
 
 tests/scripts/shard_scores.py runs BERTScore (MiniLM), Prism and BARTScore (tiny checkpoints)
 and a Trainer ``compute_metrics`` on every rank; the scorers split the pairs between the ranks
-(nlgscore.distributed.shard) and gather them back. Nothing is mocked.
+(nlgscore.core.distributed.shard) and gather them back. Nothing is mocked.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def test_rank_with_empty_share_and_trainer_dicts_agree(ranks, minilm_scorer):
 
 
 def test_prism_and_bartscore_two_processes_equal_one(ranks):
-    from nlgscore.bartscore import BARTScorer
-    from nlgscore.prism import PrismScorer
+    from nlgscore.seq2seq.bartscore import BARTScorer
+    from nlgscore.seq2seq.prism import PrismScorer
 
     prism = PrismScorer(checkpoint=str(GOLDEN / "tiny-prism"), lang="en", mode="ref")
     bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"))

@@ -10,9 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nlgscore import gemm, packed_encoder
-from nlgscore.embedding import _content_ids
-from nlgscore.models import resolve
+from nlgscore.bertscore import packed_encoder
+from nlgscore.core import gemm
+from nlgscore.bertscore.embedding import _content_ids
+from nlgscore.core.models import resolve
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Out-of-memory back-off of nlgscore.batching.run_batches with a real batch function.
+"""Out-of-memory back-off of nlgscore.core.batching.run_batches with a real batch function.
 
 There is no GPU here, so the CUDA out-of-memory error is injected: only the error is mocked
 (raised once, before the real work of the first batch); the batch function itself is the real
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from nlgscore.batching import run_batches
+from nlgscore.core.batching import run_batches
 
 TEXTS = [f"sentence number {i} " + "word " * (i % 7) for i in range(23)]
 
@@ -35,7 +35,7 @@ def test_oom_on_first_batch_halves_budget_and_processes_each_item_once(minilm_sc
             done[i] = emb[row, : len(ids[i])].sum(0)
 
     budget = 4 * max(len(x) for x in ids)
-    with caplog.at_level(logging.WARNING, logger="nlgscore.batching"):
+    with caplog.at_level(logging.WARNING, logger="nlgscore.core.batching"):
         final = run_batches([len(x) for x in ids], process, max_tokens=budget)
 
     assert final == budget // 2  # the budget shrank once

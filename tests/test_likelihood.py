@@ -1,4 +1,4 @@
-"""nlgscore.likelihood against a plain one-pair-at-a-time forward on the tiny BART fixture."""
+"""nlgscore.seq2seq.likelihood against a plain one-pair-at-a-time forward on the tiny BART fixture."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from nlgscore.likelihood import check_seq2seq, load_seq2seq, mean_logprob, target_logprobs
-from nlgscore.models import resolve
+from nlgscore.seq2seq.likelihood import check_seq2seq, load_seq2seq, mean_logprob, target_logprobs
+from nlgscore.core.models import resolve
 
 TINY = Path(__file__).parent / "golden" / "tiny-bart"
 TEXTS = [
@@ -200,7 +200,7 @@ def test_half_precision_logits_normalised_in_float32(loaded):
 
 def test_encoder_cache_bounded(loaded, pairs, expected, monkeypatch):
     """With no room to cache, recurring sources are re-encoded and results are unchanged."""
-    import nlgscore.likelihood as likelihood
+    import nlgscore.seq2seq.likelihood as likelihood
 
     monkeypatch.setattr(likelihood, "CACHE_BUDGETS", 0)
     got, encoded = encoded_rows(loaded[0], pairs)
@@ -231,8 +231,8 @@ def test_cross_attention_projected_once_per_source(loaded, pairs, expected):
 
 def test_cross_attention_sharing_for_marian_layout():
     """Prism's checkpoints load as Marian: the same sharing applies (its golden tests check the scores)."""
-    from nlgscore.likelihood import _Engine
-    from nlgscore.prism_loading import load_prism
+    from nlgscore.seq2seq.likelihood import _Engine
+    from nlgscore.seq2seq.prism_loading import load_prism
 
     loaded_prism = load_prism(str(Path(__file__).parent / "golden" / "tiny-prism"), device="cpu")
     engine = _Engine(loaded_prism.model, 1, 2, 1.0, {}, 1000)

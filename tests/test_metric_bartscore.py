@@ -24,7 +24,7 @@ def metric():
 
 @pytest.fixture(scope="module")
 def scorer():
-    from nlgscore.bartscore import BARTScorer
+    from nlgscore.seq2seq.bartscore import BARTScorer
 
     return BARTScorer(checkpoint=TINY, device="cpu")
 

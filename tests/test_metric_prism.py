@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nlgscore.prism import PrismScorer
+from nlgscore.seq2seq.prism import PrismScorer
 
 evaluate = pytest.importorskip("evaluate")
 

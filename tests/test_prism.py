@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nlgscore.prism import PrismResult, PrismScorer
-from nlgscore.signature import Signature
+from nlgscore.seq2seq.prism import PrismResult, PrismScorer
+from nlgscore.core.signature import Signature
 
 GOLDEN = Path(__file__).parent / "golden"
 TINY = str(GOLDEN / "tiny-prism")
@@ -21,7 +21,7 @@ TOL = 1e-5
 
 
 def _g_tolerance(n_tokens):
-    # G sums up to 745 log-probs of a float32 model normalised in float32 (nlgscore.likelihood);
+    # G sums up to 745 log-probs of a float32 model normalised in float32 (nlgscore.seq2seq.likelihood);
     # each carries ~1e-7 of rounding that batching and threads reshuffle, so a sum gets
     # max(1e-5, 2e-7 per token): 1.5e-4 on the 736-token case, where |G| is about 6000.
     return max(TOL, 2e-7 * n_tokens)
@@ -210,14 +210,14 @@ def test_real_m39v1_readme_values():
 
 def test_default_checkpoint_offline_says_how_to_get_it(monkeypatch):
     import nlgscore
-    from nlgscore.models import ModelNotAvailableError
+    from nlgscore.core.models import ModelNotAvailableError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelNotAvailableError, match="dariast/prism"):
         nlgscore.PrismScorer(lang="en")
 
 
-@pytest.mark.parametrize("module", ["nlgscore.prism", "nlgscore.prism_loading", "nlgscore.prism_tokenizer"])
+@pytest.mark.parametrize("module", ["nlgscore.seq2seq.prism", "nlgscore.seq2seq.prism_loading", "nlgscore.seq2seq.prism_tokenizer"])
 def test_docstring_examples_run(module, monkeypatch):
     import doctest
     import importlib

@@ -12,8 +12,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from nlgscore.prism import PrismScorer
-from nlgscore.tables import table
+from nlgscore.seq2seq.prism import PrismScorer
+from nlgscore.core.tables import table
 
 TINY = Path(__file__).parent / "golden" / "tiny-prism"
 CANDS = ["The cat sat on the mat.", "Prices rose sharply.", ""]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nlgscore.prism_tokenizer import PrismTokenizer, language_ids
+from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer, language_ids
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = json.loads((GOLDEN / "golden_prism.json").read_text(encoding="utf-8"))["cases"]

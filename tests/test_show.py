@@ -1,4 +1,4 @@
-"""Pictures: nlgscore.plot (pair heat map, correlation chart) and the `nlgscore show` command."""
+"""Pictures: nlgscore.bertscore.plot, nlgscore.meta.plot (pair heat map, correlation chart) and the `nlgscore show` command."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from nlgscore.cli import main  # noqa: E402
-from nlgscore.plot import pair_matrix, plot_correlations, plot_pair  # noqa: E402
+from nlgscore.bertscore.plot import pair_matrix, plot_pair  # noqa: E402
+from nlgscore.meta.plot import plot_correlations  # noqa: E402
 
 CAND, REF = "it is freezing today", "the weather is cold today"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -88,5 +89,5 @@ def test_plot_correlations_from_meta_json(tmp_path):
 
 
 def test_matplotlib_is_imported_lazily():
-    code = "import sys, nlgscore.plot, nlgscore.cli.show; assert 'matplotlib' not in sys.modules"
+    code = "import sys, nlgscore.bertscore.plot, nlgscore.meta.plot, nlgscore.cli.show; assert 'matplotlib' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from nlgscore.bartscore import BARTScorer
-from nlgscore.tables import table
+from nlgscore.seq2seq.bartscore import BARTScorer
+from nlgscore.core.tables import table
 
 _CITATION = """@inproceedings{yuan2021bartscore,
   title={BARTScore: Evaluating Generated Text as Text Generation},

@@ -4,7 +4,7 @@ import datasets
 import evaluate
 
 from nlgscore.bertscore import BERTScorer
-from nlgscore.idf import sentences_digest
+from nlgscore.bertscore.idf import sentences_digest
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.prism import PrismScorer
+from nlgscore.seq2seq.prism import PrismScorer
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
   title={Automatic Machine Translation Evaluation in Many Languages via Zero-Shot Paraphrasing},

@@ -17,7 +17,7 @@ def _floats(values: Any) -> List[float]:
 
 
 class NlgscoreBert:
-    """``nlgscore.bertscore.BERTScorer``; the library's defaults unless the spec overrides them."""
+    """``nlgscore.bertscore.scorer.BERTScorer``; the library's defaults unless the spec overrides them."""
 
     def __init__(self, spec: Dict[str, Any], cache_references: bool = False) -> None:
         from nlgscore.bertscore import BERTScorer
@@ -74,10 +74,10 @@ class BertScoreReference:
 
 
 class NlgscoreBart:
-    """``nlgscore.bartscore.BARTScorer`` on a checkpoint folder."""
+    """``nlgscore.seq2seq.bartscore.BARTScorer`` on a checkpoint folder."""
 
     def __init__(self, spec: Dict[str, Any], cache_references: bool = False) -> None:
-        from nlgscore.bartscore import BARTScorer
+        from nlgscore.seq2seq.bartscore import BARTScorer
 
         kwargs: Dict[str, Any] = {"checkpoint": spec["model"], "device": spec["device"], "dtype": spec.get("dtype", "float32")}
         if spec.get("max_tokens"):

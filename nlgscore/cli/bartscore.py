@@ -17,7 +17,7 @@ from nlgscore.cli.options import add_runtime_options, check_aligned, read_lines
 
 
 def register(subparsers) -> None:
-    from nlgscore.bartscore import AGGREGATIONS, DIRECTIONS, PROMPT_SIDES
+    from nlgscore.seq2seq.bartscore import AGGREGATIONS, DIRECTIONS, PROMPT_SIDES
 
     parser = subparsers.add_parser(
         "bartscore", help="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates",
@@ -39,7 +39,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.bartscore import BARTScorer
+    from nlgscore.seq2seq.bartscore import BARTScorer
 
     cands = read_lines(args.cands, "candidate")
     ref_sets = [read_lines(path, "reference") for path in args.refs]

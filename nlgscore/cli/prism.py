@@ -35,7 +35,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.prism import PrismScorer
+    from nlgscore.seq2seq.prism import PrismScorer
 
     cands = read_lines(args.cands, "candidate")
     given = [(path, read_lines(path, "reference")) for path in args.refs or []]

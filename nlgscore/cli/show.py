@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.plot import plot_pair
+    from nlgscore.bertscore.plot import plot_pair
 
     if args.idf and args.idf_sents is None:
         raise ValueError("--idf needs --idf-sents FILE: idf weights are document frequencies over a corpus of references")

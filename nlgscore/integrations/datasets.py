@@ -17,7 +17,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from nlgscore.base import Scorer
+from nlgscore.core.base import Scorer
 
 # One scorer per (spec, options) per process: map calls on several columns or splits reuse it.
 _SCORERS: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], Scorer] = {}
@@ -132,7 +132,7 @@ def map_function(
 
     ``metric`` is a spec for :func:`nlgscore.registry.load` (``"bertscore:minilm"``,
     ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) with ``options`` for its constructor, or a
-    ready :class:`~nlgscore.base.Scorer` (pickled whole into each worker, so prefer a spec with
+    ready :class:`~nlgscore.core.base.Scorer` (pickled whole into each worker, so prefer a spec with
     ``num_proc > 1``). Columns are ``<prefix>_<name>`` for every column of the result (e.g.
     ``bertscore_precision``, ``bertscore_recall``, ``bertscore_f1``); ``prefix`` defaults to the
     metric name, ``""`` gives bare names. The reference column may hold strings or lists of

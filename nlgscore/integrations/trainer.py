@@ -12,7 +12,7 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
   (``cache_candidates=True``).
 * Under a multi-process Trainer (``torchrun``/``accelerate launch``), every rank calls
   ``compute_metrics`` with the same gathered arrays; the scorers detect the process group and
-  split the pairs between ranks (``nlgscore.distributed.shard``), then gather the scores back in
+  split the pairs between ranks (``nlgscore.core.distributed.shard``), then gather the scores back in
   order, so no rank repeats another's work and every rank returns the same dict.
 * ``batch_eval_metrics=True`` is supported: texts are collected batch by batch and scored when
   the Trainer passes ``compute_result=True``.
@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from nlgscore.base import Scorer
+from nlgscore.core.base import Scorer
 from nlgscore.integrations.datasets import cached_scorer, metric_prefix
 
 IGNORE_INDEX = -100  # what transformers puts in labels (and gathered predictions) to be ignored

@@ -23,7 +23,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.batching import unique
+from nlgscore.core.batching import unique
 from nlgscore.meta.loaders import DarrData
 from nlgscore.meta.wmt import darr_concordance, pearson
 from nlgscore.meta.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures

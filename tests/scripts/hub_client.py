@@ -17,12 +17,12 @@ def main(argv: list) -> int:
     out: dict = {}
     try:
         if kind == "model":
-            from nlgscore.models import resolve
+            from nlgscore.core.models import resolve
 
             resolved = resolve(args[0], revision=args[1] if len(args) > 1 else None)
             out.update(path=resolved.path, name=resolved.name, revision=resolved.revision)
         else:
-            from nlgscore.hub import fetch_baseline
+            from nlgscore.core.hub import fetch_baseline
 
             found = fetch_baseline(args[0], args[1], repo_id=args[2] if len(args) > 2 else None)
             out.update(found=found)

@@ -11,8 +11,8 @@ import sys
 
 def main(model_repo: str, with_file: str, without_file: str) -> None:
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.rescale import find_baseline
-    from nlgscore.tables import table
+    from nlgscore.bertscore.rescale import find_baseline
+    from nlgscore.core.tables import table
 
     out = {}
     scorer = BERTScorer(model_type=model_repo, num_layers=1)

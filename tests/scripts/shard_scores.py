@@ -64,13 +64,13 @@ def main(out_path: str) -> None:
     report["trainer"] = fn((ids, labels))
     report["trainer_one"] = fn((ids[:1], labels[:1]))
 
-    from nlgscore.prism import PrismScorer
+    from nlgscore.seq2seq.prism import PrismScorer
 
     prism = PrismScorer(checkpoint=str(GOLDEN / "tiny-prism"), lang="en", mode="ref")
     prism_seen, _ = rows_seen(prism._loaded.model.get_encoder())  # one row per distinct source text
     report["prism"] = {"segment": prism.compute(CANDS, references=REFS).columns()["segment"], "rows": sum(prism_seen)}
 
-    from nlgscore.bartscore import BARTScorer
+    from nlgscore.seq2seq.bartscore import BARTScorer
 
     bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"))
     bart_seen, _ = rows_seen(bart.model.get_encoder())

@@ -11,7 +11,7 @@ import logging
 from pathlib import PurePath
 from typing import Optional, Tuple
 
-from nlgscore.tables import table
+from nlgscore.core.tables import table
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import json
 import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.tables import table
+from nlgscore.core.tables import table
 
 # Spellings of a language tag inside a vocabulary file: fairseq Prism's dictionary (and the
 # prism_vocab.json of the transformers port) writes "<en>"; M2M100-style vocabularies "__en__".

@@ -22,9 +22,9 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
-from nlgscore.gemm import use_onednn_linears
-from nlgscore.models import ResolvedModel, resolve, resolve_device, resolve_dtype
-from nlgscore.packed_encoder import PackedEncoder
+from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.models import ResolvedModel, resolve, resolve_device, resolve_dtype
+from nlgscore.bertscore.packed_encoder import PackedEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class Encoder:
             model = model.get_encoder()
         model.eval().to(device)
         if device.type == "cpu":
-            use_onednn_linears(model)  # the packed forward calls nlgscore.gemm itself; other architectures go through these
+            use_onednn_linears(model)  # the packed forward calls nlgscore.core.gemm itself; other architectures go through these
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:

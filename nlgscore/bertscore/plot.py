@@ -1,4 +1,4 @@
-"""Pictures: the token-similarity heat map of one BERTScore pair, and meta-evaluation correlations.
+"""The token-similarity heat map of one BERTScore pair.
 
 matplotlib is imported only when a picture is drawn (``pip install 'nlgscore[plot]'``), and
 always with the file-only Agg backend unless a backend is already active (notebooks).
@@ -16,19 +16,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.extras import pyplot as _pyplot
+
 MAX_ANNOTATED = 30  # tokens per side up to which each cell shows its value
-
-
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError as err:
-        raise ImportError("pictures need matplotlib: pip install 'nlgscore[plot]'") from err
-    if "matplotlib.pyplot" not in __import__("sys").modules:
-        matplotlib.use("Agg")  # no display needed; a notebook has already chosen its backend
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def pair_matrix(scorer: Any, cand: str, ref: str) -> Dict[str, Any]:
@@ -127,80 +117,6 @@ def plot_pair(scorer: Any, cand: str, ref: Union[str, Sequence[str]], path: Opti
     ax.set_title(f"{scores}\n{scorer.model_type}, layer {scorer.num_layers}", fontsize=10)
     fig.text(0.01, 0.005, note, fontsize=8, va="bottom", ha="left")
     fig.tight_layout(rect=(0, 0.06 if "\n" in note else 0.04, 1, 1))
-    if path is not None:
-        fig.savefig(path, dpi=130, bbox_inches="tight")
-        plt.close(fig)
-    return fig
-
-
-# ------------------------------------------------------------------ correlations
-def _rows(rows: Any) -> List[Dict[str, Any]]:
-    """Meta rows from a list of dicts/Row objects, a ``{"results": [...]}`` document or its JSON file."""
-    if isinstance(rows, (str, bytes)) or hasattr(rows, "read_text"):
-        import json
-        from pathlib import Path
-
-        rows = json.loads(Path(rows).read_text(encoding="utf-8"))
-    if isinstance(rows, Mapping):
-        rows = rows.get("results", [])
-    out = []
-    for row in rows:
-        record = dict(row) if isinstance(row, Mapping) else dict(vars(row))
-        missing = {"dataset", "metric", "level", "measure", "value"} - set(record)
-        if missing:
-            raise ValueError(f"meta-evaluation row {record} lacks {sorted(missing)}")
-        for key in ("value", "ci_low", "ci_high"):
-            value = record.get(key)
-            record[key] = math.nan if value is None else float(value)
-        out.append(record)
-    if not out:
-        raise ValueError("nothing to plot: no meta-evaluation rows")
-    return out
-
-
-def plot_correlations(rows: Any, path: Optional[str] = None, title: str = ""):
-    """Dot-and-whisker chart of meta-evaluation results: one panel per (dataset, level, measure),
-    one line per metric sorted by value, with the confidence interval when there is one.
-
-    ``rows`` are the meta JSON rows (``{"dataset", "metric", "level", "measure", "value",
-    "ci_low", "ci_high"}``, dicts or ``nlgscore.meta.report.Row``), a ``{"results": [...]}``
-    document, or the path of such a JSON file. Returns the Figure; saved when ``path`` is given.
-    """
-    records = _rows(rows)
-    panels: Dict[Tuple[str, str, str], List[Dict[str, Any]]] = {}
-    for record in records:
-        panels.setdefault((record["dataset"], record["level"], record["measure"]), []).append(record)
-    plt = _pyplot()
-    n = len(panels)
-    ncols = min(n, 3)
-    nrows = math.ceil(n / ncols)
-    tallest = max(len(group) for group in panels.values())
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 1.3 + 0.38 * tallest * nrows), squeeze=False)
-    for ax, ((dataset, level, measure), group) in zip(axes.flat, panels.items()):
-        group = sorted(group, key=lambda r: (math.isnan(r["value"]), r["value"]))
-        ys = np.arange(len(group))
-        values = np.array([r["value"] for r in group])
-        lows = np.array([r["ci_low"] for r in group])
-        highs = np.array([r["ci_high"] for r in group])
-        has_ci = ~(np.isnan(lows) | np.isnan(highs))
-        ax.hlines(ys[has_ci], lows[has_ci], highs[has_ci], color="#1f77b4", linewidth=2.2, alpha=0.7)
-        ax.plot(values, ys, "o", color="#1f77b4", markersize=6)
-        for y, value in zip(ys, values):
-            if not math.isnan(value):
-                ax.annotate(f"{value:.3f}", (value, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7)
-        ax.set_yticks(ys)
-        ax.set_yticklabels([r["metric"] for r in group], fontsize=9)
-        ax.set_ylim(-0.7, len(group) - 0.3)
-        ax.set_title(f"{dataset} · {level} · {measure}", fontsize=10)
-        ax.grid(axis="x", linestyle=":", alpha=0.6)
-        if np.nanmin(np.concatenate([values, lows[has_ci]])) < 0 < np.nanmax(np.concatenate([values, highs[has_ci]])):
-            ax.axvline(0.0, color="black", linewidth=0.8)
-    for ax in list(axes.flat)[n:]:
-        ax.set_visible(False)
-    if title:
-        fig.suptitle(title)
-    fig.supxlabel("correlation with human judgments (bars: confidence interval)", fontsize=9)
-    fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=130, bbox_inches="tight")
         plt.close(fig)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.tables import table
+from nlgscore.core.tables import table
 
 # Weight formats we never need: skipping them keeps a first download small.
 _IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*", "openvino/*", "flax_model*", "tf_model*", "rust_model*", "coreml/*"]
@@ -86,7 +86,7 @@ def _resolve_hub(repo_id: str, revision: Optional[str]) -> ResolvedModel:
         + " (then copy the Hugging Face cache, or pass the local folder as the model)."
     )
     try:
-        from nlgscore.hub import hub_reachable
+        from nlgscore.core.hub import hub_reachable
 
         # A quick probe first: snapshot_download's repo listing has no timeout, so a stalled Hub
         # would hang here; unreachable → cache only (offline mode never touches the network).

@@ -35,10 +35,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
-from nlgscore.gemm import use_onednn_linears
-from nlgscore.models import dtype_name, resolve, resolve_device, resolve_dtype
-from nlgscore.prism_tokenizer import PrismTokenizer
-from nlgscore.tables import table
+from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
+from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
+from nlgscore.core.tables import table
 
 # Keys of the port's config.json that describe the files, not the network.
 _NOT_ARCHITECTURE = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")

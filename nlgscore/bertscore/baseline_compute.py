@@ -28,7 +28,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
-from nlgscore.rescale import HEADER, parse_baseline
+from nlgscore.bertscore.rescale import HEADER, parse_baseline
 
 PathLike = Union[str, "os.PathLike[str]"]
 # 16 sentences give 120 pairs: one BERTScorer chunk on CPU, each sentence encoded once.
@@ -135,8 +135,8 @@ def model_depth(model: str, revision: Optional[str] = None) -> int:
     """Number of transformer layers of ``model`` (id, folder or alias), read from its config."""
     from transformers import AutoConfig
 
-    from nlgscore.embedding import model_layer_count
-    from nlgscore.models import resolve
+    from nlgscore.bertscore.embedding import model_layer_count
+    from nlgscore.core.models import resolve
 
     return model_layer_count(AutoConfig.from_pretrained(resolve(model, revision=revision).path))
 
@@ -147,7 +147,7 @@ def all_layers_scorer(model: str = "minilm", **options: Any):
     ``all_layers`` scores every layer whatever ``num_layers`` is; ``num_layers`` is set to the
     model's depth only so that a model without a default layer in the table can be loaded.
     """
-    from nlgscore.bertscore import BERTScorer  # lazy: pulls in torch/transformers
+    from nlgscore.bertscore.scorer import BERTScorer  # lazy: pulls in torch/transformers
 
     options.setdefault("num_layers", model_depth(model, options.get("revision")))
     return BERTScorer(model_type=model, all_layers=True, idf=False, rescale_with_baseline=False, **options)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, Optional, Sequence
 
-from nlgscore.result import Result
-from nlgscore.signature import Signature
+from nlgscore.core.result import Result
+from nlgscore.core.signature import Signature
 
 
 class Scorer(ABC):

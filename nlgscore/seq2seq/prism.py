@@ -4,7 +4,7 @@ A multilingual NMT model force-decodes one text given another; the segment score
 ``H(y|x)``, the mean natural-log probability of the target tokens after the language tag
 (``</s>`` included), and ``G(y|x)`` their sum. ``Prism-ref = ½ H(cand|ref) + ½ H(ref|cand)``,
 ``Prism-src = H(cand|src)``; the system score is the mean of the segment scores. Tokens follow the
-original fairseq layout (see :mod:`nlgscore.prism_tokenizer`), so scores match the original
+original fairseq layout (see :mod:`nlgscore.seq2seq.prism_tokenizer`), so scores match the original
 ``prism.py`` with the converted m39v1 weights.
 
 Several references per candidate (``[[ref1, ref2], ...]``): each reference is scored like a single
@@ -26,13 +26,13 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.base import Scorer
-from nlgscore.distributed import shard
-from nlgscore.inputs import check_references, check_same_length, check_texts, flatten_references
-from nlgscore.prism_loading import load_prism
-from nlgscore.result import Result
-from nlgscore.signature import Signature
-from nlgscore.tables import table
+from nlgscore.core.base import Scorer
+from nlgscore.core.distributed import shard
+from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.seq2seq.prism_loading import load_prism
+from nlgscore.core.result import Result
+from nlgscore.core.signature import Signature
+from nlgscore.core.tables import table
 
 MODES = ("ref", "src")
 
@@ -73,7 +73,7 @@ class PrismScorer(Scorer):
     """Prism-ref / Prism-src with a (converted) Prism checkpoint.
 
     ``checkpoint``: folder or Hub id of a Prism model in the port's layout or a stock M2M100 folder
-    (see :mod:`nlgscore.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a pinned
+    (see :mod:`nlgscore.seq2seq.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a pinned
     revision). ``mode``: ``"ref"``/``"src"`` for
     :meth:`compute` (``None``: whichever input is given). ``lang``: language of the candidates
     (and references), whose tag is force-decoded. ``batch_size`` caps sentences per batch,
@@ -209,7 +209,7 @@ class PrismScorer(Scorer):
         return [float(h) for h, _ in scored], [float(g) for _, g in scored]
 
     def _score(self, indices: List[int], sources: List[List[int]], targets: List[List[int]]) -> List[Tuple[float, float]]:
-        from nlgscore.likelihood import target_logprobs
+        from nlgscore.seq2seq.likelihood import target_logprobs
 
         options: Dict[str, Any] = {}
         if self.max_tokens is not None:

@@ -2,7 +2,7 @@
 
 A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
 row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
-looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.hub.fetch_baseline`),
+looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.core.hub.fetch_baseline`),
 the copies shipped under ``baselines/`` (installed as the package ``nlgscore.baselines``).
 
 >>> table = parse_baseline("LAYER,P,R,F\\n0,0.5,0.5,0.5\\n1,0.8,0.6,0.7\\n")
@@ -78,7 +78,7 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
         return table, f"file:{os.path.basename(str(baseline_path))}"
     if not lang:
         raise ValueError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
-    from nlgscore.hub import baseline_filename, fetch_baseline
+    from nlgscore.core.hub import baseline_filename, fetch_baseline
 
     fetched = fetch_baseline(lang, model_name)
     if fetched is not None:
@@ -89,7 +89,7 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
     resource = resources.files(PACKAGE).joinpath(*relative.split("/"))
     if resource.is_file():
         return parse_baseline(resource.read_text(encoding="utf-8"), relative), f"package:{relative}"
-    from nlgscore.tables import table as data_table
+    from nlgscore.core.tables import table as data_table
 
     repo = data_table("hub")["baseline_repo_id"]
     raise ValueError(

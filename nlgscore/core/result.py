@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List
 
-from nlgscore.signature import Signature
+from nlgscore.core.signature import Signature
 
 
 @dataclass

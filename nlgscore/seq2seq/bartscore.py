@@ -36,15 +36,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.base import Scorer
-from nlgscore.batching import unique
-from nlgscore.distributed import shard
-from nlgscore.inputs import check_references, check_texts, flatten_references
-from nlgscore.likelihood import DEFAULT_LIKELIHOOD_TOKENS, load_seq2seq, target_logprobs
-from nlgscore.models import dtype_name, resolve, resolve_device, resolve_dtype
-from nlgscore.result import Result
-from nlgscore.signature import Signature
-from nlgscore.tables import table, text_lines
+from nlgscore.core.base import Scorer
+from nlgscore.core.batching import unique
+from nlgscore.core.distributed import shard
+from nlgscore.core.inputs import check_references, check_texts, flatten_references
+from nlgscore.seq2seq.likelihood import DEFAULT_LIKELIHOOD_TOKENS, load_seq2seq, target_logprobs
+from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
+from nlgscore.core.result import Result
+from nlgscore.core.signature import Signature
+from nlgscore.core.tables import table, text_lines
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
 AGGREGATIONS = ("mean", "max")
@@ -379,7 +379,7 @@ def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) 
 def _hub_file(repo: str, filename: str) -> str:
     from huggingface_hub import hf_hub_download
 
-    from nlgscore.models import ModelNotAvailableError
+    from nlgscore.core.models import ModelNotAvailableError
 
     try:
         return hf_hub_download(repo, filename)

@@ -15,8 +15,6 @@ True
 
 from __future__ import annotations
 
-import sys
-import types
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -24,18 +22,18 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.base import Scorer
-from nlgscore.rescale import find_baseline, rescale, select_layers
-from nlgscore.batching import run_batches, unique
-from nlgscore.distributed import shard
-from nlgscore.embedding import Encoder, describe_tokenizer
-from nlgscore.idf import idf_table, sentences_digest, uniform_table
-from nlgscore.inputs import check_references, check_same_length, check_texts, flatten_references
-from nlgscore.matching import greedy_match
-from nlgscore.models import dtype_name
-from nlgscore.result import Result
-from nlgscore.signature import Signature
-from nlgscore.tables import table
+from nlgscore.core.base import Scorer
+from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
+from nlgscore.core.batching import run_batches, unique
+from nlgscore.core.distributed import shard
+from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
+from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
+from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.bertscore.matching import greedy_match
+from nlgscore.core.models import dtype_name
+from nlgscore.core.result import Result
+from nlgscore.core.signature import Signature
+from nlgscore.core.tables import table
 
 # Token budget of one encoder batch. On 2 CPU cores 1,024-4,096 tokens all run within a few
 # percent of each other; much larger batches get slower (cache misses), smaller ones pay overhead.
@@ -77,11 +75,11 @@ class BERTScoreResult(Result):
     def plot(self, i: int = 0, path: Optional[str] = None) -> Any:
         """Heat-map of pair ``i``: token similarities, greedy matches, idf weights (needs matplotlib).
 
-        Draws with the scorer that produced this result; see :func:`nlgscore.plot.plot_pair`.
+        Draws with the scorer that produced this result; see :func:`nlgscore.bertscore.plot.plot_pair`.
         """
         if self._source is None:
             raise ValueError("this result does not keep its inputs (it was not returned by BERTScorer.score)")
-        from nlgscore.plot import plot_pair
+        from nlgscore.bertscore.plot import plot_pair
 
         scorer, cands, refs = self._source
         if not 0 <= i < len(cands):
@@ -195,7 +193,7 @@ class BERTScorer(Scorer):
 
     @staticmethod
     def _default_layer(model_type: str) -> Optional[int]:
-        from nlgscore.models import resolve
+        from nlgscore.core.models import resolve
 
         aliases = table("aliases")
         names = [model_type]
@@ -470,7 +468,7 @@ def _match_batches(shapes: List[Tuple[int, int]], width: int, budget: int) -> Li
     return batches
 
 
-# Scorers built by the one-shot function, by their options: calling nlgscore.bertscore(...) in a
+# Scorers built by the one-shot function, by their options: calling nlgscore.bertscore.scorer(...) in a
 # loop must not reload the model every time (bert_score's score() does; uqlm#141 measured 43x).
 _ONE_SHOT: "OrderedDict[str, BERTScorer]" = OrderedDict()
 _ONE_SHOT_SIZE = 2
@@ -500,18 +498,3 @@ def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScore
     else:
         _ONE_SHOT.move_to_end(key)
     return scorer.score(cands, refs)
-
-
-class _CallableModule(types.ModuleType):
-    """``nlgscore.bertscore`` is both this module and the one-shot function.
-
-    Importing a submodule binds its name on the package, so a function of the same name there
-    would be replaced by (or replace) the module; a callable module keeps ``nlgscore.bertscore(...)``,
-    ``import nlgscore.bertscore`` and ``mock.patch("nlgscore.bertscore.X")`` all working.
-    """
-
-    def __call__(self, cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
-        return bertscore(cands, refs, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

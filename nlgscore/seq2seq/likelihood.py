@@ -5,7 +5,7 @@ probability of every target token given the source and the previous target token
 because of four things, none of which changes a number beyond float rounding:
 
 * identical (source, target) pairs are computed once;
-* pairs are sorted by length and packed into token-budget batches (``nlgscore.batching``), so
+* pairs are sorted by length and packed into token-budget batches (``nlgscore.core.batching``), so
   little padding is computed; a CUDA out-of-memory error halves the budget and retries;
 * a recurring source (one reference against many candidates) is encoded once: the encoder runs
   on the distinct sources of a batch, its states are expanded with ``index_select`` for the
@@ -13,7 +13,7 @@ because of four things, none of which changes a number beyond float rounding:
   decoder's cross-attention keys and values are likewise projected once per distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
->>> from nlgscore.models import resolve
+>>> from nlgscore.core.models import resolve
 >>> import torch
 >>> model, tokenizer = load_seq2seq(resolve("tests/golden/tiny-bart"), torch.device("cpu"), torch.float32)
 >>> ids = tokenizer(["It was sunny.", "Sunny it was."])["input_ids"]
@@ -33,9 +33,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.batching import DEFAULT_MAX_TOKENS, run_batches, unique
-from nlgscore.gemm import linear, use_onednn_linears
-from nlgscore.models import ResolvedModel
+from nlgscore.core.batching import DEFAULT_MAX_TOKENS, run_batches, unique
+from nlgscore.core.gemm import linear, use_onednn_linears
+from nlgscore.core.models import ResolvedModel
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
@@ -79,7 +79,7 @@ def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any,
     check_seq2seq(model, f"checkpoint {resolved.name!r}")
     model.to(device).eval()
     if next(model.parameters()).device.type == "cpu":
-        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.gemm)
+        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.core.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     return model, tokenizer
 

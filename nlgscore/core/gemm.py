@@ -132,7 +132,7 @@ def _linear_class() -> Any:
         def forward(self, x: Any) -> Any:
             return linear(x, self.weight, self.bias)
 
-    # Importable as nlgscore.gemm.OneDNNLinear (module __getattr__ below), so models pickle.
+    # Importable as nlgscore.core.gemm.OneDNNLinear (module __getattr__ below), so models pickle.
     OneDNNLinear.__module__, OneDNNLinear.__qualname__ = __name__, "OneDNNLinear"
     return OneDNNLinear
 

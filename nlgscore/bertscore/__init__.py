@@ -1,0 +1,31 @@
+"""BERTScore: the scorer, its one-shot function, and the files only BERTScore uses.
+
+``scorer.py`` (BERTScorer, the pair-matching pipeline), ``embedding.py`` / ``packed_encoder.py``
+(the encoder forward), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
+(baselines), ``baseline_compute.py`` (making baselines) and ``plot.py`` (the pair heat map).
+
+``nlgscore.bertscore`` is both this package and the one-shot function ``bertscore(cands, refs)``.
+"""
+
+import sys
+import types
+from typing import Any, Sequence
+
+from nlgscore.bertscore.scorer import BERTScorer, BERTScoreResult, bertscore, default_layer, default_model
+
+__all__ = ["BERTScorer", "BERTScoreResult", "bertscore", "default_layer", "default_model"]
+
+
+class _CallableModule(types.ModuleType):
+    """``nlgscore.bertscore`` is both this package and the one-shot function.
+
+    Importing a submodule binds its name on the parent package, so a function of the same name
+    there would be replaced by (or replace) the package; a callable module keeps
+    ``nlgscore.bertscore(...)``, ``import nlgscore.bertscore`` and ``mock.patch`` all working.
+    """
+
+    def __call__(self, cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
+        return bertscore(cands, refs, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

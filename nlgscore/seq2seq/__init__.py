@@ -1,0 +1,5 @@
+"""The likelihood family: metrics that force-decode one text given another with a seq2seq model.
+
+``likelihood.py`` (the teacher-forced log-prob engine), ``prism.py`` with its loader and
+tokenizer (``prism_loading.py``, ``prism_tokenizer.py``), and ``bartscore.py``.
+"""
