@@ -5,6 +5,7 @@ module is missing from an installation only fails when it is asked for.
 """
 
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -25,7 +26,27 @@ _LAZY = {
     "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", "evaluate_module", *_LAZY]
+
+
+def evaluate_module(name: str) -> str:
+    """Folder of the ``evaluate`` module ``name`` shipped in the package, for ``evaluate.load``.
+
+    Works from any working directory and in a wheel install (the folder holds ``<name>.py`` and
+    its card); in a checkout it is ``metrics/<name>``.
+
+    >>> Path(evaluate_module("bertscore"), "bertscore.py").is_file()
+    True
+    >>> evaluate_module("bleu")
+    Traceback (most recent call last):
+    ...
+    ValueError: no evaluate module named 'bleu'; shipped: bartscore, bertscore, prism
+    """
+    folder = Path(import_module("nlgscore.evaluate_modules").__file__).parent
+    shipped = sorted(p.parent.name for p in folder.glob("*/*.py") if p.stem == p.parent.name)
+    if name not in shipped:
+        raise ValueError(f"no evaluate module named {name!r}; shipped: {', '.join(shipped)}")
+    return str(folder / name)
 
 
 def __getattr__(name: str) -> Any:
