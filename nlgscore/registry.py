@@ -1,62 +1,190 @@
-"""Build a scorer from a short spec string, as the CLI and the meta-evaluation need.
+"""The metric table: metric name -> scorer class (an import path, so this module stays cheap) + spec parser.
 
-Specs: ``bertscore`` (default English model), ``bertscore:MODEL`` or ``bertscore:MODEL:L4``;
-``prism:ref`` / ``prism:src`` (optionally ``prism:ref:CHECKPOINT``); ``bartscore:VARIANT``
-(optionally ``bartscore:VARIANT:DIRECTION``). Keyword options go to the scorer's constructor.
+``nlgscore.load``, the CLI, ``map_function``, the Trainer integration and the meta-evaluation
+tasks all build scorers from here. Specs:
+
+* ``bertscore`` (default English model), ``bertscore:MODEL_OR_FOLDER``, ``bertscore:MODEL:L4``;
+* ``prism:ref`` / ``prism:src``, optionally ``prism:ref:CHECKPOINT`` (a folder or Hub id);
+* ``bartscore``, ``bartscore:VARIANT_OR_CHECKPOINT``, ``bartscore:VARIANT_OR_CHECKPOINT:DIRECTION``.
+
+Keyword options go to the scorer's constructor; an option that contradicts the spec is an error.
+Adding a metric is one module plus one :func:`register` call.
 
 >>> parse_spec("bertscore:minilm:L4")
 ('bertscore', ['minilm', 'L4'])
+>>> spec_options("prism:ref:tests/golden/tiny-prism")
+('prism', {'mode': 'ref', 'checkpoint': 'tests/golden/tiny-prism'})
+>>> "bartscore" in metric_names()
+True
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+import re
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from nlgscore.core.base import Scorer
+# parts of the spec after the name, and the caller's options -> constructor options named by the spec
+SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
 
-METRICS = ("bertscore", "prism", "bartscore")
+_LAYER = re.compile(r"^[Ll](\d+)$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One row of the table: ``scorer`` is a class or ``"package.module:ClassName"``."""
+
+    name: str
+    scorer: Union[str, type]
+    parse_spec: Optional[SpecParser] = None
+    help: str = ""
+
+    def scorer_class(self) -> type:
+        if isinstance(self.scorer, str):
+            module, _, attribute = self.scorer.partition(":")
+            return getattr(import_module(module), attribute)
+        return self.scorer
+
+
+_TABLE: Dict[str, Metric] = {}
+
+
+def register(
+    name: str,
+    scorer: Union[str, type],
+    parse_spec: Optional[SpecParser] = None,
+    *,
+    help: str = "",
+    replace: bool = False,
+) -> Metric:
+    """Add a metric to the table (what ``load``, the CLI and the integrations read).
+
+    ``scorer`` is a :class:`~nlgscore.core.base.Scorer` subclass or its import path
+    ``"module:Class"``; ``parse_spec(parts, options)`` turns the ``:``-separated parts after the
+    name into constructor options (without one, a spec with parts is an error).
+
+    >>> from nlgscore.core.base import Scorer
+    >>> entry = register("toy-doc", "nlgscore.core.base:Scorer", help="a doctest row", replace=True)
+    >>> entry.scorer_class() is Scorer
+    True
+    >>> unregister("toy-doc")
+    """
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_\-]*", name):
+        raise ValueError(f"metric name must be lowercase letters, digits, '-' or '_', got {name!r}")
+    if not isinstance(scorer, (str, type)) or (isinstance(scorer, str) and ":" not in scorer):
+        raise TypeError(f"scorer must be a Scorer class or a 'module:Class' path, got {scorer!r}")
+    if parse_spec is not None and not callable(parse_spec):
+        raise TypeError(f"parse_spec must be callable, got {type(parse_spec).__name__}")
+    if name in _TABLE and not replace:
+        raise ValueError(f"metric {name!r} is already registered (pass replace=True to replace it)")
+    _TABLE[name] = Metric(name, scorer, parse_spec, help)
+    return _TABLE[name]
+
+
+def unregister(name: str) -> None:
+    """Remove a metric from the table (for tests and plug-ins that registered one)."""
+    _TABLE.pop(name, None)
+
+
+def metric_names() -> List[str]:
+    """The registered metric names, in registration order."""
+    return list(_TABLE)
+
+
+def metric(name: str) -> Metric:
+    """The table row of ``name``; an unknown name is a ValueError listing the known ones."""
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key not in _TABLE:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(_TABLE)}")
+    return _TABLE[key]
 
 
 def parse_spec(spec: str) -> Tuple[str, List[str]]:
-    if not isinstance(spec, str) or not spec:
+    """Split a spec into the metric name and its non-empty parts; the name must be registered."""
+    if not isinstance(spec, str) or not spec.strip():
         raise TypeError(f"metric spec must be a non-empty string, got {spec!r}")
-    name, *parts = spec.split(":")
-    name = name.strip().lower()
-    if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r} in spec {spec!r}; expected one of {', '.join(METRICS)}")
-    return name, [part for part in parts if part]
+    name, *parts = spec.strip().split(":")
+    try:
+        entry = metric(name)
+    except ValueError:
+        raise ValueError(f"unknown metric {name!r} in spec {spec!r}; known metrics: {', '.join(_TABLE)}") from None
+    return entry.name, [part for part in parts if part]
 
 
-def load(spec: str, **options: Any) -> Scorer:
-    """Return a ready scorer for ``spec`` (see the module docstring)."""
+def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[str, Dict[str, Any]]:
+    """The metric name and the constructor options of ``spec`` merged with ``options``."""
     name, parts = parse_spec(spec)
-    if name == "bertscore":
-        from nlgscore.bertscore import BERTScorer
-
+    given = dict(options or {})
+    parser = _TABLE[name].parse_spec
+    if parser is None:
         if parts:
-            options.setdefault("model_type", parts[0])
-        for part in parts[1:]:
-            if part.upper().startswith("L") and part[1:].isdigit():
-                options.setdefault("num_layers", int(part[1:]))
-            else:
-                raise ValueError(f"cannot read {part!r} in spec {spec!r}; layers are written L<number>")
-        if "model_type" not in options and "lang" not in options:
-            options["lang"] = "en"
-        return BERTScorer(**options)
-    if name == "prism":
-        from nlgscore.seq2seq.prism import PrismScorer
+            raise ValueError(f"metric {name!r} takes no spec parts, got {spec!r}")
+        return name, given
+    try:
+        named = parser(parts, given)
+    except ValueError as err:
+        raise ValueError(f"cannot read spec {spec!r}: {err}") from None
+    for key, value in named.items():
+        if given.get(key) is not None and given[key] != value:
+            raise ValueError(f"spec {spec!r} sets {key}={value!r} but {key}={given[key]!r} was also given")
+        given[key] = value
+    return name, given
 
-        mode = parts[0] if parts else "ref"
-        if mode not in ("ref", "src"):
-            raise ValueError(f"prism spec must be prism:ref or prism:src, got {spec!r}")
-        if len(parts) > 1:
-            options.setdefault("checkpoint", ":".join(parts[1:]))
-        options.setdefault("mode", mode)
-        return PrismScorer(**options)
-    from nlgscore.seq2seq.bartscore import BARTScorer
 
+def load(spec: str, **options: Any) -> Any:
+    """A ready scorer for ``spec`` (see the module docstring); ``options`` go to its constructor.
+
+    >>> scorer = load("bertscore:minilm:L4")
+    >>> scorer.signature["L"]
+    '4'
+    """
+    name, merged = spec_options(spec, options)
+    return _TABLE[name].scorer_class()(**merged)
+
+
+def _bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    named: Dict[str, Any] = {}
+    layer = _LAYER.match(parts[-1]) if parts else None
+    if layer:
+        named["num_layers"] = int(layer.group(1))
+        parts = parts[:-1]
     if parts:
-        options.setdefault("variant", parts[0])
+        # a folder may hold ':' (Windows drive letters): everything before the layer is the model
+        named["model_type"] = ":".join(parts)
+    elif options.get("model_type") is None and options.get("lang") is None:
+        named["lang"] = "en"
+    return named
+
+
+def _prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    mode = parts[0] if parts else options.get("mode") or "ref"
+    if mode not in ("ref", "src"):
+        raise ValueError(f"prism specs are prism:ref[:CHECKPOINT] or prism:src[:CHECKPOINT], not mode {mode!r}")
+    named: Dict[str, Any] = {"mode": mode}
     if len(parts) > 1:
-        options.setdefault("direction", parts[1])
-    return BARTScorer(**options)
+        named["checkpoint"] = ":".join(parts[1:])
+    return named
+
+
+def _bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    from nlgscore.seq2seq.bartscore import DIRECTIONS, variant_table
+
+    named: Dict[str, Any] = {}
+    if len(parts) > 1 and parts[-1] in DIRECTIONS:
+        named["direction"] = parts[-1]
+        parts = parts[:-1]
+    elif len(parts) == 1 and parts[0] in DIRECTIONS:
+        named["direction"] = parts[0]
+        parts = []
+    if parts:
+        first = ":".join(parts)
+        named["variant" if first in variant_table() else "checkpoint"] = first
+    return named
+
+
+register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec,
+         help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]")
+register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, help="Prism: prism:ref|src[:CHECKPOINT]")
+register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec,
+         help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]")

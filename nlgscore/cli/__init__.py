@@ -1,32 +1,61 @@
 """`nlgscore` command line: one sub-module per command, each exposing ``register(subparsers)``.
 
 A command module adds its parser with ``subparsers.add_parser(NAME, ...)`` and sets
-``parser.set_defaults(func=run)`` where ``run(args) -> int`` returns the exit status.
+``parser.set_defaults(func=run)`` where ``run(args) -> int`` returns the exit status. Command
+modules import torch, transformers and the metrics only inside ``run``, so ``nlgscore --help``
+stays fast.
+
+Exit status: 0 success, 2 a user error (one line on stderr naming the cause and the argument),
+130 interrupted (Ctrl-C), 1 an unexpected error (one line; ``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
+import os
 import sys
+import warnings
 from typing import Optional, Sequence
 
-# Order is the order of `nlgscore --help`.
-COMMANDS = ("bertscore", "prism", "bartscore", "compare", "meta", "show", "bench")
+from nlgscore.cli.options import UserError, add_debug_options, progress_enabled
+
+# Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
+# and a command whose optional dependencies are missing never breaks the others).
+COMMANDS = {
+    "score": "score with any registered metric, named by a spec (e.g. bertscore:minilm)",
+    "bertscore": "BERTScore (bert_score 0.3.13 semantics) of candidates against references",
+    "prism": "Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates",
+    "bartscore": "BARTScore (Yuan et al. 2021, the authors' numbers) of candidates",
+    "compare": "paired significance tests of systems against a baseline",
+    "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval)",
+    "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
+    "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
+}
+# Errors that describe the input or the environment, not a bug: exit status 2.
+USER_ERRORS = (UserError, ValueError, TypeError, OSError, LookupError, UnicodeError)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """The parser; only the command named in ``argv`` gets its full options (all of them when None)."""
     from nlgscore import __version__
 
     parser = argparse.ArgumentParser(
         prog="nlgscore",
-        description="BERTScore, Prism and BARTScore, exact and fast; meta-evaluation against human judgments.",
+        description="BERTScore, Prism and BARTScore, exact and fast; meta-evaluation against human judgments. "
+        "Every scoring command reads -c candidates, -r references and -s sources files ('-' = stdin).",
     )
     parser.add_argument("--version", action="version", version=f"nlgscore {__version__}")
     parser.add_argument("--log-level", default="WARNING", help="logging level (default: WARNING)")
+    add_debug_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    chosen = set(COMMANDS) if argv is None else {next((a for a in argv if a in COMMANDS), None)}
+    for name, summary in COMMANDS.items():
+        if name not in chosen:
+            subparsers.add_parser(name, help=summary, add_help=False)
+            continue
         try:
             module = importlib.import_module(f"nlgscore.cli.{name}")
         except ModuleNotFoundError as err:
@@ -37,19 +66,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_libraries(args: argparse.Namespace) -> None:
+    """Progress bars and warnings of the libraries follow --no-progress / --quiet."""
+    if getattr(args, "quiet", False):
+        warnings.simplefilter("ignore")
+        logging.getLogger().setLevel(logging.ERROR)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if not progress_enabled(args):
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        # transformers' "Loading weights" bars; set only when transformers is already installed
+        if importlib.util.find_spec("transformers") is not None:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
+    """Run ``nlgscore`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    prog = f"nlgscore {args.command}"
     try:
+        _quiet_libraries(args)
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, OSError) as err:
-        # User errors end with one readable line, not a traceback.
-        print(f"nlgscore {args.command}: error: {err}", file=sys.stderr)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as err:
+        if args.debug:
+            raise
+        print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
+        return 2
+    except Exception as err:  # a bug, not the user's doing: still one line unless --debug
+        if args.debug:
+            raise
+        print(f"{prog}: internal error: {type(err).__name__}: {one_line(err)} (run again with --debug for the traceback)",
+              file=sys.stderr)
         return 1
+
+
+def one_line(err: BaseException) -> str:
+    """The error's message on one line (file errors keep their file name).
+
+    >>> one_line(ValueError("first\\nsecond"))
+    'first second'
+    """
+    if isinstance(err, OSError) and err.filename is not None and str(err.filename) not in str(err):
+        text = f"{err.strerror or err}: {err.filename}"
+    else:
+        text = str(err) or type(err).__name__
+        if isinstance(err, KeyError) and err.args:
+            text = f"missing key {err.args[0]!r}"
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,8 @@ import shlex
 import sys
 from typing import List, Optional, Sequence
 
+from nlgscore.cli import COMMANDS
+
 
 def _ints(text: str) -> List[int]:
     try:
@@ -44,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("bench", help="benchmark nlgscore against bert_score and a BARTScore-style loop")
+    parser = subparsers.add_parser(
+        "bench", help=COMMANDS["bench"])
     add_arguments(parser)
     parser.set_defaults(func=run)
 

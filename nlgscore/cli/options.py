@@ -1,45 +1,245 @@
-"""What the scoring commands share: reading segment files and the run-time options."""
+"""What every command shares: the input/run-time options, reading text files, and user errors.
+
+One convention across commands: ``-c`` candidates file, ``-r`` references file (repeatable),
+``-s`` sources file, ``-`` for stdin; ``--seg``, ``--json``; ``--device``, ``--batch-size``,
+``--max-tokens``, ``--no-progress``, ``--quiet``, ``--debug``.
+
+>>> parser = argparse.ArgumentParser(prog="demo")
+>>> add_input_options(parser)
+>>> add_output_options(parser)
+>>> add_runtime_options(parser)
+>>> args = parser.parse_args(["-c", "c.txt", "-r", "r1.txt", "-r", "r2.txt", "--seg", "--no-progress"])
+>>> args.cands, args.refs, args.srcs, args.seg, args.progress
+('c.txt', ['r1.txt', 'r2.txt'], None, True, False)
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
+
+STDIN = "-"
 
 
-def read_lines(path: Path, what: str) -> List[str]:
-    """Lines of a text file; a missing file is an error (never read as literal text, bert_score #63)."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{what} file not found: {path}")
-    text = Path(path).read_text(encoding="utf-8")
-    # Split on "\n" only: other Unicode line separators may sit inside a segment.
-    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+class UserError(Exception):
+    """A mistake in the command line or its input files: one line on stderr, exit status 2."""
 
 
-def check_aligned(first: Tuple[Path, Sequence[str]], others: Sequence[Tuple[Optional[Path], Optional[Sequence[str]]]]) -> None:
+def fail(message: str) -> NoReturn:
+    """End the command with one line naming the cause (``nlgscore <command>: error: ...``), exit 2.
+
+    >>> fail("--batch-size must be positive")
+    Traceback (most recent call last):
+    ...
+    nlgscore.cli.options.UserError: --batch-size must be positive
+    """
+    raise UserError(message)
+
+
+def read_lines(path: Union[str, Path], what: str = "input") -> List[str]:
+    """Lines of a UTF-8 text file (a byte-order mark is dropped); ``-`` reads stdin.
+
+    A missing file is an error, never read as literal text (bert_score #63); so is a file that is
+    not UTF-8 (the error names the file and the byte). Lines are split on ``\\n`` only, since other
+    Unicode line separators may sit inside a segment, and a trailing ``\\r`` is dropped.
+
+    >>> read_lines("examples/refs.txt", "reference")[0]
+    'A cat was sitting on the mat.'
+    """
+    if str(path) == STDIN:
+        stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
+        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogatepass")
+        name = "<stdin>"
+    else:
+        if not Path(path).is_file():
+            fail(f"{what} file not found: {path}")
+        data = Path(path).read_bytes()
+        name = str(path)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        fail(f"{what} file {name} is UTF-16; convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        fail(f"{what} file {name} is not UTF-8: byte {err.start} ({data[err.start:err.start + 1]!r}) cannot be decoded")
+    if not text:
+        return []
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def check_text(text: str, flag: str) -> str:
+    """``text`` given on the command line, refused when it is not valid Unicode (a lone surrogate).
+
+    >>> check_text("hello", "--cand")
+    'hello'
+    """
+    for index, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            fail(f"{flag}: character {index} is a lone surrogate ({char!r}), not valid Unicode text")
+    return text
+
+
+def check_aligned(first: Tuple[Any, Sequence[str]], others: Sequence[Tuple[Any, Optional[Sequence[str]]]]) -> None:
     """Every file must have as many lines as the first one; the error names both files."""
     path0, lines0 = first
     for path, lines in others:
         if lines is not None and len(lines) != len(lines0):
-            raise ValueError(f"{path} has {len(lines)} lines but {path0} has {len(lines0)}")
+            fail(f"{path} has {len(lines)} lines but {path0} has {len(lines0)}")
+
+
+def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[List[str], List[List[str]]]], Optional[List[str]]]:
+    """Candidates, references (a list of lists with several ``-r``) and sources of ``add_input_options``."""
+    given = [args.cands, *(args.refs or []), *([args.srcs] if getattr(args, "srcs", None) else [])]
+    if sum(str(p) == STDIN for p in given) > 1:
+        fail("only one of -c, -r and -s can be '-' (stdin)")
+    cands = read_lines(args.cands, "candidate")
+    ref_sets = [read_lines(path, "reference") for path in args.refs or []]
+    srcs = read_lines(args.srcs, "source") if getattr(args, "srcs", None) else None
+    check_aligned((args.cands, cands), [*zip(args.refs or [], ref_sets), (getattr(args, "srcs", None), srcs)])
+    refs = [list(group) for group in zip(*ref_sets)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
+    return cands, refs, srcs
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def add_input_options(
+    parser: argparse.ArgumentParser,
+    *,
+    references: bool = True,
+    references_required: bool = False,
+    sources: bool = True,
+    multi_candidates: bool = False,
+) -> None:
+    """``-c`` candidates file (``dest="cands"``; a list with ``multi_candidates``), ``-r`` references
+    file (repeatable, ``dest="refs"``), ``-s`` sources file (``dest="srcs"``); ``-`` reads stdin."""
+    if multi_candidates:
+        parser.add_argument("-c", "--cands", action="append", required=True, metavar="FILE",
+                            help="candidate (system output) file, one segment a line; repeatable")
+    else:
+        parser.add_argument("-c", "--cands", required=True, metavar="FILE",
+                            help="candidate file, one segment a line ('-' = stdin)")
+    if references:
+        parser.add_argument("-r", "--refs", action="append", required=references_required, default=None, metavar="FILE",
+                            help="reference file, one segment a line; repeat for multiple references")
+    if sources:
+        parser.add_argument("-s", "--srcs", default=None, metavar="FILE", help="source file, one segment a line")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--seg`` (also every line's scores) and ``--json`` (one JSON object, ``null`` for no value)."""
+    parser.add_argument("--seg", action="store_true", help="also print the scores of every line")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (null where there is no value)")
+
+
+def add_debug_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
+    """``--quiet`` and ``--debug``, accepted before or after the command name."""
+    # A subcommand's default would overwrite the value given before the command: suppress it there.
+    default = {} if top_level else {"default": argparse.SUPPRESS}
+    parser.add_argument("--quiet", action="store_true", help="no progress bars and no warnings on stderr", **default)
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error", **default)
 
 
 def add_runtime_options(
     parser: argparse.ArgumentParser,
     *,
-    batch_size: Optional[int] = None,
-    batch_help: str = "most pairs per batch (default: token budget only)",
-    tokens_help: str = "encoder + decoder tokens per batch",
-    seg_short: bool = False,
+    batch_help: str = "most items per batch (default: token budget only)",
+    tokens_help: str = "tokens per batch (default: the library's)",
     dtype: bool = True,
+    batching: bool = True,
 ) -> None:
-    """Batching, device, output format and progress options, spelled the same in every command."""
-    parser.add_argument("-b", "--batch-size", type=int, default=batch_size, help=batch_help)
-    parser.add_argument("--max-tokens", type=int, default=None, help=tokens_help)
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    """``--device``, ``--batch-size``/``--max-tokens``, ``--dtype``, ``--progress``/``--no-progress``,
+    ``--quiet``, ``--debug``, spelled the same in every command."""
+    if batching:
+        parser.add_argument("-b", "--batch-size", type=positive_int, default=None, help=batch_help)
+        parser.add_argument("--max-tokens", type=positive_int, default=None, help=tokens_help)
+    parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: cuda if available)")
     if dtype:
-        parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
-    seg_flags = ("-s", "--seg") if seg_short else ("--seg",)
-    parser.add_argument(*seg_flags, action="store_true", help="also print the score of every line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar on stderr (default: on)")
+        parser.add_argument("--dtype", default=None, choices=("float32", "bfloat16", "float16"),
+                            help="float32 (default), bfloat16 or float16 (GPU only)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="progress bars on stderr, model loading included (default: on)")
+    add_debug_options(parser)
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    """Whether to draw progress bars: on unless ``--no-progress`` or ``--quiet``."""
+    return bool(getattr(args, "progress", True)) and not getattr(args, "quiet", False)
+
+
+def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:
+    """Refuse a CUDA/MPS device this machine does not have, before any model loads."""
+    if device is None:
+        return None
+    kind = str(device).split(":")[0]
+    if kind not in ("cpu", "cuda", "mps", "xpu"):
+        fail(f"{flag} {device}: unknown device; use cpu, cuda, cuda:N or mps")
+    if kind == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            fail(f"{flag} {device}: CUDA is not available on this machine (use --device cpu)")
+        index = str(device).partition(":")[2]
+        if index and (not index.isdigit() or int(index) >= torch.cuda.device_count()):
+            fail(f"{flag} {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    if kind == "mps":
+        import torch
+
+        if not torch.backends.mps.is_available():
+            fail(f"{flag} {device}: MPS is not available on this machine (use --device cpu)")
+    return device
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf floats as ``None`` (JSON ``null``) and numpy values as Python ones.
+
+    >>> json_safe({"f1": [0.5, float("nan")], "system": float("inf")})
+    {'f1': [0.5, None], 'system': None}
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):
+        return json_safe(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
+    """``factory()`` (which loads a model), with a failure inside a library (a truncated
+    ``model.safetensors``, a config field of the wrong type, a corrupt SentencePiece model, a
+    refused weights file) reported as one line naming the command-line ``flags`` that chose it.
+
+    Errors raised by nlgscore itself already name their argument and pass through unchanged.
+    """
+    try:
+        return factory()
+    except (UserError, KeyboardInterrupt):
+        raise
+    except Exception as err:
+        if isinstance(err, (ValueError, TypeError, OSError)) and _raised_in_nlgscore(err):
+            raise
+        given = " ".join(f"{flag} {value}" for flag, value in flags.items() if value is not None) or "the default model"
+        cause = " ".join(str(err).split()) or type(err).__name__
+        fail(f"cannot load the model from {given}: {type(err).__name__}: {cause}")
+
+
+def _raised_in_nlgscore(err: BaseException) -> bool:
+    frame = err.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    path = frame.tb_frame.f_code.co_filename.replace("\\", "/") if frame is not None else ""
+    return "/nlgscore/" in path and "/site-packages/transformers/" not in path

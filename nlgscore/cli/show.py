@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from nlgscore.cli import COMMANDS
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "show", help="heat map of the token similarities of one pair (greedy matches, idf weights)",
+        "show", help=COMMANDS["show"],
         description="Draw the BERTScore token-similarity matrix of one candidate/reference pair, with "
         "each token's greedy match marked in both directions (the BERTScore paper's Figure 1).",
     )
