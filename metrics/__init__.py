@@ -2,5 +2,61 @@
 
 In a checkout ``evaluate.load("metrics/<name>")`` loads them from here; the wheel ships this
 folder as the package ``nlgscore.evaluate_modules`` so that ``evaluate.load(
-nlgscore.evaluate_module("<name>"))`` works from any folder.
+nlgscore.evaluate_module("<name>"))`` works from any folder. The input checks the three modules
+share live here (imported as ``nlgscore.evaluate_modules``), so a module loaded from the Hub uses
+those of the installed package.
 """
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+def reference_lists(references: Any, chosen: Optional[Any] = None) -> Any:
+    """``references`` with each plain string made a one-item list when the lists form is in use.
+
+    ``evaluate`` picks one feature format from the first entry and casts every entry to it, so a
+    plain string among lists of references would be cast to a list of its characters. The lists
+    form is in use when any entry is a list or tuple, or when an earlier batch chose it
+    (``chosen``: the module's selected feature format). One-reference lists score as the string.
+
+    >>> reference_lists([["a b", "c"], "d e"])
+    [['a b', 'c'], ['d e']]
+    >>> reference_lists(["a b", "d e"])
+    ['a b', 'd e']
+    """
+    if references is None or isinstance(references, str) or not hasattr(references, "__iter__"):
+        return references
+    entries = list(references)
+    as_lists = any(isinstance(entry, (list, tuple)) for entry in entries) or _uses_lists(chosen)
+    return [[entry] if as_lists and isinstance(entry, str) else entry for entry in entries] if as_lists else references
+
+
+def _uses_lists(chosen: Optional[Any]) -> bool:
+    feature = None if chosen is None else chosen.get("references")
+    return feature is not None and type(feature).__name__ in ("Sequence", "List", "LargeList")
+
+
+def require_inputs(module: str, config: str, needs: dict, unused: Optional[dict] = None) -> None:
+    """Raise ValueError naming the input ``config`` of ``module`` needs, before ``evaluate`` casts None.
+
+    ``needs``: input name -> value that must be given; ``unused``: input name -> value that this
+    config does not read (giving it is a mistake, not something to ignore silently).
+
+    >>> require_inputs("prism", "ref", {"predictions": ["a"], "references": None})
+    Traceback (most recent call last):
+    ...
+    ValueError: prism (config 'ref') needs references= (a list with one entry per prediction)
+    >>> require_inputs("prism", "ref", {"predictions": ["a"], "references": ["b"]}, {"sources": ["c"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: prism (config 'ref') does not read sources=; pass references= (or load the config that reads sources)
+    """
+    for name, value in (unused or {}).items():
+        if value is not None:
+            wanted = ", ".join(f"{n}=" for n in needs if n != "predictions")
+            raise ValueError(f"{module} (config {config!r}) does not read {name}=; pass {wanted} (or load the config that reads {name})")
+    for name, value in needs.items():
+        if value is None:
+            what = "a list of texts" if name == "predictions" else "a list with one entry per prediction"
+            raise ValueError(f"{module} (config {config!r}) needs {name}= ({what})")

@@ -2,11 +2,15 @@
 
 A Space for an ``evaluate`` metric holds README.md (the card, with the Space YAML header), app.py
 (the Gradio widget), requirements.txt and the module script ``<name>.py``; ``evaluate.load(
-"<namespace>/<name>")`` then loads the module from it.
+"<namespace>/<name>")`` then loads the module from it. The module imports the installed nlgscore,
+and nlgscore is not on PyPI, so the nlgscore wheel is uploaded into the Space too and its
+requirements.txt installs that file (``./nlgscore-<version>-py3-none-any.whl``) in place of the
+card's bare ``nlgscore`` line; ``--wheel none`` keeps the bare line (for an index that has it).
 
 usage:
     python scripts/push_to_hub.py bertscore --dry-run          # list what would be uploaded
-    python scripts/push_to_hub.py all --namespace nlgscore     # create/update the three Spaces
+    python scripts/push_to_hub.py all --namespace nlgscore     # build the wheel, create/update the three Spaces
+    python scripts/push_to_hub.py all --wheel dist/nlgscore-0.1.0-py3-none-any.whl
 
 The token comes from ``--token``, ``HF_TOKEN`` or ``hf auth login``; ``HF_ENDPOINT`` selects the
 Hub (the tests point it at a local server).
@@ -15,9 +19,11 @@ Hub (the tests point it at a local server).
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ("bertscore", "prism", "bartscore")
@@ -38,20 +44,52 @@ def space_files(name: str, root: Path = ROOT) -> Dict[str, Path]:
     return files
 
 
-def push(name: str, namespace: str, token: Optional[str] = None, private: bool = False, dry_run: bool = False) -> List[str]:
-    """Upload one metric's Space; returns the lines describing what was (or would be) done."""
-    files = space_files(name)
+def build_wheel(folder: Path) -> Path:
+    """Build the nlgscore wheel from this checkout into ``folder`` (no dependencies, no isolation)."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(folder), str(ROOT)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return next(Path(folder).glob("nlgscore-*.whl"))
+
+
+def requirements(name: str, wheel: Optional[Path]) -> bytes:
+    """The card's requirements.txt with its ``nlgscore`` line pointing at the uploaded wheel."""
+    lines = (ROOT / "hub_cards" / name / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    if wheel is not None:
+        lines = [f"./{wheel.name}" if line.split("#")[0].strip() == "nlgscore" else line for line in lines]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def push(name: str, namespace: str, token: Optional[str] = None, private: bool = False, dry_run: bool = False,
+         wheel: Optional[Path] = None) -> List[str]:
+    """Upload one metric's Space (with ``wheel``, when given); returns the lines describing what was (or would be) done."""
+    files: Dict[str, Union[Path, bytes]] = dict(space_files(name))
+    if wheel is not None:
+        files[wheel.name] = wheel
+    files["requirements.txt"] = requirements(name, wheel)
     repo_id = f"{namespace}/{name}"
-    lines = [f"space {repo_id}:"] + [f"  {target} <- {source.relative_to(ROOT)}" for target, source in sorted(files.items())]
+    where = {target: (str(source) if source.is_file() else "(built from this checkout)") if source == wheel
+             else source.relative_to(ROOT) if isinstance(source, Path)
+             else f"hub_cards/{name}/requirements.txt (nlgscore line: {'./' + wheel.name if wheel else 'as is'})"
+             for target, source in files.items()}
+    lines = [f"space {repo_id}:"] + [f"  {target} <- {where[target]}" for target in sorted(files)]
     if dry_run:
         return lines + ["  (dry run: nothing uploaded)"]
     from huggingface_hub import CommitOperationAdd, HfApi
 
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
-    operations = [CommitOperationAdd(path_in_repo=target, path_or_fileobj=str(source)) for target, source in sorted(files.items())]
+    operations = [CommitOperationAdd(path_in_repo=target, path_or_fileobj=source if isinstance(source, bytes) else str(source))
+                  for target, source in sorted(files.items())]
     commit = api.create_commit(repo_id, operations, commit_message=f"Update {name} metric (nlgscore)", repo_type="space")
     return lines + [f"  committed {commit.oid}"]
+
+
+def _version() -> str:
+    """The package version, read from nlgscore/__init__.py without importing the package."""
+    for line in (ROOT / "nlgscore" / "__init__.py").read_text(encoding="utf-8").splitlines():
+        if line.startswith("__version__"):
+            return line.split("=", 1)[1].strip().strip("\"'")
+    raise ValueError("no __version__ in nlgscore/__init__.py")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -61,12 +99,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the stored login)")
     parser.add_argument("--private", action="store_true", help="create the Spaces as private")
     parser.add_argument("--dry-run", action="store_true", help="list the files that would be uploaded, upload nothing")
+    parser.add_argument("--wheel", default="build", metavar="PATH|build|none",
+                        help="nlgscore wheel to upload with each Space (default: build one from this checkout; none: upload no wheel)")
     args = parser.parse_args(argv)
     names = METRICS if args.metric == "all" else (args.metric,)
     try:
-        for name in names:
-            print("\n".join(push(name, args.namespace, args.token, args.private, args.dry_run)))
-    except (OSError, ValueError) as err:
+        with tempfile.TemporaryDirectory() as folder:
+            wheel = None if args.wheel == "none" else Path(f"nlgscore-{_version()}-py3-none-any.whl") if args.dry_run and args.wheel == "build" \
+                else build_wheel(Path(folder)) if args.wheel == "build" else Path(args.wheel)
+            if wheel is not None and not args.dry_run and not wheel.is_file():
+                raise FileNotFoundError(f"--wheel: no such file {wheel}")
+            for name in names:
+                print("\n".join(push(name, args.namespace, args.token, args.private, args.dry_run, wheel)))
+    except (OSError, ValueError, subprocess.CalledProcessError) as err:
         print(f"push_to_hub: error: {err}", file=sys.stderr)
         return 1
     return 0

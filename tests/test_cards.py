@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -105,5 +106,12 @@ def test_push_uploads_to_a_hub(tmp_path):
     assert space["sdk"] == "gradio"
     expected = {p.name: p.read_bytes() for p in (ROOT / "hub_cards" / "bertscore").iterdir() if p.is_file()}
     expected["bertscore.py"] = (ROOT / "metrics" / "bertscore" / "bertscore.py").read_bytes()
+    wheel = [name for name in space["files"] if name.endswith(".whl")]
+    assert len(wheel) == 1 and wheel[0].startswith("nlgscore-")  # built from the checkout and uploaded
+    # The Space installs the uploaded wheel: nlgscore is not on PyPI.
+    expected["requirements.txt"] = expected["requirements.txt"].replace(b"\nnlgscore\n", f"\n./{wheel[0]}\n".encode())
+    assert f"./{wheel[0]}".encode() in expected["requirements.txt"]
+    with zipfile.ZipFile(io.BytesIO(space["files"].pop(wheel[0]))) as archive:
+        assert "nlgscore/evaluate_modules/bertscore/bertscore.py" in archive.namelist()
     assert space["files"] == expected
     assert len(space["history"]) == 3  # created empty, then one commit per push

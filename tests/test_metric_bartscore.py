@@ -33,8 +33,8 @@ def test_references_sources_and_multi(metric, scorer):
     out = metric.compute(predictions=HYPS, references=REFS, device="cpu")
     assert set(out) == {"scores", "mean", "signature"}
     want = scorer.compute(HYPS, REFS)
-    assert out["scores"] == pytest.approx(want.scores.tolist(), abs=1e-6)
-    assert out["mean"] == pytest.approx(want.system, abs=1e-6) and out["signature"] == str(want.signature)
+    assert out["scores"] == pytest.approx(list(want.scores), abs=1e-6)
+    assert out["mean"] == pytest.approx(want.score, abs=1e-6) and out["signature"] == str(want.signature)
     src = metric.compute(predictions=HYPS, sources=REFS, device="cpu")
     assert src["scores"] == pytest.approx(scorer.score(REFS, HYPS), abs=1e-6) and "|direction:src|" in src["signature"]
     multi = metric.compute(predictions=HYPS, references=[[REFS[0], REFS[1]], [REFS[1]]], agg="max", direction="recall", device="cpu")
@@ -67,3 +67,19 @@ def test_module_contract_and_doctests(metric, monkeypatch):
     module = sys.modules[type(metric).__module__]
     failures, tried = doctest.testmod(module, extraglobs={"evaluate": evaluate}, verbose=False)
     assert tried > 0 and failures == 0
+
+
+def test_mixed_string_and_list_references_score_as_the_core(metric, scorer):
+    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    refs = [[REFS[0], REFS[1]], REFS[1]]
+    out = metric.compute(predictions=HYPS, references=refs, device="cpu")
+    assert out["scores"] == pytest.approx(list(scorer.compute(HYPS, [refs[0], [REFS[1]]]).scores), abs=1e-6)
+    assert out["scores"][1] == pytest.approx(list(scorer.compute(HYPS[1:], REFS[1:]).scores)[0], abs=1e-6)
+
+
+def test_missing_input_is_named(metric):
+    """Issue 11 #14: predictions=None ended in 'NoneType' object is not subscriptable."""
+    with pytest.raises(ValueError, match=r"needs predictions="):
+        metric.compute(predictions=None, references=REFS)
+    with pytest.raises(ValueError, match=r"needs references= .* or sources="):
+        metric.compute(predictions=HYPS)

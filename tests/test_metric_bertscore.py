@@ -63,3 +63,38 @@ def test_module_contract_and_doctests(metric, monkeypatch):
     monkeypatch.chdir(REPO)
     results = doctest.testmod(sys.modules[type(metric).__module__], raise_on_error=False, optionflags=doctest.ELLIPSIS)
     assert results.attempted > 1 and results.failed == 0
+
+
+def test_mixed_string_and_list_references_score_as_the_core(metric, minilm_scorer):
+    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    preds = ["The cat sat on the mat.", "Prices rose sharply."]
+    refs = [["A cat was sitting on the mat.", "x"], "Prices increased steeply."]
+    out = metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4)
+    expected = minilm_scorer.score(preds, [refs[0], [refs[1]]])
+    np.testing.assert_allclose(out["f1"], expected.f1, atol=1e-6)
+    alone = minilm_scorer.score(preds[1:], refs[1:])
+    assert out["f1"][1] == pytest.approx(float(alone.f1[0]), abs=1e-6) and out["f1"][1] > 0.6
+    # A later batch of plain strings, after a batch chose the lists form, is not split either.
+    metric.add_batch(predictions=preds[:1], references=refs[:1])
+    metric.add_batch(predictions=preds[1:], references=refs[1:])
+    batched = metric.compute(model_type="minilm", num_layers=4)
+    np.testing.assert_allclose(batched["f1"], expected.f1, atol=1e-6)
+
+
+def test_missing_input_is_named(metric):
+    """Issue 11 #14: None inputs ended in 'NoneType' object is not subscriptable."""
+    with pytest.raises(ValueError, match=r"needs references="):
+        metric.compute(predictions=["a"], references=None, model_type="minilm")
+    with pytest.raises(ValueError, match=r"needs predictions="):
+        metric.compute(predictions=None, references=["a"], model_type="minilm")
+
+
+def test_hub_module_arguments_are_accepted(metric, minilm_scorer):
+    """Every argument of the Hub bertscore module's _compute is accepted (drop-in)."""
+    hub_arguments = ("lang", "model_type", "num_layers", "verbose", "idf", "device", "batch_size", "nthreads",
+                     "all_layers", "rescale_with_baseline", "baseline_path", "use_fast_tokenizer")
+    assert set(hub_arguments) <= set(inspect.signature(metric._compute).parameters)
+    out = metric.compute(predictions=["a cat sat"], references=["the cat sat"], lang="en", model_type="minilm", num_layers=4,
+                         verbose=False, idf=False, device="cpu", batch_size=64, nthreads=4, all_layers=False,
+                         rescale_with_baseline=False, baseline_path=None, use_fast_tokenizer=False)
+    assert out["f1"][0] == pytest.approx(float(minilm_scorer.score(["a cat sat"], ["the cat sat"]).f1[0]), abs=1e-6)

@@ -29,7 +29,7 @@ def test_ref_config_matches_the_scorer(scorer):
     out = metric.compute(predictions=CANDS, references=REFS)
     expected = scorer.score(CANDS, refs=REFS)
     assert set(out) == {"scores", "mean", "signature"}
-    assert out["scores"] == pytest.approx(expected.segment, abs=1e-9) and out["mean"] == pytest.approx(expected.system, abs=1e-9)
+    assert out["scores"] == pytest.approx(expected.scores, abs=1e-9) and out["mean"] == pytest.approx(expected.score, abs=1e-9)
     assert out["signature"] == str(expected.signature)
     multi = metric.compute(predictions=CANDS, references=[[r] for r in REFS])
     assert multi["scores"] == pytest.approx(out["scores"], abs=1e-9)
@@ -38,7 +38,7 @@ def test_ref_config_matches_the_scorer(scorer):
 def test_src_config_and_temperature(scorer):
     metric = evaluate.load(MODULE, "src", checkpoint=TINY)
     out = metric.compute(predictions=CANDS, sources=SRCS, temperature=0.95)
-    assert out["scores"] == pytest.approx(PrismScorer(TINY, temperature=0.95).score(CANDS, srcs=SRCS).segment, abs=1e-9)
+    assert out["scores"] == pytest.approx(PrismScorer(TINY, temperature=0.95).score(CANDS, srcs=SRCS).scores, abs=1e-9)
     first = metric._scorer
     metric.compute(predictions=CANDS, sources=SRCS, temperature=0.95, batch_size=1)
     assert metric._scorer is first  # batch size does not change numbers
@@ -63,3 +63,26 @@ def test_module_contract_and_doctests(monkeypatch):
     monkeypatch.chdir(REPO)
     results = doctest.testmod(sys.modules[type(metric).__module__], raise_on_error=False)
     assert results.attempted > 1 and results.failed == 0
+
+
+def test_mixed_string_and_list_references_score_as_the_core(scorer):
+    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
+    refs = [[REFS[0], "Hello there."], REFS[1]]
+    out = metric.compute(predictions=CANDS, references=refs)
+    assert out["scores"] == pytest.approx(scorer.score(CANDS, refs=[refs[0], [REFS[1]]]).scores, abs=1e-9)
+    assert out["scores"][1] == pytest.approx(scorer.score(CANDS[1:], refs=REFS[1:]).scores[0], abs=1e-9)
+
+
+def test_config_names_the_input_it_needs():
+    """Issue 11 #14: the ref config given sources= ended in 'NoneType' object is not subscriptable."""
+    ref = evaluate.load(MODULE, "ref", checkpoint=TINY)
+    with pytest.raises(ValueError, match=r"config 'ref'\) does not read sources=; pass references="):
+        ref.compute(predictions=CANDS, sources=SRCS)
+    with pytest.raises(ValueError, match=r"config 'ref'\) needs references="):
+        ref.compute(predictions=CANDS)
+    src = evaluate.load(MODULE, "src", checkpoint=TINY)
+    with pytest.raises(ValueError, match=r"config 'src'\) needs sources="):
+        src.compute(predictions=CANDS)
+    with pytest.raises(ValueError, match=r"needs predictions="):
+        src.compute(predictions=None, sources=SRCS)

@@ -5,6 +5,7 @@ import evaluate
 
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.idf import sentences_digest
+from nlgscore.evaluate_modules import reference_lists, require_inputs
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -21,25 +22,30 @@ semantics, computed by nlgscore: faster, offline-aware, signature instead of a b
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidates.
-    references (list of str or list of list of str): one or more references per candidate.
+    references (list of str or list of list of str): one or more references per candidate (a plain
+        string among lists counts as one reference).
     lang (str): language code, picks the default model (en: roberta-large) and baseline.
     model_type (str): model id, folder or alias ("minilm"); num_layers (int): layer used.
-    idf (bool), idf_sents (list of str): idf weights from the references or from idf_sents.
+    idf (bool), idf_sents (list of str): idf weights from the references or from idf_sents (idf_sents
+        alone switches idf on; with idf=False it is an error).
     rescale_with_baseline (bool), baseline_path (str): baseline rescaling.
     all_layers (bool), device (str), batch_size (int: most sentences per batch; default: token budget only),
     max_length (int), verbose (bool): progress bar.
+    nthreads (int), use_fast_tokenizer (bool): accepted as in the Hub module, no effect on the numbers:
+        tokenisation is always the fast (Rust) tokenizer, recorded as tok:fast in the hashcode.
 Returns:
     precision, recall, f1 (lists of float) and hashcode (the nlgscore signature).
 Examples:
-    >>> bertscore = evaluate.load("metrics/bertscore")
+    >>> import nlgscore
+    >>> bertscore = evaluate.load(nlgscore.evaluate_module("bertscore"))
     >>> results = bertscore.compute(predictions=["hello there", "general kenobi"],
     ...     references=["hello there", "general kenobi"], model_type="minilm", num_layers=4)
     >>> [round(v, 2) for v in results["f1"]]
     [1.0, 1.0]
     >>> results = bertscore.compute(predictions=["the cat sat"], references=[["a cat sat", "dogs bark"]],
     ...     model_type="minilm")
-    >>> round(results["f1"][0], 2), results["hashcode"].split("|")[1]
-    (0.92, 'model:all-MiniLM-L6-v2')
+    >>> round(results["f1"][0], 2), "|model:all-MiniLM-L6-v2|" in results["hashcode"]
+    (0.92, True)
 """
 
 
@@ -59,12 +65,17 @@ class BERTScore(evaluate.Metric):
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )
 
-    def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=False,
-                 idf_sents=None, device=None, batch_size=None, all_layers=False, rescale_with_baseline=False,
-                 baseline_path=None, max_length=None, max_tokens=None, dtype=None, revision=None):
+    def add_batch(self, *, predictions=None, references=None):
+        """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
+        require_inputs("bertscore", "default", {"predictions": predictions, "references": references})
+        super().add_batch(predictions=predictions, references=reference_lists(references, self.selected_feature_format))
+
+    def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
+                 idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,
+                 baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None):
         # Every argument that changes a number is in the key, idf sentences included (the Hub
         # module reused the idf of its first call for later references).
-        key = (lang, model_type, num_layers, bool(idf), None if idf_sents is None else sentences_digest(idf_sents), device,
+        key = (lang, model_type, num_layers, idf, None if idf_sents is None else sentences_digest(idf_sents), device,
                all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision)
         if getattr(self, "_scorer_key", None) != key:
             self._scorer = BERTScorer(model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,

@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 
+from nlgscore.evaluate_modules import reference_lists, require_inputs
 from nlgscore.seq2seq.prism import PrismScorer
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
@@ -21,7 +22,8 @@ language tag excluded). Prism-ref (config "ref") = 0.5 H(cand|ref) + 0.5 H(ref|c
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidates.
-    references (list of str, or list of list of str: mean over references): config "ref".
+    references (list of str, or list of list of str: mean over references): config "ref" (a plain
+        string among lists counts as one reference).
     sources (list of str): config "src".
     lang (str): language of the candidates, one of the 39 m39v1 languages (default "en").
     temperature (float > 0): softmax temperature (default 1.0; COMET's WMT scripts used 0.95).
@@ -30,11 +32,12 @@ Load-time arguments: checkpoint (Hub id or folder; default dariast/prism, the m3
 Returns:
     scores (list of float, <= 0), mean (float: the system score), signature (str).
 Examples:
-    >>> prism = evaluate.load("metrics/prism", "ref", checkpoint="tests/golden/tiny-prism")
+    >>> import nlgscore
+    >>> prism = evaluate.load(nlgscore.evaluate_module("prism"), "ref", checkpoint="tests/golden/tiny-prism")
     >>> results = prism.compute(predictions=["Hi world."], references=["Hello world."])
     >>> len(results["scores"]), results["mean"] == results["scores"][0], "|mode:ref|" in results["signature"]
     (1, True, True)
-    >>> qe = evaluate.load("metrics/prism", "src", checkpoint="tests/golden/tiny-prism")
+    >>> qe = evaluate.load(nlgscore.evaluate_module("prism"), "src", checkpoint="tests/golden/tiny-prism")
     >>> qe.compute(predictions=["Hi world."], sources=["Bonjour le monde."])["scores"][0] < 0
     True
 """
@@ -68,6 +71,21 @@ class Prism(evaluate.Metric):
             reference_urls=["https://aclanthology.org/2020.emnlp-main.8"],
         )
 
+    def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
+        """As ``evaluate``'s compute, after checking that the inputs are the ones this config reads."""
+        given = {"references": references, "sources": sources}
+        config = "src" if self.config_name == "src" else "ref"
+        needs = "sources" if config == "src" else "references"
+        if predictions is not None or references is not None or sources is not None:  # else: data came by add_batch
+            require_inputs("prism", config, {"predictions": predictions, needs: given.pop(needs)}, given)
+        return super().compute(predictions=predictions, **({"sources": sources} if config == "src" else {"references": references}), **kwargs)
+
+    def add_batch(self, *, predictions=None, **inputs):
+        """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
+        if "references" in inputs:
+            inputs["references"] = reference_lists(inputs["references"], self.selected_feature_format)
+        super().add_batch(predictions=predictions, **inputs)
+
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
                  max_tokens=None, device=None, dtype=None, verbose=False):
         key = (lang, temperature, device, dtype)
@@ -77,4 +95,4 @@ class Prism(evaluate.Metric):
             self._scorer_key = key
         self._scorer.batch_size, self._scorer.max_tokens, self._scorer.progress = batch_size, max_tokens, verbose
         result = self._scorer.compute(predictions, references=references, sources=sources)
-        return {"scores": result.segment, "mean": result.system, "signature": str(result.signature)}
+        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
