@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from nlgscore.meta import calibrate, wmt21
-from nlgscore.meta.loaders import DarrData, Wmt21Data
+from nlgscore.meta.loaders import DarrData
+from nlgscore.meta.wmt21 import Wmt21Data
 from nlgscore.meta.wmt import darr_kendall_tau, pearson
 
 REPO = Path(__file__).resolve().parent.parent
@@ -124,18 +125,6 @@ def test_set_table_entry_changes_only_that_entry(tmp_path):
     changed = [(a, b) for a, b in zip(before, after) if a != b]
     assert len(before) == len(after) and len(changed) == 1
     assert json.loads(path.read_text(encoding="utf-8"))["all-MiniLM-L6-v2"] == 99
-
-
-def test_identical_output_agreement_detects_aligned_and_shuffled_scores():
-    data = _tiny_wmt21()
-    data.hyps["B"] = list(data.hyps["A"][:3]) + data.hyps["B"][3:]  # B copies A on segments 0-2
-    data.seg_raw["B"][:3] = data.seg_raw["A"][:3] + np.array([1.0, -2.0, 1.0])
-    judgments = wmt21.wmt21_judgments(data)
-    aligned = wmt21.identical_output_agreement(data, judgments)
-    assert aligned["n_same"] == 3 and aligned["r_same"] > 0.99 > aligned["r_different"]
-    judgments.raw[1, :3] = judgments.raw[1, [2, 0, 1]]  # B's scores moved to other segments
-    shuffled = wmt21.identical_output_agreement(data, judgments)
-    assert shuffled["r_same"] < 0
 
 
 def test_docstring_examples():

@@ -31,16 +31,18 @@ def test_compare_bootstrap_json(tmp_path, capsys):
     bad, good, same = out["systems"]
     assert bad["baseline"] and bad["p_value"] is None
     assert good["score"] == 100.0 and good["p_value"] == pytest.approx(1 / 201)
-    assert same["p_value"] == 1.0 and same["score"] == bad["score"]
-    assert "test:bs|n:200|seed:12345" in out["signature"] and out["signature"].startswith("chrF|")
+    assert same["p_value"] == pytest.approx(1 / 201) and same["score"] == bad["score"]  # sacreBLEU's count
+    # chrF is sacreBLEU's corpus statistic, tested by sacreBLEU's own paired test
+    assert "bs:200|seed:12345" in out["signature"] and out["signature"].startswith("chrF2|")
+    assert out["signature"].endswith("system:corpus")
 
 
 def test_compare_ar_table(tmp_path, capsys):
     p = _files(tmp_path)
     rc = main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(p["good"]),
-               "--paired-ar", "--n-samples", "500"])
+               "--metric", "sentbleu", "--paired-ar", "--n-samples", "500"])
     out = capsys.readouterr().out
-    assert rc == 0 and "(baseline)" in out and "test:ar|n:500" in out
+    assert rc == 0 and "(baseline)" in out and "test:ar|n:500" in out and "system:mean-of-segments" in out
     # 6 segments all favouring one system: only 2 of 64 sign patterns are as extreme
     p_value = float(out.splitlines()[2].split()[-2])
     assert p_value == pytest.approx(2 / 64, abs=0.02)
@@ -50,11 +52,20 @@ def test_compare_errors(tmp_path, capsys):
     p = _files(tmp_path)
     short = tmp_path / "short.txt"
     short.write_text("one line\n", encoding="utf-8")
-    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(short)]) == 1
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(short)]) == 2
     assert "has 1 lines but" in capsys.readouterr().err
-    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(tmp_path / "nope")]) == 1
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(tmp_path / "nope")]) == 2
     assert "not found" in capsys.readouterr().err
-    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"])]) == 1
+    assert main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"])]) == 2
+
+
+@pytest.mark.parametrize("metric", ["chrf", "bleu", "sentbleu"])
+def test_compare_empty_files_are_a_clear_error(tmp_path, capsys, metric):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    assert main(["compare", "-r", str(empty), "-c", str(empty), "-c", str(empty), "--metric", metric]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"nlgscore compare: error: {empty} is empty: a paired test needs at least one segment"
 
 
 def test_meta_wmt19_end_to_end(tmp_path, capsys):
@@ -64,15 +75,17 @@ def test_meta_wmt19_end_to_end(tmp_path, capsys):
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     out_json, out_csv = tmp_path / "out.json", tmp_path / "out.csv"
     rc = main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--metric", "sentbleu",
-               "--bootstrap", "100", "--json", str(out_json), "--csv", str(out_csv)])
+               "--bootstrap", "100", "--json-out", str(out_json), "--csv", str(out_csv), "--quiet"])
     assert rc == 0
     results = json.loads(out_json.read_text())["results"]
     assert [(r["dataset"], r["metric"], r["level"], r["measure"], r["value"]) for r in results] == [
-        ("xx-en", "chrf", "segment", "tau", 1.0), ("xx-en", "sentbleu", "segment", "tau", 1.0)]
+        ("xx-en", "chrf", "segment", "tau", 1.0), ("xx-en", "chrf", "segment", "metric-ties", 0.0),
+        ("xx-en", "sentbleu", "segment", "tau", 1.0), ("xx-en", "sentbleu", "segment", "metric-ties", 0.0)]
     assert set(results[0]) == {"dataset", "metric", "level", "measure", "value", "ci_low", "ci_high", "signature"}
     assert results[0]["ci_low"] == results[0]["ci_high"] == 1.0
     assert out_csv.read_text().splitlines()[0] == "dataset,metric,level,measure,value,ci_low,ci_high,signature"
-    assert "xx-en (6 daRR pairs)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "xx-en (6 daRR pairs)" in captured.out and captured.err == ""  # --quiet: no progress bar
 
 
 def test_meta_plot(tmp_path):
@@ -102,7 +115,7 @@ def test_meta_wmt21_end_to_end(tmp_path, capsys):
     (tmp_path / "da-sys-scores.csv").write_text("RAW.SCR Z.SCR N SYS N.ALL\n" + sys_rows, encoding="utf-8")
     out_json = tmp_path / "out.json"
     assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
-                 "--json", str(out_json)]) == 0
+                 "--json-out", str(out_json)]) == 0
     rows = {(r["level"], r["measure"]): r["value"] for r in json.loads(out_json.read_text())["results"]}
     assert rows[("segment", "tau")] == 1.0  # 4 segments x 3 pairs, all concordant
     assert rows[("system", "pearson-z")] > 0.9

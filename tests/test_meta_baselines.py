@@ -2,6 +2,7 @@
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 
@@ -32,15 +33,18 @@ def test_string_metrics_by_spec_and_errors():
         chrf([None], ["a"])
 
 
+# The data are never copied into the repository: tests read ../shared/data next to it.
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
 @functools.lru_cache(maxsize=None)
 def _darr(lp):
-    return load_darr(darr_path(lp))
+    return load_darr(darr_path(lp, SHARED))
 
 
 def _tau(lp, metric):
-    path = darr_path(lp)
-    if not path.is_file():
-        pytest.skip(f"WMT19 daRR file not found: {path} (set NLGSCORE_DATA)")
+    if not (SHARED / f"wmt-{lp}.jsonl").is_file():
+        pytest.skip(f"WMT19 daRR file not found in {SHARED} (../shared/data next to the repository)")
     data = _darr(lp)
     scores, _ = metric(data.better + data.worse, data.ref * 2)
     return darr_kendall_tau(scores[: len(data)], scores[len(data):])

@@ -1,19 +1,16 @@
 """Loaders on tiny hand-made files (the real data files are never copied into the repo)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nlgscore.meta.loaders import (
-    WMT21_SYSTEM_FILES,
-    default_data_dir,
-    load_bagel,
-    load_darr,
-    load_summeval,
-    load_wmt21,
-    wmt21_system_file,
-)
+from nlgscore.meta.loaders import data_file, default_data_dir, load_bagel, load_darr, load_summeval
+from nlgscore.meta.wmt21 import load_wmt21, wmt21_system_name
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "data"
 
 
 def _write_jsonl(path, records):
@@ -30,6 +27,7 @@ def test_load_darr_columns_and_head(tmp_path):
     data = load_darr(_write_jsonl(tmp_path / "wmt-xx-en.jsonl", [_pair(0), _pair(1, "g2", "b2")]))
     assert (data.lp, len(data), data.better, data.worse_system) == ("xx-en", 2, ["good", "g2"], ["B.2", "B.2"])
     assert data.head(1).ref == ["r0"] and len(data.head(None)) == 2
+    assert data.ids == ["0", "1"] and data.head(1).ids == ["0"]
 
 
 def test_load_darr_missing_field_names_file_and_line(tmp_path):
@@ -80,12 +78,18 @@ def _wmt21_folder(tmp_path, seg_lines, systems=("UF", "NVIDIA-NeMo")):
 def test_load_wmt21_maps_names_and_sids(tmp_path):
     folder = _wmt21_folder(tmp_path, "UF.15 1 90 0.5 1 \nUF.15 3 40 -0.5 2 \nNemo.7 2 55 0.0 1 \nHUMAN.0 1 99 1.2 1 \n")
     data = load_wmt21(folder)
-    assert WMT21_SYSTEM_FILES["de-en"]["Nemo"] == "hyp.NVIDIA-NeMo"
-    assert sorted(data.hyps) == ["HUMAN", "Nemo", "UF"]
-    assert data.hyps["Nemo"] == ["NVIDIA-NeMo1", "NVIDIA-NeMo2", "NVIDIA-NeMo3"]
+    assert data.lp == "de-en"  # from src.de
+    assert sorted(data.hyps) == ["HUMAN", "NVIDIA-NeMo", "UF"]  # named as in the hyp files
+    assert data.hyps["NVIDIA-NeMo"] == ["NVIDIA-NeMo1", "NVIDIA-NeMo2", "NVIDIA-NeMo3"]
     assert data.hyps["HUMAN"] == ["h1", "h2", "h3"]
     np.testing.assert_array_equal(data.seg_raw["UF"], [90, np.nan, 40])  # SID is 1-based
-    assert data.seg_z["Nemo"][1] == 0.0 and data.sys_z == {"UF": 0.1, "Nemo": -0.2}
+    assert data.seg_z["NVIDIA-NeMo"][1] == 0.0 and data.sys_z == {"UF": 0.1, "NVIDIA-NeMo": -0.2}
+
+
+def test_load_wmt21_without_ref_b_leaves_human_out(tmp_path):
+    folder = _wmt21_folder(tmp_path, "UF.15 1 90 0.5 1 \nNemo.7 2 55 0.0 1 \nHUMAN.0 1 99 1.2 1 \n")
+    (folder / "ref.B.en").unlink()
+    assert sorted(load_wmt21(folder).hyps) == ["NVIDIA-NeMo", "UF"]
 
 
 def test_load_wmt21_unmapped_system_is_an_error(tmp_path):
@@ -99,22 +103,38 @@ def test_load_wmt21_bad_rows(tmp_path):
         load_wmt21(_wmt21_folder(tmp_path, "UF.15 4 90 0.5 1 \n"))
     with pytest.raises(ValueError, match=r"da-seg-scores\.csv:2: expected 5 fields"):
         load_wmt21(_wmt21_folder(tmp_path, "UF.15 1 90\n"))
-    assert wmt21_system_file("Online-W.3", "de-en", "en") == "hyp.Online-W.en"
+    assert wmt21_system_name("Online-W.3") == ("Online-W", "hyp.Online-W")
+    assert wmt21_system_name("VolcTrans-GLAT.44") == ("VolcTrans-GLAT", "hyp.VolcTrans-GLAT")
 
 
-def test_default_data_dir_honours_env(monkeypatch, tmp_path):
+def test_default_data_dir_order(monkeypatch, tmp_path):
     monkeypatch.setenv("NLGSCORE_DATA", str(tmp_path))
     assert default_data_dir() == tmp_path
     monkeypatch.delenv("NLGSCORE_DATA")
-    assert default_data_dir().parts[-2:] == ("shared", "data")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_data_dir() == tmp_path / "xdg" / "nlgscore"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_data_dir() == tmp_path / "home" / ".cache" / "nlgscore" / "data"
+    import nlgscore
+
+    assert Path(nlgscore.__file__).parent not in default_data_dir().parents  # never inside the package
+
+
+def test_missing_data_set_says_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setenv("NLGSCORE_DATA", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"'wmt-kk-en\.jsonl' not found: looked in .* \(\$NLGSCORE_DATA\)"):
+        data_file("wmt-kk-en.jsonl")
+    with pytest.raises(FileNotFoundError, match="the folder given"):
+        data_file("sum-summeval.jsonl", tmp_path / "elsewhere")
 
 
 def test_real_wmt21_folder_reads_all_systems():
-    folder = default_data_dir() / "wmt21-de-en"
+    folder = SHARED / "wmt21-de-en"
     if not folder.is_dir():
-        pytest.skip(f"WMT21 data not found at {folder} (set NLGSCORE_DATA)")
+        pytest.skip(f"WMT21 data not found at {folder} (../shared/data next to the repository)")
     data = load_wmt21(folder)
-    assert len(data.hyps) == 20 and "Nemo" in data.hyps and len(data.src) == 1000
+    assert len(data.hyps) == 20 and "NVIDIA-NeMo" in data.hyps and len(data.src) == 1000
     assert sum(int(np.sum(~np.isnan(v))) for v in data.seg_raw.values()) == 19385
     # the official system score is the mean of the segment scores
     assert np.nanmean(data.seg_raw["UF"]) == pytest.approx(data.sys_raw["UF"])

@@ -1,34 +1,36 @@
-"""String-matching baseline metrics for meta-evaluation: chrF and sentBLEU.
+"""String-matching baseline metrics for meta-evaluation: chrF, BLEU, sentBLEU, ROUGE-1/2/L.
 
-Settings follow the BARTScore paper's WMT19 baselines (its analysis code; ANCHORS 3.3):
+Each baseline has a segment-level and a system-level definition, as the field uses them:
 
-* ``chrf``: sacreBLEU ``sentence_chrf`` defaults (character 6-grams, no word n-grams, beta 2).
-* ``sentbleu``: Moses-tokenise hypothesis and reference (sacremoses, English, with XML
-  escaping), then sacreBLEU ``corpus_bleu([hyp], [[ref]]).score`` on that single sentence
-  (13a tokenisation, exponential smoothing). This is *not* WMT's Moses ``sentence-bleu``.
+* ``chrf``: segment = sacreBLEU ``sentence_chrf`` (defaults: character 6-grams, beta 2);
+  system = sacreBLEU ``corpus_chrf`` over the system's whole output (WMT's system baseline).
+* ``bleu``: segment = ``sentbleu`` below; system = sacreBLEU ``corpus_bleu`` (13a, exp smoothing),
+  WMT's system-level BLEU.
+* ``sentbleu``: BARTScore's WMT19 baseline (its analysis code; ANCHORS 3.3): Moses-tokenise
+  hypothesis and reference (sacremoses, English, XML escaping), then sacreBLEU
+  ``corpus_bleu([hyp], [[ref]])`` on that one sentence. Not WMT's Moses ``sentence-bleu``.
+  System = mean of the segment scores.
+* ``rouge1`` / ``rouge2`` / ``rougeL``: F-measure of Google's ``rouge-score`` package with
+  Porter stemming (the summarisation baselines of SummEval and BARTScore); system = mean.
 
-sacrebleu and sacremoses are optional (``pip install nlgscore[meta]``) and imported lazily.
-Each call scores every distinct (hypothesis, reference) pair once: daRR data repeat the same
-translation in many pairs.
+sacrebleu, sacremoses and rouge-score are optional (``pip install 'nlgscore[meta]'``). Each call
+scores every distinct (hypothesis, reference) pair once: daRR data repeat translations.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
-STRING_METRICS = ("chrf", "sentbleu")
+from nlgscore.core.extras import require
+
+SEGMENT_METRICS = ("chrf", "bleu", "sentbleu", "rouge1", "rouge2", "rougeL")
+# Names whose system-level score is a corpus statistic rather than the mean of segments.
+CORPUS_METRICS = ("chrf", "bleu")
+STRING_METRICS = SEGMENT_METRICS  # kept name: every string baseline
 
 
-def _require(module: str):
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(
-            f"the chrf/sentbleu baselines need {module}: pip install 'nlgscore[meta]' "
-            "(sacrebleu>=2 and sacremoses)"
-        ) from err
+def _sacrebleu_metrics():
+    return require("sacrebleu.metrics", "meta", "the chrF/BLEU baselines")
 
 
 def _score_unique(
@@ -56,8 +58,7 @@ def chrf(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str]:
     >>> scores, signature.split("|")[0]
     ([100.0], 'chrF')
     """
-    metrics = _require("sacrebleu.metrics")
-    metric = metrics.CHRF()
+    metric = _sacrebleu_metrics().CHRF()
     scores = _score_unique(hyps, refs, lambda h, r: metric.sentence_score(h, [r]).score)
     return scores, f"chrF|{metric.get_signature().format()}|level:segment"
 
@@ -69,8 +70,8 @@ def sentbleu(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str
     >>> round(scores[0], 6), signature.split("|")[0]
     (100.0, 'sentBLEU')
     """
-    metrics = _require("sacrebleu.metrics")
-    sacremoses = _require("sacremoses")
+    metrics = _sacrebleu_metrics()
+    sacremoses = require("sacremoses", "meta", "the sentBLEU baseline")
     tokenizer = sacremoses.MosesTokenizer(lang="en")
     tokenized: Dict[str, str] = {}
 
@@ -87,14 +88,69 @@ def sentbleu(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str
     return scores, f"sentBLEU|pretok:moses-en-escape|sacremoses:{version}|{metric.get_signature().format()}|level:segment"
 
 
-def string_metric(name: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[list[float], str]]:
-    """The scoring function of a baseline by name (``chrf`` or ``sentbleu``).
+def _rouge(kind: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[list[float], str]]:
+    def score(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str]:
+        rouge_scorer = require("rouge_score.rouge_scorer", "meta", "the ROUGE baselines")
+        scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True)
+        scores = _score_unique(hyps, refs, lambda h, r: scorer.score(r, h)[kind].fmeasure)
+        return scores, f"ROUGE-{kind[5:]}|rouge-score|stem:porter|F|level:segment"
 
-    >>> string_metric("chrf") is chrf
-    True
+    score.__doc__ = f"{kind} F-measure per segment (rouge-score, Porter stemming) and its signature."
+    return score
+
+
+def string_metric(name: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[list[float], str]]:
+    """The segment-level scoring function of a baseline by name.
+
+    >>> string_metric("chrf") is chrf, string_metric("bleu") is sentbleu
+    (True, True)
+    >>> round(string_metric("rouge1")(["the cat sat"], ["the cat"])[0][0], 3)
+    0.8
     """
-    functions = {"chrf": chrf, "sentbleu": sentbleu}
+    functions = {"chrf": chrf, "bleu": sentbleu, "sentbleu": sentbleu}
+    key = name if name.startswith("rouge") else name.lower()
+    if key in ("rouge1", "rouge2", "rougeL"):
+        return _rouge(key)
     try:
-        return functions[name.lower()]
+        return functions[key]
     except KeyError:
-        raise ValueError(f"unknown string metric {name!r}; choose from {STRING_METRICS}") from None
+        raise ValueError(f"unknown string metric {name!r}; choose from {SEGMENT_METRICS}") from None
+
+
+def is_string_metric(name: str) -> bool:
+    """Whether ``name`` is one of the string baselines (``chrf``, ``bleu``, ``rougeL`` ...).
+
+    >>> is_string_metric("CHRF"), is_string_metric("rougeL"), is_string_metric("bertscore:minilm")
+    (True, True, False)
+    """
+    return name.lower() in ("chrf", "bleu", "sentbleu") or name in ("rouge1", "rouge2", "rougeL")
+
+
+def corpus_metric(name: str):
+    """The sacreBLEU metric object whose corpus statistic is ``name``'s system score, else None.
+
+    >>> corpus_metric("chrf").__class__.__name__, corpus_metric("sentbleu")
+    ('CHRF', None)
+    """
+    metrics = {"chrf": "CHRF", "bleu": "BLEU"}
+    key = name.lower()
+    if key not in metrics:
+        return None
+    return getattr(_sacrebleu_metrics(), metrics[key])()
+
+
+def corpus_score(name: str, hyps: Sequence[str], refs: Sequence[str]) -> Optional[Tuple[float, str]]:
+    """System-level corpus score of a corpus-level baseline (chrF, BLEU) and its signature.
+
+    None for metrics whose system score is the mean of their segment scores.
+
+    >>> score, signature = corpus_score("bleu", ["the cat sat on the mat"], ["the cat sat on the mat"])
+    >>> round(score, 6), signature.split("|")[0]
+    (100.0, 'BLEU')
+    """
+    metric = corpus_metric(name)
+    if metric is None:
+        return None
+    result = metric.corpus_score(list(hyps), [list(refs)])
+    label = "chrF" if name.lower() == "chrf" else "BLEU"
+    return float(result.score), f"{label}|{metric.get_signature().format()}|level:system-corpus"

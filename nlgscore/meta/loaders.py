@@ -1,15 +1,15 @@
 """Readers for the human-judgment data sets used in meta-evaluation.
 
-The data are read at run time from a folder (``$NLGSCORE_DATA``, else ``../shared/data``
-next to the repository) and never shipped with the package. Formats:
+The data are read at run time from a folder and never shipped with the package
+(``resolve_data_dir``: an explicit folder, else ``$NLGSCORE_DATA``, else the per-user folder
+``$XDG_DATA_HOME/nlgscore`` or ``~/.cache/nlgscore/data``; never a path inside the installed
+package). Formats:
 
 * ``wmt-<lp>.jsonl``: WMT19 daRR pairs, ``{id, lp, src, ref, better: {system, text}, worse:
   {system, text}}`` (COMET's relative-ranks version, as in the BARTScore paper).
 * ``sum-summeval.jsonl``: ``{id, src, refs, systems: {name: {text, scores: {aspect: x}}}}``.
 * ``d2t-bagel.jsonl``: ``{id, src, refs, text, scores: {aspect: x}}``.
-* WMT21 folder: ``src.<sl>``, ``ref.A.<tl>``, ``hyp.<SYSTEM>.<tl>`` (one segment a line) and
-  space-separated ``da-seg-scores.csv`` (``SYS SID RAW.SCR Z.SCR N``, SID 1-based) and
-  ``da-sys-scores.csv`` (same names, columns in any order).
+* WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.wmt21.load_wmt21``.
 """
 
 from __future__ import annotations
@@ -24,25 +24,47 @@ import numpy as np
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# WMT21 DA files name a system by its submission name plus ".<submission id>"; the system
-# output files use the team name. Only names that differ are listed; an unknown name is an
-# error rather than a silently dropped system. HUMAN is the second human translation
-# (reference B), judged like a system against reference A.
-WMT21_SYSTEM_FILES: Dict[str, Dict[str, str]] = {
-    "de-en": {"Nemo": "hyp.NVIDIA-NeMo", "HUMAN": "ref.B"},
-}
-
-
 def default_data_dir() -> Path:
-    """``$NLGSCORE_DATA`` if set, else ``../shared/data`` relative to the repository root.
+    """The data folder used when none is given, and nothing else.
+
+    ``$NLGSCORE_DATA`` if set; else ``$XDG_DATA_HOME/nlgscore`` if ``XDG_DATA_HOME`` is set;
+    else ``~/.cache/nlgscore/data``.
 
     >>> isinstance(default_data_dir(), Path)
     True
     """
+    return _default_data_dir()[0]
+
+
+def _default_data_dir() -> Tuple[Path, str]:
     env = os.environ.get("NLGSCORE_DATA")
     if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
+        return Path(env).expanduser(), "$NLGSCORE_DATA"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "nlgscore", "$XDG_DATA_HOME/nlgscore (NLGSCORE_DATA is not set)"
+    return Path.home() / ".cache" / "nlgscore" / "data", "the per-user default (NLGSCORE_DATA is not set)"
+
+
+def data_file(name: str, data_dir: Optional[PathLike] = None) -> Path:
+    """Path of data file or folder ``name`` in ``data_dir`` (default: ``default_data_dir()``).
+
+    A missing one is a FileNotFoundError that says where it looked and how to point elsewhere.
+
+    >>> data_file("sum-summeval.jsonl", "../shared/data").name
+    'sum-summeval.jsonl'
+    """
+    if data_dir is not None:
+        folder, origin = Path(data_dir), "the folder given"
+    else:
+        folder, origin = _default_data_dir()
+    path = folder / name
+    if not path.exists():
+        raise FileNotFoundError(
+            f"data set {name!r} not found: looked in {folder} ({origin}); pass the data folder "
+            "(--data / data_dir=) or set NLGSCORE_DATA"
+        )
+    return path
 
 
 def _require(record: Mapping[str, Any], key: str, where: str) -> Any:
@@ -77,6 +99,7 @@ class DarrData:
     worse: List[str] = field(default_factory=list)
     better_system: List[str] = field(default_factory=list)
     worse_system: List[str] = field(default_factory=list)
+    ids: List[str] = field(default_factory=list)  # the file's pair ids, as strings
 
     def __len__(self) -> int:
         return len(self.ref)
@@ -88,7 +111,7 @@ class DarrData:
         return DarrData(self.lp, *(getattr(self, f)[:limit] for f in _DARR_LISTS))
 
 
-_DARR_LISTS = ("src", "ref", "better", "worse", "better_system", "worse_system")
+_DARR_LISTS = ("src", "ref", "better", "worse", "better_system", "worse_system", "ids")
 
 
 def load_darr(path: PathLike) -> DarrData:
@@ -100,6 +123,7 @@ def load_darr(path: PathLike) -> DarrData:
             data = DarrData(lp)
         elif lp != data.lp:
             raise ValueError(f"{where}: language pair {lp!r} differs from {data.lp!r}")
+        data.ids.append(str(record.get("id", len(data.ids))))
         data.src.append(_require(record, "src", where))
         data.ref.append(_require(record, "ref", where))
         for side in ("better", "worse"):
@@ -112,8 +136,12 @@ def load_darr(path: PathLike) -> DarrData:
 
 
 def darr_path(lp: str, data_dir: Optional[PathLike] = None) -> Path:
-    """Path of the daRR file of language pair ``lp`` in ``data_dir`` (default data folder)."""
-    return Path(data_dir or default_data_dir()) / f"wmt-{lp}.jsonl"
+    """Path of the daRR file of language pair ``lp`` in ``data_dir`` (default data folder).
+
+    >>> darr_path("kk-en", "../shared/data").name
+    'wmt-kk-en.jsonl'
+    """
+    return data_file(f"wmt-{lp}.jsonl", data_dir)
 
 
 @dataclass
@@ -195,115 +223,3 @@ def load_bagel(path: PathLike) -> Data2TextData:
     return Data2TextData(ids, srcs, refs, texts, {a: np.array(v) for a, v in scores.items()})
 
 
-@dataclass
-class Wmt21Data:
-    """One WMT21 language pair: texts and DA scores keyed by output-file system name.
-
-    ``seg_raw[s]`` / ``seg_z[s]`` are arrays over segments with NaN where system ``s`` has
-    no DA judgment; ``sys_raw`` / ``sys_z`` hold the official system scores.
-    """
-
-    lp: str
-    src: List[str]
-    ref: List[str]
-    hyps: Dict[str, List[str]]
-    seg_raw: Dict[str, np.ndarray]
-    seg_z: Dict[str, np.ndarray]
-    sys_raw: Dict[str, float]
-    sys_z: Dict[str, float]
-
-
-def wmt21_system_file(da_name: str, lp: str, target: str) -> str:
-    """File name of the outputs of a DA-file system (``UF.15`` -> ``hyp.UF.en``).
-
-    >>> wmt21_system_file("Nemo.7", "de-en", "en")
-    'hyp.NVIDIA-NeMo.en'
-    """
-    base = da_name.rsplit(".", 1)[0] if "." in da_name else da_name
-    stem = WMT21_SYSTEM_FILES.get(lp, {}).get(base, f"hyp.{base}")
-    return f"{stem}.{target}"
-
-
-def _read_table(path: Path, required: Sequence[str]) -> List[Tuple[str, Dict[str, str]]]:
-    if not path.is_file():
-        raise FileNotFoundError(f"no such data file: {path}")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
-        raise ValueError(f"{path}: empty file")
-    header = lines[0].split()
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise ValueError(f"{path}:1: header lacks column(s) {missing}")
-    rows = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        values = line.split()
-        if len(values) < len(header):
-            raise ValueError(f"{path}:{number}: expected {len(header)} fields, got {len(values)}")
-        rows.append((f"{path}:{number}", dict(zip(header, values))))
-    return rows
-
-
-def _number(value: str, where: str, column: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"{where}: {column} is not a number: {value!r}") from None
-
-
-def _lines(path: Path) -> List[str]:
-    if not path.is_file():
-        raise FileNotFoundError(f"no such data file: {path}")
-    # split("\n"), not splitlines(): segments may contain U+2028 and similar separators.
-    text = path.read_text(encoding="utf-8")
-    return text[:-1].split("\n") if text.endswith("\n") else (text.split("\n") if text else [])
-
-
-def load_wmt21(folder: PathLike, lp: str = "de-en", reference: str = "A") -> Wmt21Data:
-    """Read a WMT21 to-English folder (texts + DA), keyed by DA system name without suffix.
-
-    Every DA system must map to an existing output file (``WMT21_SYSTEM_FILES`` lists the
-    names that differ); SIDs must lie within the segment count.
-    """
-    folder = Path(folder)
-    source_lang, target_lang = lp.split("-")
-    src = _lines(folder / f"src.{source_lang}")
-    ref = _lines(folder / f"ref.{reference}.{target_lang}")
-    if len(src) != len(ref):
-        raise ValueError(f"{folder}: src has {len(src)} lines but ref.{reference} has {len(ref)}")
-    n = len(src)
-    hyps: Dict[str, List[str]] = {}
-    seg_raw: Dict[str, np.ndarray] = {}
-    seg_z: Dict[str, np.ndarray] = {}
-
-    def system_of(da_name: str, where: str) -> str:
-        name = da_name.rsplit(".", 1)[0] if "." in da_name else da_name
-        if name in hyps:
-            return name
-        file_name = wmt21_system_file(da_name, lp, target_lang)
-        if not (folder / file_name).is_file():
-            raise ValueError(
-                f"{where}: DA system {da_name!r} has no output file {file_name} in {folder}; "
-                "add its name to WMT21_SYSTEM_FILES"
-            )
-        hyps[name] = _lines(folder / file_name)
-        if len(hyps[name]) != n:
-            raise ValueError(f"{folder / file_name}: {len(hyps[name])} lines, expected {n}")
-        seg_raw[name], seg_z[name] = np.full(n, np.nan), np.full(n, np.nan)
-        return name
-
-    for where, row in _read_table(folder / "da-seg-scores.csv", ("SYS", "SID", "RAW.SCR", "Z.SCR")):
-        system = system_of(row["SYS"], where)
-        sid = int(_number(row["SID"], where, "SID"))
-        if not 1 <= sid <= n:
-            raise ValueError(f"{where}: SID {sid} outside 1..{n}")
-        seg_raw[system][sid - 1] = _number(row["RAW.SCR"], where, "RAW.SCR")
-        seg_z[system][sid - 1] = _number(row["Z.SCR"], where, "Z.SCR")
-    sys_raw: Dict[str, float] = {}
-    sys_z: Dict[str, float] = {}
-    for where, row in _read_table(folder / "da-sys-scores.csv", ("SYS", "RAW.SCR", "Z.SCR")):
-        system = system_of(row["SYS"], where)
-        sys_raw[system] = _number(row["RAW.SCR"], where, "RAW.SCR")
-        sys_z[system] = _number(row["Z.SCR"], where, "Z.SCR")
-    return Wmt21Data(lp, src, ref, hyps, seg_raw, seg_z, sys_raw, sys_z)

@@ -1,6 +1,7 @@
-"""Segment scores of any metric given by a spec string, for meta-evaluation.
+"""Segment and system scores of any metric given by a spec string, for meta-evaluation.
 
-``chrf`` and ``sentbleu`` are scored here (``nlgscore.meta.baselines``); any other spec
+String baselines (``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L``) are scored here
+(``nlgscore.meta.baselines``); any other spec
 (``bertscore:minilm``, ``prism:ref``, ``bartscore:bart-large-cnn``, ...) goes to
 ``nlgscore.registry.load``, imported only then so string metrics work without the model
 stack. Meta-evaluation data repeat translations (a daRR pair shares them with other
@@ -9,9 +10,10 @@ pairs), so each distinct (hypothesis, reference, source) triple is scored once.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+import inspect
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from nlgscore.meta.baselines import STRING_METRICS, string_metric
+from nlgscore.meta.baselines import CORPUS_METRICS, corpus_score, is_string_metric, string_metric
 
 
 def _unique_triples(
@@ -25,10 +27,24 @@ def _unique_triples(
     return list(position), order
 
 
+def _accepted(spec: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    from nlgscore import registry
+
+    if "progress" in options:
+        name, _ = registry.spec_options(spec)
+        if "progress" not in inspect.signature(registry.metric(name).scorer_class()).parameters:
+            options.pop("progress")
+    return options
+
+
 def segment_scores(
-    spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None
+    spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
+    options: Optional[Dict[str, Any]] = None,
 ) -> Tuple[List[float], str]:
     """One score per hypothesis (input order) from metric ``spec``, and its signature.
+
+    ``options`` go to ``nlgscore.load(spec, **options)`` (device, batch size ...); a
+    ``progress`` option is dropped for scorers that draw no progress bar.
 
     >>> scores, signature = segment_scores("chrf", ["a cat", "the cat"], ["the cat", "the cat"])
     >>> [round(s, 2) for s in scores], signature.startswith("chrF|")
@@ -37,12 +53,12 @@ def segment_scores(
     if len(hyps) != len(refs) or (srcs is not None and len(srcs) != len(hyps)):
         lengths = [len(hyps), len(refs)] + ([len(srcs)] if srcs is not None else [])
         raise ValueError(f"hyps, refs and srcs must have equal lengths, got {lengths}")
-    if spec.lower() in STRING_METRICS:
+    if is_string_metric(spec):
         return string_metric(spec)(hyps, refs)
     from nlgscore import registry  # lazy: pulls in torch/transformers
 
     unique, order = _unique_triples(hyps, refs, srcs)
-    scorer = registry.load(spec)
+    scorer = registry.load(spec, **_accepted(spec, dict(options or {})))
     # Pass only what the scorer uses (Scorer.needs): a reference-based metric given
     # sources could switch to another mode, and some data sets have no sources.
     needs = tuple(getattr(scorer, "needs", ("references",)))
@@ -58,3 +74,22 @@ def segment_scores(
     if len(column) != len(unique):
         raise ValueError(f"metric {spec!r} returned {len(column)} scores for {len(unique)} inputs")
     return [float(column[i]) for i in order], str(result.signature)
+
+
+def system_scores(
+    spec: str, hyps: Sequence[Sequence[str]], refs: Sequence[str], segment: Sequence[Sequence[float]]
+) -> Tuple[List[float], str]:
+    """One system-level score per system and how it was computed.
+
+    ``hyps[s]`` are system ``s``'s outputs for ``refs``; ``segment[s]`` its segment scores.
+    chrF and BLEU get sacreBLEU's corpus-level score (WMT's system-level baselines); every
+    other metric the mean of its segment scores.
+
+    >>> system_scores("chrf", [["the cat"], ["a dog"]], ["the cat"], [[100.0], [10.0]])[1]
+    'system:corpus'
+    >>> system_scores("sentbleu", [["a"], ["b"]], ["a"], [[100.0], [0.0]])
+    ([100.0, 0.0], 'system:mean-of-segments')
+    """
+    if spec.lower() not in CORPUS_METRICS:
+        return [float(sum(row) / len(row)) for row in segment], "system:mean-of-segments"
+    return [corpus_score(spec, h, refs)[0] for h in hyps], "system:corpus"

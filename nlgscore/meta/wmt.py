@@ -76,6 +76,43 @@ def darr_kendall_tau(
     return float(np.mean(darr_concordance(better, worse, lower_is_better)))
 
 
+# How a metric tie on a daRR pair counts: WMT17-19 (and WMT21's DA-to-daRR) count it as
+# discordant; "exclude" drops tied pairs from both C and D (WMT14-16).
+TIES_RULES = ("discordant", "exclude")
+
+
+def darr_outcomes(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> np.ndarray:
+    """Per pair: +1 the metric prefers the human-better translation, -1 the other, 0 a tie.
+
+    >>> darr_outcomes([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]).tolist()
+    [1, 0, -1]
+    """
+    better_arr = as_finite_array(better, "better")
+    worse_arr = as_finite_array(worse, "worse")
+    if better_arr.shape != worse_arr.shape:
+        raise ValueError(f"better and worse differ in length: {better_arr.size} != {worse_arr.size}")
+    sign = -1 if lower_is_better else 1
+    return (sign * np.sign(better_arr - worse_arr)).astype(np.int64)
+
+
+def tau_from_outcomes(outcomes: Sequence[int], ties: str = "discordant") -> float:
+    """``(C - D) / (C + D)`` from ``darr_outcomes``; ``ties`` says how a metric tie counts.
+
+    ``"discordant"`` (default, WMT17-19): a tie is a D. ``"exclude"``: tied pairs are left out
+    (NaN when every pair is a tie).
+
+    >>> tau_from_outcomes([1, 1, 0, -1]), tau_from_outcomes([1, 1, 0, -1], ties="exclude")
+    (0.0, 0.3333333333333333)
+    """
+    values = np.asarray(outcomes)
+    if ties == "discordant":
+        return float(np.mean(np.where(values == 0, -1, values)))
+    if ties == "exclude":
+        kept = values[values != 0]
+        return float(np.mean(kept)) if kept.size else float("nan")
+    raise ValueError(f"ties must be one of {TIES_RULES}, got {ties!r}")
+
+
 @dataclass(frozen=True)
 class DarrPair:
     """One daRR pair: two systems' translations of source ``segment``, ``better`` by DA."""

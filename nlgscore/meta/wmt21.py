@@ -1,18 +1,173 @@
-"""WMT21 DA judgments as the meta-evaluation uses them: per-system segment scores, daRR pairs
-built from raw DA (WMT18 protocol: pairs of the same source more than 25 points apart), system
-z-scores, and a check that the segment ids of the scores follow the lines of the text files.
+"""WMT21 to-English DA data as the meta-evaluation uses them.
+
+A folder laid out like the WMT21 news-systems repository (``wmt21-de-en``, ``wmt21-ru-en``, ...):
+``src.<xx>``, ``ref.A.en``, optional ``ref.B.en``, ``hyp.<system>.en`` (one segment a line) and the
+space-separated ``da-seg-scores.csv`` (``SYS SID RAW.SCR Z.SCR ...``; SID = 1-based line of the
+text files) and ``da-sys-scores.csv`` (same column names, any order).
+
+System names: a DA name is the system name plus ``.<submission id>`` (``UF.15``); its outputs are
+``hyp.<name without the final .N>.en`` unless ``nlgscore/data/wmt_system_aliases.json`` says
+otherwise (``Nemo`` -> ``NVIDIA-NeMo``; ``HUMAN`` -> ``ref.B``, the second human translation,
+judged as a system against reference A). Systems are named as in their ``hyp.<system>.en`` file
+(``HUMAN`` for the human translation). From the judgments: daRR pairs built from raw DA (WMT18
+protocol: two outputs of the same source more than 25 points apart), DA z per segment and the
+official system z scores.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.meta.loaders import Wmt21Data
-from nlgscore.meta.wmt import DarrPair, darr_concordance, darr_pairs_from_da, pearson
+from nlgscore.core.tables import table
+from nlgscore.meta.wmt import DarrPair, darr_outcomes, darr_pairs_from_da, pearson, tau_from_outcomes
+
+PathLike = Union[str, "os.PathLike[str]"]
+HUMAN = "HUMAN"
+
+
+@dataclass
+class Wmt21Data:
+    """One WMT21 language pair: texts and DA scores keyed by system name (as in the file names).
+
+    ``seg_raw[s]`` / ``seg_z[s]`` are arrays over segments with NaN where system ``s`` has
+    no DA judgment; ``sys_raw`` / ``sys_z`` hold the official system scores.
+    """
+
+    lp: str
+    src: List[str]
+    ref: List[str]
+    hyps: Dict[str, List[str]]
+    seg_raw: Dict[str, np.ndarray]
+    seg_z: Dict[str, np.ndarray]
+    sys_raw: Dict[str, float]
+    sys_z: Dict[str, float]
+
+    def head(self, limit: Optional[int]) -> "Wmt21Data":
+        """The first ``limit`` segments (all when None), for a quick run."""
+        if limit is None:
+            return self
+        cut = lambda values: {name: v[:limit] for name, v in values.items()}  # noqa: E731
+        return replace(self, src=self.src[:limit], ref=self.ref[:limit], hyps=cut(self.hyps),
+                       seg_raw=cut(self.seg_raw), seg_z=cut(self.seg_z))
+
+
+def wmt21_system_name(da_name: str) -> Tuple[str, str]:
+    """``(system name, file stem)`` of a DA-file system: the final ``.N`` goes, then the alias table.
+
+    >>> wmt21_system_name("UF.15"), wmt21_system_name("Nemo.7"), wmt21_system_name("HUMAN.0")
+    (('UF', 'hyp.UF'), ('NVIDIA-NeMo', 'hyp.NVIDIA-NeMo'), ('HUMAN', 'ref.B'))
+    """
+    base, _, suffix = da_name.rpartition(".")
+    if not (base and suffix.isdigit()):
+        base = da_name
+    target = table("wmt_system_aliases").get(base, base)
+    if target.startswith("ref."):
+        return base, target
+    return target, f"hyp.{target}"
+
+
+def _lines(path: Path) -> List[str]:
+    if not path.is_file():
+        raise FileNotFoundError(f"no such data file: {path}")
+    # split("\n"), not splitlines(): segments may contain U+2028 and similar separators.
+    text = path.read_text(encoding="utf-8-sig")
+    return text[:-1].split("\n") if text.endswith("\n") else (text.split("\n") if text else [])
+
+
+def _read_table(path: Path, required: Sequence[str]) -> List[Tuple[str, Dict[str, str]]]:
+    lines = _lines(path)
+    if not lines or not lines[0].strip():
+        raise ValueError(f"{path}: empty file")
+    header = lines[0].split()
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise ValueError(f"{path}:1: header lacks column(s) {missing}")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        values = line.split()
+        if len(values) < len(header):
+            raise ValueError(f"{path}:{number}: expected {len(header)} fields, got {len(values)}")
+        rows.append((f"{path}:{number}", dict(zip(header, values))))
+    return rows
+
+
+def _number(value: str, where: str, column: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{where}: {column} is not a number: {value!r}") from None
+
+
+def _language_pair(folder: Path) -> str:
+    sources = sorted(p.name.split(".", 1)[1] for p in folder.glob("src.*"))
+    if len(sources) != 1:
+        raise ValueError(f"{folder}: expected one src.<language> file, found {len(sources)}; pass lp=")
+    return f"{sources[0]}-en"
+
+
+def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A") -> Wmt21Data:
+    """Read a WMT21 to-English folder (texts + DA); ``lp`` defaults to ``<xx>-en`` from ``src.<xx>``.
+
+    Every DA system must have its output file (a HUMAN system whose ``ref.B`` file is absent is
+    left out); SIDs must lie within the segment count.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no such WMT21 folder: {folder}")
+    lp = lp or _language_pair(folder)
+    source_lang, target_lang = lp.split("-")
+    src = _lines(folder / f"src.{source_lang}")
+    ref = _lines(folder / f"ref.{reference}.{target_lang}")
+    if len(src) != len(ref):
+        raise ValueError(f"{folder}: src has {len(src)} lines but ref.{reference} has {len(ref)}")
+    n = len(src)
+    hyps: Dict[str, List[str]] = {}
+    seg_raw: Dict[str, np.ndarray] = {}
+    seg_z: Dict[str, np.ndarray] = {}
+    absent = set()
+
+    def system_of(da_name: str, where: str) -> Optional[str]:
+        name, stem = wmt21_system_name(da_name)
+        if name in hyps or name in absent:
+            return name if name in hyps else None
+        path = folder / f"{stem}.{target_lang}"
+        if not path.is_file():
+            if stem.startswith("ref."):
+                absent.add(name)
+                return None
+            raise ValueError(
+                f"{where}: DA system {da_name!r} has no output file {path.name} in {folder}; "
+                "add its name to nlgscore/data/wmt_system_aliases.json"
+            )
+        hyps[name] = _lines(path)
+        if len(hyps[name]) != n:
+            raise ValueError(f"{path}: {len(hyps[name])} lines, expected {n}")
+        seg_raw[name], seg_z[name] = np.full(n, np.nan), np.full(n, np.nan)
+        return name
+
+    for where, row in _read_table(folder / "da-seg-scores.csv", ("SYS", "SID", "RAW.SCR", "Z.SCR")):
+        system = system_of(row["SYS"], where)
+        sid = int(_number(row["SID"], where, "SID"))
+        if not 1 <= sid <= n:
+            raise ValueError(f"{where}: SID {sid} outside 1..{n}")
+        if system is not None:
+            seg_raw[system][sid - 1] = _number(row["RAW.SCR"], where, "RAW.SCR")
+            seg_z[system][sid - 1] = _number(row["Z.SCR"], where, "Z.SCR")
+    sys_raw: Dict[str, float] = {}
+    sys_z: Dict[str, float] = {}
+    for where, row in _read_table(folder / "da-sys-scores.csv", ("SYS", "RAW.SCR", "Z.SCR")):
+        system = system_of(row["SYS"], where)
+        if system is not None:
+            sys_raw[system] = _number(row["RAW.SCR"], where, "RAW.SCR")
+            sys_z[system] = _number(row["Z.SCR"], where, "Z.SCR")
+    return Wmt21Data(lp, src, ref, hyps, seg_raw, seg_z, sys_raw, sys_z)
 
 
 @dataclass
@@ -35,11 +190,16 @@ class Wmt21Judgments:
 
 
 def wmt21_judgments(data: Wmt21Data, include_human: bool = False, limit: Optional[int] = None) -> Wmt21Judgments:
-    """Judgments of ``data``'s systems (sorted; HUMAN = ref.B only if ``include_human``).
+    """Judgments of ``data``'s systems (sorted; HUMAN only if ``include_human``).
 
     ``limit`` keeps the first ``limit`` segments only (a quick run).
     """
-    systems = sorted(s for s in data.hyps if include_human or s != "HUMAN")
+    systems = sorted(s for s in data.hyps if include_human or s != HUMAN)
+    if len(systems) < 2:
+        raise ValueError(f"{data.lp}: meta-evaluation needs at least 2 systems, got {systems}")
+    unscored = [s for s in systems if s not in data.sys_z]
+    if unscored:
+        raise ValueError(f"{data.lp}: da-sys-scores.csv has no system score for {unscored}")
     n = min(len(data.ref), limit or len(data.ref))
     raw = np.array([data.seg_raw[s][:n] for s in systems])
     z = np.array([data.seg_z[s][:n] for s in systems])
@@ -47,28 +207,6 @@ def wmt21_judgments(data: Wmt21Data, include_human: bool = False, limit: Optiona
     da = {(int(seg), systems[i]): raw[i, seg] for i, seg in zip(*np.nonzero(judged))}
     pairs = darr_pairs_from_da(da)
     return Wmt21Judgments(systems, raw, z, pairs, np.array([data.sys_z[s] for s in systems]))
-
-
-def identical_output_agreement(data: Wmt21Data, judgments: Wmt21Judgments) -> Dict[str, float]:
-    """Sanity check of the segment alignment: do identical translations get similar DA?
-
-    For every two systems and every segment both have judged, the raw DA pair goes to
-    ``same`` when the two outputs are the same string, else to ``different``. With correctly
-    aligned segment ids, identical outputs get clearly more alike scores (higher ``r_same``
-    than ``r_different``); equal values mean the DA rows do not belong to those texts.
-    """
-    same: List[Tuple[float, float]] = []
-    different: List[Tuple[float, float]] = []
-    for a, b in itertools.combinations(range(len(judgments.systems)), 2):
-        hyps_a, hyps_b = data.hyps[judgments.systems[a]], data.hyps[judgments.systems[b]]
-        for seg in np.flatnonzero(judgments.judged[a] & judgments.judged[b]):
-            pair = (judgments.raw[a, seg], judgments.raw[b, seg])
-            (same if hyps_a[seg] == hyps_b[seg] else different).append(pair)
-    return {
-        "n_same": float(len(same)),
-        "r_same": pearson(*zip(*same)) if len(same) > 2 else float("nan"),
-        "r_different": pearson(*zip(*different)) if len(different) > 2 else float("nan"),
-    }
 
 
 def wmt21_inputs(data: Wmt21Data, judgments: Wmt21Judgments) -> Tuple[List[str], List[str]]:
@@ -82,17 +220,24 @@ def wmt21_inputs(data: Wmt21Data, judgments: Wmt21Judgments) -> Tuple[List[str],
 class Wmt21Items:
     """The items each WMT21 measure is computed on, for one metric (for bootstrap CIs)."""
 
+    seg_raw: np.ndarray  # raw DA of judged segments
     seg_human: np.ndarray  # z of judged segments
     seg_metric: np.ndarray
-    concordance: np.ndarray  # +1/-1 per daRR pair
+    outcomes: np.ndarray  # +1 / 0 (metric tie) / -1 per daRR pair
     sys_human: np.ndarray
     sys_metric: np.ndarray
 
+    @property
+    def concordance(self) -> np.ndarray:
+        """+1/-1 per daRR pair, a metric tie counted as discordant (the WMT rule)."""
+        return np.where(self.outcomes == 0, -1, self.outcomes)
 
-def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray) -> Wmt21Items:
+
+def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optional[Sequence[float]] = None) -> Wmt21Items:
     """Split a metric's ``(systems, segments)`` scores into the items of each measure.
 
-    The system score is the mean over all segments (BERTScore paper Sec. 4 / WMT), judged or not.
+    The system score is ``sys_scores`` when given (a corpus-level metric such as BLEU), else
+    the mean over all segments, judged or not.
     """
     scores = np.asarray(scores, dtype=float)
     if scores.shape != judgments.raw.shape:
@@ -100,17 +245,17 @@ def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray) -> Wmt21Items:
     row = {s: i for i, s in enumerate(judgments.systems)}
     better = [scores[row[p.better], p.segment] for p in judgments.pairs]
     worse = [scores[row[p.worse], p.segment] for p in judgments.pairs]
+    outcomes = darr_outcomes(better, worse) if judgments.pairs else np.zeros(0, dtype=np.int64)
+    system = scores.mean(axis=1) if sys_scores is None else np.asarray(sys_scores, dtype=float)
     judged = judgments.judged
-    return Wmt21Items(
-        judgments.z[judged], scores[judged], darr_concordance(better, worse),
-        judgments.sys_z, scores.mean(axis=1),
-    )
+    return Wmt21Items(judgments.raw[judged], judgments.z[judged], scores[judged], outcomes, judgments.sys_z, system)
 
 
-def wmt21_measures(items: Wmt21Items) -> Dict[str, float]:
-    """``seg_pearson`` (DA z), ``seg_tau`` (daRR from DA) and ``sys_pearson`` (official z)."""
+def wmt21_measures(items: Wmt21Items, ties: str = "discordant") -> Dict[str, float]:
+    """``seg_pearson`` (DA z), ``seg_tau`` (daRR from DA), ``ties`` (share) and ``sys_pearson``."""
     return {
         "seg_pearson": pearson(items.seg_human, items.seg_metric),
-        "seg_tau": float(np.mean(items.concordance)),
+        "seg_tau": tau_from_outcomes(items.outcomes, ties),
+        "ties": float(np.mean(items.outcomes == 0)),
         "sys_pearson": pearson(items.sys_human, items.sys_metric),
     }

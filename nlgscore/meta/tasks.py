@@ -1,0 +1,347 @@
+"""Meta-evaluation tasks as a library: WMT19 daRR, WMT21 DA, SummEval -> result tables.
+
+Each task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L`` or any
+``nlgscore.load`` spec such as ``bertscore:minilm``) and/or precomputed score files
+(``scores={name: path}``, formats in ``nlgscore.meta.precomputed``) and returns a ``MetaTable``:
+one ``Row`` per data set x metric x level x measure (with bootstrap 95% CIs), plus notes (counts,
+checks, paired significance lines). ``nlgscore meta`` only parses arguments and prints these.
+
+>>> table = wmt21(folder="../shared/data/wmt21-de-en", metrics=["chrf"], bootstrap=0, limit=50)
+>>> [(r.level, r.measure) for r in table.rows]  # doctest: +NORMALIZE_WHITESPACE
+[('segment', 'tau'), ('segment', 'metric-ties'), ('segment', 'pearson-raw'), ('segment', 'pearson-z'),
+ ('system', 'pearson-z')]
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from nlgscore.meta import loaders, precomputed
+from nlgscore.meta.alignment import check_alignment
+from nlgscore.meta.report import Row, format_table, to_json
+from nlgscore.meta.resample import DEFAULT_SEED, bootstrap_ci, paired_bootstrap
+from nlgscore.meta.scoring import segment_scores, system_scores
+from nlgscore.meta.summ import CORRELATIONS, informative_documents
+from nlgscore.meta.wmt import TIES_RULES, darr_outcomes, pearson, tau_from_outcomes, williams_test_scores
+from nlgscore.meta.wmt21 import HUMAN, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
+
+PathLike = Union[str, "os.PathLike[str]"]
+SIGNIFICANCE_LEVEL = 0.05
+SUMMEVAL_FILE = "sum-summeval.jsonl"
+
+
+@dataclass
+class MetaTable:
+    """Rows of one meta-evaluation run and the notes that go with them."""
+
+    task: str
+    rows: List[Row] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join([format_table(self.rows), *self.notes])
+
+    def to_json(self) -> Dict[str, Any]:
+        """``{"task", "results": [row, ...], "notes": [...]}`` (NaN as None)."""
+        return {"task": self.task, **to_json(self.rows), "notes": list(self.notes)}
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(to_json(self.rows)["results"])
+
+
+@dataclass
+class _Run:
+    """Options every task shares."""
+
+    bootstrap: int
+    seed: int
+    progress: bool
+    ties: str = "discordant"
+
+    def __post_init__(self) -> None:
+        if self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
+        if self.ties not in TIES_RULES:
+            raise ValueError(f"ties must be one of {TIES_RULES}, got {self.ties!r}")
+
+    def row(self, statistic: Callable[..., float], data: Tuple[np.ndarray, ...], **fields: str) -> Row:
+        value = float(statistic(*data))
+        low = high = float("nan")
+        if self.bootstrap > 0:
+            interval = bootstrap_ci(statistic, data, n_samples=self.bootstrap, seed=self.seed)
+            low, high = interval.low, interval.high
+            fields["signature"] += f"|bootstrap:{self.bootstrap}|seed:{self.seed}"
+        return Row(value=value, ci_low=low, ci_high=high, **fields)
+
+    def tau(self, outcomes: np.ndarray) -> float:
+        return tau_from_outcomes(outcomes, self.ties)
+
+    def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
+               what: str) -> List[str]:
+        """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.
+
+        Items that are NaN for either metric (documents without a correlation) are left out.
+        """
+        if self.bootstrap <= 0 or len(per_metric) < 2:
+            return []
+        lines = []
+        for a, b in itertools.permutations(per_metric, 2):
+            both = ~np.isnan(per_metric[a].astype(float)) & ~np.isnan(per_metric[b].astype(float))
+            if both.sum() < 2:
+                continue
+            test = paired_bootstrap(statistic, (per_metric[a][both],), (per_metric[b][both],), self.bootstrap, self.seed)
+            if test.p_value < SIGNIFICANCE_LEVEL:
+                lines.append(f"  {a} significantly beats {b} on {what} (paired bootstrap, p={test.p_value:.3f})")
+        return lines or [f"  {what}: no significant differences between metrics (paired bootstrap, p<0.05)"]
+
+    def progress_bar(self, total: int):
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, file=sys.stderr, disable=not self.progress, unit="metric", leave=False)
+
+
+def _sources(metrics: Sequence[str], scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
+    """``(name, score file or None)`` per metric, specs first; names must be unique."""
+    sources = [(spec, None) for spec in metrics] + [(name, path) for name, path in (scores or {}).items()]
+    if not sources:
+        raise ValueError("give at least one metric spec (metrics=) or score file (scores=)")
+    names = [name for name, _ in sources]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"metric name(s) {repeated} given more than once")
+    return sources
+
+
+def _darr_lps(data_dir: Optional[PathLike], pairs: Optional[Sequence[str]]) -> List[str]:
+    if pairs:
+        return list(pairs)
+    folder = loaders.data_file("", data_dir)
+    lps = sorted(p.name[len("wmt-"):-len(".jsonl")] for p in folder.glob("wmt-*.jsonl"))
+    if not lps:
+        raise FileNotFoundError(f"no wmt-<lp>.jsonl daRR files in {folder}")
+    return lps
+
+
+def _per_lp(path: Any, lp: str, n_lps: int) -> str:
+    text = str(path)
+    if "{lp}" in text:
+        return text.replace("{lp}", lp)
+    if n_lps > 1:
+        raise ValueError(f"score file {text} serves several language pairs: name them with {{lp}} in the path")
+    return text
+
+
+def wmt19(
+    data_dir: Optional[PathLike] = None, pairs: Optional[Sequence[str]] = None, metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, PathLike]] = None, *, ties: str = "discordant", bootstrap: int = 1000,
+    seed: int = DEFAULT_SEED, limit: Optional[int] = None, progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+) -> MetaTable:
+    """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
+
+    ``metrics`` are specs; ``load_options`` go to ``nlgscore.load`` for model-based ones.
+
+    ``scores`` maps a name to a JSONL file of ``{"id", "better", "worse"}`` (``{lp}`` in the path
+    when several pairs are evaluated). Rows: ``tau`` (WMT19 rule: a metric tie is discordant;
+    ``ties="exclude"`` leaves tied pairs out) and ``metric-ties`` (share of pairs the metric ties).
+    """
+    run = _Run(bootstrap, seed, progress, ties)
+    sources = _sources(metrics, scores)
+    lps = _darr_lps(data_dir, pairs)
+    table = MetaTable("wmt19")
+    for lp in lps:
+        full = loaders.load_darr(loaders.darr_path(lp, data_dir))
+        darr = full.head(limit)
+        n = len(darr)
+        outcomes: Dict[str, np.ndarray] = {}
+        bar = run.progress_bar(len(sources))
+        for name, path in sources:
+            bar.set_description(f"wmt19 {lp}: {name} ({n} pairs)")
+            if path is None:
+                flat, signature = segment_scores(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2, load_options)
+                better, worse = flat[:n], flat[n:]
+            else:
+                file = _per_lp(path, lp, len(lps))
+                better, worse = (a[:n] for a in precomputed.read_darr_scores(file, full.ids))
+                signature = f"scores:{Path(file).name}"
+            outcomes[name] = darr_outcomes(better, worse)
+            common = dict(dataset=lp, metric=name, level="segment", signature=f"{signature}|ties:{ties}")
+            table.rows.append(run.row(run.tau, (outcomes[name],), measure="tau", **common))
+            table.rows.append(Row(value=float(np.mean(outcomes[name] == 0)), measure="metric-ties", **common))
+            bar.update()
+        bar.close()
+        table.notes.append(f"{lp} ({n} daRR pairs):")
+        table.notes += run.beaten(outcomes, run.tau, "segment tau")
+    return table
+
+
+def _wmt21_folder(data_dir: Optional[PathLike], folder: Optional[PathLike], lp: Optional[str]) -> Path:
+    if folder is not None:
+        return loaders.data_file(Path(folder).name, Path(folder).parent)
+    if data_dir is not None and (Path(data_dir) / "da-seg-scores.csv").is_file():
+        return Path(data_dir)
+    return loaders.data_file(f"wmt21-{lp or 'de-en'}", data_dir)
+
+
+def _wmt21_file_scores(path: Any, data, systems: List[str], n: int) -> Tuple[np.ndarray, Optional[np.ndarray], str]:
+    seg_path, sys_path = (path, None) if isinstance(path, (str, os.PathLike)) else tuple(path)
+    if isinstance(seg_path, str) and "," in seg_path and sys_path is None:
+        seg_path, sys_path = seg_path.split(",", 1)
+    every = sorted(data.hyps)
+    seg = precomputed.read_wmt21_scores(seg_path, systems, len(data.ref), ignored=every)[:, :n]
+    signature = f"scores:{Path(seg_path).name}"
+    if sys_path is None:
+        return seg, None, f"{signature}|system:mean-of-segments"
+    sys_scores = precomputed.read_system_scores(sys_path, systems, ignored=every)
+    return seg, sys_scores, f"{signature}|system:{Path(sys_path).name}"
+
+
+def wmt21(
+    data_dir: Optional[PathLike] = None, lp: Optional[str] = None, metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, Any]] = None, *, folder: Optional[PathLike] = None, reference: str = "A",
+    include_human: bool = False, ties: str = "discordant", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
+) -> MetaTable:
+    """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
+
+    The folder is ``folder``, else ``data_dir`` itself when it holds ``da-seg-scores.csv``, else
+    ``<data_dir>/wmt21-<lp>``. ``scores`` maps a name to a ``system<TAB>line<TAB>score`` TSV, or
+    to ``(segment TSV, system TSV)`` / ``"SEG.tsv,SYS.tsv"`` to give system scores too.
+    chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
+    """
+    run = _Run(bootstrap, seed, progress, ties)
+    sources = _sources(metrics, scores)
+    path = _wmt21_folder(data_dir, folder, lp)
+    data = load_wmt21(path, lp=lp, reference=reference)
+    judgments = wmt21_judgments(data, include_human=include_human, limit=limit)
+    systems, n = judgments.systems, judgments.raw.shape[1]
+    if not judgments.pairs:
+        raise ValueError(f"{path}: no daRR pairs in the first {n} segments")
+    hyps, refs = wmt21_inputs(data, judgments)
+    dataset = f"wmt21-{data.lp}"
+    table = MetaTable("wmt21")
+    outcomes: Dict[str, np.ndarray] = {}
+    sys_metric: Dict[str, np.ndarray] = {}
+    bar = run.progress_bar(len(sources))
+    for name, file in sources:
+        bar.set_description(f"{dataset}: {name} ({len(systems)} systems x {n} segments)")
+        if file is None:
+            flat, signature = segment_scores(name, hyps, refs, data.src[:n] * len(systems), load_options)
+            seg = np.array(flat).reshape(len(systems), n)
+            sys_values, how = system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
+            signature = f"{signature}|{how}"
+        else:
+            seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
+        items = wmt21_items(judgments, seg, sys_values)
+        outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
+        common = dict(dataset=dataset, metric=name, signature=signature)
+        seg_common = dict(common, signature=f"{signature}|ties:{ties}")
+        table.rows += [
+            run.row(run.tau, (items.outcomes,), level="segment", measure="tau", **seg_common),
+            Row(value=float(np.mean(items.outcomes == 0)), level="segment", measure="metric-ties", **seg_common),
+            run.row(pearson, (items.seg_raw, items.seg_metric), level="segment", measure="pearson-raw", **common),
+            run.row(pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common),
+            Row(value=pearson(items.sys_human, items.sys_metric), level="system", measure="pearson-z", **common),
+        ]
+        bar.update()
+    bar.close()
+    human = " incl. HUMAN (ref.B)" if include_human else ""
+    table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
+                       f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")
+    table.notes.append("  " + check_alignment([data.hyps[s][:n] for s in systems], judgments.z).describe())
+    table.notes += run.beaten(outcomes, run.tau, "segment tau")
+    for a, b in itertools.permutations(sys_metric, 2):
+        t, p = williams_test_scores(judgments.sys_z, sys_metric[a], sys_metric[b])
+        if p < SIGNIFICANCE_LEVEL:
+            table.notes.append(f"  {a} significantly beats {b} at system level (Williams t={t:.3f}, p={p:.3f})")
+    return table
+
+
+def _combine(scores: np.ndarray, how: str) -> np.ndarray:
+    if how == "first":
+        return scores[..., 0]
+    return {"max": np.max, "mean": np.mean}[how](scores, axis=-1)
+
+
+def _document_correlations(human: np.ndarray, metric: np.ndarray, method: str) -> np.ndarray:
+    """Per-document correlation across systems, NaN where human or metric scores are constant."""
+    keep = informative_documents(human, metric)
+    out = np.full(len(human), np.nan)
+    for d in np.flatnonzero(keep):
+        out[d] = CORRELATIONS[method](human[d], metric[d])
+    return out
+
+
+def _nanmean(values: np.ndarray) -> float:
+    return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")
+
+
+def summeval(
+    data_dir: Optional[PathLike] = None, metrics: Sequence[str] = (), scores: Optional[Mapping[str, PathLike]] = None,
+    *, aspects: Optional[Sequence[str]] = None, refs: str = "max", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
+) -> MetaTable:
+    """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
+
+    Per document, the correlation across the systems' summaries; averaged over documents whose
+    human and metric scores are not constant. A metric is scored against each reference and
+    combined by ``refs`` (``max``, ``mean`` or ``first``). ``scores`` maps a name to a JSONL file
+    of ``{"id", "system", "score"}``. Significance: paired bootstrap over documents (Spearman).
+    """
+    if refs not in ("max", "mean", "first"):
+        raise ValueError(f"refs must be 'max', 'mean' or 'first', got {refs!r}")
+    run = _Run(bootstrap, seed, progress)
+    sources = _sources(metrics, scores)
+    data = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data_dir))
+    n_docs = min(len(data.ids), limit or len(data.ids))
+    aspects = list(aspects or sorted(data.human))
+    unknown = [a for a in aspects if a not in data.human]
+    if unknown:
+        raise ValueError(f"unknown aspect(s) {unknown}; SummEval has {sorted(data.human)}")
+    n_refs = 1 if refs == "first" else min(len(data.refs[d]) for d in range(n_docs))
+    hyps, ref_texts, srcs = [], [], []
+    for d in range(n_docs):
+        for text in data.texts[d]:
+            for ref in data.refs[d][:n_refs]:
+                hyps.append(text), ref_texts.append(ref), srcs.append(data.srcs[d])
+    table = MetaTable("summeval")
+    per_doc: Dict[str, Dict[str, np.ndarray]] = {aspect: {} for aspect in aspects}
+    bar = run.progress_bar(len(sources))
+    for name, path in sources:
+        bar.set_description(f"summeval: {name} ({n_docs} documents x {len(data.systems)} systems x {n_refs} refs)")
+        if path is None:
+            flat, signature = segment_scores(name, hyps, ref_texts, srcs, load_options)
+            metric = _combine(np.array(flat).reshape(n_docs, len(data.systems), n_refs), refs)
+            signature = f"{signature}|refs:{refs}"
+        else:
+            metric = precomputed.read_summeval_scores(path, data.ids, data.systems)[:n_docs]
+            signature = f"scores:{Path(path).name}"
+        for aspect, method in itertools.product(aspects, ("spearman", "kendall")):
+            correlations = _document_correlations(data.human[aspect][:n_docs], metric, method)
+            if method == "spearman":
+                per_doc[aspect][name] = correlations
+            kept = correlations[~np.isnan(correlations)]
+            if kept.size == 0:
+                raise ValueError(f"{name}: every document has constant human or metric scores ({aspect})")
+            table.rows.append(run.row(_nanmean, (kept,), dataset=f"summeval-{aspect}", metric=name,
+                                      level="summary", measure=method, signature=signature))
+        bar.update()
+    bar.close()
+    table.notes.append(f"summeval: {n_docs} documents x {len(data.systems)} systems")
+    for aspect in aspects:
+        table.notes += run.beaten(per_doc[aspect], _nanmean, f"summeval-{aspect} Spearman")
+    return table
+
+
+TASKS = {"wmt19": wmt19, "wmt21": wmt21, "summeval": summeval}
+__all__ = ["MetaTable", "TASKS", "summeval", "wmt19", "wmt21", "HUMAN"]
