@@ -120,3 +120,46 @@ def test_meta_wmt21_end_to_end(tmp_path, capsys):
     assert rows[("segment", "tau")] == 1.0  # 4 segments x 3 pairs, all concordant
     assert rows[("system", "pearson-z")] > 0.9
     assert "12 daRR pairs" in capsys.readouterr().out
+
+
+def _sacrebleu_reference(metric, systems, refs, test, n, seed=12345):
+    """sacreBLEU's own paired-test API, as its CLI calls it (SACREBLEU_SEED, n_jobs=1)."""
+    import os
+
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    os.environ["SACREBLEU_SEED"] = str(seed)
+    try:
+        named = [(f"s{i}", lines) for i, lines in enumerate(systems)]
+        m = CHRF() if metric == "chrf" else BLEU()
+        _, scores = PairedTest(named, {metric: m}, references=[refs], test_type=test, n_samples=n)()
+    finally:
+        del os.environ["SACREBLEU_SEED"]
+    return next(v for k, v in scores.items() if k != "System")
+
+
+@pytest.mark.parametrize("metric,test,n", [("chrf", "bs", 1000), ("bleu", "bs", 300), ("chrf", "ar", 500), ("bleu", "ar", 500)])
+def test_compare_equals_sacrebleu_paired_test_on_wmt21_systems(tmp_path, capsys, metric, test, n):
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "shared" / "data" / "wmt21-de-en"
+    if not folder.is_dir():
+        pytest.skip(f"WMT21 de-en not found at {folder} (../shared/data)")
+    names = ["ref.A.en", "hyp.UF.en", "hyp.Online-W.en", "hyp.SMU.en", "hyp.happypoet.en"]
+    texts = {}
+    for name in names:  # 200 segments keep the test quick; the statistic is the same on all 1000
+        texts[name] = (folder / name).read_text(encoding="utf-8").split("\n")[:200]
+        (tmp_path / name).write_text("\n".join(texts[name]) + "\n", encoding="utf-8")
+    cands = [a for name in names[1:] for a in ("-c", str(tmp_path / name))]
+    assert main(["compare", "-r", str(tmp_path / names[0]), *cands, "--metric", metric, f"--paired-{test}",
+                 "--n-samples", str(n), "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)["systems"]
+    theirs = _sacrebleu_reference(metric, [texts[name] for name in names[1:]], texts[names[0]], test, n)
+    for mine, result in zip(ours, theirs):
+        assert mine["score"] == pytest.approx(result.score, abs=1e-9)
+        assert mine["p_value"] == result.p_value  # identical, not just close
+        if result.mean is not None:
+            assert mine["mean"] == pytest.approx(result.mean, abs=1e-4)
+            assert mine["ci_high"] - mine["mean"] == pytest.approx(result.ci, abs=1e-4)
+    assert [r["p_value"] for r in ours[1:]] != [None] * 3

@@ -261,7 +261,10 @@ def wmt21(
     table.notes.append("  " + check_alignment([data.hyps[s][:n] for s in systems], judgments.z).describe())
     table.notes += run.beaten(outcomes, run.tau, "segment tau")
     for a, b in itertools.permutations(sys_metric, 2):
-        t, p = williams_test_scores(judgments.sys_z, sys_metric[a], sys_metric[b])
+        try:
+            t, p = williams_test_scores(judgments.sys_z, sys_metric[a], sys_metric[b])
+        except ValueError:  # identical or constant system scores: nothing to test
+            continue
         if p < SIGNIFICANCE_LEVEL:
             table.notes.append(f"  {a} significantly beats {b} at system level (Williams t={t:.3f}, p={p:.3f})")
     return table

@@ -199,7 +199,8 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, fl
         if not -1.0 <= r <= 1.0:
             raise ValueError(f"{name} must be a correlation in [-1, 1], got {r}")
     # K is the determinant of the 3x3 correlation matrix.
-    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    # Rounding can leave the determinant of a singular matrix (identical metrics) slightly negative.
+    k = max(1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23, 0.0)
     denominator = np.sqrt(2 * k * (n - 1) / (n - 3) + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3)
     if denominator == 0:
         raise ValueError("the Williams test is undefined for perfectly collinear scores")
