@@ -30,7 +30,7 @@ def test_directions_are_the_reference_compositions(scorer):
     np.testing.assert_allclose(f.precision, p, atol=1e-12)
     np.testing.assert_allclose(f.recall, r, atol=1e-12)
     np.testing.assert_allclose(f.scores, (p + r) / 2, atol=1e-12)
-    assert f.system == pytest.approx(float(np.mean((p + r) / 2)))
+    assert f.score == pytest.approx(float(np.mean((p + r) / 2)))
     h = scorer.compute(HYPS, REFS, direction="harmonic")
     np.testing.assert_allclose(h.scores, p * r / (p + r), atol=1e-12)  # the authors' harm_f
     np.testing.assert_allclose(scorer.compute(HYPS, REFS, direction="precision").scores, p, atol=1e-12)
@@ -88,17 +88,18 @@ def test_prompt_set_ensemble(scorer):
 
 def test_signature_and_registry(scorer):
     sig = scorer.signature
-    assert sig.metric == "bartscore" and sig["variant"] == "bart-large-cnn" and sig["checkpoint"] == "tiny-bart"
-    assert sig["direction"] == "f" and sig["max_length"] == "1024" and sig["dtype"] == "float32" and sig["agg"] == "mean"
-    assert scorer.compute(HYPS, REFS, agg="max").signature["agg"] == "max"
+    assert sig.metric == "bartscore" and sig["variant"] == "bart-large-cnn" and sig["model"] == "tiny-bart"
+    assert sig["direction"] == "f" and sig["max_length"] == "1024" and sig["dtype"] == "float32" and sig["multiref"] == "mean"
+    assert scorer.compute(HYPS, REFS, agg="max").signature["multiref"] == "max"
+    assert sig["checkpoint"] == sig["model"] and sig["agg"] == sig["multiref"]  # transitional old keys still read
     loaded = nlgscore.load("bartscore:bart-large:precision", checkpoint=TINY, device="cpu")
     assert loaded.direction == "precision" and loaded.signature["variant"] == "bart-large"
-    assert loaded.compute(HYPS, REFS).scores.tolist() == pytest.approx(scorer.score(REFS, HYPS), abs=1e-12)
+    assert loaded.compute(HYPS, REFS).scores == pytest.approx(scorer.score(REFS, HYPS), abs=1e-12)
 
 
 def test_empty_inputs(scorer):
     assert len(scorer.compute([], [])) == 0
-    assert np.isnan(scorer.compute([], []).system)
+    assert np.isnan(scorer.compute([], []).score)
     assert scorer.score([], []) == []
     assert np.isfinite(scorer.compute([""], [""]).scores[0])
 
@@ -205,7 +206,8 @@ def test_accelerator_shards(scorer, monkeypatch):
 
     full = scorer.compute(HYPS, REFS)
     rest = [2]  # rank 1's share of 3 items; its rows are what that process would have sent
-    rank1 = [(i, (full.scores[i], full.precision[i], full.recall[i])) for i in rest]
+    # one row per distinct (prediction, reference) pair: each column's per-prompt values
+    rank1 = [(i, {"scores": np.array([full.scores[i]]), "precision": full.precision[i : i + 1], "recall": full.recall[i : i + 1]}) for i in rest]
     monkeypatch.setattr(accelerate.utils, "gather_object", lambda pairs: list(pairs) + rank1)
     state = _TwoRanks()
     scorer.accelerator = state

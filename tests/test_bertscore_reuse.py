@@ -53,7 +53,7 @@ def test_cached_texts_are_not_encoded_again_and_scores_do_not_change(minilm_scor
 
 def test_one_shot_function_reuses_its_scorer():
     first = nlgscore.bertscore(CANDS, REFS, model_type="minilm", num_layers=4)
-    from nlgscore.bertscore import scorer as module
+    from nlgscore.bertscore import oneshot as module
 
     scorers = list(module._ONE_SHOT.values())
     second = nlgscore.bertscore(OTHER, REFS, model_type="minilm", num_layers=4)

@@ -1,6 +1,8 @@
 """BERTScore: the scorer, its one-shot function, and the files only BERTScore uses.
 
-``scorer.py`` (BERTScorer, the pair-matching pipeline), ``embedding.py`` / ``packed_encoder.py``
+``scorer.py`` (BERTScorer: the hooks of the shared Scorer template), ``pairs.py`` (chunk
+planning, encoding with the text cache, matching batches), ``result.py`` (BERTScoreResult),
+``oneshot.py`` (the one-shot function and its scorer cache), ``embedding.py`` / ``packed_encoder.py``
 (the encoder forward), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
 (baselines), ``baseline_compute.py`` (making baselines) and ``plot.py`` (the pair heat map).
 
@@ -11,7 +13,9 @@ import sys
 import types
 from typing import Any, Sequence
 
-from nlgscore.bertscore.scorer import BERTScorer, BERTScoreResult, bertscore, default_layer, default_model
+from nlgscore.bertscore.oneshot import bertscore
+from nlgscore.bertscore.result import BERTScoreResult
+from nlgscore.bertscore.scorer import BERTScorer, default_layer, default_model
 
 __all__ = ["BERTScorer", "BERTScoreResult", "bertscore", "default_layer", "default_model"]
 

@@ -61,7 +61,7 @@ def _best_reference(scorer: Any, cand: str, refs: Sequence[str]) -> Tuple[str, A
     result = scorer.score([cand], [list(refs)] if len(refs) > 1 else [refs[0]])
     if len(refs) == 1:
         return refs[0], result
-    f1 = [float(scorer.score([cand], [r]).f1[0]) for r in refs]
+    f1 = [scorer.score([cand], [r]).scores[0] for r in refs]  # the chosen layer, also with all_layers
     return refs[int(np.argmax(f1))], result
 
 
@@ -110,7 +110,8 @@ def plot_pair(scorer: Any, cand: str, ref: Union[str, Sequence[str]], path: Opti
             ax.plot(j, i, marker="s", markersize=22, markerfacecolor="none", markeredgecolor="#ff7f0e", markeredgewidth=1.4, linestyle="none")
     ax.set_xlim(-0.5, n_cols - 0.5)
     ax.set_ylim(n_rows - 0.5, -0.5)
-    scores = f"P {float(result.precision[0]):.4f}  R {float(result.recall[0]):.4f}  F1 {float(result.f1[0]):.4f}"
+    p, r, f = (float(result.chosen(name)[0]) for name in ("precision", "recall", "f1"))
+    scores = f"P {p:.4f}  R {r:.4f}  F1 {f:.4f}"
     note = "○ best match of a candidate token (precision)   □ of a reference token (recall)"
     if any(data["cand_match_special"]) or any(data["ref_match_special"]):
         note += "\n* best match is a special token (not drawn)"

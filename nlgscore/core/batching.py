@@ -15,7 +15,7 @@ tokens per batch is much faster than 8,000 on 2 CPU cores).
 from __future__ import annotations
 
 import logging
-from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +23,44 @@ T = TypeVar("T", bound=Hashable)
 
 DEFAULT_MAX_TOKENS = 2048
 MIN_MAX_TOKENS = 16
+# The one device-and-budget policy: padded tokens per batch by model family and device. An
+# encoder batch counts its texts' tokens; a seq2seq batch counts encoder + decoder tokens, hence
+# twice the encoder budget. On an accelerator every family gets the same larger budget.
+DEFAULT_BUDGETS = {
+    "encoder": {"cpu": DEFAULT_MAX_TOKENS, "accelerator": 16384},
+    "seq2seq": {"cpu": 2 * DEFAULT_MAX_TOKENS, "accelerator": 16384},
+}
+
+
+def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]:
+    """``value`` as a positive int (or None), else a TypeError/ValueError naming ``name``.
+
+    >>> check_positive("batch_size", 8)
+    8
+    >>> check_positive("max_tokens", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_tokens must be a positive integer (or None for the default), got 0
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer (or None for the default), got {value!r}")
+    return value
+
+
+def resolve_budget(family: str, device: Any, batch_size: Any = None, max_tokens: Any = None) -> Tuple[Optional[int], int]:
+    """Checked ``(batch_size, max_tokens)``; ``max_tokens=None`` takes the family's device default.
+
+    >>> resolve_budget("seq2seq", "cpu")
+    (None, 4096)
+    """
+    batch_size = check_positive("batch_size", batch_size)
+    max_tokens = check_positive("max_tokens", max_tokens)
+    kind = "cpu" if str(getattr(device, "type", device)) == "cpu" else "accelerator"
+    return batch_size, max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
 
 
 def unique(items: Sequence[T]) -> Tuple[List[T], List[int]]:
@@ -90,26 +128,50 @@ def run_batches(
     progress: bool = False,
     desc: Optional[str] = None,
 ) -> int:
-    """Call ``process(indices)`` on every planned batch; return the token budget finally used.
+    """Call ``process(indices)`` on every batch :func:`plan_batches` makes; return the final budget.
 
-    On an out-of-memory error the budget is halved, the error logged, and the batches not yet
-    done are planned again, so a long run adapts instead of aborting; the results do not depend
-    on the batch plan. ``process`` stores its own results (by index), so nothing is lost or
-    duplicated when a batch is retried.
+    Out-of-memory errors are handled by :func:`run_with_backoff`.
+    """
+
+    def plan(remaining: List[int], budget: int) -> List[List[int]]:
+        sub_group = None if group is None else [group[i] for i in remaining]
+        batches = plan_batches([lengths[i] for i in remaining], budget, max_batch_size, sub_group)
+        return [[remaining[j] for j in batch] for batch in batches]
+
+    return run_with_backoff(len(lengths), plan, process, max_tokens, progress=progress, desc=desc)
+
+
+def run_with_backoff(
+    n: int,
+    plan: Callable[[List[int], int], List[List[int]]],
+    process: Callable[[List[int]], None],
+    budget: int,
+    progress: bool = False,
+    desc: Optional[str] = None,
+    unit: str = "item",
+) -> int:
+    """Run ``process`` on the batches ``plan(remaining, budget)`` makes of ``range(n)``; return the
+    budget finally used. Every batched loop of every metric goes through here.
+
+    On an out-of-memory error the budget is halved, the error logged, and the items not yet done
+    are planned again, so a long run adapts instead of aborting; results do not depend on the
+    plan. ``process`` stores its own results (by index), so nothing is lost or duplicated when a
+    batch is retried.
+
+    >>> seen = []
+    >>> run_with_backoff(5, lambda idx, b: [idx[k:k + b] for k in range(0, len(idx), b)], seen.append, 2)
+    2
+    >>> seen
+    [[0, 1], [2, 3], [4]]
     """
     from tqdm.auto import tqdm
 
-    remaining = list(range(len(lengths)))
-    budget = max_tokens
-    with tqdm(total=len(remaining), desc=desc, disable=not progress, unit="item") as bar:
+    remaining = list(range(n))
+    with tqdm(total=n, desc=desc, disable=not progress, unit=unit) as bar:
         while remaining:
-            sub_lengths = [lengths[i] for i in remaining]
-            sub_group = None if group is None else [group[i] for i in remaining]
-            plan = plan_batches(sub_lengths, budget, max_batch_size, sub_group)
             done = set()
             retry = False
-            for batch in plan:
-                indices = [remaining[j] for j in batch]
+            for indices in plan(remaining, budget):
                 try:
                     process(indices)
                 except Exception as err:  # noqa: BLE001 - re-raised unless it is an OOM
@@ -119,13 +181,13 @@ def run_batches(
                     if len(indices) == 1 or new_budget < MIN_MAX_TOKENS:
                         raise
                     _free_accelerator_memory()
-                    logger.warning("out of memory with a budget of %d tokens per batch; retrying with %d", budget, new_budget)
+                    logger.warning("out of memory with a budget of %d per batch; retrying with %d", budget, new_budget)
                     budget = new_budget
                     retry = True
                     break
-                done.update(batch)
+                done.update(indices)
                 bar.update(len(indices))
-            remaining = [remaining[j] for j in range(len(remaining)) if j not in done] if retry else []
+            remaining = [i for i in remaining if i not in done] if retry else []
     return budget
 
 

@@ -8,9 +8,16 @@ sums in another order, so outputs agree to float rounding (~4e-6 on unit-scale o
 MKL's own difference from a float64 product); the golden-file tests hold with it on and off.
 
 Only inference on CPU takes this path (the op has no autograd formula): with gradients enabled, on
-another device or with another dtype the plain ``F.linear`` runs. ``NLGSCORE_ONEDNN=0`` turns it
-off; a torch build without the op, or one whose op disagrees with ``F.linear`` on a probe, falls
-back on its own.
+another device or with another dtype the plain ``F.linear`` runs. A torch build without the op, or
+one whose op disagrees with ``F.linear`` on a probe, falls back on its own.
+
+The gain depends on the CPU: on an Intel Xeon (avx512, no bf16) oneDNN gained nothing over MKL
+(2,000 WMT19 pairs, MiniLM L4: 3.07 s with it, 2.97 s without). So when nlgscore loads a model
+(:func:`use_onednn_linears`) it times both kernels on that model's linear shapes for a few
+milliseconds and keeps the faster (:func:`choose_kernel`); the choice, its timings and the CPU
+model are logged and returned by :func:`kernel_choice`. ``NLGSCORE_ONEDNN=1`` forces oneDNN,
+``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). Both are fp32: the choice never changes a
+number beyond float rounding.
 
 >>> import torch
 >>> layer = torch.nn.Linear(8, 4)
@@ -28,7 +35,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from typing import Any, Optional
+import platform
+import time
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +52,109 @@ FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
 # the 2,048-token default: 16 x 4 weight shapes, ~90 MB, reached early and then flat), for ~3%
 # extra rows.
 ROW_BUCKET = 128
+# The measurement: each distinct weight shape (capped at this many elements, so that a 50k-word LM
+# head costs what a 2M-parameter slice of it costs) on ROW_BUCKET rows, best of a few runs, within
+# a time cap; the kernel with the smaller total wins.
+PROBE_MAX_WEIGHT = 1 << 21
+PROBE_RUNS = 3
+PROBE_SECONDS = 0.5
+_OFF = ("0", "false", "no", "off")
+_ON = ("1", "true", "yes", "on")
+
+# The current choice (process-wide: the last model loaded decides); see kernel_choice().
+_CHOICE: Dict[str, Any] = {"kernel": None, "reason": "no model loaded yet"}
+
+
+def _forced() -> Optional[bool]:
+    value = os.environ.get(ENV_SWITCH, "").strip().lower()
+    return False if value in _OFF else True if value in _ON else None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for reports.
+
+    >>> isinstance(cpu_model(), str)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def kernel_choice() -> Dict[str, Any]:
+    """The CPU linear kernel in use and why: ``kernel`` (``"onednn"``/``"mkl"``), ``reason``,
+    the measured ``onednn_ms``/``mkl_ms`` when it was measured, and ``cpu`` (the CPU model).
+
+    >>> {"cpu", "kernel", "reason"} <= set(kernel_choice())
+    True
+    """
+    out = dict(_CHOICE)
+    if out["kernel"] is None:
+        out["kernel"] = "onednn" if onednn_available() else "mkl"
+    out["cpu"] = cpu_model()
+    return out
+
+
+def choose_kernel(shapes: Iterable[Tuple[int, int]]) -> str:
+    """Pick the CPU linear kernel for weights of ``shapes`` (``(out, in)``): forced by the
+    environment, MKL when oneDNN is unavailable, else the faster of the two on these shapes."""
+    forced = _forced()
+    if forced is not None or not onednn_available():
+        kernel = "onednn" if forced and onednn_available() else "mkl"
+        reason = f"forced by {ENV_SWITCH}={os.environ.get(ENV_SWITCH)}" if forced is not None else "oneDNN linear unavailable"
+        _CHOICE.clear()
+        _CHOICE.update(kernel=kernel, reason=reason)
+    else:
+        onednn_ms, mkl_ms = _measure(tuple(sorted(set(shapes))))
+        kernel = "onednn" if onednn_ms < mkl_ms else "mkl"
+        _CHOICE.clear()
+        _CHOICE.update(kernel=kernel, reason="measured", onednn_ms=round(onednn_ms, 3), mkl_ms=round(mkl_ms, 3))
+    logger.info("CPU linear kernel: %s (%s) on %s", kernel, ", ".join(f"{k}={v}" for k, v in _CHOICE.items() if k != "kernel"), cpu_model())
+    return kernel
+
+
+@functools.lru_cache(maxsize=32)
+def _measure(shapes: Tuple[Tuple[int, int], ...]) -> Tuple[float, float]:
+    """Milliseconds (oneDNN, MKL) for one ROW_BUCKET-row product per weight shape, best of runs."""
+    import torch
+    import torch.nn.functional as F
+
+    op = torch.ops.mkldnn._linear_pointwise
+    totals = [0.0, 0.0]
+    deadline = time.perf_counter() + PROBE_SECONDS
+    generator = torch.Generator().manual_seed(0)
+    with torch.inference_mode():
+        for out_features, in_features in shapes:
+            out_features = max(1, min(out_features, PROBE_MAX_WEIGHT // max(in_features, 1)))
+            x = torch.randn(ROW_BUCKET, in_features, generator=generator)
+            w = torch.randn(out_features, in_features, generator=generator)
+            b = torch.zeros(out_features)
+            kernels = (lambda: op(x, w, b, "none", [], ""), lambda: F.linear(x, w, b))
+            best = [float("inf"), float("inf")]
+            for k, run in enumerate(kernels):
+                run()  # warm-up: oneDNN compiles a kernel per shape on first use
+            for _ in range(PROBE_RUNS):
+                for k, run in enumerate(kernels):  # interleaved, so load changes hit both
+                    start = time.perf_counter()
+                    run()
+                    best[k] = min(best[k], time.perf_counter() - start)
+            totals[0] += best[0] * 1e3
+            totals[1] += best[1] * 1e3
+            if time.perf_counter() > deadline:
+                break
+    return totals[0], totals[1]
 
 
 @functools.lru_cache(maxsize=None)
 def onednn_available() -> bool:
-    """True when oneDNN linear can be used here (CPU build has it, env allows it, probe agrees)."""
-    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+    """True when oneDNN linear can be used here (CPU build has it, env does not force it off,
+    probe agrees)."""
+    if _forced() is False:
         return False
     try:
         import torch
@@ -161,11 +267,13 @@ def use_onednn_linears(model: Any) -> int:
     """Swap every plain ``nn.Linear`` of ``model`` (in place) for :func:`wrap_linear`; returns the count.
 
     Meant for models nlgscore loads itself for scoring; state dicts, tied weights and devices are
-    unchanged, and nothing is swapped when oneDNN is unavailable.
+    unchanged. The kernel is chosen first (:func:`choose_kernel` on the model's linear shapes):
+    nothing is swapped when MKL is chosen or oneDNN is unavailable.
     """
     import torch
 
-    if not onednn_available():
+    shapes = [tuple(m.weight.shape) for m in model.modules() if isinstance(m, torch.nn.Linear) and m.weight.dim() == 2]
+    if not shapes or choose_kernel(shapes) != "onednn":
         return 0
     swapped = 0
     for parent in list(model.modules()):

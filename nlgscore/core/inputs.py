@@ -1,11 +1,38 @@
-"""Argument checking shared by every scorer: errors name the argument that is wrong."""
+"""Argument checking shared by every scorer: errors name the argument (and item) that is wrong.
+
+Texts must be sequences in a defined order: a ``dict`` (scored by its keys) or a ``set``
+(paired in hash order, so results would change with ``PYTHONHASHSEED``) is a TypeError. Lone
+surrogates (``"\\ud800"``, e.g. from a bad decode) cannot be tokenised: a ValueError names the
+argument and the index instead of a tokenizer-internal error.
+"""
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Union
+import re
+from collections.abc import Mapping, Set
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 Texts = Sequence[str]
 References = Union[Sequence[str], Sequence[Sequence[str]]]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_container(name: str, value: Any, what: str) -> None:
+    if isinstance(value, (Mapping, Set)):
+        raise TypeError(f"{name} must be {what} in a fixed order, got a {type(value).__name__} (pass a list)")
+    if isinstance(value, (str, bytes)) or value is None or not hasattr(value, "__len__"):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+
+
+def check_text(name: str, text: Any) -> str:
+    """``text`` if it is a str encodable as UTF-8, else a TypeError/ValueError naming ``name``."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, got {type(text).__name__}: {text!r}")
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise ValueError(f"{name} contains a lone surrogate {bad.group()!r} at character {bad.start()} (not valid Unicode text; fix its decoding)")
+    return text
 
 
 def check_texts(name: str, texts: Any) -> List[str]:
@@ -13,13 +40,15 @@ def check_texts(name: str, texts: Any) -> List[str]:
 
     >>> check_texts("predictions", ("a", "b"))
     ['a', 'b']
+    >>> check_texts("predictions", {"a", "b"})
+    Traceback (most recent call last):
+    ...
+    TypeError: predictions must be a list of strings in a fixed order, got a set (pass a list)
     """
-    if isinstance(texts, (str, bytes)) or texts is None or not hasattr(texts, "__len__"):
-        raise TypeError(f"{name} must be a list of strings, got {type(texts).__name__}")
+    _check_container(name, texts, "a list of strings")
     out = list(texts)
     for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise TypeError(f"{name}[{i}] must be a str, got {type(text).__name__}: {text!r}")
+        check_text(f"{name}[{i}]", text)
     return out
 
 
@@ -40,28 +69,24 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
     >>> check_references("references", ["a", ["b", "c"]])
     [['a'], ['b', 'c']]
     """
-    if isinstance(references, (str, bytes)) or references is None or not hasattr(references, "__len__"):
-        raise TypeError(f"{name} must be a list of strings or a list of lists of strings, got {type(references).__name__}")
+    _check_container(name, references, "a list of strings or a list of lists of strings")
     out: List[List[str]] = []
     for i, item in enumerate(references):
         if isinstance(item, str):
-            out.append([item])
+            out.append([check_text(f"{name}[{i}]", item)])
             continue
-        if item is None or isinstance(item, bytes) or not hasattr(item, "__len__"):
+        if isinstance(item, (Mapping, Set)) or item is None or isinstance(item, bytes) or not hasattr(item, "__len__"):
             raise TypeError(f"{name}[{i}] must be a str or a list of str, got {type(item).__name__}: {item!r}")
         refs = list(item)
         if not refs:
             raise ValueError(f"{name}[{i}] is an empty list: every item needs at least one reference")
-        for j, ref in enumerate(refs):
-            if not isinstance(ref, str):
-                raise TypeError(f"{name}[{i}][{j}] must be a str, got {type(ref).__name__}: {ref!r}")
-        out.append(refs)
+        out.append([check_text(f"{name}[{i}][{j}]", ref) for j, ref in enumerate(refs)])
     if n is not None and len(out) != n:
-        raise ValueError(f"{name} has {len(out)} items but there are {n} predictions")
+        raise ValueError(f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)")
     return out
 
 
-def flatten_references(references: List[List[str]]) -> tuple:
+def flatten_references(references: List[List[str]]) -> Tuple[List[str], List[int]]:
     """Flatten ragged references; return (flat texts, owner index of each flat text)."""
     flat: List[str] = []
     owner: List[int] = []

@@ -1,45 +1,143 @@
-"""The result every scorer returns: per-item scores in input order, a system score, a signature."""
+"""The one result shape every scorer returns.
+
+* ``result.scores``: the primary per-item score (plain floats, input order);
+* ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
+* ``result.system``: every column's system value (a dict, :class:`SystemScores`);
+* ``result.columns()``: every per-item column by name; ``result.signature``;
+* ``to_dict()`` (JSON-ready) and ``to_pandas()`` (needs pandas).
+
+Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given_cand`` …).
+
+>>> from nlgscore.core.signature import Signature
+>>> r = Result(signature=Signature("toy", _versions=False), values={"s": [1.0, 2.0], "t": [0.0, 4.0]}, primary="s")
+>>> r.scores, r.score, dict(r.system)
+([1.0, 2.0], 1.5, {'s': 1.5, 't': 2.0})
+>>> r.to_dict()["signature"]
+'nlgscore:toy'
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List
+import math
+from typing import Any, Dict, List, Optional
+
+import numpy as np
 
 from nlgscore.core.signature import Signature
 
 
-@dataclass
-class Result:
-    """Base class of the scorers' results.
+class SystemScores(dict):
+    """``{column: system value}``; ``float()``/``format()`` give the primary column's value.
 
-    Subclasses are dataclasses whose per-item columns are listed in ``COLUMNS``; ``primary`` names
-    the column a single number should come from (e.g. ``f1`` for BERTScore).
+    The float behaviour is a transitional alias for callers written when Prism's and BARTScore's
+    ``.system`` was a float (``f"{result.system:.6f}"``); new code should use ``result.score``.
     """
 
-    COLUMNS: ClassVar[tuple] = ()
-    primary: ClassVar[str] = ""
+    def __init__(self, values: Dict[str, Any], primary: str) -> None:
+        super().__init__(values)
+        self.primary = primary
 
-    signature: Signature = field(repr=False)
+    def __float__(self) -> float:
+        value = self[self.primary]
+        if isinstance(value, list):
+            raise TypeError("this result has one system value per layer: index system[column] instead")
+        return float(value)
 
-    def columns(self) -> Dict[str, List[float]]:
-        """Per-item scores by column name, in input order (plain Python floats)."""
-        return {name: _to_list(getattr(self, name)) for name in self.COLUMNS}
+    def __format__(self, spec: str) -> str:
+        return format(float(self), spec) if spec else dict.__repr__(self)
 
-    def __len__(self) -> int:
-        return len(self.columns()[self.primary])
+
+class Result:
+    """Per-item columns (arrays of shape ``(items,)``, or ``(layers, items)`` for BERTScore's
+    ``all_layers``), a primary column, and the signature of the settings behind them.
+
+    ``layer`` picks the row of 2-D columns that ``scores``/``score`` report.
+    """
+
+    def __init__(
+        self,
+        signature: Signature,
+        values: Dict[str, Any],
+        primary: str,
+        layer: Optional[int] = None,
+    ) -> None:
+        if primary not in values:
+            raise ValueError(f"primary column {primary!r} is not one of {sorted(values)}")
+        self.signature = signature
+        self.primary = primary
+        self.layer = layer
+        self._values = {name: np.asarray(column, dtype=np.float64) for name, column in values.items()}
+
+    # -- the shared contract --------------------------------------------------------------
+    def columns(self) -> Dict[str, List[Any]]:
+        """Per-item scores by column name, in input order (plain Python floats; nested lists per
+        layer for 2-D columns)."""
+        return {name: column.tolist() for name, column in self._values.items()}
+
+    @property
+    def scores(self) -> List[float]:
+        """The primary column per item (for 2-D columns: the row ``layer``)."""
+        column = self._values[self.primary]
+        if column.ndim == 2:
+            if self.layer is None:
+                raise ValueError("this result has one score per layer and item: pick a layer")
+            column = column[self.layer]
+        return column.tolist()
+
+    @property
+    def score(self) -> float:
+        """Mean of :attr:`scores`; NaN for a result with no items."""
+        values = self.scores
+        return math.fsum(values) / len(values) if values else math.nan
+
+    @property
+    def system(self) -> SystemScores:
+        """Every column's mean over items (a list per layer for 2-D columns; NaN for no items)."""
+        out: Dict[str, Any] = {}
+        for name, column in self._values.items():
+            if column.shape[-1]:
+                mean = column.mean(axis=-1)
+            else:
+                mean = np.full(column.shape[:-1], np.nan)
+            out[name] = mean.tolist() if mean.ndim else float(mean)
+        return SystemScores(out, self.primary)
 
     def to_dict(self) -> Dict[str, Any]:
+        """Columns, ``system``, ``score`` and the signature string (JSON-ready)."""
         out: Dict[str, Any] = dict(self.columns())
-        out["system"] = self.system
+        out["system"] = dict(self.system)
+        out["score"] = self.score
         out["signature"] = str(self.signature)
         return out
 
-    @property
-    def system(self) -> Any:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per item (2-D columns become ``<name>_L<layer>``)."""
+        from nlgscore.core.extras import require
+
+        pd = require("pandas", "pandas", "Result.to_pandas()")
+        data: Dict[str, Any] = {}
+        for name, column in self._values.items():
+            if column.ndim == 2:
+                data.update({f"{name}_L{k}": row for k, row in enumerate(column)})
+            else:
+                data[name] = column
+        return pd.DataFrame(data)
+
+    def __len__(self) -> int:
+        return int(self._values[self.primary].shape[-1])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(items={len(self)}, score={self.score:.6g}, signature={str(self.signature)!r})"
 
 
-def _to_list(values: Any) -> List[Any]:
-    if hasattr(values, "tolist"):
-        return values.tolist()
-    return list(values)
+def check_finite(result: Result, metric: str) -> Result:
+    """Raise instead of returning a non-finite score for non-empty input (never a silent NaN)."""
+    for name, column in result._values.items():
+        bad = ~np.isfinite(column)
+        if bad.any():
+            items = sorted(set(np.nonzero(bad)[-1].tolist()))[:10]
+            raise FloatingPointError(
+                f"{metric}: column {name!r} is not finite for item(s) {items}; "
+                "the settings (e.g. an extreme temperature) or the inputs make the score undefined"
+            )
+    return result

@@ -17,6 +17,9 @@ from typing import Any, Dict, Iterator, Mapping
 
 FIELD_SEP = "|"
 KEY_SEP = ":"
+# One spelling per setting across metrics: model, revision, max_length, multiref, dtype, tok.
+# Keys of earlier releases still read (sig["rev"]) but are never written; transitional.
+OLD_KEYS = {"rev": "revision", "maxlen": "max_length", "mref": "multiref", "agg": "multiref", "checkpoint": "model"}
 
 
 def _format(value: Any) -> str:
@@ -59,6 +62,8 @@ class Signature(Mapping[str, str]):
         return self._items["nlgscore"]
 
     def __getitem__(self, key: str) -> str:
+        if key not in self._items and key in OLD_KEYS:
+            return self._items[OLD_KEYS[key]]
         return self._items[key]
 
     def __iter__(self) -> Iterator[str]:

@@ -22,7 +22,7 @@ the per-prompt scores (Eq. 3 of the paper).
 >>> round(scores[0], 5)
 -8.26815
 >>> result = scorer.compute(["On Monday the weather in Almaty was sunny."], ["It was sunny in Almaty on Monday."])
->>> round(result.system, 5), sorted(result.columns())
+>>> round(result.score, 5), sorted(result.columns())
 (-8.17331, ['precision', 'recall', 'scores'])
 """
 
@@ -31,53 +31,41 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.base import Scorer
-from nlgscore.core.batching import unique
-from nlgscore.core.distributed import shard
-from nlgscore.core.inputs import check_references, check_texts, flatten_references
-from nlgscore.seq2seq.likelihood import DEFAULT_LIKELIHOOD_TOKENS, load_seq2seq, target_logprobs
+from nlgscore.core.base import Call, Scorer
+from nlgscore.core.batching import check_positive, unique
+from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
+from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
 AGGREGATIONS = ("mean", "max")
 PROMPT_SIDES = ("encoder", "decoder")
-# Encoder + decoder tokens per batch on a GPU; CPU uses the likelihood default (about 4k).
-GPU_MAX_TOKENS = 16384
 
 Prompt = Union[None, str, Sequence[str]]
 
 
-@dataclass
 class BARTScoreResult(Result):
     """Per-prediction BARTScore (``scores``); ``precision``/``recall`` too for ``f``/``harmonic``."""
 
-    COLUMNS = ("scores",)
-    primary = "scores"
-
-    scores: Any = None
-    precision: Any = None
-    recall: Any = None
-
-    def columns(self) -> Dict[str, List[float]]:
-        out = super().columns()
-        for name in ("precision", "recall"):
-            if getattr(self, name) is not None:
-                out[name] = [float(v) for v in getattr(self, name)]
-        return out
+    def __init__(self, signature: Signature, values: Dict[str, Any]) -> None:
+        super().__init__(signature, values, "scores")
 
     @property
-    def system(self) -> float:
-        """Mean score over predictions (NaN for no predictions)."""
-        values = np.asarray(self.scores, dtype=np.float64)
-        return float(values.mean()) if values.size else float("nan")
+    def precision(self) -> Optional[np.ndarray]:
+        """r→h scores per prediction (``f``/``harmonic`` only, else None)."""
+        return self._values.get("precision")
+
+    @property
+    def recall(self) -> Optional[np.ndarray]:
+        """h→r scores per prediction (``f``/``harmonic`` only, else None)."""
+        return self._values.get("recall")
 
 
 def variant_table() -> Dict[str, Any]:
@@ -130,6 +118,7 @@ class BARTScorer(Scorer):
     """
 
     name = "bartscore"
+    budget_family = "seq2seq"
 
     def __init__(
         self,
@@ -157,8 +146,7 @@ class BARTScorer(Scorer):
         self.max_length = max_length
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens or (GPU_MAX_TOKENS if self.device.type == "cuda" else DEFAULT_LIKELIHOOD_TOKENS)
+        self._init_budget(self.device, batch_size, max_tokens)  # 0 is an error, not "no cap"/"default"
         self.progress = progress
         self.accelerator = accelerator
         entry = variants[variant]
@@ -174,19 +162,15 @@ class BARTScorer(Scorer):
         self.pad_id = self.tokenizer.pad_token_id
         self.decoder_start_id = self.model.config.decoder_start_token_id
 
-    @property
-    def signature(self) -> Signature:
-        return self._signature(self.direction, "mean", None, "encoder")
-
-    def _signature(self, direction: str, agg: str, prompt: Prompt, side: str) -> Signature:
-        return Signature(
-            self.name,
+    def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
+        options = call.options if call is not None else {}
+        prompt, side = options.get("prompt"), options.get("prompt_side", "encoder")
+        return dict(
+            model=self.resolved.name,
             variant=self.variant,
-            checkpoint=self.resolved.name,
             revision=self.resolved.revision,
             para=self.para,
-            direction=direction,
-            agg=agg,
+            direction=options.get("direction", self.direction),
             prompt=prompt_label(prompt),
             side=side if prompt is not None else "none",
             max_length=self.max_length,
@@ -195,10 +179,13 @@ class BARTScorer(Scorer):
 
     # -- the reference's BARTScorer.score ---------------------------------------------------
     def score(self, srcs: Sequence[str], tgts: Sequence[str], batch_size: Optional[int] = None) -> List[float]:
-        """``log p(tgt | src)`` per token, averaged, per pair: the reference ``BARTScorer.score``."""
+        """The authors' ``BARTScorer.score(srcs, tgts)``: ``log p(tgt | src)`` per token,
+        averaged, per pair, as a list of floats (the ``precision`` direction of :meth:`compute`
+        with ``sources=srcs`` swapped in; same numbers)."""
         srcs, tgts = check_texts("srcs", srcs), check_texts("tgts", tgts)
         if len(srcs) != len(tgts):
             raise ValueError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
+        batch_size = check_positive("batch_size", batch_size)
         self._truncated = 0
         scores = self._pair_scores(srcs, tgts, batch_size).tolist()
         self._warn_truncated()
@@ -249,47 +236,36 @@ class BARTScorer(Scorer):
         prompt_side: str = "encoder",
         agg: str = "mean",
     ) -> BARTScoreResult:
-        """Score each prediction in ``direction`` (default: the constructor's); input order kept."""
+        """Score each prediction in ``direction`` (default: the constructor's); input order kept.
+
+        ``agg`` aggregates the per-reference scores (``mean`` or ``max``); a prompt ensemble
+        averages the per-prompt, already aggregated, scores.
+        """
         direction = _choice("direction", direction or self.direction, DIRECTIONS)
         side = _choice("prompt_side", prompt_side, PROMPT_SIDES)
         agg = _choice("agg", agg, AGGREGATIONS)
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
-        preds = check_texts("predictions", predictions)
-        if direction == "src":
-            if sources is None:
-                raise ValueError("direction 'src' scores log p(prediction | source): pass sources")
-            refs = [[s] for s in check_texts("sources", sources)]
-            if len(refs) != len(preds):
-                raise ValueError(f"sources has {len(refs)} items but there are {len(preds)} predictions")
-        else:
-            if references is None:
-                raise ValueError(f"direction {direction!r} needs references")
-            refs = check_references("references", references, len(preds))
-
-        def run(indices: List[int]) -> List[Tuple[float, float, float]]:
-            cols = self._columns([preds[i] for i in indices], [refs[i] for i in indices], direction, prompts, side, agg)
-            return list(zip(*cols))
-
         self._truncated = 0
-        rows = shard(len(preds), run, self.accelerator)
-        self._warn_truncated()
-        scores, precision, recall = (np.array([r[k] for r in rows], dtype=np.float64) for k in range(3))
-        both = direction in ("f", "harmonic")
-        return BARTScoreResult(
-            signature=self._signature(direction, agg, prompt, side),
-            scores=scores,
-            precision=precision if both else None,
-            recall=recall if both else None,
+        result = self._run(
+            predictions, references, sources, multiref=agg, direction=direction, prompt=prompt, prompt_side=side, prompts=prompts
         )
+        self._warn_truncated()
+        return result  # type: ignore[return-value]
 
-    def _columns(
-        self, preds: List[str], refs: List[List[str]], direction: str, prompts: List[Optional[str]], side: str, agg: str
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(scores, precision, recall) per prediction; ``refs`` holds the sources for ``src``."""
-        if not preds:
-            return np.zeros(0), np.zeros(0), np.zeros(0)
-        flat, owner = flatten_references(refs)
-        hyps = [preds[i] for i in owner]
+    def _side(self, references: Any, sources: Any, options: Dict[str, Any]) -> str:
+        return "sources" if options["direction"] == "src" else "references"
+
+    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> Dict[str, Any]:
+        return call.options
+
+    def _score_pairs(self, pairs: List[Tuple[str, str]], options: Dict[str, Any]) -> Dict[str, np.ndarray]:
+        """Per (prediction, reference-or-source) pair and prompt: ``(pairs, prompts)`` columns."""
+        direction, prompts, side = options["direction"], options["prompts"], options["prompt_side"]
+        if not pairs:
+            empty = np.zeros((0, len(prompts)))
+            return {"scores": empty, "precision": empty, "recall": empty} if direction in ("f", "harmonic") else {"scores": empty}
+        hyps = [h for h, _ in pairs]
+        flat = [r for _, r in pairs]
         # One likelihood call for every prompt and both directions: dedup and batching see it all.
         srcs: List[str] = []
         tgts: List[str] = []
@@ -300,20 +276,17 @@ class BARTScorer(Scorer):
             if direction in ("recall", "f", "harmonic"):  # prediction -> reference
                 srcs += [_encoder_text(x, p, side) for x in hyps]
                 tgts += [_decoder_text(y, p, side) for y in flat]
-        values = self._pair_scores(srcs, tgts).reshape(len(prompts), -1, len(flat))
-        n = len(preds)
-        score_sum, p_sum, r_sum = np.zeros(n), np.zeros(n), np.zeros(n)
-        for per_prompt in values:
-            if direction in ("f", "harmonic"):
-                p, r = per_prompt
-                pair = (p + r) / 2 if direction == "f" else (p * r) / (p + r)
-                p_sum += _aggregate(p, owner, n, agg)
-                r_sum += _aggregate(r, owner, n, agg)
-            else:
-                pair = per_prompt[0]
-            score_sum += _aggregate(pair, owner, n, agg)
-        k = len(prompts)
-        return score_sum / k, p_sum / k, r_sum / k
+        values = self._pair_scores(srcs, tgts).reshape(len(prompts), -1, len(pairs))  # (prompts, directions, pairs)
+        if direction in ("f", "harmonic"):
+            p, r = values[:, 0, :].T, values[:, 1, :].T
+            pair = (p + r) / 2 if direction == "f" else (p * r) / (p + r)
+            return {"scores": pair, "precision": p, "recall": r}
+        return {"scores": values[:, 0, :].T}
+
+    def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BARTScoreResult:
+        # Each column is (items, prompts), aggregated over references: average the prompts (Eq. 3).
+        k = len(call.options["prompts"])
+        return BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
 
 
 def _encoder_text(text: str, prompt: Optional[str], side: str) -> str:
@@ -324,16 +297,6 @@ def _encoder_text(text: str, prompt: Optional[str], side: str) -> str:
 def _decoder_text(text: str, prompt: Optional[str], side: str) -> str:
     """The authors' decoder-side prompt: a prefix ``p + ", " + y``."""
     return text if prompt is None or side != "decoder" else f"{prompt}, {text}"
-
-
-def _aggregate(values: np.ndarray, owner: List[int], n: int, agg: str) -> np.ndarray:
-    """Mean or max of ``values`` over the references of each prediction (ragged lists allowed)."""
-    owner_arr = np.asarray(owner, dtype=np.int64)
-    if agg == "mean":
-        return np.bincount(owner_arr, weights=values, minlength=n) / np.bincount(owner_arr, minlength=n)
-    out = np.full(n, -np.inf)
-    np.maximum.at(out, owner_arr, values)
-    return out
 
 
 def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) -> str:

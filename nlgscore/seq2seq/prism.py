@@ -9,63 +9,67 @@ original fairseq layout (see :mod:`nlgscore.seq2seq.prism_tokenizer`), so scores
 
 Several references per candidate (``[[ref1, ref2], ...]``): each reference is scored like a single
 one and the item's Prism-ref (and each direction's H and G) is the **mean over its references**;
-the signature then says ``multiref:mean``. The original Prism takes one reference only.
+the signature says ``multiref:mean``. The original Prism takes one reference only.
 
 >>> scorer = PrismScorer("tests/golden/tiny-prism", lang="en")
->>> result = scorer.score(["The cat sat."], refs=["A cat was sitting."])
->>> len(result), sorted(result.columns())[:2], result.system == result.segment[0]
+>>> result = scorer.compute(["The cat sat."], references=["A cat was sitting."])
+>>> len(result), sorted(result.columns())[:2], result.score == result.segment[0]
 (1, ['G_cand_given_ref', 'G_ref_given_cand'], True)
+>>> scorer.score(["The cat sat."], refs=["A cat was sitting."]).scores == result.scores
+True
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import Scorer
-from nlgscore.core.distributed import shard
-from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
-from nlgscore.seq2seq.prism_loading import load_prism
+from nlgscore.core.base import Call, Scorer
+from nlgscore.core.batching import check_positive
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
+from nlgscore.seq2seq.prism_loading import load_prism
 
 MODES = ("ref", "src")
+# Logits are divided by the temperature in float32: below ~1e-3 the softmax of a 64k vocabulary
+# under- or overflows (1e-40 gave NaN), above 1e3 every distribution is flat.
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 1e3
 
 
-@dataclass
 class PrismResult(Result):
-    """Prism scores: ``segment`` (Prism-ref or Prism-src per item) and each direction's H and G.
-
-    ``columns()`` holds ``segment`` and, for ``mode="ref"``, ``H_cand_given_ref``,
-    ``H_ref_given_cand``, ``G_cand_given_ref``, ``G_ref_given_cand`` (``*_given_src`` for ``src``).
+    """Prism scores: ``segment`` (Prism-ref or Prism-src per item, the primary column) and each
+    direction's H and G as attributes and columns: ``H_cand_given_ref``, ``H_ref_given_cand``,
+    ``G_cand_given_ref``, ``G_ref_given_cand`` for ``mode="ref"`` (``*_given_src`` for ``src``).
     """
 
-    COLUMNS: ClassVar[tuple] = ("segment",)
-    primary: ClassVar[str] = "segment"
-
-    segment: List[float] = field(default_factory=list)
-    directions: Dict[str, List[float]] = field(default_factory=dict)
-    mode: str = "ref"
-
-    def columns(self) -> Dict[str, List[float]]:
-        return {"segment": list(self.segment), **{name: list(values) for name, values in self.directions.items()}}
+    def __init__(self, signature: Signature, values: Dict[str, Any], mode: str) -> None:
+        super().__init__(signature, values, "segment")
+        self.mode = mode
 
     @property
-    def system(self) -> float:
-        """Mean of the segment scores (NaN for no segments)."""
-        return float(np.mean(self.segment)) if self.segment else math.nan
+    def segment(self) -> List[float]:
+        return self.scores
+
+    def __getattr__(self, name: str) -> List[float]:
+        values = self.__dict__.get("_values", {})
+        if name.startswith(("H_", "G_")) and name in values:
+            return values[name].tolist()
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (columns: {', '.join(values)})")
 
 
 def _check_temperature(temperature: Any) -> float:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
         raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
-    if not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature}")
+    if not math.isfinite(temperature) or not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
+        raise ValueError(
+            f"temperature must be a finite number between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g}, got {temperature!r} "
+            "(a smaller one overflows the float32 logits into NaN)"
+        )
     return float(temperature)
 
 
@@ -73,15 +77,16 @@ class PrismScorer(Scorer):
     """Prism-ref / Prism-src with a (converted) Prism checkpoint.
 
     ``checkpoint``: folder or Hub id of a Prism model in the port's layout or a stock M2M100 folder
-    (see :mod:`nlgscore.seq2seq.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a pinned
-    revision). ``mode``: ``"ref"``/``"src"`` for
-    :meth:`compute` (``None``: whichever input is given). ``lang``: language of the candidates
-    (and references), whose tag is force-decoded. ``batch_size`` caps sentences per batch,
-    ``max_tokens`` the padded tokens per batch.
+    (see :mod:`nlgscore.seq2seq.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a
+    pinned revision). ``mode``: ``"ref"``/``"src"`` for :meth:`compute` (``None``: whichever input
+    is given). ``lang``: language of the candidates (and references), whose tag is force-decoded.
+    ``batch_size`` caps sentences per batch, ``max_tokens`` the padded tokens per batch (default
+    from :func:`nlgscore.core.batching.resolve_budget`).
     """
 
     name = "prism"
-    needs = ("references",)
+    multiref = "mean"
+    budget_family = "seq2seq"
 
     def __init__(
         self,
@@ -105,22 +110,23 @@ class PrismScorer(Scorer):
         if checkpoint is None and lang not in table("prism")["languages"]:
             # Fail before loading 3 GB of weights the language cannot be scored with.
             raise ValueError(f"lang {lang!r} is not one of the 39 languages of Prism m39v1: {', '.join(table('prism')['languages'])}")
-        for arg, value in (("batch_size", batch_size), ("max_tokens", max_tokens)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{arg} must be a positive integer or None, got {value!r}")
         self.mode = mode
-        self.needs = (("sources",) if mode == "src" else ("references",))
+        self.needs = ("sources",) if mode == "src" else ("references",)
         self.lang = lang
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
+        check_positive("batch_size", batch_size)
+        check_positive("max_tokens", max_tokens)
+        self._loaded = load_prism(checkpoint, revision=revision, device=device, dtype=dtype)
+        self._init_budget(next(self._loaded.model.parameters()).device, batch_size, max_tokens)
         self.progress = progress
         self.accelerator = accelerator
-        self._loaded = load_prism(checkpoint, revision=revision, device=device, dtype=dtype)
         self.tokenizer = self._loaded.tokenizer
         self.lang_id = self.tokenizer.lang_id(lang)  # unknown language: ValueError naming lang
 
-    def _signature(self, mode: str, multiref: bool = False) -> Signature:
-        fields: Dict[str, Any] = dict(
+    def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
+        mode = self.mode or "auto"
+        if call is not None:
+            mode = "ref" if call.side == "references" else "src"
+        return dict(
             model=self._loaded.name,
             revision=self._loaded.revision,
             lang=self.lang,
@@ -131,62 +137,46 @@ class PrismScorer(Scorer):
             log="e",
             dtype=self._loaded.dtype,
         )
-        if multiref:
-            fields["multiref"] = "mean"
-        return Signature("prism", **fields)
-
-    @property
-    def signature(self) -> Signature:
-        return self._signature(self.mode or "auto")
 
     def score(self, cands: Sequence[str], refs: Optional[Sequence] = None, srcs: Optional[Sequence[str]] = None) -> PrismResult:
-        """Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one of them)."""
+        """The historical call: Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one);
+        same numbers as :meth:`compute`."""
         if (refs is None) == (srcs is None):
             raise ValueError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
-        if refs is not None:
-            return self._prism_ref(cands, refs, ("cands", "refs"))
-        return self._prism_src(cands, srcs, ("cands", "srcs"))
+        return self._run(cands, refs, srcs, names=("cands", "refs", "srcs"), mode="ref" if refs is not None else "src")  # type: ignore[return-value]
 
-    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None) -> PrismResult:
-        """Follow ``mode`` if set, else score against whichever of references/sources is given."""
-        mode = self.mode
+    def _side(self, references: Any, sources: Any, options: Dict[str, Any]) -> str:
+        """``mode`` (of the call, else of the scorer) if set, else whichever input is given."""
+        mode = options.get("mode") or self.mode
         if mode is None:
             if (references is None) == (sources is None):
                 raise ValueError("pass exactly one of references (Prism-ref) or sources (Prism-src), or set mode='ref'/'src'")
             mode = "ref" if references is not None else "src"
-        names = ("predictions", "references" if mode == "ref" else "sources")
-        if mode == "ref":
-            if references is None:
-                raise ValueError("references are required for Prism-ref (mode='ref')")
-            return self._prism_ref(predictions, references, names)
-        if sources is None:
-            raise ValueError("sources are required for Prism-src (mode='src')")
-        return self._prism_src(predictions, sources, names)
+        return "references" if mode == "ref" else "sources"
 
-    def _prism_src(self, cands: Sequence[str], srcs: Sequence[str], names: Tuple[str, str]) -> PrismResult:
-        cands = check_texts(names[0], cands)
-        srcs = check_texts(names[1], srcs)
-        check_same_length(**{names[0]: cands, names[1]: srcs})
-        h, g = self._directions(list(zip(srcs, cands)))
-        return PrismResult(signature=self._signature("src"), segment=h, directions={"H_cand_given_src": h, "G_cand_given_src": g}, mode="src")
+    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> str:
+        return "ref" if call.side == "references" else "src"
 
-    def _prism_ref(self, cands: Sequence[str], refs: Sequence, names: Tuple[str, str]) -> PrismResult:
-        cands = check_texts(names[0], cands)
-        nested = check_references(names[1], refs, n=len(cands))
-        flat, owner = flatten_references(nested)
-        pairs = [(ref, cands[i]) for ref, i in zip(flat, owner)]
+    def _score_pairs(self, pairs: List[Tuple[str, str]], mode: str) -> Dict[str, np.ndarray]:
+        """Per (candidate, reference-or-source) pair: the segment score and each direction's H, G."""
+        if mode == "src":
+            h, g = self._directions([(src, cand) for cand, src in pairs])
+            return {"segment": np.asarray(h), "H_cand_given_src": np.asarray(h), "G_cand_given_src": np.asarray(g)}
         # One call for both directions: the engine batches and de-duplicates them together.
-        h, g = self._directions(pairs + [(cand, ref) for ref, cand in pairs])
+        h, g = self._directions([(ref, cand) for cand, ref in pairs] + [(cand, ref) for cand, ref in pairs])
         n = len(pairs)
-        per_ref = {"H_cand_given_ref": h[:n], "H_ref_given_cand": h[n:], "G_cand_given_ref": g[:n], "G_ref_given_cand": g[n:]}
-        directions = {name: _mean_by_owner(values, owner, len(cands)) for name, values in per_ref.items()}
-        segment = [0.5 * a + 0.5 * b for a, b in zip(h[:n], h[n:])]
-        return PrismResult(
-            signature=self._signature("ref", multiref=len(flat) > len(cands)),
-            segment=_mean_by_owner(segment, owner, len(cands)),
-            directions=directions,
-            mode="ref",
-        )
+        h_arr, g_arr = np.asarray(h, dtype=np.float64), np.asarray(g, dtype=np.float64)
+        return {
+            "segment": 0.5 * h_arr[:n] + 0.5 * h_arr[n:],
+            "H_cand_given_ref": h_arr[:n],
+            "H_ref_given_cand": h_arr[n:],
+            "G_cand_given_ref": g_arr[:n],
+            "G_ref_given_cand": g_arr[n:],
+        }
+
+    def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> PrismResult:
+        mode = "ref" if call.side == "references" else "src"
+        return PrismResult(self.make_signature(call), columns, mode)
 
     def _directions(self, pairs: List[Tuple[str, str]]) -> Tuple[List[float], List[float]]:
         """H and G of target given source for each ``(source, target)`` pair, in input order."""
@@ -203,38 +193,26 @@ class PrismScorer(Scorer):
             warnings.warn(
                 f"{cut} of {len(pairs)} Prism input pairs are longer than the model's {self.tokenizer.max_positions} "
                 "positions and were truncated (the end of the text is not scored)",
-                stacklevel=4,  # the caller of score()/compute()
+                stacklevel=7,  # the caller of score()/compute() (through the Scorer template and shard)
             )
-        scored = shard(len(pairs), lambda idx: self._score(idx, sources, targets), self.accelerator)
-        return [float(h) for h, _ in scored], [float(g) for _, g in scored]
+        if not pairs:
+            return [], []
+        return self._score(sources, targets)
 
-    def _score(self, indices: List[int], sources: List[List[int]], targets: List[List[int]]) -> List[Tuple[float, float]]:
+    def _score(self, sources: List[List[int]], targets: List[List[int]]) -> Tuple[List[float], List[float]]:
         from nlgscore.seq2seq.likelihood import target_logprobs
 
-        options: Dict[str, Any] = {}
-        if self.max_tokens is not None:
-            options["max_tokens"] = self.max_tokens
         logprobs = target_logprobs(
             self._loaded.model,
-            [sources[i] for i in indices],
-            [targets[i] for i in indices],
+            sources,
+            targets,
             pad_id=self.tokenizer.pad_id,
             decoder_start_id=self.tokenizer.eos_id,  # fairseq starts decoding from </s>
             temperature=self.temperature,
+            max_tokens=self.max_tokens,
             max_batch_size=self.batch_size,
             progress=self.progress,
             desc="prism",
-            **options,
         )
         # Position 0 is the force-decoded language tag: not part of the score (original prism.py).
-        return [(float(np.mean(lp[1:])), float(np.sum(lp[1:]))) for lp in logprobs]
-
-
-def _mean_by_owner(values: Sequence[float], owner: Sequence[int], n: int) -> List[float]:
-    """Average the values that belong to each of ``n`` items (one value each when single-reference)."""
-    sums = [0.0] * n
-    counts = [0] * n
-    for value, i in zip(values, owner):
-        sums[i] += value
-        counts[i] += 1
-    return [total / count for total, count in zip(sums, counts)]
+        return [float(np.mean(lp[1:])) for lp in logprobs], [float(np.sum(lp[1:])) for lp in logprobs]

@@ -1,0 +1,190 @@
+"""BERTScore's per-pair work: chunk planning, encoding (with the text cache), greedy matching.
+
+Pairs are sorted by length and processed in chunks: the distinct texts of a chunk are encoded in
+token-budget batches, the chunk's pairs are matched with batched matmuls, and the embeddings are
+dropped before the next chunk, so host memory does not grow with the corpus. Encoder batches and
+matching batches both go through :func:`nlgscore.core.batching.run_with_backoff` (an
+out-of-memory error halves the budget and retries).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.bertscore.matching import greedy_match
+from nlgscore.core.batching import run_batches, run_with_backoff, unique
+
+# Padded tokens of distinct texts embedded before their pairs are matched and freed.
+CHUNK_TOKENS_PER_BUDGET = 32
+# Elements of one matching batch's padded blocks: (pairs x cand tokens x ref tokens) similarities
+# plus (pairs x tokens x hidden) embeddings; 1 << 23 fp32 elements = 32 MiB.
+MATCH_BUDGET = 1 << 23
+
+
+def score_pairs(scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any) -> np.ndarray:
+    """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
+
+    Pairs are ordered by reference (longest first, stable), so all pairs of a reference fall in
+    one chunk and each distinct text is encoded once per call, not once per chunk it appears in;
+    a chunk is closed when the *distinct* texts it needs reach the token budget, so duplicated
+    pairs cost nothing and host memory stays bounded by the chunk.
+    """
+    from tqdm.auto import tqdm
+
+    layers = scorer._layer_count()
+    out = np.zeros((len(pairs), 3, layers))
+    length = [len(x) for x in ids]
+    order = sorted(range(len(pairs)), key=lambda k: (-length[pairs[k][1]], pairs[k][1], -length[pairs[k][0]]))
+    budget = scorer.max_tokens * CHUNK_TOKENS_PER_BUDGET // layers
+    with tqdm(total=len(order), disable=not scorer.progress, desc="bertscore", unit="pair") as bar:
+        start = 0
+        while start < len(order):
+            stop, used, seen = start, 0, set()
+            while stop < len(order):
+                new = [u for u in pairs[order[stop]] if u not in seen]
+                cost = sum(length[u] for u in set(new))
+                if stop > start and used + cost > budget:
+                    break
+                seen.update(new)
+                used += cost
+                stop += 1
+            chunk = order[start:stop]
+            _score_chunk(scorer, [pairs[k] for k in chunk], texts, ids, weights, out, chunk)
+            bar.update(len(chunk))
+            start = stop
+    return out
+
+
+def _embed_chunk(scorer: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]]) -> Dict[int, Any]:
+    """Embeddings of the texts ``needed``, from the scorer's text cache where it has them."""
+    import torch
+
+    cache = scorer._ref_cache
+    embeddings: Dict[int, Any] = {}
+    for u in needed:
+        if u in cacheable and texts[u] in cache:
+            embeddings[u] = cache.get(texts[u])
+    todo = [u for u in needed if u not in embeddings]
+
+    def encode(batch: List[int]) -> None:
+        emb = scorer.encoder.embed([ids[todo[k]] for k in batch])
+        lengths = [len(ids[todo[k]]) for k in batch]
+        if scorer.all_layers:
+            rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
+        else:  # one gather of the real rows, then views of it: no per-sentence copies
+            real = torch.arange(emb.shape[1], device=emb.device)[None, :] < torch.tensor(lengths, device=emb.device)[:, None]
+            rows = list(torch.split(emb[real], lengths))
+        for k, row in zip(batch, rows):
+            embeddings[todo[k]] = row
+
+    run_batches([len(ids[u]) for u in todo], encode, max_tokens=scorer.max_tokens, max_batch_size=scorer.batch_size)
+    for u in cacheable:
+        if texts[u] in cache:
+            cache.touch([texts[u]])
+        else:  # a copy: a view would keep its whole encoder batch alive after eviction
+            cache.put(texts[u], embeddings[u].clone())
+    return embeddings
+
+
+def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int]) -> None:
+    import torch
+
+    needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
+    cacheable = set()
+    if scorer.cache_references:
+        cacheable.update(r for _, r in pairs)
+    if scorer.cache_candidates:
+        cacheable.update(h for h, _ in pairs)
+    embeddings = _embed_chunk(scorer, needed, cacheable, texts, ids)
+
+    weights = weights.to(scorer.encoder.device)
+    n_special = scorer.encoder.n_special
+    # The chunk is ordered by reference; matching wants pairs of similar shape side by side.
+    order = sorted(range(len(pairs)), key=lambda k: -(len(ids[pairs[k][1]]) + len(ids[pairs[k][0]])))
+    shapes = [(len(ids[pairs[k][0]]), len(ids[pairs[k][1]])) for k in order]
+    store = _TokenStore(needed, ids, embeddings, weights)
+
+    def plan(remaining: List[int], budget: int) -> List[List[int]]:
+        groups = _match_batches([shapes[j] for j in remaining], store.width, budget)
+        return [[remaining[j] for j in group] for group in groups]
+
+    def match(batch: List[int]) -> None:
+        chosen = [pairs[order[j]] for j in batch]
+        hyp = store.padded([h for h, _ in chosen])
+        ref = store.padded([r for _, r in chosen])
+        with torch.inference_mode():
+            p, r, f = greedy_match(*hyp, *ref)
+            prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
+            if not scorer.all_layers:
+                prf = prf.unsqueeze(1)
+            empty = torch.tensor([len(ids[h]) == n_special or len(ids[r_]) == n_special for h, r_ in chosen], device=prf.device)
+            prf = torch.nan_to_num(prf.masked_fill(empty, 0.0), nan=0.0)
+        values = prf.cpu().numpy()
+        for k, j in enumerate(batch):
+            out[slots[order[j]]] = values[:, :, k]
+
+    run_with_backoff(len(order), plan, match, MATCH_BUDGET // scorer._layer_count(), unit="pair")
+
+
+class _TokenStore:
+    """The token embeddings and weights of a chunk's texts in one flat tensor, for padded gathers.
+
+    Building each pair batch row by row cost ~15 small tensor ops per sentence (a tenth of a
+    whole call, and nearly all of a call whose texts are cached); here a batch is one
+    ``index_select`` of rows, padding pointing at an all-zero row.
+    """
+
+    def __init__(self, uids: List[int], ids, embeddings: Dict[int, Any], weights) -> None:
+        import torch
+
+        first = embeddings[uids[0]]
+        zero = first.new_zeros(first.shape[:-2] + (1, first.shape[-1]))
+        self.flat = torch.cat([embeddings[u] for u in uids] + [zero], dim=-2)  # (..., tokens + 1, D)
+        self.padding_row = self.flat.shape[-2] - 1
+        lengths = [len(ids[u]) for u in uids]
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self.span = {u: (int(start), n) for u, start, n in zip(uids, starts, lengths)}
+        token_ids = torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long, device=weights.device)
+        self.token_weights = weights[token_ids].to(first.device)
+        self.width = first.shape[-1]
+
+    def padded(self, uids: List[int]):
+        """Zero-padded embeddings ``(B, [L,] T, D)``, validity mask ``(B, T)`` and weights (0 on padding)."""
+        import torch
+
+        device = self.flat.device
+        starts = torch.tensor([self.span[u][0] for u in uids], device=device)
+        lengths = torch.tensor([self.span[u][1] for u in uids], device=device)
+        positions = torch.arange(int(lengths.max()), device=device)
+        mask = positions[None, :] < lengths[:, None]
+        index = torch.where(mask, starts[:, None] + positions[None, :], self.padding_row)
+        emb = self.flat.index_select(-2, index.reshape(-1))
+        emb = emb.view(emb.shape[:-2] + tuple(index.shape) + (self.width,))
+        if emb.dim() == 4:  # all layers: (L, B, T, D) -> (B, L, T, D), as the matcher takes it
+            emb = emb.transpose(0, 1)
+        w = self.token_weights[index].masked_fill(~mask, 0.0)
+        return emb, mask, w
+
+
+def _match_batches(shapes: List[Tuple[int, int]], width: int, budget: int) -> List[List[int]]:
+    """Consecutive groups whose *padded* blocks stay within ``budget`` elements.
+
+    A group of ``n`` pairs padded to ``(h, r)`` tokens builds an ``n·h·r`` similarity block and
+    ``n·(h+r)·width`` padded embeddings; budgeting the sum of the pairs' own sizes instead let
+    one group pad 2,000 pairs to the longest sentence (about 1 GB on WMT kk-en).
+    """
+    batches: List[List[int]] = []
+    current: List[int] = []
+    longest_h = longest_r = 0
+    for k, (h, r) in enumerate(shapes):
+        new_h, new_r = max(longest_h, h), max(longest_r, r)
+        if current and (len(current) + 1) * (new_h * new_r + (new_h + new_r) * width) > budget:
+            batches.append(current)
+            current, new_h, new_r = [], h, r
+        current.append(k)
+        longest_h, longest_r = new_h, new_r
+    if current:
+        batches.append(current)
+    return batches

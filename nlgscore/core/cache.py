@@ -1,0 +1,79 @@
+"""Caches shared by the scorers, with one keying scheme: by content, never by ``repr()``.
+
+``TextCache`` keeps per-text values (embeddings) in LRU order, keyed by the text itself;
+``content_key`` turns scorer options into a digest of their content (a pandas Series or a
+numpy array of 10,000 sentences is keyed by every sentence, not by an elided ``repr``).
+
+>>> cache = TextCache(2)
+>>> cache.put("a", 1); cache.put("b", 2); cache.put("c", 3)
+>>> "a" in cache, cache.get("c")
+(False, 3)
+>>> content_key({"idf_sents": ["x", "y"], "idf": True}) == content_key({"idf": True, "idf_sents": ("x", "y")})
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from typing import Any, Dict, Iterable, Optional
+
+from nlgscore.core.batching import check_positive
+
+
+class TextCache:
+    """An LRU map ``text -> value`` holding at most ``size`` texts."""
+
+    def __init__(self, size: int, name: str = "cache_size") -> None:
+        self.size = check_positive(name, size, allow_none=False)
+        self._items: "OrderedDict[str, Any]" = OrderedDict()
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, text: str) -> Any:
+        """The value of ``text`` (marked as recently used), or None."""
+        if text not in self._items:
+            return None
+        self._items.move_to_end(text)
+        return self._items[text]
+
+    def put(self, text: str, value: Any) -> None:
+        self._items[text] = value
+        self._items.move_to_end(text)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+    def touch(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            if text in self._items:
+                self._items.move_to_end(text)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON-able, order-preserving form of an option value; TypeError if it has none."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if type(value).__name__ in ("dtype", "device"):  # torch.dtype / torch.device print stably
+        return f"{type(value).__name__}:{value}"
+    if isinstance(value, (dict, set, frozenset)) or not hasattr(value, "__iter__") or isinstance(value, bytes):
+        raise TypeError(type(value).__name__)
+    items = value.tolist() if hasattr(value, "tolist") else list(value)
+    return [_canonical(item) for item in items]
+
+
+def content_key(options: Dict[str, Any]) -> Optional[str]:
+    """A digest of ``options`` by content; None when a value has no stable content (no reuse)."""
+    try:
+        canonical = {key: _canonical(value) for key, value in options.items()}
+    except TypeError:
+        return None
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, allow_nan=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
