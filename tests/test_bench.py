@@ -119,3 +119,16 @@ def test_targets_judge_values():
     assert targets["bertscore_speedup"]["met"] is True
     assert targets["bertscore_max_abs_diff_f1"]["met"] is False
     assert targets["trainer_speedup"]["met"] is None
+
+
+def test_nlgscore_bench_command_runs_and_shows_no_internal_targets(darr_file, capsys):
+    """`nlgscore bench` used to fail with "BenchConfig() got multiple values for keyword argument 'command'"."""
+    from nlgscore.cli import main
+
+    argv = ["bench", "--data", darr_file, "--n", "4", "--repeats", "1", "--sections", "bartscore", "--bart-n", "4", "--bart-model", GOLDEN_BART]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "BARTScore" in captured.out and "NOT MET" not in captured.out and "not met" not in captured.out.lower()
+    assert "[bench]" in captured.err  # progress on stderr
+    assert main([*argv, "--quiet"]) == 0
+    assert "[bench]" not in capsys.readouterr().err

@@ -73,3 +73,8 @@ def test_bad_arguments():
         map_function("bleu")
     with pytest.raises(ValueError, match="reference_column"):
         map_function(SPEC, reference_column=None)
+
+
+def test_map_without_batched_is_a_clear_error(table):  # issue 11 #8
+    with pytest.raises(TypeError, match="batched=True"):
+        table.map(map_function(SPEC))

@@ -111,3 +111,32 @@ def test_seq2seq_trainer_evaluate_twice_encodes_references_once(tokenizer, tmp_p
     # cache alone is tested in test_bertscore_reuse.py.
     assert second_count == len(set(preds2) - set(refs2) - set(preds1))
     assert second_count < first_count
+
+
+def test_empty_eval_set_gives_no_scores_and_a_warning(tokenizer, minilm_scorer):  # issue 11 #6
+    fn = compute_metrics(tokenizer, metric=minilm_scorer)
+    empty = np.zeros((0, 5), dtype=np.int64)  # the Trainer's arrays for an empty evaluation set
+    assert fn.decode(empty) == []  # transformers 5 decodes [] as [''], a phantom empty pair
+    with pytest.warns(UserWarning, match="empty evaluation set"):
+        assert fn((empty, empty)) == {}
+
+
+def test_last_empty_batch_does_not_pull_the_mean_down(tokenizer, minilm_scorer):  # issue 11 #6
+    fn = compute_metrics(tokenizer, metric=minilm_scorer)
+    preds = tokenizer(SOURCES[:2], padding=True, return_tensors="np")["input_ids"]
+    labels = tokenizer(TARGETS[:2], padding=True, return_tensors="np")["input_ids"]
+    whole = fn((preds, labels))
+    empty = np.zeros((0, preds.shape[1]), dtype=np.int64)
+    assert fn((preds, labels), compute_result=False) == {}
+    assert fn((empty, empty), compute_result=True) == pytest.approx(whole, abs=1e-9)
+
+
+def test_model_is_loaded_when_compute_metrics_is_built(tokenizer, tmp_path):  # issue 12 item 5
+    from nlgscore.integrations import datasets as integration
+
+    fn = compute_metrics(tokenizer, metric="bertscore:minilm", num_layers=3)
+    assert any(key[0] == "bertscore:minilm" and ("num_layers", "3") in key[1] for key in integration._SCORERS)
+    assert fn.scorer.signature["L"] == "3"
+    missing = tmp_path / "no-such-model"
+    with pytest.raises((OSError, ValueError), match="no-such-model"):  # fails before any training
+        compute_metrics(tokenizer, metric=f"bartscore:{missing}")

@@ -55,16 +55,17 @@ def test_plot_pair_empty_candidate_is_a_clear_error(minilm_scorer):
         plot_pair(minilm_scorer, "", REF)
 
 
-def test_cli_show_with_idf(tmp_path):
+def test_cli_show_with_idf(tmp_path, capsys):
     corpus = tmp_path / "refs.txt"
     corpus.write_text("the weather is cold today\nit is sunny\nthe cat is on the mat\ntoday is monday\n", encoding="utf-8")
     out = tmp_path / "figs" / "pair.png"
-    status = main(["show", "-c", CAND, "-r", REF, "--model", "minilm", "-l", "4", "--idf", "--idf-sents", str(corpus), "-o", str(out)])
+    status = main(["show", "--cand", CAND, "--ref", REF, "--model", "minilm", "-l", "4", "--idf", "--idf-sents", str(corpus), "-o", str(out)])
     assert status == 0 and out.read_bytes()[:8] == PNG
+    assert capsys.readouterr().out.strip() == f"wrote {out}"  # says where the picture is
 
 
 def test_cli_show_idf_without_corpus_fails_clearly(tmp_path, capsys):
-    assert main(["show", "-c", CAND, "-r", REF, "--model", "minilm", "--idf", "-o", str(tmp_path / "x.png")]) == 1
+    assert main(["show", "--cand", CAND, "--ref", REF, "--model", "minilm", "--idf", "-o", str(tmp_path / "x.png")]) == 2
     assert "--idf needs --idf-sents" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
 

@@ -9,7 +9,8 @@ BARTScore-style reference loop, in one run, each side in its own process; see BE
 """
 
 from nlgscore.bench.report import evaluate_targets, render_markdown, render_text, write_markdown
-from nlgscore.bench.runner import SECTIONS, BenchConfig, bert_score_available, run_benchmark
+from nlgscore.bench.config import SECTIONS, BenchConfig, bert_score_available
+from nlgscore.bench.runner import run_benchmark
 
 __all__ = [
     "SECTIONS",

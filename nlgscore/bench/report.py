@@ -238,13 +238,19 @@ def _matmul_md(report: Dict[str, Any]) -> List[str]:
 
 
 def render_text(report: Dict[str, Any]) -> str:
-    """A short terminal summary: the targets table."""
+    """A short terminal summary: what was measured, without the project's internal targets.
+
+    >>> print(render_text({"targets": [{"name": "bertscore_speedup", "what": "BERTScore speed-up", "target": ">= 3",
+    ...                                 "value": 2.5, "met": False}]}), end="")
+    BERTScore speed-up                                                 2.50
+    """
     lines = []
     for t in report.get("targets", []):
         value = t["value"]
+        if value is None:
+            continue
         shown = _pct(value) if t["name"].endswith("mfu") else _fmt(value)
-        met = {True: "met", False: "NOT MET", None: "not measured"}[t["met"]]
-        lines.append(f"{t['what']:<58} {t['target']:>10}  {shown:>10}  {met}")
+        lines.append(f"{t['what']:<58} {shown:>12}")
     return "\n".join(lines) + "\n"
 
 

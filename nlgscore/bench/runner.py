@@ -14,109 +14,21 @@ Sections (each optional, all in one run so the ratios share the machine's state)
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
-import platform
 import shutil
-import statistics
 import tempfile
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from dataclasses import asdict
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from nlgscore.bench.config import (
+    MINILM_LAYERS, BenchConfig, bert_score_available, machine_info, max_abs_diff, median,
+)
 from nlgscore.bench.data import Pairs, load_pairs
 from nlgscore.bench.flops import encoder_dims, matmul_shapes, matmul_throughput, mfu, useful_flops
 from nlgscore.bench.worker import Worker
 
 logger = logging.getLogger(__name__)
-
-SECTIONS = ("bertscore", "trainer", "memory", "bartscore", "budgets")
-DEFAULT_SECTIONS = ("bertscore", "trainer", "memory", "bartscore")
-MINILM_LAYERS = 4  # issue #6: the embedded MiniLM at layer 4
-
-
-@dataclass
-class BenchConfig:
-    """Everything a benchmark run depends on (recorded in the JSON report)."""
-
-    data: str
-    n: int = 2000
-    repeats: int = 3
-    device: str = "cpu"
-    dtype: str = "float32"
-    model_shape: str = "minilm"  # "minilm" (the embedded real model) or a synthetic shape
-    num_layers: Optional[int] = None
-    max_tokens: Optional[int] = None  # nlgscore's token budget; None = the library default
-    bert_score_batch_size: int = 64  # bert_score's default
-    bart_n: int = 256  # the reference-style loop runs ~12 pairs/s on 2 cores: ~20 s per repeat
-    bart_shape: str = "bart-base"
-    bart_model: Optional[str] = None  # an existing seq2seq checkpoint instead of a random bart_shape
-    memory_n: int = 20000
-    sections: Tuple[str, ...] = DEFAULT_SECTIONS
-    budgets: Tuple[int, ...] = (1024, 2048, 4096, 8192)
-    threads: Optional[int] = None
-    workdir: Optional[str] = None  # where random-weight models are written (default: a temp dir)
-    command: str = ""
-
-    def __post_init__(self) -> None:
-        unknown = set(self.sections) - set(SECTIONS)
-        if unknown:
-            raise ValueError(f"sections must be among {SECTIONS}, got {sorted(unknown)}")
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be positive, got {self.repeats}")
-        for name in ("n", "bart_n", "memory_n"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-
-
-def bert_score_available() -> bool:
-    """Whether bert_score (the optional ``[bench]`` extra) is importable."""
-    return importlib.util.find_spec("bert_score") is not None
-
-
-def _median(values: Sequence[float]) -> float:
-    return float(statistics.median(values))
-
-
-def _max_abs_diff(a: Sequence[float], b: Sequence[float]) -> float:
-    if len(a) != len(b):
-        raise RuntimeError(f"the two sides returned {len(a)} and {len(b)} scores")
-    return max((abs(x - y) for x, y in zip(a, b)), default=0.0)
-
-
-def machine_info(device: str) -> Dict[str, Any]:
-    """CPU model, core count, GPU name and library versions, for the report."""
-    import torch
-    import transformers
-
-    from nlgscore import __version__
-
-    info: Dict[str, Any] = {
-        "cpu": _cpu_model(),
-        "cores": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "versions": {"nlgscore": __version__, "torch": torch.__version__, "transformers": transformers.__version__},
-    }
-    if bert_score_available():
-        from importlib.metadata import version
-
-        info["versions"]["bert_score"] = version("bert-score")
-    if device.startswith("cuda") and torch.cuda.is_available():
-        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
-    return info
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 class Benchmark:
@@ -292,19 +204,19 @@ class Benchmark:
         for label in labels:
             side = section["sides"][label]
             if side["seconds"]:
-                side["median_seconds"] = _median(side["seconds"])
+                side["median_seconds"] = median(side["seconds"])
                 side["pairs_per_s"] = n / side["median_seconds"]
         ours = section["sides"]["nlgscore"]
         if "bert_score" in section["sides"]:
             ref = section["sides"]["bert_score"]
-            section["max_abs_diff_f1"] = _max_abs_diff(ours["scores"], ref["scores"])
+            section["max_abs_diff_f1"] = max_abs_diff(ours["scores"], ref["scores"])
             if ours["seconds"]:
-                section["speedup"] = _median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
+                section["speedup"] = median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
         if "nlgscore-fp32" in section["sides"]:
             fp32 = section["sides"]["nlgscore-fp32"]
-            section["max_abs_diff_f1_vs_fp32"] = _max_abs_diff(ours["scores"], fp32["scores"])
+            section["max_abs_diff_f1_vs_fp32"] = max_abs_diff(ours["scores"], fp32["scores"])
             if "bert_score" in section["sides"]:
-                section["max_abs_diff_f1_fp32_vs_bert_score"] = _max_abs_diff(fp32["scores"], section["sides"]["bert_score"]["scores"])
+                section["max_abs_diff_f1_fp32_vs_bert_score"] = max_abs_diff(fp32["scores"], section["sides"]["bert_score"]["scores"])
         for side in section["sides"].values():
             side.pop("scores", None)  # thousands of floats: the differences above are what matters
 
@@ -323,12 +235,12 @@ class Benchmark:
                     scores[label] = [f for call in out["scores"] for f in call]
         total = len(pairs) * len(calls)
         for side in section["sides"].values():
-            side["median_seconds"] = _median(side["seconds"])
+            side["median_seconds"] = median(side["seconds"])
             side["pairs_per_s"] = total / side["median_seconds"]
         if "bert_score" in section["sides"]:
             ref, ours = section["sides"]["bert_score"], section["sides"]["nlgscore"]
-            section["speedup"] = _median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
-            section["max_abs_diff_f1"] = _max_abs_diff(scores["nlgscore"], scores["bert_score"])
+            section["speedup"] = median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
+            section["max_abs_diff_f1"] = max_abs_diff(scores["nlgscore"], scores["bert_score"])
         self.report["trainer"] = section
 
     def _memory(self, model: str, layers: int) -> None:
@@ -368,7 +280,7 @@ class Benchmark:
             for worker in workers:
                 worker.close()
         for budget, values in seconds.items():
-            section[str(budget)] = {"seconds": values, "pairs_per_s": len(pairs) / _median(values)}
+            section[str(budget)] = {"seconds": values, "pairs_per_s": len(pairs) / median(values)}
         self.report["budgets"] = section
 
     def _bartscore(self, pairs: Pairs) -> None:
@@ -406,11 +318,11 @@ class Benchmark:
             for worker in workers:
                 worker.close()
         for side in section["sides"].values():
-            side["median_seconds"] = _median(side["seconds"])
+            side["median_seconds"] = median(side["seconds"])
             side["pairs_per_s"] = len(pairs) / side["median_seconds"]
         ref, ours = section["sides"]["reference-bart"], section["sides"]["nlgscore-bart"]
-        section["speedup"] = _median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
-        section["max_abs_diff"] = _max_abs_diff(scores["nlgscore-bart"], scores["reference-bart"])
+        section["speedup"] = median([r / o for r, o in zip(ref["seconds"], ours["seconds"])])
+        section["max_abs_diff"] = max_abs_diff(scores["nlgscore-bart"], scores["reference-bart"])
         self.report["bartscore"] = section
 
     def _fill_mfu(self) -> None:

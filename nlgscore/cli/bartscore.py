@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
             para_weights=args.para_weights, direction=direction, progress=progress_enabled(args),
         )
 
-    scorer = load_scorer(build, {"--checkpoint": args.checkpoint, "--variant": args.variant, "--para-weights": args.para_weights})
+    chosen = {"--checkpoint": args.checkpoint, "--variant": None if args.checkpoint else args.variant, "--para-weights": args.para_weights}
+    scorer = load_scorer(build, chosen)
     result = scorer.compute(cands, refs, sources=srcs, prompt=args.prompt, prompt_side=args.prompt_side, agg=args.agg)
     primary = primary_name(result)
     seg = [primary] + [name for name in ("precision", "recall") if name in result.columns()]

@@ -10,6 +10,7 @@ import sys
 from typing import List, Optional, Sequence
 
 from nlgscore.cli import COMMANDS
+from nlgscore.cli.options import add_debug_options
 
 
 def _ints(text: str) -> List[int]:
@@ -21,7 +22,7 @@ def _ints(text: str) -> List[int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The benchmark's options (shared by the subcommand and the script); defaults are BenchConfig's."""
-    from nlgscore.bench.runner import BenchConfig
+    from nlgscore.bench.config import BenchConfig
 
     default = {f.name: f.default for f in dataclasses.fields(BenchConfig)}
     parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl")
@@ -42,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", default=None, help="keep random-weight models here (default: a temporary folder)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the full report as JSON")
     parser.add_argument("--markdown", default=None, help="write/refresh the generated section of this Markdown file")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_debug_options(parser)
 
 
 def register(subparsers) -> None:
@@ -57,12 +58,13 @@ def run(args: argparse.Namespace, argv: Optional[Sequence[str]] = None) -> int:
     from nlgscore.bench import BenchConfig, render_text, run_benchmark, write_markdown
 
     command = "nlgscore bench " + shlex.join(sys.argv[2:]) if argv is None else shlex.join(argv)
-    names = {f.name for f in dataclasses.fields(BenchConfig)}
+    # "command" is also argparse's name for the subcommand: the config's command line is set below.
+    names = {f.name for f in dataclasses.fields(BenchConfig)} - {"command"}
     options = {k: v for k, v in vars(args).items() if k in names}
     options["sections"] = tuple(s.strip() for s in args.sections.split(",") if s.strip())
     options["budgets"] = tuple(args.budgets)
     config = BenchConfig(**options, command=command)
-    progress = None if args.quiet else (lambda message: print(f"[bench] {message}", file=sys.stderr, flush=True))
+    progress = None if getattr(args, "quiet", False) else (lambda message: print(f"[bench] {message}", file=sys.stderr, flush=True))
     report = run_benchmark(config, progress=progress)
     if args.json_path:
         with open(args.json_path, "w", encoding="utf-8") as handle:

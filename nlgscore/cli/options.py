@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import pickle
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
@@ -234,6 +235,9 @@ def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
             raise
         given = " ".join(f"{flag} {value}" for flag, value in flags.items() if value is not None) or "the default model"
         cause = " ".join(str(err).split()) or type(err).__name__
+        if isinstance(err, pickle.UnpicklingError):
+            # torch's message suggests weights_only=False, which would run the file's code
+            cause = "the file holds Python objects besides tensors; nlgscore loads plain weights only (loading it could run code)"
         fail(f"cannot load the model from {given}: {type(err).__name__}: {cause}")
 
 

@@ -41,7 +41,7 @@ def metric_prefix(metric: Union[str, Scorer]) -> str:
         return metric.name
     from nlgscore.registry import parse_spec
 
-    return parse_spec(metric)[0]
+    return parse_spec(metric)[0]  # an unknown metric name fails here, listing the known ones
 
 
 class ScoreColumns:
@@ -87,6 +87,12 @@ class ScoreColumns:
         missing = [c for c in (self.prediction_column, self.reference_column, self.source_column) if c and c not in batch]
         if missing:
             raise KeyError(f"column(s) {missing} not in the dataset (columns: {sorted(batch)})")
+        if isinstance(batch[self.prediction_column], str):
+            # Without batched=True, datasets passes one row: its strings would be scored character by character.
+            raise TypeError(
+                f"{self!r} got a single row (column {self.prediction_column!r} holds a string, not a list): "
+                "use dataset.map(fn, batched=True)"
+            )
         result = self.scorer.compute(
             list(batch[self.prediction_column]),
             references=list(batch[self.reference_column]) if self.reference_column else None,

@@ -5,7 +5,8 @@ token first: the Trainer pads labels and cross-process gathers with ``-100``), s
 returns the mean of every score column, e.g. ``{"bertscore_precision": …, "bertscore_recall": …,
 "bertscore_f1": …}``.
 
-* The model is loaded once, on the first evaluation.
+* The model is resolved and loaded when ``compute_metrics(...)`` is called, so that a model that
+  cannot be loaded fails before training starts, not after the first generation pass.
 * BERTScore keeps reference embeddings across evaluations (``cache_references=True``), keyed by
   their text: the second evaluation of the same eval set encodes only the new predictions; and
   predictions that did not change since an earlier evaluation are not encoded again either
@@ -82,6 +83,7 @@ class GenerationMetrics:
         self.prefix = prefix if prefix is not None else metric_prefix(metric)
         self.options = options
         self._pending: List[List[str]] = [[], []]  # predictions, references (batch_eval_metrics)
+        self.scorer  # load now: an unavailable model fails before training, not at the first evaluation
 
     @property
     def scorer(self) -> Scorer:
@@ -99,6 +101,8 @@ class GenerationMetrics:
         if pad is None:
             raise ValueError("the tokenizer has neither a pad nor an eos token to restore -100 to")
         rows = restore_padding(ids, pad)
+        if not rows:  # a zero-row batch: transformers 5 decodes [] as [''], a phantom empty pair
+            return []
         return [text.strip() for text in self.tokenizer.batch_decode(rows, skip_special_tokens=True)]
 
     def score(self, predictions: Sequence[str], references: Sequence[str]) -> Dict[str, float]:
