@@ -1,14 +1,15 @@
 #!/usr/bin/env python
 """Choose BERTScore's default layer for a model on human judgments, as the BERTScore paper does.
 
-    python scripts/calibrate_layers.py --data ../shared/data [--model minilm] [--validation wmt19-darr] [--write]
+    python scripts/calibrate_layers.py --data ../shared/data [--model minilm] [--validation wmt21-seg] [--write]
 
-Every layer is scored in one pass (``all_layers``). ``--validation wmt21-seg`` is the paper's
-criterion (F Pearson with segment-level DA z; WMT21 de-en here) and also prints daRR tau from
-DA and system Pearson; ``wmt19-darr`` (default) picks the best F daRR tau averaged over WMT19
-kk-en and gu-en, because the WMT21 de-en segment scores in ../shared/data do not line up with
-the texts (see docs/embedded_model.md). ``--write`` stores the layer as the model's entry in
-``nlgscore/data/bertscore_model2layers.json``. Logic: ``nlgscore.meta.calibrate``.
+Every layer is scored in one pass (``all_layers``). ``--validation wmt21-seg`` (default) is the
+paper's criterion: F Pearson with segment-level DA z on the corrected WMT21 de-en, also printing
+daRR tau from DA and system Pearson; ``wmt19-darr`` picks the best F daRR tau averaged over WMT19
+kk-en and gu-en (the test sets of the embedded model's calibration; use it for other models only).
+``--write`` stores the layer as the model's entry in ``nlgscore/data/bertscore_model2layers.json``.
+For the embedded model, ``scripts/readme_table.py`` does the calibration and writes the tables in
+one run. Logic: ``nlgscore.meta.calibrate``.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import time
 from pathlib import Path
 
 from nlgscore.meta import calibrate, loaders, wmt21
+from nlgscore.meta.wmt21 import load_wmt21
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
 DARR_LPS = ("kk-en", "gu-en")
 
 
 def _wmt21(args, scorer) -> int:
-    data = loaders.load_wmt21(args.data / "wmt21-de-en")
+    data = load_wmt21(args.data / "wmt21-de-en")
     judgments = wmt21.wmt21_judgments(data, include_human=args.include_human)
     hyps, refs = wmt21.wmt21_inputs(data, judgments)
     scores = calibrate.score_all_layers(scorer, hyps, refs, args.cache).reshape(3, -1, len(judgments.systems), len(data.ref))
@@ -59,10 +61,10 @@ def _wmt19(args, scorer) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=None, help="data folder (default: $NLGSCORE_DATA or ../shared/data)")
+    parser.add_argument("--data", type=Path, default=None, help="data folder (default: loaders.default_data_dir())")
     parser.add_argument("--model", default="minilm", help="model id, folder or alias (default: minilm)")
-    parser.add_argument("--validation", choices=("wmt19-darr", "wmt21-seg"), default="wmt19-darr",
-                        help="judgments the layer is chosen on (default: wmt19-darr)")
+    parser.add_argument("--validation", choices=("wmt19-darr", "wmt21-seg"), default="wmt21-seg",
+                        help="judgments the layer is chosen on (default: wmt21-seg)")
     parser.add_argument("--include-human", action="store_true", help="wmt21-seg: also evaluate HUMAN (ref.B) as a system")
     parser.add_argument("--cache", type=Path, default=None,
                         help="folder for score files shared with scripts/readme_table.py")
@@ -70,7 +72,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.bertscore.baseline_compute import all_layers_scorer
+    from nlgscore.meta.rescale_baseline import all_layers_scorer
 
     start = time.perf_counter()
     # References repeat across systems and pairs: the cache encodes each once.

@@ -97,7 +97,7 @@ class CountingScorer:
 
 
 def test_score_all_layers_scores_distinct_pairs_once_and_caches(tmp_path):
-    from nlgscore.bertscore.baseline_compute import all_layers_scorer
+    from nlgscore.meta.rescale_baseline import all_layers_scorer
 
     spy = CountingScorer(all_layers_scorer("minilm"))
     hyps = ["a cat sat on the mat", "dogs bark", "a cat sat on the mat"]

@@ -1,4 +1,4 @@
-"""Rescale baseline computation (nlgscore.bertscore.baseline_compute, scripts/compute_baseline.py) and
+"""Rescale baseline computation (nlgscore.meta.rescale_baseline, scripts/compute_baseline.py) and
 the shipped all-MiniLM-L6-v2 baseline. Real MiniLM model, tiny hand-made corpora."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.bertscore.baseline_compute import (
+from nlgscore.meta.rescale_baseline import (
     all_layers_scorer,
     compute_baseline,
     load_corpora,
@@ -145,6 +145,6 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
 def test_docstring_examples():
     import doctest
 
-    from nlgscore.bertscore import baseline_compute
+    from nlgscore.meta import rescale_baseline as baseline_compute
 
     assert doctest.testmod(baseline_compute).failed == 0

@@ -4,7 +4,8 @@
 planning, encoding with the text cache, matching batches), ``result.py`` (BERTScoreResult),
 ``oneshot.py`` (the one-shot function and its scorer cache), ``embedding.py`` / ``packed_encoder.py``
 (the encoder forward), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
-(baselines), ``baseline_compute.py`` (making baselines) and ``plot.py`` (the pair heat map).
+(baselines) and ``plot.py`` (the pair heat map); making a baseline from a corpus is
+``nlgscore.meta.rescale_baseline`` (it reads data sets).
 
 ``nlgscore.bertscore`` is both this package and the one-shot function ``bertscore(cands, refs)``.
 """

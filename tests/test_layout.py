@@ -1,0 +1,156 @@
+"""The folder tree is the architecture: imports flow one way, and no package module grows too big.
+
+Layers, lowest first (a module may import its own layer's modules only inside its own folder,
+and any lower layer):
+
+    core                      shared machinery; knows no metric
+    bertscore, seq2seq        metric families; neither imports the other
+    registry                  the metric table
+    meta, integrations, bench adapters over scores
+    cli                       argument parsing and printing
+
+``nlgscore/__init__.py`` is the public façade (lazy names from any layer) and is not checked.
+The test reads the source with ``ast``: lazy imports inside functions count too, since they are
+the same dependency, only deferred.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set, Tuple
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "nlgscore"
+LAYERS = {
+    "core": 0,
+    "data": 0,
+    "baselines": 0,
+    "bertscore": 1,
+    "seq2seq": 1,
+    "registry": 2,
+    "meta": 3,
+    "integrations": 3,
+    "bench": 3,
+    "cli": 4,
+}
+MAX_LINES = 420  # "no file over ~400 lines"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> List[Tuple[str, bool]]:
+    """(imported nlgscore module, at module level?) for every import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top_level = {id(node) for node in tree.body}
+    for node in tree.body:  # imports under `if TYPE_CHECKING:` or try/except at top level
+        if isinstance(node, (ast.If, ast.Try)):
+            top_level.update(id(child) for child in ast.walk(node))
+    package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            # `from nlgscore import __version__` names the façade's attributes, not the façade
+            names = ([] if module == "nlgscore" else [module]) + [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "nlgscore" or name.startswith("nlgscore."):
+                out.append((name, id(node) in top_level))
+    return out
+
+
+def _layer(module: str) -> Tuple[str, int]:
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "", -1
+    top = parts[1]
+    return top, LAYERS.get(top, -1)
+
+
+def _sources() -> Dict[str, Path]:
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def test_every_subpackage_has_a_layer():
+    tops = {_module_name(p).split(".")[1] for p in PACKAGE.rglob("*.py") if _module_name(p) != "nlgscore"}
+    tops.discard("__main__")
+    assert tops <= set(LAYERS), f"give these a layer in this test: {sorted(tops - set(LAYERS))}"
+
+
+def test_imports_flow_from_adapters_to_core():
+    modules = _sources()
+    wrong = []
+    for name, path in modules.items():
+        if name in ("nlgscore", "nlgscore.__main__"):
+            continue
+        top, layer = _layer(name)
+        for target, _ in _imports(path):
+            if target == "nlgscore":
+                if layer < LAYERS["registry"]:  # the façade reaches every layer
+                    wrong.append(f"{name} imports the package façade `nlgscore`")
+                continue
+            target_top, target_layer = _layer(target)
+            if target_top == top or target_layer == -1 and target not in modules:
+                continue
+            if target_layer > layer or (target_layer == layer and target_top != top):
+                wrong.append(f"{name} (layer {top}) imports {target} (layer {target_top})")
+    assert not wrong, "imports against the flow:\n" + "\n".join(sorted(set(wrong)))
+
+
+def _cycle(graph: Dict[str, Set[str]]) -> List[str]:
+    state: Dict[str, int] = {}
+    stack: List[str] = []
+
+    def visit(node: str) -> List[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return []
+
+
+def test_no_import_cycle_at_module_level():
+    modules = _sources()
+    graph = {
+        name: {target for target, top_level in _imports(path) if top_level and target in modules and target != name}
+        for name, path in modules.items()
+    }
+    assert not _cycle(graph), " -> ".join(_cycle(graph))
+
+
+def test_cycle_detector_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_too_big(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.name} has {lines} lines: split it by responsibility"
