@@ -1,12 +1,16 @@
-"""Meta-evaluation of metrics against human judgments (consumes scores only).
+"""Meta-evaluation of metrics against human judgments.
 
-* ``wmt``: WMT daRR Kendall's tau-like, daRR from DA, Pearson, Williams test, hybrids.
+* ``tasks``: the WMT19, WMT21 and SummEval meta-evaluations as functions returning result
+  tables (``tasks.wmt21(data_dir, metrics=["chrf"], scores={"mine": "mine.tsv"})``).
+* ``wmt``: WMT daRR Kendall's tau-like (ties rules), daRR from DA, Pearson, Williams test, hybrids.
+* ``wmt21`` / ``alignment``: WMT21 DA folders of any to-English pair; the segment-id check.
 * ``summ``: BARTScore-style summary-level / pair-accuracy / corpus correlations.
-* ``resample``: bootstrap CIs, paired bootstrap, BARTScore subsets, sacreBLEU-style
-  paired-bs / paired-ar system comparison.
-* ``loaders``: the WMT19 daRR, SummEval, BAGEL and WMT21 data files.
-* ``baselines`` / ``scoring``: chrF, sentBLEU and registry metrics by spec string.
+* ``resample``: bootstrap CIs, paired bootstrap, BARTScore subsets, paired-bs / paired-ar.
+* ``loaders``: the data folder and the WMT19 daRR, SummEval and BAGEL files.
+* ``baselines`` / ``scoring`` / ``precomputed``: string baselines (chrF, BLEU, sentBLEU, ROUGE),
+  registry metrics by spec string, and precomputed score files.
 * ``report``: result rows as a table, JSON, CSV or bar chart.
+* ``calibrate``: BERTScore layer selection on human judgments.
 """
 
 from nlgscore.meta.resample import (

@@ -4,8 +4,8 @@ The BERTScore paper picks each model's layer on a validation set by the Pearson 
 F_BERT with segment-level DA (Zhang et al. 2020, App. B: WMT16 to-English). One forward pass
 with ``all_layers=True`` gives every layer, so a whole data set is scored once and each layer's
 scores are then correlated separately. Measures follow ``nlgscore meta``: WMT21 segment Pearson
-with DA z-scores, daRR tau from raw DA (margin 25), system Pearson with the official z scores,
-MT systems only by default; WMT19 daRR tau.
+with DA z-scores (the layer criterion), daRR tau from raw DA (margin 25), system Pearson with the
+official z scores, MT systems only by default; WMT19 daRR tau.
 
 >>> human = np.array([0.1, 0.4, 0.2, 0.9, 0.5])
 >>> layers = np.array([[5, 1, 4, 2, 3], [1, 4, 2, 9, 5], [1, 2, 3, 4, 5]], dtype=float)
