@@ -71,11 +71,11 @@ def check_alignment(
     segments)`` DA (z) with NaN where unjudged.
 
     >>> rng = np.random.default_rng(0)
-    >>> quality = rng.normal(size=300)
     >>> hyps = [[f"t{i}" if i % 2 else f"s{k}-{i}" for i in range(300)] for k in range(4)]
-    >>> aligned = check_alignment(hyps, quality + 0.5 * rng.normal(size=(4, 300)))
-    >>> aligned.aligned, aligned.p_value < 0.01
-    (True, True)
+    >>> quality = {text: rng.normal() for outputs in hyps for text in outputs}  # one per distinct text
+    >>> da = np.array([[quality[text] + rng.normal() for text in outputs] for outputs in hyps])
+    >>> check_alignment(hyps, da).aligned, check_alignment(hyps, da[:, rng.permutation(300)]).aligned
+    (True, False)
     """
     scores = np.asarray(scores, dtype=float)
     n_systems, n_segments = scores.shape

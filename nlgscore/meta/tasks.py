@@ -6,10 +6,14 @@ Each task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``r
 one ``Row`` per data set x metric x level x measure (with bootstrap 95% CIs), plus notes (counts,
 checks, paired significance lines). ``nlgscore meta`` only parses arguments and prints these.
 
->>> table = wmt21(folder="../shared/data/wmt21-de-en", metrics=["chrf"], bootstrap=0, limit=50)
->>> [(r.level, r.measure) for r in table.rows]  # doctest: +NORMALIZE_WHITESPACE
-[('segment', 'tau'), ('segment', 'metric-ties'), ('segment', 'pearson-raw'), ('segment', 'pearson-z'),
- ('system', 'pearson-z')]
+>>> import json, pathlib, tempfile
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> pair = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",
+...         "better": {"system": "A", "text": "the cat sat"}, "worse": {"system": "B", "text": "a dog"}}
+>>> _ = (folder / "wmt-xx-en.jsonl").write_text(json.dumps(pair) + "\n")
+>>> table = wmt19(folder, metrics=["chrf"], bootstrap=0)
+>>> [(r.dataset, r.measure, r.value) for r in table.rows]
+[('xx-en', 'tau', 1.0), ('xx-en', 'metric-ties', 0.0)]
 """
 
 from __future__ import annotations
