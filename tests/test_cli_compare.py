@@ -163,3 +163,52 @@ def test_compare_equals_sacrebleu_paired_test_on_wmt21_systems(tmp_path, capsys,
             assert mine["mean"] == pytest.approx(result.mean, abs=1e-4)
             assert mine["ci_high"] - mine["mean"] == pytest.approx(result.ci, abs=1e-4)
     assert [r["p_value"] for r in ours[1:]] != [None] * 3
+
+
+def _tiny_wmt21(tmp_path):
+    refs = REFS[:4]
+    outputs = {"UF": refs, "Online-W": [" ".join(r.split()[:-1]) for r in refs], "NVIDIA-NeMo": BAD[:4]}
+    (tmp_path / "src.xx").write_text("q\n" * 4, encoding="utf-8")
+    (tmp_path / "ref.A.en").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    for name, lines in outputs.items():
+        (tmp_path / f"hyp.{name}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    da = {"UF.15": (95, 1.0), "Online-W.3": (60, 0.0), "Nemo.7": (20, -1.0)}
+    seg = "".join(f"{s} {sid} {raw} {z} 1\n" for s, (raw, z) in da.items() for sid in range(1, 5))
+    (tmp_path / "da-seg-scores.csv").write_text("SYS SID RAW.SCR Z.SCR N\n" + seg, encoding="utf-8")
+    sys_rows = "".join(f"{raw} {z} 4 {s} 4\n" for s, (raw, z) in da.items())
+    (tmp_path / "da-sys-scores.csv").write_text("RAW.SCR Z.SCR N SYS N.ALL\n" + sys_rows, encoding="utf-8")
+    return outputs
+
+
+def test_meta_wmt21_scores_mixed_with_metric_and_errors(tmp_path, capsys):
+    outputs = _tiny_wmt21(tmp_path)
+    good = {"UF": 3.0, "Online-W": 2.0, "NVIDIA-NeMo": 1.0}
+    rows = [f"{s}\t{line}\t{good[s]}" for s in outputs for line in range(1, 5)]
+    (tmp_path / "mine.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--scores", f"mine={tmp_path / 'mine.tsv'}",
+                 "--bootstrap", "0", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    values = {(r["metric"], r["level"], r["measure"]): r["value"] for r in out["results"]}
+    assert values[("mine", "segment", "tau")] == 1.0 and values[("mine", "system", "pearson-z")] == pytest.approx(1.0)
+    assert values[("chrf", "segment", "tau")] == 1.0 and {r["dataset"] for r in out["results"]} == {"wmt21-xx-en"}
+    (tmp_path / "bad.tsv").write_text("\n".join(rows[:-1] + ["UF\t4\tnan"]) + "\n", encoding="utf-8")
+    assert main(["meta", "wmt21", "--data", str(tmp_path), "--scores", f"bad={tmp_path / 'bad.tsv'}", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith("bad.tsv:12: duplicate item ('UF', '4') (first at 4)")
+    assert main(["meta", "wmt21", "--data", str(tmp_path), "--quiet"]) == 2
+    assert "at least one --metric SPEC or --scores NAME=FILE" in capsys.readouterr().err
+
+
+def test_meta_summeval_progress_significance_and_rouge(tmp_path, capsys):
+    docs = []
+    for d in range(4):
+        systems = {f"M{k}": {"text": " ".join(REFS[d].split()[: 6 - k]) or "x",
+                             "scores": {"coherence": 5 - k + 0.1 * d, "fluency": 1 + (k + d) % 3}} for k in range(4)}
+        docs.append({"id": f"d{d}", "src": "src", "refs": [REFS[d], REFS[d + 1]], "systems": systems})
+    (tmp_path / "sum-summeval.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "rouge1", "--metric", "chrf",
+                 "--bootstrap", "100"]) == 0
+    captured = capsys.readouterr()
+    assert "summeval: rouge1 (4 documents x 4 systems x 2 refs)" in captured.err  # tqdm on stderr
+    assert "summeval-coherence Spearman" in captured.out and "paired bootstrap" in captured.out
+    assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "chrf", "--quiet", "--bootstrap", "0"]) == 0
+    assert capsys.readouterr().err == ""
