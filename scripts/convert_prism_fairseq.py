@@ -84,6 +84,10 @@ def build_vocab(symbols: Sequence[str], size: int) -> Dict[str, int]:
     return vocab
 
 
+# Weights every convertible checkpoint has (the shared embeddings and a first layer on each side).
+REQUIRED_WEIGHTS = ("encoder.embed_tokens.weight", "encoder.layers.0.fc1.weight", "decoder.layers.0.fc1.weight")
+
+
 def _count_layers(state: Dict[str, Any], side: str) -> int:
     found = {int(m.group(1)) for key in state for m in [re.match(rf"{side}\.layers\.(\d+)\.", key)] if m}
     return max(found) + 1 if found else 0
@@ -91,6 +95,9 @@ def _count_layers(state: Dict[str, Any], side: str) -> int:
 
 def _check_architecture(state: Dict[str, Any], args: Dict[str, Any]) -> None:
     """Refuse fairseq variants that the loaders cannot represent, instead of converting them wrongly."""
+    missing = [key for key in REQUIRED_WEIGHTS if key not in state]
+    if missing:
+        raise ValueError(f"the checkpoint is not a fairseq translation model Prism can be converted from: it has no {', '.join(missing)}")
     problems = []
     if ("encoder.layer_norm.weight" in state) != ("decoder.layer_norm.weight" in state):
         problems.append("pre-norm on one side only")

@@ -246,3 +246,16 @@ def test_refuses_what_it_cannot_represent(fairseq_dir):
 def test_cli_reports_missing_directory(tmp_path, capsys):
     assert _converter().main([str(tmp_path / "nope"), str(tmp_path / "out")]) == 1
     assert "checkpoint.pt" in capsys.readouterr().err
+
+
+def test_checkpoint_without_shared_embeddings_is_refused(fairseq_dir, tmp_path):
+    """Issue 11 #16: a clear ValueError (exit 1 from the script), not an uncaught KeyError."""
+    broken = tmp_path / "broken"
+    shutil.copytree(fairseq_dir, broken)
+    checkpoint = torch.load(broken / "checkpoint.pt", weights_only=False)
+    del checkpoint["model"]["encoder.embed_tokens.weight"]
+    torch.save(checkpoint, broken / "checkpoint.pt")
+    converter = _converter()
+    with pytest.raises(ValueError, match="encoder.embed_tokens.weight"):
+        converter.convert(str(broken), str(tmp_path / "out"))
+    assert converter.main([str(broken), str(tmp_path / "out2")]) == 1

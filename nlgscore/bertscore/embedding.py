@@ -23,6 +23,7 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.model_files import check_model_folder, check_tokenizer
 from nlgscore.core.models import ResolvedModel, resolve, resolve_device, resolve_dtype
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 
@@ -136,6 +137,7 @@ class Encoder:
         resolved = resolve(model_type, revision=revision)
         device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, device)
+        check_model_folder(resolved)
         config = AutoConfig.from_pretrained(resolved.path)
         total = model_layer_count(config)
         if num_layers is None:
@@ -147,6 +149,7 @@ class Encoder:
         if not 0 <= num_layers <= total:
             raise ValueError(f"num_layers must be between 0 and {total} for {resolved.name!r}, got {num_layers}")
         tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+        check_tokenizer(tokenizer, config, resolved)
         model = _load_quietly(AutoModel, resolved, torch_dtype)
         if getattr(model.config, "is_encoder_decoder", False):
             model = model.get_encoder()

@@ -95,6 +95,8 @@ class PackedEncoder:
         batch, length = input_ids.shape
         cells = batch * length
         hidden = self.model.embeddings(input_ids=input_ids)
+        if not self.layers:  # num_layers=0: the embeddings output, bert_score's hidden_states[0]
+            return hidden.masked_fill(~mask.bool()[..., None], 0.0)
         width = hidden.shape[-1]
         keep = mask.reshape(-1).nonzero().squeeze(1)  # flat positions of the real tokens
         real = keep.numel()

@@ -15,6 +15,7 @@ the copies shipped under ``baselines/`` (installed as the package ``nlgscore.bas
 from __future__ import annotations
 
 import os
+import re
 from importlib import resources
 from typing import List, Optional, Tuple
 
@@ -22,6 +23,11 @@ import numpy as np
 
 PACKAGE = "nlgscore.baselines"
 HEADER = ["LAYER", "P", "R", "F"]
+# Rescaling divides by 1 - b: a baseline at (or within this of) 1 would blow scores up by 1,000x or
+# more (real baselines are below 0.95), so it is rejected as a broken file.
+MAX_BASELINE = 1.0 - 1e-3
+# A language code names a folder of baselines: letters, digits, '-' and '_' only (no path tricks).
+LANG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 
 
 def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
@@ -42,8 +48,8 @@ def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
             raise ValueError(f"baseline_path {origin} line {number}: non-numeric value in {line!r}") from None
         if layer != len(rows):
             raise ValueError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
-        if not all(np.isfinite(values)) or any(v >= 1.0 for v in values):
-            raise ValueError(f"baseline_path {origin} line {number}: baselines must be finite and below 1, got {line!r}")
+        if not all(np.isfinite(values)) or any(v > MAX_BASELINE for v in values):
+            raise ValueError(f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}")
         rows.append(values)
     if not rows:
         raise ValueError(f"baseline_path {origin}: no layer rows")
@@ -78,6 +84,8 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
         return table, f"file:{os.path.basename(str(baseline_path))}"
     if not lang:
         raise ValueError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
+    if not LANG_PATTERN.match(lang):
+        raise ValueError(f"lang must be a language code (letters, digits, '-', '_'), got {lang!r}")
     from nlgscore.core.hub import baseline_filename, fetch_baseline
 
     fetched = fetch_baseline(lang, model_name)

@@ -35,6 +35,7 @@ import numpy as np
 
 from nlgscore.core.batching import DEFAULT_MAX_TOKENS, run_batches, unique
 from nlgscore.core.gemm import linear, use_onednn_linears
+from nlgscore.core.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.core.models import ResolvedModel
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
@@ -66,12 +67,14 @@ def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any,
     """
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
+    check_json_files(resolved)
     config = AutoConfig.from_pretrained(resolved.path)
     if not getattr(config, "is_encoder_decoder", False):
         raise TypeError(
             f"checkpoint {resolved.name!r} is a {config.model_type!r} model, not an encoder–decoder; "
             "a likelihood metric needs a seq2seq checkpoint such as facebook/bart-large-cnn"
         )
+    check_tokenizer_files(resolved)  # before loading the weights: an incomplete download fails fast
     try:
         model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype, attn_implementation="sdpa")
     except (ValueError, ImportError):  # architecture without an SDPA path
@@ -81,6 +84,7 @@ def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any,
     if next(model.parameters()).device.type == "cpu":
         use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.core.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+    check_tokenizer(tokenizer, config, resolved)
     return model, tokenizer
 
 

@@ -28,7 +28,6 @@ embeddings and position tables excepted), is an error naming the weights.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
 from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.model_files import IncompleteModelError, read_json
 from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
 from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
 from nlgscore.core.tables import table
@@ -65,8 +65,10 @@ def read_config(path: str, checkpoint: str) -> Dict[str, Any]:
     config_path = os.path.join(path, "config.json")
     if not os.path.isfile(config_path):
         raise ValueError(f"checkpoint {checkpoint!r} has no config.json in {path!r}")
-    with open(config_path, encoding="utf-8") as handle:
-        return json.load(handle)
+    config = read_json(config_path, "model config")
+    if not isinstance(config, dict):
+        raise IncompleteModelError(f"model config {config_path!r} must be a JSON object, got a {type(config).__name__}")
+    return config
 
 
 def check_loading_info(info: Dict[str, Iterable], checkpoint: str) -> None:

@@ -20,10 +20,10 @@ original: SentencePiece splits it into characters, which are then looked up like
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from nlgscore.core.model_files import IncompleteModelError, read_json
 from nlgscore.core.tables import table
 
 # Spellings of a language tag inside a vocabulary file: fairseq Prism's dictionary (and the
@@ -108,13 +108,13 @@ class PrismTokenizer:
         names = table("prism")
         spm_path = _first_file(folder, names["spm_files"], "SentencePiece model")
         vocab_path = _first_file(folder, names["vocab_files"], "vocabulary")
-        with open(vocab_path, encoding="utf-8") as handle:
-            vocab = json.load(handle)
+        vocab = read_json(vocab_path, "Prism vocabulary")
+        if not isinstance(vocab, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
+            raise IncompleteModelError(f"Prism vocabulary {vocab_path!r} must be a JSON object mapping tokens to ids, got a {type(vocab).__name__}")
         config_path = os.path.join(folder, "tokenizer_config.json")
-        tokenizer_config = {}
-        if os.path.isfile(config_path):
-            with open(config_path, encoding="utf-8") as handle:
-                tokenizer_config = json.load(handle)
+        tokenizer_config = read_json(config_path, "tokenizer config") if os.path.isfile(config_path) else {}
+        if not isinstance(tokenizer_config, dict):
+            raise IncompleteModelError(f"tokenizer config {config_path!r} must be a JSON object, got a {type(tokenizer_config).__name__}")
         return cls(spm_path, vocab, language_ids(vocab, tokenizer_config), max_positions)
 
     def lang_id(self, lang: str) -> int:
