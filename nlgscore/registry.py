@@ -39,6 +39,7 @@ class Metric:
     scorer: Union[str, type]
     parse_spec: Optional[SpecParser] = None
     help: str = ""
+    model_option: str = ""  # the constructor argument naming the model, for error messages
 
     def scorer_class(self) -> type:
         if isinstance(self.scorer, str):
@@ -56,13 +57,15 @@ def register(
     parse_spec: Optional[SpecParser] = None,
     *,
     help: str = "",
+    model_option: str = "",
     replace: bool = False,
 ) -> Metric:
     """Add a metric to the table (what ``load``, the CLI and the integrations read).
 
     ``scorer`` is a :class:`~nlgscore.core.base.Scorer` subclass or its import path
     ``"module:Class"``; ``parse_spec(parts, options)`` turns the ``:``-separated parts after the
-    name into constructor options (without one, a spec with parts is an error).
+    name into constructor options (without one, a spec with parts is an error); ``model_option``
+    names the constructor argument that chooses the model, for error messages.
 
     >>> from nlgscore.core.base import Scorer
     >>> entry = register("toy-doc", "nlgscore.core.base:Scorer", help="a doctest row", replace=True)
@@ -78,7 +81,7 @@ def register(
         raise TypeError(f"parse_spec must be callable, got {type(parse_spec).__name__}")
     if name in _TABLE and not replace:
         raise ValueError(f"metric {name!r} is already registered (pass replace=True to replace it)")
-    _TABLE[name] = Metric(name, scorer, parse_spec, help)
+    _TABLE[name] = Metric(name, scorer, parse_spec, help, model_option)
     return _TABLE[name]
 
 
@@ -140,7 +143,14 @@ def load(spec: str, **options: Any) -> Any:
     '4'
     """
     name, merged = spec_options(spec, options)
-    return _TABLE[name].scorer_class()(**merged)
+    entry = _TABLE[name]
+    try:
+        return entry.scorer_class()(**merged)
+    except OSError as err:
+        # name the keyword that chose the model (model_type= or checkpoint=) in offline errors
+        if entry.model_option and hasattr(err, "for_flag"):
+            raise err.for_flag(f"{entry.model_option}=") from err.__cause__
+        raise
 
 
 def _bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
@@ -183,8 +193,9 @@ def _bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]
     return named
 
 
-register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec,
+register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec, model_option="model_type",
          help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]")
-register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, help="Prism: prism:ref|src[:CHECKPOINT]")
-register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec,
+register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, model_option="checkpoint",
+         help="Prism: prism:ref|src[:CHECKPOINT]")
+register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec, model_option="checkpoint",
          help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]")

@@ -231,6 +231,8 @@ def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as err:
+        if hasattr(err, "for_flag") and flags:  # a model not available offline: name the command-line flag
+            fail(str(err.for_flag(next(iter(flags)))))
         if isinstance(err, (ValueError, TypeError, OSError)) and _raised_in_nlgscore(err):
             raise
         given = " ".join(f"{flag} {value}" for flag, value in flags.items() if value is not None) or "the default model"

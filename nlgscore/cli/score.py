@@ -21,11 +21,13 @@ from nlgscore.cli.options import (
 
 
 def register(subparsers) -> None:
+    from nlgscore.registry import metric_names  # the table only: no metric is imported
+
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
         description="Score each candidate line with the metric named by SPEC (see nlgscore.registry: "
         "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
-        "or any metric registered by a plug-in).",
+        f"or any metric registered by a plug-in). Registered now: {', '.join(metric_names())}.",
     )
     parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
     add_input_options(parser)

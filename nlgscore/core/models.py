@@ -23,7 +23,61 @@ _IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*",
 
 
 class ModelNotAvailableError(OSError):
-    """The model is not in the local cache and cannot be downloaded now."""
+    """The model is not in the local cache and cannot be downloaded now.
+
+    ``reason`` is ``"offline"`` (HF_HUB_OFFLINE is on), ``"unreachable"`` (the Hub did not
+    answer), ``"not_found"`` (no such model id or revision), ``"folder"`` (no such folder) or
+    ``"download"``; :meth:`for_flag` rewrites the message for the argument that named the model
+    (``model_type=``, ``checkpoint=``, ``--model``, ``--checkpoint``).
+    """
+
+    def __init__(self, message: str, model: str = "", revision: Optional[str] = None, reason: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.model, self.revision, self.reason, self.detail = model, revision, reason, detail
+
+    def for_flag(self, flag: str) -> "ModelNotAvailableError":
+        """The same error, its message naming ``flag`` (unchanged when the reason is unknown)."""
+        if not self.reason:
+            return self
+        return ModelNotAvailableError(_message(self.model, self.revision, self.reason, flag, self.detail),
+                                      self.model, self.revision, self.reason, self.detail)
+
+
+def _message(model: str, revision: Optional[str], reason: str, flag: Optional[str], detail: str = "") -> str:
+    """One line: what is wrong, then a command that can be pasted whole, then a close alias if any.
+
+    >>> print(_message("minlm", None, "offline", "--model"))
+    model 'minlm' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1); did you mean --model minilm? To download it, run: HF_HUB_OFFLINE=0 hf download minlm (or pass a local folder as --model)
+    """
+    name = flag or "the model argument"
+    guess = _closest(model)
+    named = (f"{flag}{guess}" if flag and flag.endswith("=") else f"{flag} {guess}") if flag else repr(guess)
+    suggestion = f"; did you mean {named}?" if guess else ""
+    download = "hf download " + model + (f" --revision {revision}" if revision else "")
+    if reason == "folder":
+        return f"model folder {model!r} does not exist (given as {name}){suggestion}"
+    if reason == "not_found":
+        return f"there is no model {model!r} (revision {revision or 'main'}) on the Hub (given as {name}){suggestion}{detail}"
+    if reason == "offline":
+        what = "offline mode is on (HF_HUB_OFFLINE=1)"
+        download = "HF_HUB_OFFLINE=0 " + download
+    elif reason == "unreachable":
+        what = "the Hub did not answer"
+    else:
+        what = f"it could not be downloaded{detail}"
+    return (f"model {model!r} is not in the local cache and {what}{suggestion or '.'} To download it, run: {download}"
+            + f" (or pass a local folder as {name})")
+
+
+def _closest(model: str) -> Optional[str]:
+    """The packaged alias or known BERTScore model closest to a misspelt ``model``."""
+    import difflib
+
+    known = [a for a in table("aliases") if not a.startswith("_")] + [m for m in table("bertscore_model2layers") if not m.startswith("_")]
+    if model in known:
+        return None
+    match = difflib.get_close_matches(model, known, n=1, cutoff=0.75)
+    return match[0] if match else None
 
 
 @dataclass(frozen=True)
@@ -35,8 +89,18 @@ class ResolvedModel:
     revision: str  # commit hash, requested revision, or "local"/"package" for files on disk
 
 
-def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None) -> ResolvedModel:
-    """Find the files of ``model``: a local folder, a packaged alias, or a Hub repo id."""
+def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None, flag: Optional[str] = None) -> ResolvedModel:
+    """Find the files of ``model``: a local folder, a packaged alias, or a Hub repo id.
+
+    ``flag`` names the argument that gave ``model`` in error messages (e.g. ``"checkpoint="``).
+    """
+    try:
+        return _resolve(model, revision)
+    except ModelNotAvailableError as err:
+        raise (err.for_flag(flag) if flag else err) from err.__cause__
+
+
+def _resolve(model: Union[str, os.PathLike], revision: Optional[str]) -> ResolvedModel:
     if not isinstance(model, (str, os.PathLike)) or not str(model).strip():
         raise TypeError(f"model must be a Hub id, a folder or an alias, got {model!r}")
     text = str(model)
@@ -46,7 +110,7 @@ def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None) -> R
     if os.path.isdir(text):
         return ResolvedModel(path=str(Path(text).resolve()), name=Path(text).resolve().name, revision="local")
     if os.path.sep in text and text.count("/") > 1 or text.startswith((".", "~")):
-        raise ModelNotAvailableError(f"model folder {text!r} does not exist")
+        raise ModelNotAvailableError(_message(text, revision, "folder", None), text, revision, "folder")
     return _resolve_hub(text, revision)
 
 
@@ -80,26 +144,32 @@ def _resolve_hub(repo_id: str, revision: Optional[str]) -> ResolvedModel:
         RevisionNotFoundError,
     )
 
-    hint = (
-        f"Pre-download it on a machine with network access with `hf download {repo_id}`"
-        + (f" --revision {revision}" if revision else "")
-        + " (then copy the Hugging Face cache, or pass the local folder as the model)."
-    )
+    reachable = False
     try:
         from nlgscore.core.hub import hub_reachable
 
         # A quick probe first: snapshot_download's repo listing has no timeout, so a stalled Hub
         # would hang here; unreachable → cache only (offline mode never touches the network).
-        local_only = not hub_reachable(repo_id, revision=revision)
-        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS, local_files_only=local_only)
+        reachable = hub_reachable(repo_id, revision=revision)
+        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS, local_files_only=not reachable)
     except (RepositoryNotFoundError, RevisionNotFoundError) as err:
-        raise ModelNotAvailableError(f"model {repo_id!r} (revision {revision or 'main'}) was not found on the Hub: {err}") from err
+        raise _unavailable(repo_id, revision, "not_found") from err
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, EntryNotFoundError) as err:
-        raise ModelNotAvailableError(f"model {repo_id!r} is not in the local cache and the Hub cannot be reached. {hint}") from err
+        raise _unavailable(repo_id, revision, "offline" if _offline() else "unreachable" if not reachable else "download") from err
     except (HfHubHTTPError, OSError, ValueError) as err:
-        raise ModelNotAvailableError(f"model {repo_id!r} could not be downloaded ({type(err).__name__}: {err}). {hint}") from err
+        raise _unavailable(repo_id, revision, "download", f" ({type(err).__name__}: {' '.join(str(err).split())})") from err
     commit = Path(path).name  # snapshot folders are named by commit hash
     return ResolvedModel(path=path, name=repo_id, revision=commit)
+
+
+def _unavailable(model: str, revision: Optional[str], reason: str, detail: str = "") -> ModelNotAvailableError:
+    return ModelNotAvailableError(_message(model, revision, reason, None, detail), model, revision, reason, detail)
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
 
 
 def resolve_device(device: Optional[Union[str, int, "torch.device"]] = None) -> "torch.device":  # noqa: F821
