@@ -1,30 +1,45 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use, with the CPU
 # build of torch (an unpinned torch would pull a multi-GB CUDA build).
+# `make test` also checks the product as a user gets it: tests/test_wheel.py builds the wheel,
+# installs it with [embedded,meta] into a fresh venv outside the checkout and runs the quick
+# start, the shipped evaluate modules and the CLI there (`make test-fast` leaves that out).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 TORCH_PIN := torch==2.13.0
 STAMP := $(VENV)/.installed
+DEMO_CANDS := examples/cands.txt
+DEMO_REFS := examples/refs.txt examples/refs2.txt
+PYTEST := HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 export TOKENIZERS_PARALLELISM := false
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test install clean
+.PHONY: demo test test-fast install clean
 
+# The install log is shown only when the install fails (setuptools notes that an editable install
+# of a package_dir layout is one, which is no news to anyone running make).
+INSTALL_LOG := $(VENV)/install.log
 $(STAMP): setup.cfg pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_PIN)"
-	$(BIN)/python -m pip install --quiet -e ".[test]" "$(TORCH_PIN)"
-	touch $(STAMP)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing nlgscore[test] into $(VENV) (log: $(INSTALL_LOG))"
+	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
+	   $(BIN)/python -m pip install --quiet "$(TORCH_PIN)" && \
+	   $(BIN)/python -m pip install --quiet -e ".[test]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+	@touch $(STAMP)
 
 install: $(STAMP)
 
+# Output: the scores of every line, the signature, and which files were scored.
 demo: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c examples/cands.txt -r examples/refs.txt --seg
+	@echo "Scoring $(DEMO_CANDS) against $(DEMO_REFS) (BERTScore, embedded MiniLM):"
+	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
 test: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q tests
+	$(PYTEST) tests
+
+test-fast: $(STAMP)
+	$(PYTEST) -m "not wheel" tests
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
