@@ -32,6 +32,32 @@ def reference_lists(references: Any, chosen: Optional[Any] = None) -> Any:
     return [[entry] if as_lists and isinstance(entry, str) else entry for entry in entries] if as_lists else references
 
 
+def with_reference_lists(inputs: dict, chosen: Optional[Any] = None) -> dict:
+    """The keyword inputs of ``add_batch`` (``references``) or ``add`` (``reference``), normalised by :func:`reference_lists`.
+
+    >>> with_reference_lists({"predictions": ["p", "q"], "references": [["a", "b"], "c"]})["references"]
+    [['a', 'b'], ['c']]
+    """
+    if inputs.get("references") is not None:
+        inputs["references"] = reference_lists(inputs["references"], chosen)
+    if inputs.get("reference") is not None:
+        inputs["reference"] = reference_lists([inputs["reference"]], chosen)[0]
+    return inputs
+
+
+def config_inputs(module: str, config: str, needs: str, predictions: Any, **given: Any) -> dict:
+    """``{needs: given[needs]}`` for ``evaluate``'s compute, after :func:`require_inputs` checked them.
+
+    Called without any input (the data came by ``add``/``add_batch``) it checks nothing.
+
+    >>> config_inputs("prism", "src", "sources", ["p"], references=None, sources=["s"])
+    {'sources': ['s']}
+    """
+    if predictions is not None or any(value is not None for value in given.values()):
+        require_inputs(module, config, {"predictions": predictions, needs: given[needs]}, {k: v for k, v in given.items() if k != needs})
+    return {needs: given[needs]}
+
+
 def _uses_lists(chosen: Optional[Any]) -> bool:
     feature = None if chosen is None else chosen.get("references")
     return feature is not None and type(feature).__name__ in ("Sequence", "List", "LargeList")

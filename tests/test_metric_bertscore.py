@@ -79,6 +79,16 @@ def test_mixed_string_and_list_references_score_as_the_core(metric, minilm_score
     metric.add_batch(predictions=preds[1:], references=refs[1:])
     batched = metric.compute(model_type="minilm", num_layers=4)
     np.testing.assert_allclose(batched["f1"], expected.f1, atol=1e-6)
+    for prediction, reference in zip(preds, refs):  # one example at a time, the same
+        metric.add(prediction=prediction, reference=reference)
+    np.testing.assert_allclose(metric.compute(model_type="minilm", num_layers=4)["f1"], expected.f1, atol=1e-6)
+
+
+def test_shared_input_checks_doctests():
+    from nlgscore import evaluate_modules
+
+    results = doctest.testmod(evaluate_modules, raise_on_error=False)
+    assert results.attempted >= 4 and results.failed == 0
 
 
 def test_missing_input_is_named(metric):

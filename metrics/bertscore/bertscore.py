@@ -5,7 +5,7 @@ import evaluate
 
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.idf import sentences_digest
-from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.evaluate_modules import require_inputs, with_reference_lists
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -65,10 +65,14 @@ class BERTScore(evaluate.Metric):
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )
 
-    def add_batch(self, *, predictions=None, references=None):
+    def add_batch(self, **inputs):
         """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
-        require_inputs("bertscore", "default", {"predictions": predictions, "references": references})
-        super().add_batch(predictions=predictions, references=reference_lists(references, self.selected_feature_format))
+        require_inputs("bertscore", "default", {"predictions": inputs.get("predictions"), "references": inputs.get("references")})
+        super().add_batch(**with_reference_lists(inputs, self.selected_feature_format))
+
+    def add(self, **inputs):
+        """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
+        super().add(**with_reference_lists(inputs, self.selected_feature_format))
 
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
                  idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.evaluate_modules import config_inputs, with_reference_lists
 from nlgscore.seq2seq.prism import PrismScorer
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
@@ -73,18 +73,17 @@ class Prism(evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
         """As ``evaluate``'s compute, after checking that the inputs are the ones this config reads."""
-        given = {"references": references, "sources": sources}
         config = "src" if self.config_name == "src" else "ref"
-        needs = "sources" if config == "src" else "references"
-        if predictions is not None or references is not None or sources is not None:  # else: data came by add_batch
-            require_inputs("prism", config, {"predictions": predictions, needs: given.pop(needs)}, given)
-        return super().compute(predictions=predictions, **({"sources": sources} if config == "src" else {"references": references}), **kwargs)
+        inputs = config_inputs("prism", config, "sources" if config == "src" else "references", predictions, references=references, sources=sources)
+        return super().compute(predictions=predictions, **inputs, **kwargs)
 
-    def add_batch(self, *, predictions=None, **inputs):
+    def add_batch(self, **inputs):
         """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
-        if "references" in inputs:
-            inputs["references"] = reference_lists(inputs["references"], self.selected_feature_format)
-        super().add_batch(predictions=predictions, **inputs)
+        super().add_batch(**with_reference_lists(inputs, self.selected_feature_format))
+
+    def add(self, **inputs):
+        """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
+        super().add(**with_reference_lists(inputs, self.selected_feature_format))
 
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
                  max_tokens=None, device=None, dtype=None, verbose=False):
