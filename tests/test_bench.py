@@ -132,3 +132,14 @@ def test_nlgscore_bench_command_runs_and_shows_no_internal_targets(darr_file, ca
     assert "[bench]" in captured.err  # progress on stderr
     assert main([*argv, "--quiet"]) == 0
     assert "[bench]" not in capsys.readouterr().err
+
+
+def test_script_shares_the_command_and_its_one_line_errors():
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "scripts/bench.py", "--data", "no-such.jsonl", "--sections", "bartscore"],
+                          capture_output=True, text=True, cwd=repo, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("nlgscore bench: error:") and "no-such.jsonl" in done.stderr

@@ -86,6 +86,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line as given, for reports that record it
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     if not getattr(args, "func", None):
         parser.print_help()
@@ -99,6 +100,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`nlgscore ... --seg | head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except USER_ERRORS as err:
         if args.debug:
             raise

@@ -7,10 +7,10 @@ import dataclasses
 import json
 import shlex
 import sys
-from typing import List, Optional, Sequence
+from typing import List
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_debug_options
+from nlgscore.cli.options import add_debug_options, check_device
 
 
 def _ints(text: str) -> List[int]:
@@ -53,11 +53,12 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace, argv: Optional[Sequence[str]] = None) -> int:
+def run(args: argparse.Namespace) -> int:
     # Imported here so that a missing optional part never breaks the other commands.
     from nlgscore.bench import BenchConfig, render_text, run_benchmark, write_markdown
 
-    command = "nlgscore bench " + shlex.join(sys.argv[2:]) if argv is None else shlex.join(argv)
+    check_device(args.device)
+    command = shlex.join(["nlgscore", *getattr(args, "argv", sys.argv[1:])])
     # "command" is also argparse's name for the subcommand: the config's command line is set below.
     names = {f.name for f in dataclasses.fields(BenchConfig)} - {"command"}
     options = {k: v for k, v in vars(args).items() if k in names}

@@ -93,13 +93,13 @@ def check_aligned(first: Tuple[Any, Sequence[str]], others: Sequence[Tuple[Any, 
 
 def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[List[str], List[List[str]]]], Optional[List[str]]]:
     """Candidates, references (a list of lists with several ``-r``) and sources of ``add_input_options``."""
-    given = [args.cands, *(args.refs or []), *([args.srcs] if getattr(args, "srcs", None) else [])]
-    if sum(str(p) == STDIN for p in given) > 1:
+    ref_paths, src_path = getattr(args, "refs", None) or [], getattr(args, "srcs", None)
+    if sum(str(p) == STDIN for p in [args.cands, *ref_paths, src_path]) > 1:
         fail("only one of -c, -r and -s can be '-' (stdin)")
     cands = read_lines(args.cands, "candidate")
-    ref_sets = [read_lines(path, "reference") for path in args.refs or []]
-    srcs = read_lines(args.srcs, "source") if getattr(args, "srcs", None) else None
-    check_aligned((args.cands, cands), [*zip(args.refs or [], ref_sets), (getattr(args, "srcs", None), srcs)])
+    ref_sets = [read_lines(path, "reference") for path in ref_paths]
+    srcs = read_lines(src_path, "source") if src_path else None
+    check_aligned((args.cands, cands), [*zip(ref_paths, ref_sets), (src_path, srcs)])
     refs = [list(group) for group in zip(*ref_sets)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
     return cands, refs, srcs
 
