@@ -155,7 +155,7 @@ def test_ctrl_c_exits_130_without_traceback(files):  # 11 #12
         [sys.executable, "-m", "nlgscore", "bertscore", "--model", "minilm", "-c", "-", "-r", str(files["r"])],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
     )
-    time.sleep(3)
+    time.sleep(5)  # importing and loading the model: the interrupt must be clean at any point
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and b"Traceback" not in err and b"interrupted" in err

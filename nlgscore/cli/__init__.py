@@ -84,7 +84,11 @@ def _quiet_libraries(args: argparse.Namespace) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``nlgscore`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
+    try:
+        parser = build_parser(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules load
+        print("nlgscore: interrupted", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     args.argv = argv  # the command line as given, for reports that record it
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
