@@ -2,6 +2,10 @@
 
 >>> require("math", "meta").sqrt(4.0)
 2.0
+>>> require("no_such_module_here", "plot", "drawing pictures")
+Traceback (most recent call last):
+...
+nlgscore.core.extras.MissingExtraError: drawing pictures needs the package 'no_such_module_here': pip install 'nlgscore[plot]'
 """
 
 from __future__ import annotations
