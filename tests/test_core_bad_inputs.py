@@ -169,7 +169,7 @@ def test_prism_temperature_out_of_range(temperature):
 def test_non_finite_scores_are_never_returned(prism):
     prism.temperature = 1e-40  # bypassing the constructor's check: the template still refuses NaN
     try:
-        with pytest.raises(FloatingPointError, match="not finite"):
+        with pytest.raises(ValueError, match="not finite for predictions"):
             prism.compute(P, references=R)
     finally:
         prism.temperature = 1.0

@@ -1,8 +1,10 @@
 """The machinery every metric shares and no metric owns.
 
-``base.py`` (the Scorer template), ``result.py``, ``signature.py``, ``inputs.py`` (argument
-checks), ``batching.py`` (token-budget plans, OOM back-off), ``models.py`` (resolving and loading
-checkpoints), ``hub.py``, ``distributed.py`` (accelerate sharding), ``tables.py`` (constants as
+``base.py`` (the Scorer template: checks, reference flattening and aggregation, dedup, sharding),
+``result.py`` (the one Result shape), ``signature.py``, ``inputs.py`` (argument checks),
+``batching.py`` (token-budget plans, OOM back-off, the device-and-budget policy), ``cache.py``
+(text caches and content keys), ``models.py`` (resolving checkpoints), ``model_files.py``
+(checking a model folder's files), ``hub.py``, ``distributed.py`` (accelerate sharding), ``tables.py`` (constants as
 data), ``gemm.py`` (CPU linear kernels), ``extras.py`` (optional dependencies). Nothing here
 imports a metric, an adapter or the CLI.
 """

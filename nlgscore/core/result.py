@@ -130,14 +130,18 @@ class Result:
         return f"{type(self).__name__}(items={len(self)}, score={self.score:.6g}, signature={str(self.signature)!r})"
 
 
+class NonFiniteScoreError(ValueError, FloatingPointError):
+    """A scorer produced NaN or infinity for non-empty input (it raises instead of returning it)."""
+
+
 def check_finite(result: Result, metric: str) -> Result:
     """Raise instead of returning a non-finite score for non-empty input (never a silent NaN)."""
     for name, column in result._values.items():
         bad = ~np.isfinite(column)
         if bad.any():
             items = sorted(set(np.nonzero(bad)[-1].tolist()))[:10]
-            raise FloatingPointError(
-                f"{metric}: column {name!r} is not finite for item(s) {items}; "
+            raise NonFiniteScoreError(
+                f"{metric}: column {name!r} is not finite for predictions {items}; "
                 "the settings (e.g. an extreme temperature) or the inputs make the score undefined"
             )
     return result
