@@ -90,14 +90,48 @@ def unregister(name: str) -> None:
     _TABLE.pop(name, None)
 
 
+PLUGIN_GROUP = "nlgscore.metrics"
+_plugins_read = False
+
+
+def _read_plugins() -> None:
+    """Rows declared by installed packages, once: an entry point ``NAME = "module:ScorerClass"``
+    in the ``nlgscore.metrics`` group (the class may define ``parse_spec(parts, options)``).
+    Nothing is imported until the metric is loaded."""
+    global _plugins_read
+    if _plugins_read:
+        return
+    _plugins_read = True
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=PLUGIN_GROUP):
+        if point.name not in _TABLE:
+            register(point.name, point.value, _class_spec_parser(point.name), help=f"plug-in ({point.value})")
+
+
+def _class_spec_parser(name: str) -> SpecParser:
+    def parse(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+        own = getattr(_TABLE[name].scorer_class(), "parse_spec", None)
+        if own is None:
+            if parts:
+                raise ValueError(f"metric {name!r} takes no spec parts")
+            return {}
+        return own(parts, options)
+
+    return parse
+
+
 def metric_names() -> List[str]:
-    """The registered metric names, in registration order."""
+    """The registered metric names, in registration order (installed plug-ins included)."""
+    _read_plugins()
     return list(_TABLE)
 
 
 def metric(name: str) -> Metric:
     """The table row of ``name``; an unknown name is a ValueError listing the known ones."""
     key = name.strip().lower() if isinstance(name, str) else name
+    if key not in _TABLE:
+        _read_plugins()
     if key not in _TABLE:
         raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(_TABLE)}")
     return _TABLE[key]

@@ -143,3 +143,34 @@ def test_importing_the_registry_imports_no_metric():
     code = ("import sys, nlgscore.registry as r; r.metric_names(); "
             "assert not any(m in sys.modules for m in ('torch', 'transformers', 'nlgscore.bertscore.scorer')), sorted(sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_installed_plug_in_is_found_through_its_entry_point(tmp_path, monkeypatch):
+    # A real (if minimal) installed distribution: a module and a dist-info with entry_points.txt.
+    (tmp_path / "nlgscore_toy_plugin.py").write_text(
+        "import numpy as np\n"
+        "from nlgscore.core.base import Scorer\n"
+        "from nlgscore.core.result import Result\n"
+        "class Length(Scorer):\n"
+        "    name = 'toylen'\n"
+        "    def _score_pairs(self, pairs, state):\n"
+        "        return {'ratio': np.array([len(p) / max(len(r), 1) for p, r in pairs])}\n"
+        "    def _finish(self, call, columns):\n"
+        "        return Result(self.make_signature(call), columns, 'ratio')\n"
+        "    def _signature_fields(self, call):\n"
+        "        return {}\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "nlgscore_toy_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nlgscore-toy-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[nlgscore.metrics]\ntoylen = nlgscore_toy_plugin:Length\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_plugins_read", False)
+    try:
+        assert nlgscore.load("toylen").compute(["abcd"], references=["ab"]).scores == [2.0]
+        assert "toylen" in registry.metric_names() and "nlgscore_toy_plugin" in sys.modules
+        with pytest.raises(ValueError, match="takes no spec parts"):
+            nlgscore.load("toylen:x")
+    finally:
+        registry.unregister("toylen")
