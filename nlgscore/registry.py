@@ -122,13 +122,21 @@ def _class_spec_parser(name: str) -> SpecParser:
 
 
 def metric_names() -> List[str]:
-    """The registered metric names, in registration order (installed plug-ins included)."""
+    """The registered metric names, in registration order (installed plug-ins included).
+
+    >>> metric_names()[:3]
+    ['bertscore', 'prism', 'bartscore']
+    """
     _read_plugins()
     return list(_TABLE)
 
 
 def metric(name: str) -> Metric:
-    """The table row of ``name``; an unknown name is a ValueError listing the known ones."""
+    """The table row of ``name``; an unknown name is a ValueError listing the known ones.
+
+    >>> metric("prism").model_option
+    'checkpoint'
+    """
     key = name.strip().lower() if isinstance(name, str) else name
     if key not in _TABLE:
         _read_plugins()

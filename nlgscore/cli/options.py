@@ -105,7 +105,11 @@ def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[Lis
 
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+    """argparse type: an integer >= 1.
+
+    >>> positive_int("3")
+    3
+    """
     try:
         value = int(text)
     except ValueError:
@@ -175,12 +179,20 @@ def add_runtime_options(
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:
-    """Whether to draw progress bars: on unless ``--no-progress`` or ``--quiet``."""
+    """Whether to draw progress bars: on unless ``--no-progress`` or ``--quiet``.
+
+    >>> progress_enabled(argparse.Namespace(progress=True, quiet=True))
+    False
+    """
     return bool(getattr(args, "progress", True)) and not getattr(args, "quiet", False)
 
 
 def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:
-    """Refuse a CUDA/MPS device this machine does not have, before any model loads."""
+    """Refuse a CUDA/MPS device this machine does not have, before any model loads.
+
+    >>> check_device("cpu")
+    'cpu'
+    """
     if device is None:
         return None
     kind = str(device).split(":")[0]

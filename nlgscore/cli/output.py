@@ -1,4 +1,13 @@
-"""How the scoring commands print a result: ``--json``, ``--seg`` lines, then the system line."""
+"""How the scoring commands print a result: ``--json``, ``--seg`` lines, then the system line.
+
+>>> from nlgscore.core.result import Result
+>>> from nlgscore.core.signature import Signature
+>>> result = Result(Signature("toy", _versions=False), {"s": [1.0, 0.5], "t": [0.0, 1.0]}, "s")
+>>> print_result(result, argparse.Namespace(seg=True, json=False), {"s": "S", "t": "T"})  # doctest: +NORMALIZE_WHITESPACE
+1.000000 0.000000
+0.500000 1.000000
+nlgscore:toy S: 0.750000 T: 0.500000
+"""
 
 from __future__ import annotations
 
