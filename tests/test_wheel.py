@@ -102,6 +102,14 @@ def test_build_is_quiet_and_carries_package_data_baselines_and_modules(dist):
     assert any(n.endswith("/metrics/bertscore/bertscore.py") for n in sdist) and any(n.endswith("/baselines/en/roberta-large.tsv") for n in sdist)
 
 
+def test_wheel_built_from_the_sdist_is_the_same(dist, tmp_path):
+    """A user (or a distribution) building from the sdist gets the same files as the wheel."""
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, dist["sdist"], cwd=tmp_path)
+    rebuilt, = tmp_path.glob("nlgscore-*.whl")
+    files = lambda wheel: {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}  # noqa: E731
+    assert files(rebuilt) == files(dist["wheel"])
+
+
 def test_quickstart_runs_outside_the_checkout(venv):
     done = in_venv(venv, venv["python"], ROOT / "examples" / "quickstart.py")
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
