@@ -92,3 +92,14 @@ def test_plot_correlations_from_meta_json(tmp_path):
 def test_matplotlib_is_imported_lazily():
     code = "import sys, nlgscore.bertscore.plot, nlgscore.meta.plot, nlgscore.cli.show; assert 'matplotlib' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_cli_show_reads_files_like_every_command(tmp_path, capsys):
+    cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
+    cands.write_text(f"first\n{CAND}\n", encoding="utf-8")
+    refs.write_text(f"first\n{REF}\n", encoding="utf-8")
+    out = tmp_path / "pair.png"
+    assert main(["show", "-c", str(cands), "-r", str(refs), "--line", "2", "--model", "minilm", "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == PNG and capsys.readouterr().out.strip() == f"wrote {out}"
+    assert main(["show", "-c", CAND, "--ref", REF, "--model", "minilm", "-o", str(out)]) == 2
+    assert "use --cand TEXT" in capsys.readouterr().err
