@@ -164,3 +164,14 @@ def test_cli_outside_the_checkout(venv):
     assert "model:all-MiniLM-L6-v2" in done.stdout and "F1:" in done.stdout
     bench = in_venv(venv, venv["bin"] / "nlgscore", "bench", "--help", timeout=60)
     assert bench.stdout.startswith("usage: nlgscore bench")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_prints_the_scores_the_signature_and_the_files():
+    done = run("make", "-s", "--no-print-directory", "demo", cwd=ROOT, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if not line.startswith("Installing nlgscore")]
+    assert lines[0].startswith("Scoring examples/cands.txt against examples/refs.txt")
+    assert len(lines) == 2 + len((ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines())
+    assert all(len([float(v) for v in line.split("\t")]) == 3 for line in lines[1:-1])
+    assert lines[-1].startswith("nlgscore:bertscore|") and " F1: " in lines[-1]
+    assert done.stderr == ""  # no progress bars, no setuptools warnings
