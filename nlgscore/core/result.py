@@ -103,8 +103,10 @@ class Result:
         return SystemScores(out, self.primary)
 
     def to_dict(self) -> Dict[str, Any]:
-        """Columns, ``system``, ``score`` and the signature string (JSON-ready)."""
+        """Columns, ``scores`` (the primary column, under one key for every metric), ``system``,
+        ``score`` and the signature string (JSON-ready)."""
         out: Dict[str, Any] = dict(self.columns())
+        out.setdefault("scores", self.scores)
         out["system"] = dict(self.system)
         out["score"] = self.score
         out["signature"] = str(self.signature)

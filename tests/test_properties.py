@@ -1,0 +1,206 @@
+"""Property-based tests (hypothesis) over the public entry points of all three metrics.
+
+Properties, for arbitrary Unicode text (surrogates, controls, right-to-left, combining marks,
+emoji, special-token spellings, long strings) and arbitrary reference nesting:
+
+* every input item gets exactly one finite score, or the call raises TypeError/ValueError whose
+  message names the argument;
+* permuting the inputs permutes the scores;
+* duplicating a pair duplicates its score;
+* the evaluate module, the CLI (``--seg --json``) and the Python API give the same numbers.
+
+Run time is bounded: tiny checkpoints, short texts, a fixed ``max_examples`` per property, no
+deadline (model calls on a shared 2-core machine have uneven latency).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import nlgscore  # noqa: E402
+
+GOLDEN = Path(__file__).parent / "golden"
+TOLERANCE = 1e-5
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Text that has broken tokenizers or scorers somewhere in this field.
+TRICKY = [
+    "\ud800",  # lone surrogate: not encodable as UTF-8
+    "\udfff tail",
+    "\x00\x07\x1b[31m",  # controls
+    "\u202eright-to-left override",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "e\u0301\u0301\u0301",  # stacked combining marks
+    "👍🏽👨‍👩‍👧",
+    "<pad> <s> </s> <mask> <unk>",
+    "[CLS] [SEP] [PAD] [MASK]",
+    "<en> __en__ <de>",
+    "",
+    "   ",
+    "word " * 400,  # longer than the tiny models' positions
+]
+# Surrogates are excluded by hypothesis' default alphabet; TRICKY brings them in.
+TEXT = st.one_of(st.sampled_from(TRICKY), st.text(min_size=0, max_size=40))
+PLAIN = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+
+
+def _scorers():
+    return {
+        "bertscore": lambda: nlgscore.load("bertscore:minilm:L4"),
+        "prism:ref": lambda: nlgscore.load(f"prism:ref:{GOLDEN / 'tiny-prism'}"),
+        "prism:src": lambda: nlgscore.load(f"prism:src:{GOLDEN / 'tiny-prism'}"),
+        "bartscore": lambda: nlgscore.load("bartscore", checkpoint=str(GOLDEN / "tiny-bart")),
+    }
+
+
+_LOADED: dict = {}
+
+
+def scorer(name: str):
+    if name not in _LOADED:
+        _LOADED[name] = _scorers()[name]()
+    return _LOADED[name]
+
+
+def _inputs(name: str, predictions, others):
+    return {"sources": others} if name == "prism:src" else {"references": others}
+
+
+def _compute(name: str, predictions, others):
+    return scorer(name).compute(predictions, **_inputs(name, predictions, others))
+
+
+def _named(error: Exception, names) -> bool:
+    return any(n in str(error) for n in names)
+
+
+METRICS = ["bertscore", "prism:ref", "prism:src", "bartscore"]
+
+
+@pytest.mark.parametrize("name", METRICS)
+@SETTINGS
+@given(data=st.data())
+def test_one_finite_score_per_item_or_a_named_error(name, data):
+    n = data.draw(st.integers(1, 4))
+    predictions = data.draw(st.lists(TEXT, min_size=n, max_size=n))
+    if name == "prism:src":
+        others = data.draw(st.lists(TEXT, min_size=n, max_size=n))
+    else:  # a str or a (non-empty) list of str per item: arbitrary nesting
+        others = data.draw(st.lists(st.one_of(TEXT, st.lists(TEXT, min_size=1, max_size=3)), min_size=n, max_size=n))
+    try:
+        result = _compute(name, predictions, others)
+    except (TypeError, ValueError) as error:
+        assert _named(error, ("predictions", "references", "sources")), f"error names no argument: {error}"
+        return
+    assert len(result.scores) == n
+    assert all(isinstance(s, float) and math.isfinite(s) for s in result.scores), result.scores
+    assert result.score == pytest.approx(sum(result.scores) / n, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", METRICS)
+@SETTINGS
+@given(data=st.data())
+def test_permuting_inputs_permutes_scores(name, data):
+    n = data.draw(st.integers(2, 5))
+    predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    others = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    order = data.draw(st.permutations(range(n)))
+    base = _compute(name, predictions, others).scores
+    permuted = _compute(name, [predictions[i] for i in order], [others[i] for i in order]).scores
+    assert permuted == pytest.approx([base[i] for i in order], abs=TOLERANCE)
+
+
+@pytest.mark.parametrize("name", METRICS)
+@SETTINGS
+@given(data=st.data())
+def test_duplicating_a_pair_duplicates_its_score(name, data):
+    n = data.draw(st.integers(1, 4))
+    predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    others = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    k = data.draw(st.integers(0, n - 1))
+    times = data.draw(st.integers(1, 3))
+    base = _compute(name, predictions, others).scores
+    more = _compute(name, predictions + [predictions[k]] * times, others + [others[k]] * times).scores
+    assert len(more) == n + times
+    assert more[:n] == pytest.approx(base, abs=TOLERANCE)
+    assert more[n:] == pytest.approx([base[k]] * times, abs=TOLERANCE)
+
+
+@pytest.mark.parametrize("name", ["bertscore", "bartscore"])
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_ragged_references_score_as_their_best_or_mean(name, data):
+    """Several references per item aggregate the single-reference scores (max for BERTScore F1,
+    mean for BARTScore by default): the multi-reference path is not a different computation."""
+    n = data.draw(st.integers(1, 3))
+    predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    refs = data.draw(st.lists(st.lists(PLAIN, min_size=1, max_size=3), min_size=n, max_size=n))
+    got = _compute(name, predictions, refs).scores
+    for i, item_refs in enumerate(refs):
+        singles = _compute(name, [predictions[i]] * len(item_refs), item_refs).scores
+        want = max(singles) if name == "bertscore" else sum(singles) / len(singles)
+        assert got[i] == pytest.approx(want, abs=TOLERANCE)
+
+
+# One line of a text file: no line breaks, no surrogates (files are UTF-8).
+LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=25)
+# metric -> (evaluate module, config, load-time options, output key, CLI argv prefix);
+# the Hub's bertscore module takes its model at compute time, so ours does too (COMPUTE_OPTIONS)
+ENTRY_POINTS = {
+    "bertscore": ("bertscore", None, {}, "f1", ["bertscore", "--model", "minilm", "-l", "4"]),
+    "prism:ref": ("prism", "ref", {"checkpoint": str(GOLDEN / "tiny-prism")}, "scores", ["prism", "--checkpoint", str(GOLDEN / "tiny-prism")]),
+    "prism:src": ("prism", "src", {"checkpoint": str(GOLDEN / "tiny-prism")}, "scores", ["prism", "--checkpoint", str(GOLDEN / "tiny-prism")]),
+    "bartscore": ("bartscore", "bart-large-cnn", {"checkpoint": str(GOLDEN / "tiny-bart")}, "scores", ["bartscore", "--checkpoint", str(GOLDEN / "tiny-bart")]),
+}
+COMPUTE_OPTIONS = {"bertscore": {"model_type": "minilm", "num_layers": 4}}
+_MODULES: dict = {}
+
+
+def _module(name: str):
+    import evaluate
+
+    if name not in _MODULES:
+        module, config, options, _, _ = ENTRY_POINTS[name]
+        _MODULES[name] = evaluate.load(nlgscore.evaluate_module(module), config, **options)
+    return _MODULES[name]
+
+
+def _cli(name: str, predictions, others, tmp: Path):
+    from nlgscore.cli import main
+
+    cands, second = tmp / "cands.txt", tmp / "second.txt"
+    cands.write_text("\n".join(predictions) + "\n", encoding="utf-8")
+    second.write_text("\n".join(others) + "\n", encoding="utf-8")
+    flag = "-s" if name == "prism:src" else "-r"
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = main(ENTRY_POINTS[name][4] + ["-c", str(cands), flag, str(second), "--seg", "--json", "--no-progress", "--quiet"])
+    assert status == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("name", METRICS)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_evaluate_module_cli_and_api_agree(name, data, tmp_path):
+    n = data.draw(st.integers(1, 3))
+    predictions = data.draw(st.lists(LINE, min_size=n, max_size=n))
+    others = data.draw(st.lists(LINE, min_size=n, max_size=n))
+    api = _compute(name, predictions, others)
+    key = ENTRY_POINTS[name][3]
+    inputs = _inputs(name, predictions, others)
+    module = _module(name).compute(predictions=predictions, **inputs, **COMPUTE_OPTIONS.get(name, {}))
+    assert module[key] == pytest.approx(api.scores, abs=TOLERANCE)
+    printed = _cli(name, predictions, others, tmp_path)
+    assert printed[key] == pytest.approx(api.scores, abs=TOLERANCE)
