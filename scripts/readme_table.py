@@ -24,7 +24,7 @@ import numpy as np
 
 from nlgscore.meta import calibrate, loaders
 from nlgscore.meta.alignment import check_alignment
-from nlgscore.meta.resample import DEFAULT_SEED, Interval, bootstrap_ci
+from nlgscore.meta.resample import DEFAULT_SEED, Interval, bootstrap_ci, paired_bootstrap
 from nlgscore.meta.scoring import segment_scores, system_scores
 from nlgscore.meta.wmt import darr_outcomes, pearson, tau_from_outcomes
 from nlgscore.meta.wmt21 import load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
@@ -87,8 +87,13 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Cells, Dict[str, np
             "seg_tau": _interval(_tau, (items.outcomes,), args, name),
             "sys_pearson": Interval(pearson(items.sys_human, items.sys_metric), np.nan, np.nan),
         }
-    best, _ = calibrate.calibrate_wmt21(judgments, layers)
-    info = {"systems": len(judgments.systems), "judged": int(judgments.judged.sum()), "pairs": len(judgments.pairs),
+    best, correlations = calibrate.calibrate_wmt21(judgments, layers)
+    runner = int(np.argsort(-correlations)[1])
+    judged, f = judgments.judged, calibrate.COLUMNS.index("F")
+    test = paired_bootstrap(pearson, (judgments.z[judged], layers[f, best][judged]),
+                            (judgments.z[judged], layers[f, runner][judged]), args.bootstrap or 1000, args.seed)
+    info = {"runner_up": (runner, float(correlations[runner]), test.p_value), "r": correlations.tolist(),
+            "systems": len(judgments.systems), "judged": int(judgments.judged.sum()), "pairs": len(judgments.pairs),
             "best": best, "ties": ties, "alignment": check_alignment(outputs, judgments.z).describe()}
     return cells, ties, info
 
@@ -187,7 +192,9 @@ def main(argv=None) -> int:
         print(f"wrote {scorer.model_type!r}: {best} to {TABLE} (was {current})")
     default = best if args.write_layer else current
     n_layers = sum(1 for name in table if name.startswith("F") and name[1:].isdigit())
-    r = {layer: table[f"F{layer}"]["seg_pearson"].value for layer in range(n_layers)}
+    r = dict(enumerate(info["r"]))
+    runner, r_runner, p_runner = info["runner_up"]
+    tests = " and ".join(f"{lp} τ {table[f'F{best}'][lp].value:.3f} vs {table[f'F{runner}'][lp].value:.3f}" for lp in DARR_LPS)
     notes[:0] = [
         f"- WMT21 de-en (validation): corrected DA (SID = line of the text files); {info['systems']} MT systems "
         f"(HUMAN excluded), reference A; {info['judged']} judged segments; {info['pairs']} daRR pairs (raw DA "
@@ -195,8 +202,10 @@ def main(argv=None) -> int:
         "byte-identical outputs are a tie for every metric). System r: corpus chrF/BLEU, mean of segments otherwise.",
         f"- {info['alignment']}.",
         f"- Layer choice: the layer with the highest F segment Pearson with DA z on WMT21 de-en, the BERTScore "
-        f"paper's criterion: layer {best} (r = {r[best]:.3f}; per layer "
-        + ", ".join(f"{k}: {v:.3f}" for k, v in r.items()) + f"). Default in the package: layer {default}.",
+        f"paper's criterion: layer {best} (r = {r[best]:.4f}; per layer "
+        + ", ".join(f"{k}: {v:.4f}" for k, v in r.items()) + f"). The runner-up, layer {runner} (r = {r_runner:.4f}), "
+        f"is {'not ' if p_runner >= 0.05 else ''}significantly worse (paired bootstrap over segments, p = {p_runner:.3f}); "
+        f"on the test sets layer {best} vs {runner}: {tests}. Default in the package: layer {default}.",
     ]
     ci = args.bootstrap > 0
     notes.append(f"- 95% CIs: percentile bootstrap over items ({args.bootstrap} resamples, seed {args.seed}) for the "
