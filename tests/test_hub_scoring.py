@@ -31,7 +31,7 @@ def test_model_revision_and_baseline_sources_through_the_hub(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["model_signature"]["model"] == "org/tiny-bart"
-    assert out["model_signature"]["rev"] == model["sha"]  # the commit, not "main"
+    assert out["model_signature"]["revision"] == model["sha"]  # the commit, not "main"
     assert 0.0 < out["model_f1"] <= 1.0
     assert out["hub_source"] == out["hub_signature_rescale"] == f"hub:org/baselines@{with_file['sha']}"
     assert out["hub_baseline"] == [0.5, 0.25, 0.125]  # layer 4 of the Hub copy, not the shipped one
