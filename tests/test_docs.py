@@ -1,0 +1,37 @@
+"""The worked examples in the docs run as written (CONTRIBUTING.md's "Add a metric")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _python_blocks(path: Path):
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_contributing_add_a_metric_example_runs_and_plugs_into_the_table(capsys):
+    from nlgscore import registry
+    from nlgscore.integrations.datasets import map_function
+
+    blocks = _python_blocks(REPO / "CONTRIBUTING.md")
+    assert blocks, "CONTRIBUTING.md lost its worked example"
+    namespace: dict = {}
+    try:
+        exec(compile(blocks[0], "CONTRIBUTING.md", "exec"), namespace)  # noqa: S102 - our own doc
+        assert "centroid" in registry.metric_names()
+        scorer = registry.load("centroid")
+        result = scorer.compute(["The cat sat.", "The cat sat."], ["A cat was sitting.", "Stocks fell sharply."])
+        assert result.scores[0] > result.scores[1]  # a paraphrase is closer than an unrelated text
+        # de-duplication and input order: the same pair twice gets the same score
+        again = scorer.compute(["Stocks fell sharply.", "The cat sat."], ["Stocks fell sharply.", "A cat was sitting."])
+        assert np.isclose(again.scores[0], 1.0, atol=1e-5) and np.isclose(again.scores[1], result.scores[0], atol=1e-6)
+        columns = map_function(scorer)({"prediction": ["The cat sat."], "reference": ["A cat was sitting."]})
+        assert np.isclose(columns["centroid_cosine"][0], result.scores[0], atol=1e-6)
+    finally:
+        registry.unregister("centroid")
+    assert "nlgscore:centroid" in capsys.readouterr().out
