@@ -45,9 +45,13 @@ def space_files(name: str, root: Path = ROOT) -> Dict[str, Path]:
 
 
 def build_wheel(folder: Path) -> Path:
-    """Build the nlgscore wheel from this checkout into ``folder`` (no dependencies, no isolation)."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(folder), str(ROOT)],
-                   check=True, stdout=subprocess.DEVNULL)
+    """Build the nlgscore wheel from this checkout into ``folder`` with ``build`` (the test extra).
+
+    ``python -m build`` makes the sdist and builds the wheel from it, so files left in the
+    checkout's build/ folder by an earlier build cannot slip into the uploaded wheel.
+    """
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(folder), str(ROOT)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     return next(Path(folder).glob("nlgscore-*.whl"))
 
 
