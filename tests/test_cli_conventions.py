@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,16 @@ def test_no_progress_hides_the_loading_bars(capsys, tmp_path):
     path.write_text("a cat\n", encoding="utf-8")
     assert main(["bartscore", "--checkpoint", str(TINY_BART), "-c", str(path), "-r", str(path), "--no-progress"]) == 0
     assert "Loading weights" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, bars", [([], True), (["--no-progress"], False), (["--quiet"], False)])
+def test_loading_bars_in_a_fresh_process_follow_the_flags(tmp_path, flags, bars):
+    path = tmp_path / "c.txt"
+    path.write_text("a cat\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "nlgscore", "bartscore", "--checkpoint", str(TINY_BART), "-c", str(path), "-r", str(path), *flags],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={k: v for k, v in os.environ.items() if k not in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert ("Loading weights" in done.stderr) is bars

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import logging
 import os
 import sys
@@ -66,19 +65,26 @@ def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParse
     return parser
 
 
+_LIBRARY_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")
+
+
 def _quiet_libraries(args: argparse.Namespace) -> None:
     """Progress bars and warnings of the libraries follow --no-progress / --quiet."""
     if getattr(args, "quiet", False):
         warnings.simplefilter("ignore")
         logging.getLogger().setLevel(logging.ERROR)
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        if "transformers.utils.logging" in sys.modules:
+            sys.modules["transformers.utils.logging"].set_verbosity_error()
     if not progress_enabled(args):
+        # transformers' "Loading weights" bars read this when huggingface_hub/transformers are
+        # imported; modules already imported (a second in-process call) are told directly, so
+        # --no-progress never costs an import.
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-        # transformers' "Loading weights" bars; set only when transformers is already installed
-        if importlib.util.find_spec("transformers") is not None:
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
+        if "huggingface_hub.utils" in sys.modules:
+            sys.modules["huggingface_hub.utils"].disable_progress_bars()
+        if "transformers.utils.logging" in sys.modules:
+            sys.modules["transformers.utils.logging"].disable_progress_bar()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -96,6 +102,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     prog = f"nlgscore {args.command}"
+    environment = {name: os.environ.get(name) for name in _LIBRARY_SWITCHES}
     try:
         _quiet_libraries(args)
         return int(args.func(args) or 0)
@@ -119,6 +126,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{prog}: internal error: {type(err).__name__}: {one_line(err)} (run again with --debug for the traceback)",
               file=sys.stderr)
         return 1
+    finally:  # main() called in-process (tests, notebooks) leaves the environment as it found it
+        for name, value in environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def one_line(err: BaseException) -> str:
