@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 
 import nlgscore
+from hubserver import HubServer
 from nlgscore.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).parent))
-from hubserver import HubServer  # noqa: E402
-
 CANDS = str(REPO / "examples" / "cands.txt")
 REFS = str(REPO / "examples" / "refs.txt")
 
