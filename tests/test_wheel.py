@@ -71,7 +71,7 @@ def venv(dist, tmp_path_factory):
     else:
         run(sys.executable, "-m", "venv", target)
         run(target / "bin" / "python", "-m", "pip", "install", "-q", *wanted)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "HF_", "NLGSCORE"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "HF_", "NLGSCORE", "XDG_"))}
     env.update(PATH=f"{target / 'bin'}{os.pathsep}{env.get('PATH', '')}", HF_HOME=str(home / "hf"), HF_HUB_OFFLINE="1",
                HF_EVALUATE_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", HOME=str(home))
     work = home / "work"  # the user's folder: not the checkout
@@ -133,6 +133,8 @@ bartscore = evaluate.load(nlgscore.evaluate_module("bartscore"), "bart-large-cnn
 out["bartscore"] = bartscore.compute(predictions=preds, references=refs, device="cpu")
 for name in ("bertscore", "prism", "bartscore"):
     out["modules"][name] = nlgscore.evaluate_module(name)
+from nlgscore.meta.loaders import default_data_dir
+out["data_dir"] = str(default_data_dir())
 from nlgscore.core.extras import pyplot
 try:
     pyplot()
@@ -153,6 +155,8 @@ def test_evaluate_modules_shipped_in_the_installed_package(venv):
     assert "|rescale:no|" not in out["bertscore"]["hashcode"]
     assert len(out["prism"]["scores"]) == 2 and all(s < 0 for s in out["prism"]["scores"])
     assert len(out["bartscore"]["scores"]) == 2 and all(s < 0 for s in out["bartscore"]["scores"])
+    # The data folder of an installed package is per-user, never inside site-packages.
+    assert out["data_dir"].startswith(venv["env"]["HOME"]) and not out["data_dir"].startswith(site)
     # plot is the one extra not installed: one line naming it.
     assert "nlgscore[plot]" in out["missing_extra"] and "\n" not in out["missing_extra"]
 
