@@ -10,7 +10,7 @@ checks, paired significance lines). ``nlgscore meta`` only parses arguments and 
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> pair = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",
 ...         "better": {"system": "A", "text": "the cat sat"}, "worse": {"system": "B", "text": "a dog"}}
->>> _ = (folder / "wmt-xx-en.jsonl").write_text(json.dumps(pair) + "\n")
+>>> _ = (folder / "wmt-xx-en.jsonl").write_text(json.dumps(pair) + "\\n")
 >>> table = wmt19(folder, metrics=["chrf"], bootstrap=0)
 >>> [(r.dataset, r.measure, r.value) for r in table.rows]
 [('xx-en', 'tau', 1.0), ('xx-en', 'metric-ties', 0.0)]
