@@ -42,8 +42,8 @@ def _default_data_dir() -> Tuple[Path, str]:
         return Path(env).expanduser(), "$NLGSCORE_DATA"
     xdg = os.environ.get("XDG_DATA_HOME")
     if xdg:
-        return Path(xdg).expanduser() / "nlgscore", "$XDG_DATA_HOME/nlgscore (NLGSCORE_DATA is not set)"
-    return Path.home() / ".cache" / "nlgscore" / "data", "the per-user default (NLGSCORE_DATA is not set)"
+        return Path(xdg).expanduser() / "nlgscore", "$XDG_DATA_HOME/nlgscore; NLGSCORE_DATA is not set"
+    return Path.home() / ".cache" / "nlgscore" / "data", "the per-user default; NLGSCORE_DATA is not set"
 
 
 def data_file(name: str, data_dir: Optional[PathLike] = None) -> Path:
