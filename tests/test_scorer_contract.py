@@ -47,6 +47,7 @@ def _check_contract(result: Result, n: int) -> None:
     assert columns[result.primary] == result.scores and all(len(v) == n for v in columns.values())
     as_dict = result.to_dict()
     assert as_dict["score"] == result.score and as_dict["signature"] == str(result.signature)
+    assert as_dict["scores"] == result.scores  # the same key for every metric
     json.dumps(as_dict)
     frame = result.to_pandas()
     assert list(frame.columns) == list(columns) and len(frame) == n
