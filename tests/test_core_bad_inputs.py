@@ -56,6 +56,7 @@ def test_lone_surrogates_name_the_argument_and_index(minilm_scorer, prism, bart)
         (lambda: bart.compute(P, bad), r"references\[1\]"),
         (lambda: bart.compute(P, R, prompt=["Such as", "\ud800"]), r"prompt\[1\]"),
         (lambda: minilm_scorer.compute_idf(bad), r"idf_sents\[1\]"),
+        (lambda: minilm_scorer.similarity("a \ud800", "b"), "cand"),  # the heat map of show -c
     ):
         with pytest.raises(ValueError, match=where + ".*surrogate"):
             call()

@@ -31,7 +31,7 @@ from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.core.base import Call, Scorer
 from nlgscore.core.batching import check_positive, unique
 from nlgscore.core.cache import TextCache
-from nlgscore.core.inputs import check_texts
+from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.models import dtype_name
 from nlgscore.core.tables import table
 
@@ -266,7 +266,7 @@ class BERTScorer(Scorer):
         """
         import torch
 
-        cand, ref = check_texts("cand", [cand])[0], check_texts("ref", [ref])[0]
+        cand, ref = check_text("cand", cand), check_text("ref", ref)
         (hyp_ids, ref_ids), _ = self.encoder.tokenize([cand, ref])
         with torch.inference_mode():
             emb = [self.encoder.embed([x])[0] for x in (hyp_ids, ref_ids)]
