@@ -168,6 +168,11 @@ def test_cli_outside_the_checkout(venv):
     assert "model:all-MiniLM-L6-v2" in done.stdout and "F1:" in done.stdout
     bench = in_venv(venv, venv["bin"] / "nlgscore", "bench", "--help", timeout=60)
     assert bench.stdout.startswith("usage: nlgscore bench")
+    # [plot] is not installed: drawing fails in one line that names the extra, without a traceback.
+    show = subprocess.run([str(venv["bin"] / "nlgscore"), "show", "--cand", "a cat", "--ref", "the cat", "-m", "minilm", "-o", "pic.png"],
+                          capture_output=True, text=True, timeout=300, env=venv["env"], cwd=venv["cwd"])
+    assert show.returncode != 0 and "nlgscore[plot]" in show.stderr and "Traceback" not in show.stderr, show.stderr[-2000:]
+    assert len(show.stderr.strip().splitlines()) == 1, show.stderr
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
