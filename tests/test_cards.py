@@ -96,6 +96,11 @@ def test_push_dry_run_lists_card_and_module():
         for target in ("README.md", "app.py", "requirements.txt", f"{name}.py"):
             assert f"  {target} <- " in done.stdout
     assert "committed" not in done.stdout
+    assert "nlgscore line: ./nlgscore-" in done.stdout and ".whl <- (built from this checkout)" in done.stdout
+    bare = push_script("prism", "--dry-run", "--wheel", "none")
+    assert bare.returncode == 0 and ".whl" not in bare.stdout and "nlgscore line: as is" in bare.stdout
+    missing = push_script("prism", "--wheel", "no/such.whl", "--token", "x")
+    assert missing.returncode == 1 and "--wheel: no such file" in missing.stderr
 
 
 def test_push_uploads_to_a_hub(tmp_path):
