@@ -134,7 +134,7 @@ class Encoder:
         """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers."""
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        resolved = resolve(model_type, revision=revision)
+        resolved = resolve(model_type, revision=revision, flag="model_type=")
         device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, device)
         check_model_folder(resolved)

@@ -150,7 +150,7 @@ class BARTScorer(Scorer):
         self.progress = progress
         self.accelerator = accelerator
         entry = variants[variant]
-        self.resolved = resolve(checkpoint or entry["checkpoint"], revision)
+        self.resolved = resolve(checkpoint or entry["checkpoint"], revision, flag="checkpoint=")
         self.model, self.tokenizer = load_seq2seq(self.resolved, self.device, self.dtype)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit is not None and max_length > limit:

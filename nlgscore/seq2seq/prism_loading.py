@@ -198,7 +198,7 @@ def load_prism(
     if checkpoint is None:
         checkpoint = defaults["default_checkpoint"]
         revision = revision or defaults["default_revision"]
-    resolved = resolve(checkpoint, revision)
+    resolved = resolve(checkpoint, revision, flag="checkpoint=")
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
     model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
