@@ -2,7 +2,7 @@
 
 * ``result.scores``: the primary per-item score (plain floats, input order);
 * ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
-* ``result.system``: every column's system value (a dict, :class:`SystemScores`);
+* ``result.system``: every column's system value (a dict);
 * ``result.columns()``: every per-item column by name; ``result.signature``;
 * ``to_dict()`` (JSON-ready) and ``to_pandas()`` (needs pandas).
 
@@ -24,27 +24,6 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from nlgscore.core.signature import Signature
-
-
-class SystemScores(dict):
-    """``{column: system value}``; ``float()``/``format()`` give the primary column's value.
-
-    The float behaviour is a transitional alias for callers written when Prism's and BARTScore's
-    ``.system`` was a float (``f"{result.system:.6f}"``); new code should use ``result.score``.
-    """
-
-    def __init__(self, values: Dict[str, Any], primary: str) -> None:
-        super().__init__(values)
-        self.primary = primary
-
-    def __float__(self) -> float:
-        value = self[self.primary]
-        if isinstance(value, list):
-            raise TypeError("this result has one system value per layer: index system[column] instead")
-        return float(value)
-
-    def __format__(self, spec: str) -> str:
-        return format(float(self), spec) if spec else dict.__repr__(self)
 
 
 class Result:
@@ -91,7 +70,7 @@ class Result:
         return math.fsum(values) / len(values) if values else math.nan
 
     @property
-    def system(self) -> SystemScores:
+    def system(self) -> Dict[str, Any]:
         """Every column's mean over items (a list per layer for 2-D columns; NaN for no items)."""
         out: Dict[str, Any] = {}
         for name, column in self._values.items():
@@ -100,7 +79,7 @@ class Result:
             else:
                 mean = np.full(column.shape[:-1], np.nan)
             out[name] = mean.tolist() if mean.ndim else float(mean)
-        return SystemScores(out, self.primary)
+        return out
 
     def to_dict(self) -> Dict[str, Any]:
         """Columns, ``scores`` (the primary column, under one key for every metric), ``system``,
