@@ -170,3 +170,19 @@ def test_row_buckets_bound_the_shapes(onednn_switch):
             out = gemm.linear(x, w)
         assert out.shape == (rows, 16) and out.is_contiguous()
         assert torch.allclose(out, F.linear(x, w), atol=1e-5)
+
+
+def test_direct_linear_calls_follow_the_measured_choice(monkeypatch):
+    """The packed encoder and the LM head call gemm.linear directly: when MKL was chosen at model
+    load, they must not take oneDNN anyway (bucketed rows show which path runs)."""
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
+    gemm.onednn_available.cache_clear()
+    if not gemm.onednn_available():
+        pytest.skip("this torch build has no oneDNN linear")
+    x, w = torch.zeros(1, 8), torch.zeros(4, 8)
+    monkeypatch.setitem(gemm._CHOICE, "kernel", "mkl")
+    with torch.inference_mode():
+        assert gemm.bucketed_rows(37, x, w) == 37  # F.linear: no row bucket
+    monkeypatch.setitem(gemm._CHOICE, "kernel", "onednn")
+    with torch.inference_mode():
+        assert gemm.bucketed_rows(37, x, w) == gemm.ROW_BUCKET

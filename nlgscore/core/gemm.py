@@ -53,11 +53,16 @@ FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
 # extra rows.
 ROW_BUCKET = 128
 # The measurement: each distinct weight shape (capped at this many elements, so that a 50k-word LM
-# head costs what a 2M-parameter slice of it costs) on ROW_BUCKET rows, best of a few runs, within
-# a time cap; the kernel with the smaller total wins.
+# head costs what a 2M-parameter slice of it costs) on PROBE_ROWS rows (the size of a batch under
+# the default CPU budget: on a 128-row probe the two kernels tied within noise and the choice
+# flipped between loads, while 2,000-pair runs differed by 15%), best of a few runs, within a time
+# cap. oneDNN must win by PROBE_MARGIN: it is not PyTorch's default, pads rows to ROW_BUCKET and
+# keeps a compiled kernel per shape, so a tie goes to MKL.
 PROBE_MAX_WEIGHT = 1 << 21
+PROBE_ROWS = 1024
 PROBE_RUNS = 3
-PROBE_SECONDS = 0.5
+PROBE_SECONDS = 1.0
+PROBE_MARGIN = 1.05
 _OFF = ("0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on")
 
@@ -111,7 +116,7 @@ def choose_kernel(shapes: Iterable[Tuple[int, int]]) -> str:
         _CHOICE.update(kernel=kernel, reason=reason)
     else:
         onednn_ms, mkl_ms = _measure(tuple(sorted(set(shapes))))
-        kernel = "onednn" if onednn_ms < mkl_ms else "mkl"
+        kernel = "onednn" if onednn_ms * PROBE_MARGIN < mkl_ms else "mkl"
         _CHOICE.clear()
         _CHOICE.update(kernel=kernel, reason="measured", onednn_ms=round(onednn_ms, 3), mkl_ms=round(mkl_ms, 3))
     logger.info("CPU linear kernel: %s (%s) on %s", kernel, ", ".join(f"{k}={v}" for k, v in _CHOICE.items() if k != "kernel"), cpu_model())
@@ -120,7 +125,7 @@ def choose_kernel(shapes: Iterable[Tuple[int, int]]) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _measure(shapes: Tuple[Tuple[int, int], ...]) -> Tuple[float, float]:
-    """Milliseconds (oneDNN, MKL) for one ROW_BUCKET-row product per weight shape, best of runs."""
+    """Milliseconds (oneDNN, MKL) for one PROBE_ROWS-row product per weight shape, best of runs."""
     import torch
     import torch.nn.functional as F
 
@@ -131,7 +136,7 @@ def _measure(shapes: Tuple[Tuple[int, int], ...]) -> Tuple[float, float]:
     with torch.inference_mode():
         for out_features, in_features in shapes:
             out_features = max(1, min(out_features, PROBE_MAX_WEIGHT // max(in_features, 1)))
-            x = torch.randn(ROW_BUCKET, in_features, generator=generator)
+            x = torch.randn(PROBE_ROWS, in_features, generator=generator)
             w = torch.randn(out_features, in_features, generator=generator)
             b = torch.zeros(out_features)
             kernels = (lambda: op(x, w, b, "none", [], ""), lambda: F.linear(x, w, b))
@@ -184,8 +189,18 @@ def _fast_path(x: Any, weight: Any) -> bool:
         and x.dtype == weight.dtype
         # bf16: oneDNN has no bf16 inner product on CPUs without native bf16 (it raises)
         and x.dtype == torch.float32
-        and onednn_available()
+        and _onednn_chosen()
     )
+
+
+def _onednn_chosen() -> bool:
+    """oneDNN where the last model load chose it by measurement (or the environment forced it);
+    before any model is loaded, wherever it is available. The direct :func:`linear` calls of the
+    packed encoder and the LM head follow the choice too, not only the swapped modules."""
+    if _forced() is not None:
+        return onednn_available()  # False when forced off
+    kernel = _CHOICE.get("kernel")
+    return onednn_available() if kernel is None else kernel == "onednn"
 
 
 def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
