@@ -138,8 +138,15 @@ def load_darr(path: PathLike) -> DarrData:
 def darr_path(lp: str, data_dir: Optional[PathLike] = None) -> Path:
     """Path of the daRR file of language pair ``lp`` in ``data_dir`` (default data folder).
 
-    >>> darr_path("kk-en", "../shared/data").name  # doctest: +SKIP
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "wmt-kk-en.jsonl").write_text("")
+    >>> darr_path("kk-en", folder).name
     'wmt-kk-en.jsonl'
+    >>> darr_path("xx-en", folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: data set 'wmt-xx-en.jsonl' not found: looked in ... (the folder given); pass the data folder (--data / data_dir=) or set NLGSCORE_DATA
     """
     return data_file(f"wmt-{lp}.jsonl", data_dir)
 
