@@ -88,6 +88,12 @@ def _named(error: Exception, names) -> bool:
 METRICS = ["bertscore", "prism:ref", "prism:src", "bartscore"]
 
 
+def _draw_pairs(data, text, least: int, most: int):
+    """Two equally long lists of texts (predictions, and references or sources)."""
+    n = data.draw(st.integers(least, most))
+    return data.draw(st.lists(text, min_size=n, max_size=n)), data.draw(st.lists(text, min_size=n, max_size=n))
+
+
 @pytest.mark.parametrize("name", METRICS)
 @SETTINGS
 @given(data=st.data())
@@ -112,9 +118,8 @@ def test_one_finite_score_per_item_or_a_named_error(name, data):
 @SETTINGS
 @given(data=st.data())
 def test_permuting_inputs_permutes_scores(name, data):
-    n = data.draw(st.integers(2, 5))
-    predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
-    others = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    predictions, others = _draw_pairs(data, PLAIN, 2, 5)
+    n = len(predictions)
     order = data.draw(st.permutations(range(n)))
     base = _compute(name, predictions, others).scores
     permuted = _compute(name, [predictions[i] for i in order], [others[i] for i in order]).scores
@@ -125,9 +130,8 @@ def test_permuting_inputs_permutes_scores(name, data):
 @SETTINGS
 @given(data=st.data())
 def test_duplicating_a_pair_duplicates_its_score(name, data):
-    n = data.draw(st.integers(1, 4))
-    predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
-    others = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
+    predictions, others = _draw_pairs(data, PLAIN, 1, 4)
+    n = len(predictions)
     k = data.draw(st.integers(0, n - 1))
     times = data.draw(st.integers(1, 3))
     base = _compute(name, predictions, others).scores
@@ -194,9 +198,7 @@ def _cli(name: str, predictions, others, tmp: Path):
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_evaluate_module_cli_and_api_agree(name, data, tmp_path):
-    n = data.draw(st.integers(1, 3))
-    predictions = data.draw(st.lists(LINE, min_size=n, max_size=n))
-    others = data.draw(st.lists(LINE, min_size=n, max_size=n))
+    predictions, others = _draw_pairs(data, LINE, 1, 3)
     api = _compute(name, predictions, others)
     key = ENTRY_POINTS[name][3]
     inputs = _inputs(name, predictions, others)
