@@ -35,11 +35,12 @@ demo: $(STAMP)
 	@echo "Scoring $(DEMO_CANDS) against $(DEMO_REFS) (BERTScore, embedded MiniLM):"
 	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
+# Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs.
 test: $(STAMP)
-	$(PYTEST) tests
+	$(PYTEST) --doctest-modules nlgscore tests
 
 test-fast: $(STAMP)
-	$(PYTEST) -m "not wheel" tests
+	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
