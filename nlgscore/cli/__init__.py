@@ -20,6 +20,7 @@ import warnings
 from typing import Optional, Sequence
 
 from nlgscore.cli.options import UserError, add_debug_options, progress_enabled
+from nlgscore.core.extras import MissingExtraError
 
 # Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
 # and a command whose optional dependencies are missing never breaks the others).
@@ -33,8 +34,8 @@ COMMANDS = {
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
 }
-# Errors that describe the input or the environment, not a bug: exit status 2.
-USER_ERRORS = (UserError, ValueError, TypeError, OSError, LookupError, UnicodeError)
+# Errors that describe the input or the environment, not a bug: exit status 2 (a missing extra too).
+USER_ERRORS = (UserError, MissingExtraError, ValueError, TypeError, OSError, LookupError, UnicodeError)
 
 
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
