@@ -101,18 +101,7 @@ def test_meta_plot(tmp_path):
 
 
 def test_meta_wmt21_end_to_end(tmp_path, capsys):
-    # 4 segments, 3 systems; DA puts UF > Online-W > Nemo on every segment (> 25 apart)
-    refs = REFS[:4]
-    outputs = {"UF": refs, "Online-W": [" ".join(r.split()[:-1]) for r in refs], "NVIDIA-NeMo": BAD[:4]}
-    (tmp_path / "src.de").write_text("q\n" * 4, encoding="utf-8")
-    (tmp_path / "ref.A.en").write_text("\n".join(refs) + "\n", encoding="utf-8")
-    for name, lines in outputs.items():
-        (tmp_path / f"hyp.{name}.en").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    da = {"UF.15": (95, 1.0), "Online-W.3": (60, 0.0), "Nemo.7": (20, -1.0)}
-    seg = "".join(f"{s} {sid} {raw} {z} 1\n" for s, (raw, z) in da.items() for sid in range(1, 5))
-    (tmp_path / "da-seg-scores.csv").write_text("SYS SID RAW.SCR Z.SCR N\n" + seg, encoding="utf-8")
-    sys_rows = "".join(f"{raw} {z} 4 {s} 4\n" for s, (raw, z) in da.items())
-    (tmp_path / "da-sys-scores.csv").write_text("RAW.SCR Z.SCR N SYS N.ALL\n" + sys_rows, encoding="utf-8")
+    _tiny_wmt21(tmp_path)
     out_json = tmp_path / "out.json"
     assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
                  "--json-out", str(out_json)]) == 0
@@ -166,6 +155,7 @@ def test_compare_equals_sacrebleu_paired_test_on_wmt21_systems(tmp_path, capsys,
 
 
 def _tiny_wmt21(tmp_path):
+    """4 segments, 3 systems; DA puts UF > Online-W > Nemo on every segment (> 25 apart)."""
     refs = REFS[:4]
     outputs = {"UF": refs, "Online-W": [" ".join(r.split()[:-1]) for r in refs], "NVIDIA-NeMo": BAD[:4]}
     (tmp_path / "src.xx").write_text("q\n" * 4, encoding="utf-8")
