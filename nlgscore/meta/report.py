@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from nlgscore.core.extras import pyplot
+
+
 @dataclass(frozen=True)
 class Row:
     """One meta-evaluation number."""
@@ -100,13 +103,7 @@ def _groups(rows: Sequence[Row]) -> Tuple[List[Tuple[str, str, str]], List[str]]
 def plot_rows(rows: Sequence[Row], path: Union[str, Path], title: str = "") -> None:
     """Grouped bar chart (one group per dataset/level/measure, one bar per metric) with
     95% CI error bars, saved to ``path``. Needs matplotlib (``pip install nlgscore[plot]``)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # files only; never needs a display
-        import matplotlib.pyplot as plt
-    except ImportError as err:
-        raise ImportError("--plot needs matplotlib: pip install 'nlgscore[plot]'") from err
+    plt = pyplot()
     if not rows:
         raise ValueError("nothing to plot: no result rows")
     groups, metrics = _groups(rows)
