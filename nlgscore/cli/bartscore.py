@@ -40,7 +40,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.cli.output import primary_name, print_result
+    from nlgscore.cli.output import print_result
 
     cands, refs, srcs = read_inputs(args)
     direction = args.direction or ("src" if srcs is not None and refs is None else "f")
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     chosen = {"--checkpoint": args.checkpoint, "--variant": None if args.checkpoint else args.variant, "--para-weights": args.para_weights}
     scorer = load_scorer(build, chosen)
     result = scorer.compute(cands, refs, sources=srcs, prompt=args.prompt, prompt_side=args.prompt_side, agg=args.agg)
-    primary = primary_name(result)
+    primary = result.primary
     seg = [primary] + [name for name in ("precision", "recall") if name in result.columns()]
     print_result(result, args, {primary: "BARTScore"}, seg_columns=seg)
     return 0

@@ -15,30 +15,9 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 from nlgscore.cli.options import json_safe
-
-
-def primary_name(result: Any) -> str:
-    """The column a single number comes from (``f1`` for BERTScore)."""
-    return getattr(result, "primary", "") or next(iter(result.columns()))
-
-
-def system_values(result: Any) -> Dict[str, float]:
-    """Every column's system value (the mean over items; NaN when there are none)."""
-    system = getattr(result, "system", None)
-    if isinstance(system, dict):
-        return {name: float(value) for name, value in system.items()}
-    values = {name: _mean(column) for name, column in result.columns().items()}
-    score = getattr(result, "score", system)
-    if isinstance(score, (int, float)):
-        values[primary_name(result)] = float(score)
-    return values
-
-
-def _mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if len(values) else math.nan
 
 
 def print_result(
@@ -50,7 +29,7 @@ def print_result(
     BERTScore); ``--seg`` first prints each line's columns tab-separated, primary first.
     """
     columns = result.columns()
-    primary = primary_name(result)
+    primary = result.primary
     labels = labels or {primary: primary}
     if getattr(args, "json", False):
         json.dump(json_safe(result.to_dict()), sys.stdout, ensure_ascii=False)
@@ -60,6 +39,6 @@ def print_result(
         names: List[str] = [n for n in (seg_columns or labels) if n in columns] or [primary]
         for row in zip(*(columns[n] for n in names)):
             print("\t".join(f"{v:.6f}" for v in row))
-    system = system_values(result)
+    system = result.system
     shown = " ".join(f"{label}: {system.get(name, math.nan):.6f}" for name, label in labels.items())
     print(f"{result.signature} {shown}")

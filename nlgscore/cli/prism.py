@@ -35,7 +35,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.cli.output import primary_name, print_result
+    from nlgscore.cli.output import print_result
 
     if bool(args.refs) == bool(args.srcs):
         fail("give references (-r, Prism-ref) or a source file (-s, Prism-src), not both and not neither")
@@ -54,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
 
     scorer = load_scorer(build, {"--checkpoint": args.checkpoint, "--revision": args.revision})
     result = scorer.compute(cands, references=refs, sources=srcs)
-    print_result(result, args, {primary_name(result): f"Prism-{mode}"})
+    print_result(result, args, {result.primary: f"Prism-{mode}"})
     return 0
