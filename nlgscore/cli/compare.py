@@ -20,11 +20,12 @@ from typing import Dict, Iterator, List, Optional, Sequence
 from nlgscore.cli.options import (
     add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, progress_enabled, read_lines,
 )
+from nlgscore.core.extras import require
+from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
 from nlgscore.meta.resample import DEFAULT_SEED, SystemComparison
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.
 DEFAULT_SAMPLES = {"bs": 1000, "ar": 10_000}
-CORPUS_METRICS = ("chrf", "bleu")
 
 
 def register(subparsers) -> None:
@@ -72,9 +73,6 @@ def sacrebleu_paired(
     ``refs`` holds one list per reference stream. Returns one ``SystemComparison`` per system (the
     baseline first, ``p_value=None``; no CI for ``ar``, as the sacrebleu CLI) and the signature.
     """
-    from nlgscore.core.extras import require
-    from nlgscore.meta.baselines import corpus_metric
-
     significance = require("sacrebleu.significance", "meta", "--metric chrf/bleu")
     metric = corpus_metric(metric_name)
     named = [(f"system{i}", list(lines)) for i, lines in enumerate(systems)]
