@@ -26,7 +26,6 @@ from nlgscore.core.extras import require
 SEGMENT_METRICS = ("chrf", "bleu", "sentbleu", "rouge1", "rouge2", "rougeL")
 # Names whose system-level score is a corpus statistic rather than the mean of segments.
 CORPUS_METRICS = ("chrf", "bleu")
-STRING_METRICS = SEGMENT_METRICS  # kept name: every string baseline
 
 
 def _sacrebleu_metrics():
