@@ -9,7 +9,7 @@ those of the installed package.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 def reference_lists(references: Any, chosen: Optional[Any] = None) -> Any:
@@ -56,6 +56,28 @@ def config_inputs(module: str, config: str, needs: str, predictions: Any, **give
     if predictions is not None or any(value is not None for value in given.values()):
         require_inputs(module, config, {"predictions": predictions, needs: given[needs]}, {k: v for k, v in given.items() if k != needs})
     return {needs: given[needs]}
+
+
+def cached_scorer(module: Any, key: tuple, build: Callable[[], Any], batch_size: Any, max_tokens: Any, verbose: bool) -> Any:
+    """``module``'s scorer, built again by ``build()`` only when ``key`` changed, with this call's run-time settings.
+
+    ``key`` holds every argument that changes a number (the model, its options, idf sentences...);
+    ``batch_size``, ``max_tokens`` and ``verbose`` (progress bars) change none, so they are set on
+    the kept scorer for each call (``None`` for the library's default, not the previous call's).
+
+    >>> class Toy: pass
+    >>> module = Toy()
+    >>> first = cached_scorer(module, ("a",), Toy, 8, None, False)
+    >>> cached_scorer(module, ("a",), Toy, 16, None, True) is first, first.batch_size, first.progress
+    (True, 16, True)
+    >>> cached_scorer(module, ("b",), Toy, 16, None, True) is first
+    False
+    """
+    if getattr(module, "_scorer_key", None) != key:
+        module._scorer, module._scorer_key = build(), key
+    scorer = module._scorer
+    scorer.batch_size, scorer.max_tokens, scorer.progress = batch_size, max_tokens, verbose
+    return scorer
 
 
 def _uses_lists(chosen: Optional[Any]) -> bool:

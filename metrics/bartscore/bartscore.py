@@ -4,7 +4,7 @@ import datasets
 import evaluate
 
 from nlgscore.core.tables import table
-from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.evaluate_modules import cached_scorer, reference_lists, require_inputs
 from nlgscore.seq2seq.bartscore import BARTScorer
 
 _CITATION = """@inproceedings{yuan2021bartscore,
@@ -84,14 +84,10 @@ class BARTScore(evaluate.Metric):
                  batch_size=None, max_tokens=None, max_length=1024, verbose=False, use_references=True, use_sources=True):
         variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
         key = (variant, checkpoint or self.checkpoint, para_weights, device, dtype, revision, max_length)
-        if getattr(self, "_scorer_key", None) != key:  # every argument that changes a number
-            self._scorer = BARTScorer(checkpoint=key[1], variant=variant, para_weights=para_weights, device=device,
-                                      dtype=dtype, revision=revision, max_length=max_length)
-            self._scorer_key = key
-        self._scorer.batch_size, self._scorer.progress = batch_size, verbose
-        if max_tokens is not None:
-            self._scorer.max_tokens = max_tokens
+        scorer = cached_scorer(self, key, lambda: BARTScorer(
+            checkpoint=key[1], variant=variant, para_weights=para_weights, device=device, dtype=dtype, revision=revision,
+            max_length=max_length), batch_size, max_tokens, verbose)
         direction = direction or ("src" if use_sources and not use_references else "f")
-        result = self._scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
+        result = scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
                                       direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -5,7 +5,7 @@ import evaluate
 
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.idf import sentences_digest
-from nlgscore.evaluate_modules import require_inputs, with_reference_lists
+from nlgscore.evaluate_modules import cached_scorer, require_inputs, with_reference_lists
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -81,14 +81,10 @@ class BERTScore(evaluate.Metric):
         # module reused the idf of its first call for later references).
         key = (lang, model_type, num_layers, idf, None if idf_sents is None else sentences_digest(idf_sents), device,
                all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision)
-        if getattr(self, "_scorer_key", None) != key:
-            self._scorer = BERTScorer(model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
-                                      rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-                                      all_layers=all_layers, device=device, max_length=max_length, dtype=dtype, revision=revision)
-            self._scorer_key = key
-        self._scorer.batch_size, self._scorer.progress = batch_size, verbose
-        if max_tokens is not None:
-            self._scorer.max_tokens = max_tokens
-        result = self._scorer.score(predictions, references)
+        scorer = cached_scorer(self, key, lambda: BERTScorer(
+            model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
+            rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
+            device=device, max_length=max_length, dtype=dtype, revision=revision), batch_size, max_tokens, verbose)
+        result = scorer.score(predictions, references)
         columns = result.columns()
         return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import config_inputs, with_reference_lists
+from nlgscore.evaluate_modules import cached_scorer, config_inputs, with_reference_lists
 from nlgscore.seq2seq.prism import PrismScorer
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
@@ -88,10 +88,8 @@ class Prism(evaluate.Metric):
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
                  max_tokens=None, device=None, dtype=None, verbose=False):
         key = (lang, temperature, device, dtype)
-        if getattr(self, "_scorer_key", None) != key:
-            self._scorer = PrismScorer(checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
-                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype)
-            self._scorer_key = key
-        self._scorer.batch_size, self._scorer.max_tokens, self._scorer.progress = batch_size, max_tokens, verbose
-        result = self._scorer.compute(predictions, references=references, sources=sources)
+        scorer = cached_scorer(self, key, lambda: PrismScorer(
+            checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
+            mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype), batch_size, max_tokens, verbose)
+        result = scorer.compute(predictions, references=references, sources=sources)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
