@@ -1,7 +1,7 @@
 """Readers for the human-judgment data sets used in meta-evaluation.
 
 The data are read at run time from a folder and never shipped with the package
-(``resolve_data_dir``: an explicit folder, else ``$NLGSCORE_DATA``, else the per-user folder
+(``data_file``: an explicit folder, else ``$NLGSCORE_DATA``, else the per-user folder
 ``$XDG_DATA_HOME/nlgscore`` or ``~/.cache/nlgscore/data``; never a path inside the installed
 package). Formats:
 
@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 PathLike = Union[str, "os.PathLike[str]"]
+
 
 def default_data_dir() -> Path:
     """The data folder used when none is given, and nothing else.
