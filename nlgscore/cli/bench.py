@@ -20,10 +20,11 @@ def _ints(text: str) -> List[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The benchmark's options (shared by the subcommand and the script); defaults are BenchConfig's."""
+def register(subparsers) -> None:
+    """The benchmark's options (``scripts/bench.py`` runs this command); defaults are BenchConfig's."""
     from nlgscore.bench.config import BenchConfig
 
+    parser = subparsers.add_parser("bench", help=COMMANDS["bench"])
     default = {f.name: f.default for f in dataclasses.fields(BenchConfig)}
     parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl")
     parser.add_argument("--n", type=int, default=default["n"], help=f"pairs scored (first N better-system pairs; default {default['n']})")
@@ -44,12 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="json_path", default=None, help="write the full report as JSON")
     parser.add_argument("--markdown", default=None, help="write/refresh the generated section of this Markdown file")
     add_debug_options(parser)
-
-
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "bench", help=COMMANDS["bench"])
-    add_arguments(parser)
     parser.set_defaults(func=run)
 
 
