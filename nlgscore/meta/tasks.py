@@ -23,7 +23,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -90,6 +90,12 @@ class _Run:
     def tau(self, outcomes: np.ndarray) -> float:
         return tau_from_outcomes(outcomes, self.ties)
 
+    def darr_rows(self, outcomes: np.ndarray, signature: str, **fields: str) -> List[Row]:
+        """The segment-level ``tau`` (with CI) and ``metric-ties`` rows of daRR ``outcomes``."""
+        common = dict(fields, level="segment", signature=f"{signature}|ties:{self.ties}")
+        return [self.row(self.tau, (outcomes,), measure="tau", **common),
+                Row(value=float(np.mean(outcomes == 0)), measure="metric-ties", **common)]
+
     def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
                what: str) -> List[str]:
         """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.
@@ -108,10 +114,15 @@ class _Run:
                 lines.append(f"  {a} significantly beats {b} on {what} (paired bootstrap, p={test.p_value:.3f})")
         return lines or [f"  {what}: no significant differences between metrics (paired bootstrap, p<0.05)"]
 
-    def progress_bar(self, total: int):
+    def each(self, sources: Sequence[Tuple[str, Any]], describe: Callable[[str], str]) -> Iterator[Tuple[str, Any]]:
+        """``sources`` one by one under a progress bar (one step per metric, ``describe(name)`` as its text)."""
         from tqdm.auto import tqdm
 
-        return tqdm(total=total, file=sys.stderr, disable=not self.progress, unit="metric", leave=False)
+        with tqdm(total=len(sources), file=sys.stderr, disable=not self.progress, unit="metric", leave=False) as bar:
+            for name, path in sources:
+                bar.set_description(describe(name))
+                yield name, path
+                bar.update()
 
 
 def _sources(metrics: Sequence[str], scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
@@ -168,9 +179,7 @@ def wmt19(
         darr = full.head(limit)
         n = len(darr)
         outcomes: Dict[str, np.ndarray] = {}
-        bar = run.progress_bar(len(sources))
-        for name, path in sources:
-            bar.set_description(f"wmt19 {lp}: {name} ({n} pairs)")
+        for name, path in run.each(sources, lambda name: f"wmt19 {lp}: {name} ({n} pairs)"):
             if path is None:
                 flat, signature = segment_scores(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2, load_options)
                 better, worse = flat[:n], flat[n:]
@@ -179,11 +188,7 @@ def wmt19(
                 better, worse = (a[:n] for a in precomputed.read_darr_scores(file, full.ids))
                 signature = f"scores:{Path(file).name}"
             outcomes[name] = darr_outcomes(better, worse)
-            common = dict(dataset=lp, metric=name, level="segment", signature=f"{signature}|ties:{ties}")
-            table.rows.append(run.row(run.tau, (outcomes[name],), measure="tau", **common))
-            table.rows.append(Row(value=float(np.mean(outcomes[name] == 0)), measure="metric-ties", **common))
-            bar.update()
-        bar.close()
+            table.rows += run.darr_rows(outcomes[name], signature, dataset=lp, metric=name)
         table.notes.append(f"{lp} ({n} daRR pairs):")
         table.notes += run.beaten(outcomes, run.tau, "segment tau")
     return table
@@ -236,9 +241,7 @@ def wmt21(
     table = MetaTable("wmt21")
     outcomes: Dict[str, np.ndarray] = {}
     sys_metric: Dict[str, np.ndarray] = {}
-    bar = run.progress_bar(len(sources))
-    for name, file in sources:
-        bar.set_description(f"{dataset}: {name} ({len(systems)} systems x {n} segments)")
+    for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
         if file is None:
             flat, signature = segment_scores(name, hyps, refs, data.src[:n] * len(systems), load_options)
             seg = np.array(flat).reshape(len(systems), n)
@@ -249,16 +252,12 @@ def wmt21(
         items = wmt21_items(judgments, seg, sys_values)
         outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
         common = dict(dataset=dataset, metric=name, signature=signature)
-        seg_common = dict(common, signature=f"{signature}|ties:{ties}")
+        table.rows += run.darr_rows(items.outcomes, **common)
         table.rows += [
-            run.row(run.tau, (items.outcomes,), level="segment", measure="tau", **seg_common),
-            Row(value=float(np.mean(items.outcomes == 0)), level="segment", measure="metric-ties", **seg_common),
             run.row(pearson, (items.seg_raw, items.seg_metric), level="segment", measure="pearson-raw", **common),
             run.row(pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common),
             Row(value=pearson(items.sys_human, items.sys_metric), level="system", measure="pearson-z", **common),
         ]
-        bar.update()
-    bar.close()
     human = " incl. HUMAN (ref.B)" if include_human else ""
     table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
                        f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")
@@ -323,9 +322,8 @@ def summeval(
                 hyps.append(text), ref_texts.append(ref), srcs.append(data.srcs[d])
     table = MetaTable("summeval")
     per_doc: Dict[str, Dict[str, np.ndarray]] = {aspect: {} for aspect in aspects}
-    bar = run.progress_bar(len(sources))
-    for name, path in sources:
-        bar.set_description(f"summeval: {name} ({n_docs} documents x {len(data.systems)} systems x {n_refs} refs)")
+    for name, path in run.each(sources, lambda name: f"summeval: {name} ({n_docs} documents x "
+                                                     f"{len(data.systems)} systems x {n_refs} refs)"):
         if path is None:
             flat, signature = segment_scores(name, hyps, ref_texts, srcs, load_options)
             metric = _combine(np.array(flat).reshape(n_docs, len(data.systems), n_refs), refs)
@@ -342,8 +340,6 @@ def summeval(
                 raise ValueError(f"{name}: every document has constant human or metric scores ({aspect})")
             table.rows.append(run.row(_nanmean, (kept,), dataset=f"summeval-{aspect}", metric=name,
                                       level="summary", measure=method, signature=signature))
-        bar.update()
-    bar.close()
     table.notes.append(f"summeval: {n_docs} documents x {len(data.systems)} systems")
     for aspect in aspects:
         table.notes += run.beaten(per_doc[aspect], _nanmean, f"summeval-{aspect} Spearman")
