@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Set
-from typing import Any, List, Optional, Sequence, Tuple, Union
-
-Texts = Sequence[str]
-References = Union[Sequence[str], Sequence[Sequence[str]]]
+from typing import Any, List, Optional, Sequence, Tuple
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
