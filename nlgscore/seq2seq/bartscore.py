@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.base import Call, Scorer
+from nlgscore.core.base import MULTIREF_RULES, Call, Scorer
 from nlgscore.core.batching import check_positive, unique
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
@@ -45,7 +45,7 @@ from nlgscore.core.tables import table, text_lines
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
-AGGREGATIONS = ("mean", "max")
+AGGREGATIONS = MULTIREF_RULES  # the agg= choices are the template's multi-reference rules
 PROMPT_SIDES = ("encoder", "decoder")
 
 Prompt = Union[None, str, Sequence[str]]
