@@ -12,8 +12,8 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer,
-    progress_enabled, read_inputs,
+    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    runtime_settings,
 )
 
 
@@ -54,9 +54,8 @@ def run(args: argparse.Namespace) -> int:
         from nlgscore.registry import load
 
         return load(
-            "bartscore", checkpoint=args.checkpoint, variant=args.variant, device=args.device,
-            batch_size=args.batch_size, max_tokens=args.max_tokens, dtype=args.dtype,
-            para_weights=args.para_weights, direction=direction, progress=progress_enabled(args),
+            "bartscore", checkpoint=args.checkpoint, variant=args.variant, para_weights=args.para_weights,
+            direction=direction, **runtime_settings(args),
         )
 
     chosen = {"--checkpoint": args.checkpoint, "--variant": None if args.checkpoint else args.variant, "--para-weights": args.para_weights}

@@ -13,8 +13,8 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer,
-    progress_enabled, read_inputs,
+    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    runtime_settings,
 )
 
 LABELS = {"precision": "P", "recall": "R", "f1": "F1"}
@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
         return load(
             "bertscore", model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
-            rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, device=args.device,
-            batch_size=args.batch_size, max_tokens=args.max_tokens, dtype=args.dtype,
-            progress=progress_enabled(args),
+            rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, **runtime_settings(args),
         )
 
     scorer = load_scorer(build, {"--model": args.model})

@@ -187,6 +187,17 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "progress", True)) and not getattr(args, "quiet", False)
 
 
+def runtime_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """The scorer options of ``add_runtime_options``: ``device``, ``batch_size``, ``max_tokens`` and
+    ``dtype`` where given, and ``progress`` (:func:`progress_enabled`).
+
+    >>> runtime_settings(argparse.Namespace(device="cpu", batch_size=None, max_tokens=512, dtype=None, progress=True))
+    {'device': 'cpu', 'max_tokens': 512, 'progress': True}
+    """
+    given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
+    return {**{key: value for key, value in given.items() if value is not None}, "progress": progress_enabled(args)}
+
+
 def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:
     """Refuse a CUDA/MPS device this machine does not have, before any model loads.
 

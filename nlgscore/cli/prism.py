@@ -12,8 +12,8 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer,
-    progress_enabled, read_inputs,
+    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    runtime_settings,
 )
 
 
@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
         return load(
             f"prism:{mode}", checkpoint=args.checkpoint, lang=args.lang, temperature=args.temperature,
-            device=args.device, batch_size=args.batch_size, max_tokens=args.max_tokens, dtype=args.dtype,
-            revision=args.revision, progress=progress_enabled(args),
+            revision=args.revision, **runtime_settings(args),
         )
 
     scorer = load_scorer(build, {"--checkpoint": args.checkpoint, "--revision": args.revision})

@@ -15,8 +15,8 @@ import inspect
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer,
-    progress_enabled, read_inputs,
+    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    runtime_settings,
 )
 
 
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if refs is None and srcs is None:
         fail("give references (-r) or sources (-s)")
     check_device(args.device)
-    given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
-    options = {key: value for key, value in given.items() if value is not None}
+    options = runtime_settings(args)
+    progress = options.pop("progress")  # passed only to a scorer that takes it
 
     def build():
         cls = registry.metric(name).scorer_class()
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
         if "progress" in accepted:
-            options["progress"] = progress_enabled(args)
+            options["progress"] = progress
         return registry.load(args.spec, **options)
 
     scorer = load_scorer(build, {"SPEC": args.spec})
