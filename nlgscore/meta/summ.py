@@ -51,6 +51,22 @@ def informative_documents(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
     return (np.ptp(human_m, axis=1) > 0) & (np.ptp(metric_m, axis=1) > 0)
 
 
+def per_document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> np.ndarray:
+    """Per-document correlation across systems, one per document: NaN where the human or metric
+    scores of the document are constant (so that two metrics' vectors pair up document by document).
+
+    >>> per_document_correlations([[1, 2, 3], [5, 5, 5]], [[1, 3, 2], [1, 2, 3]]).tolist()
+    [0.5, nan]
+    """
+    correlate = _correlation(method)
+    keep = informative_documents(human, metric)
+    human_m, metric_m = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
+    out = np.full(len(keep), np.nan)
+    for d in np.flatnonzero(keep):
+        out[d] = correlate(human_m[d], metric_m[d])
+    return out
+
+
 def document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> np.ndarray:
     """Per-document correlation across systems, for the informative documents only.
 
@@ -61,12 +77,11 @@ def document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "
     >>> document_correlations([[1, 2, 3], [5, 5, 5]], [[1, 3, 2], [1, 2, 3]]).tolist()
     [0.5]
     """
-    correlate = _correlation(method)
-    keep = informative_documents(human, metric)
-    if not keep.any():
+    correlations = per_document_correlations(human, metric, method)
+    kept = correlations[~np.isnan(correlations)]
+    if kept.size == 0:
         raise ValueError("every document has constant human or metric scores: no correlation")
-    human_m, metric_m = np.asarray(human, dtype=float)[keep], np.asarray(metric, dtype=float)[keep]
-    return np.array([correlate(h, m) for h, m in zip(human_m, metric_m)])
+    return kept
 
 
 def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> float:

@@ -32,7 +32,7 @@ from nlgscore.meta.alignment import check_alignment
 from nlgscore.meta.report import Row, format_table, to_json
 from nlgscore.meta.resample import DEFAULT_SEED, bootstrap_ci, paired_bootstrap
 from nlgscore.meta.scoring import segment_scores, system_scores
-from nlgscore.meta.summ import CORRELATIONS, informative_documents
+from nlgscore.meta.summ import per_document_correlations
 from nlgscore.meta.wmt import TIES_RULES, darr_outcomes, pearson, tau_from_outcomes, williams_test_scores
 from nlgscore.meta.wmt21 import HUMAN, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
 
@@ -279,15 +279,6 @@ def _combine(scores: np.ndarray, how: str) -> np.ndarray:
     return {"max": np.max, "mean": np.mean}[how](scores, axis=-1)
 
 
-def _document_correlations(human: np.ndarray, metric: np.ndarray, method: str) -> np.ndarray:
-    """Per-document correlation across systems, NaN where human or metric scores are constant."""
-    keep = informative_documents(human, metric)
-    out = np.full(len(human), np.nan)
-    for d in np.flatnonzero(keep):
-        out[d] = CORRELATIONS[method](human[d], metric[d])
-    return out
-
-
 def _nanmean(values: np.ndarray) -> float:
     return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")
 
@@ -332,7 +323,7 @@ def summeval(
             metric = precomputed.read_summeval_scores(path, data.ids, data.systems)[:n_docs]
             signature = f"scores:{Path(path).name}"
         for aspect, method in itertools.product(aspects, ("spearman", "kendall")):
-            correlations = _document_correlations(data.human[aspect][:n_docs], metric, method)
+            correlations = per_document_correlations(data.human[aspect][:n_docs], metric, method)
             if method == "spearman":
                 per_doc[aspect][name] = correlations
             kept = correlations[~np.isnan(correlations)]
