@@ -227,11 +227,6 @@ class Wmt21Items:
     sys_human: np.ndarray
     sys_metric: np.ndarray
 
-    @property
-    def concordance(self) -> np.ndarray:
-        """+1/-1 per daRR pair, a metric tie counted as discordant (the WMT rule)."""
-        return np.where(self.outcomes == 0, -1, self.outcomes)
-
 
 def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optional[Sequence[float]] = None) -> Wmt21Items:
     """Split a metric's ``(systems, segments)`` scores into the items of each measure.
