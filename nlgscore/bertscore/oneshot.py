@@ -8,15 +8,14 @@ every row, never by its elided ``repr``).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any, Sequence
 
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.bertscore.scorer import BERTScorer
-from nlgscore.core.cache import content_key
+from nlgscore.core.cache import TextCache, content_key
 
-_ONE_SHOT: "OrderedDict[str, BERTScorer]" = OrderedDict()
 _ONE_SHOT_SIZE = 2
+_ONE_SHOT = TextCache(_ONE_SHOT_SIZE)  # content_key(options) -> BERTScorer, least recently used evicted
 
 
 def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
@@ -30,9 +29,5 @@ def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScore
     if scorer is None:
         scorer = BERTScorer(**options)
         if key is not None:
-            _ONE_SHOT[key] = scorer
-            while len(_ONE_SHOT) > _ONE_SHOT_SIZE:
-                _ONE_SHOT.popitem(last=False)
-    else:
-        _ONE_SHOT.move_to_end(key)
+            _ONE_SHOT.put(key, scorer)
     return scorer.score(cands, refs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from nlgscore.core.batching import check_positive
 
@@ -47,6 +47,10 @@ class TextCache:
         self._items.move_to_end(text)
         while len(self._items) > self.size:
             self._items.popitem(last=False)
+
+    def values(self) -> List[Any]:
+        """The values, least recently used first."""
+        return list(self._items.values())
 
     def touch(self, texts: Iterable[str]) -> None:
         for text in texts:
