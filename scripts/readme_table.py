@@ -48,10 +48,6 @@ def _mean(values: np.ndarray) -> float:
     return float(np.mean(values))
 
 
-def _tau(outcomes: np.ndarray) -> float:
-    return tau_from_outcomes(outcomes)
-
-
 def _interval(statistic, data: Tuple[np.ndarray, ...], args, name: str) -> Interval:
     """The statistic, with a bootstrap CI for F and the baselines (P/R rows: value only)."""
     if args.bootstrap <= 0 or name[0] in "PR" and name[1:].isdigit():
@@ -84,7 +80,7 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Cells, Dict[str, np
         ties[name] = float(np.mean(items.outcomes == 0))
         cells[name] = {
             "seg_pearson": _interval(pearson, (items.seg_human, items.seg_metric), args, name),
-            "seg_tau": _interval(_tau, (items.outcomes,), args, name),
+            "seg_tau": _interval(tau_from_outcomes, (items.outcomes,), args, name),
             "sys_pearson": Interval(pearson(items.sys_human, items.sys_metric), np.nan, np.nan),
         }
     best, correlations = calibrate.calibrate_wmt21(judgments, layers)
@@ -93,8 +89,8 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Cells, Dict[str, np
     test = paired_bootstrap(pearson, (judgments.z[judged], layers[f, best][judged]),
                             (judgments.z[judged], layers[f, runner][judged]), args.bootstrap or 1000, args.seed)
     info = {"runner_up": (runner, float(correlations[runner]), test.p_value), "r": correlations.tolist(),
-            "systems": len(judgments.systems), "judged": int(judgments.judged.sum()), "pairs": len(judgments.pairs),
-            "best": best, "ties": ties, "alignment": check_alignment(outputs, judgments.z).describe()}
+            "systems": len(judgments.systems), "judged": int(judged.sum()), "pairs": len(judgments.pairs),
+            "best": best, "alignment": check_alignment(outputs, judgments.z).describe()}
     return cells, ties, info
 
 
@@ -113,7 +109,7 @@ def _darr(args, scorer, lp: str, timings: Dict[str, float]) -> Tuple[Dict[str, I
     for c, column in enumerate(calibrate.COLUMNS):
         for layer in range(layers.shape[1]):
             outcomes[f"{column}{layer}"] = layers[c, layer]
-    return {name: _interval(_mean if name[1:].isdigit() else _tau, (values,), args, name)
+    return {name: _interval(_mean if name[1:].isdigit() else tau_from_outcomes, (values,), args, name)
             for name, values in outcomes.items()}, n
 
 
