@@ -96,6 +96,18 @@ def _version() -> str:
     raise ValueError("no __version__ in nlgscore/__init__.py")
 
 
+def chosen_wheel(option: str, dry_run: bool, folder: Path) -> Optional[Path]:
+    """The wheel of ``--wheel``: none, the file given, or (``build``) one built into ``folder``
+    (a dry run only names the file it would build)."""
+    if option == "none":
+        return None
+    if option == "build":
+        return Path(f"nlgscore-{_version()}-py3-none-any.whl") if dry_run else build_wheel(folder)
+    if not dry_run and not Path(option).is_file():
+        raise FileNotFoundError(f"--wheel: no such file {option}")
+    return Path(option)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Publish nlgscore metric cards and modules as Hugging Face Spaces.")
     parser.add_argument("metric", choices=METRICS + ("all",), help="which metric's Space to publish")
@@ -109,10 +121,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     names = METRICS if args.metric == "all" else (args.metric,)
     try:
         with tempfile.TemporaryDirectory() as folder:
-            wheel = None if args.wheel == "none" else Path(f"nlgscore-{_version()}-py3-none-any.whl") if args.dry_run and args.wheel == "build" \
-                else build_wheel(Path(folder)) if args.wheel == "build" else Path(args.wheel)
-            if wheel is not None and not args.dry_run and not wheel.is_file():
-                raise FileNotFoundError(f"--wheel: no such file {wheel}")
+            wheel = chosen_wheel(args.wheel, args.dry_run, Path(folder))
             for name in names:
                 print("\n".join(push(name, args.namespace, args.token, args.private, args.dry_run, wheel)))
     except (OSError, ValueError, subprocess.CalledProcessError) as err:
