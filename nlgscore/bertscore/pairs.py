@@ -80,10 +80,8 @@ def _embed_chunk(scorer: Any, needed: List[int], cacheable: set, texts: List[str
             embeddings[todo[k]] = row
 
     run_batches([len(ids[u]) for u in todo], encode, max_tokens=scorer.max_tokens, max_batch_size=scorer.batch_size)
-    for u in cacheable:
-        if texts[u] in cache:
-            cache.touch([texts[u]])
-        else:  # a copy: a view would keep its whole encoder batch alive after eviction
+    for u in cacheable:  # those found were marked as recently used by cache.get above
+        if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
             cache.put(texts[u], embeddings[u].clone())
     return embeddings
 

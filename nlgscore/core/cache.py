@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, List, Optional
 
 from nlgscore.core.batching import check_positive
 
@@ -51,11 +51,6 @@ class TextCache:
     def values(self) -> List[Any]:
         """The values, least recently used first."""
         return list(self._items.values())
-
-    def touch(self, texts: Iterable[str]) -> None:
-        for text in texts:
-            if text in self._items:
-                self._items.move_to_end(text)
 
     def clear(self) -> None:
         self._items.clear()
