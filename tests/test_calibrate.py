@@ -125,9 +125,3 @@ def test_set_table_entry_changes_only_that_entry(tmp_path):
     changed = [(a, b) for a, b in zip(before, after) if a != b]
     assert len(before) == len(after) and len(changed) == 1
     assert json.loads(path.read_text(encoding="utf-8"))["all-MiniLM-L6-v2"] == 99
-
-
-def test_docstring_examples():
-    import doctest
-
-    assert doctest.testmod(calibrate).failed == 0

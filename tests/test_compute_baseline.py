@@ -140,11 +140,3 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
     # Unrescaled scores of the same pairs sit well above 0: the baseline did the work.
     raw = BERTScorer(model_type="minilm").score([UNRELATED[i] for i in pairs[:, 0]], [UNRELATED[j] for j in pairs[:, 1]])
     assert float(np.mean(raw.f1)) > 0.2
-
-
-def test_docstring_examples():
-    import doctest
-
-    from nlgscore.meta import rescale_baseline as baseline_compute
-
-    assert doctest.testmod(baseline_compute).failed == 0
