@@ -45,6 +45,21 @@ def with_reference_lists(inputs: dict, chosen: Optional[Any] = None) -> dict:
     return inputs
 
 
+class ReferenceListsInputs:
+    """Mixed before ``evaluate.Metric``: ``add``/``add_batch`` normalise references by :func:`with_reference_lists`.
+
+    Not itself an ``evaluate`` module, so ``evaluate.load`` still finds the module's own class.
+    """
+
+    def add_batch(self, **inputs):
+        """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
+        super().add_batch(**with_reference_lists(inputs, self.selected_feature_format))
+
+    def add(self, **inputs):
+        """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
+        super().add(**with_reference_lists(inputs, self.selected_feature_format))
+
+
 def config_inputs(module: str, config: str, needs: str, predictions: Any, **given: Any) -> dict:
     """``{needs: given[needs]}`` for ``evaluate``'s compute, after :func:`require_inputs` checked them.
 

@@ -5,7 +5,7 @@ import evaluate
 
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.idf import sentences_digest
-from nlgscore.evaluate_modules import cached_scorer, require_inputs, with_reference_lists
+from nlgscore.evaluate_modules import ReferenceListsInputs, cached_scorer, require_inputs
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -50,7 +50,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BERTScore(evaluate.Metric):
+class BERTScore(ReferenceListsInputs, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -68,11 +68,7 @@ class BERTScore(evaluate.Metric):
     def add_batch(self, **inputs):
         """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
         require_inputs("bertscore", "default", {"predictions": inputs.get("predictions"), "references": inputs.get("references")})
-        super().add_batch(**with_reference_lists(inputs, self.selected_feature_format))
-
-    def add(self, **inputs):
-        """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
-        super().add(**with_reference_lists(inputs, self.selected_feature_format))
+        super().add_batch(**inputs)
 
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
                  idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import cached_scorer, config_inputs, with_reference_lists
+from nlgscore.evaluate_modules import ReferenceListsInputs, cached_scorer, config_inputs
 from nlgscore.seq2seq.prism import PrismScorer
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
@@ -46,7 +46,7 @@ _TEXT = datasets.Value("string", id="sequence")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Prism(evaluate.Metric):
+class Prism(ReferenceListsInputs, evaluate.Metric):
     def __init__(self, *args, checkpoint=None, revision=None, **kwargs):
         self.checkpoint, self.revision = checkpoint, revision
         super().__init__(*args, **kwargs)
@@ -76,14 +76,6 @@ class Prism(evaluate.Metric):
         config = "src" if self.config_name == "src" else "ref"
         inputs = config_inputs("prism", config, "sources" if config == "src" else "references", predictions, references=references, sources=sources)
         return super().compute(predictions=predictions, **inputs, **kwargs)
-
-    def add_batch(self, **inputs):
-        """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
-        super().add_batch(**with_reference_lists(inputs, self.selected_feature_format))
-
-    def add(self, **inputs):
-        """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
-        super().add(**with_reference_lists(inputs, self.selected_feature_format))
 
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
                  max_tokens=None, device=None, dtype=None, verbose=False):
