@@ -50,13 +50,7 @@ def darr_concordance(
     >>> darr_concordance([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]).tolist()
     [1, -1, -1]
     """
-    better_arr = as_finite_array(better, "better")
-    worse_arr = as_finite_array(worse, "worse")
-    if better_arr.shape != worse_arr.shape:
-        raise ValueError(f"better and worse differ in length: {better_arr.size} != {worse_arr.size}")
-    if lower_is_better:
-        better_arr, worse_arr = -better_arr, -worse_arr
-    return np.where(better_arr > worse_arr, 1, -1)
+    return np.where(darr_outcomes(better, worse, lower_is_better) > 0, 1, -1)
 
 
 def darr_kendall_tau(
