@@ -68,11 +68,16 @@ def test_compare_empty_files_are_a_clear_error(tmp_path, capsys, metric):
     assert err == f"nlgscore compare: error: {empty} is empty: a paired test needs at least one segment"
 
 
-def test_meta_wmt19_end_to_end(tmp_path, capsys):
+def _tiny_wmt19(tmp_path, worse):
+    """wmt-xx-en.jsonl: one daRR pair per reference, the reference itself better than ``worse``."""
     pairs = [{"id": i, "lp": "xx-en", "src": "s", "ref": ref,
               "better": {"system": "A", "text": ref}, "worse": {"system": "B", "text": bad}}
-             for i, (ref, bad) in enumerate(zip(REFS, BAD))]
+             for i, (ref, bad) in enumerate(zip(REFS, worse))]
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+
+
+def test_meta_wmt19_end_to_end(tmp_path, capsys):
+    _tiny_wmt19(tmp_path, BAD)
     out_json, out_csv = tmp_path / "out.json", tmp_path / "out.csv"
     rc = main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--metric", "sentbleu",
                "--bootstrap", "100", "--json-out", str(out_json), "--csv", str(out_csv), "--quiet"])
@@ -90,10 +95,7 @@ def test_meta_wmt19_end_to_end(tmp_path, capsys):
 
 def test_meta_plot(tmp_path):
     pytest.importorskip("matplotlib")
-    pairs = [{"id": i, "lp": "xx-en", "src": "s", "ref": ref,
-              "better": {"system": "A", "text": ref}, "worse": {"system": "B", "text": bad}}
-             for i, (ref, bad) in enumerate(zip(REFS, BAD[::-1]))]
-    (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+    _tiny_wmt19(tmp_path, BAD[::-1])
     plot = tmp_path / "plot.png"
     assert main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
                  "--plot", str(plot)]) == 0
