@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
 from nlgscore.cli.options import (
-    add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, progress_enabled, read_lines,
+    add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, read_lines,
+    runtime_settings,
 )
 from nlgscore.core.extras import require
 from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
@@ -94,10 +95,7 @@ def _segment_comparisons(args, systems: Sequence[List[str]], refs: List[str], sr
     from nlgscore.meta.resample import compare_systems_bootstrap, compare_systems_randomization
     from nlgscore.meta.scoring import segment_scores
 
-    given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
-    options = {key: value for key, value in given.items() if value is not None}
-    options["progress"] = progress_enabled(args)
-    scores, signature = [], ""
+    options, scores, signature = runtime_settings(args), [], ""
     for lines in systems:
         system_scores, signature = segment_scores(args.metric, lines, refs, srcs, options)
         scores.append(system_scores)

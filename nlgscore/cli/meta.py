@@ -14,7 +14,9 @@ import argparse
 import json
 from pathlib import Path
 
-from nlgscore.cli.options import add_runtime_options, check_device, fail, positive_int, progress_enabled
+from nlgscore.cli.options import (
+    add_runtime_options, check_device, fail, positive_int, progress_enabled, runtime_settings,
+)
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.wmt import TIES_RULES
 
@@ -84,11 +86,9 @@ def _task_options(args: argparse.Namespace) -> dict:
     if args.bootstrap < 0:
         fail("--bootstrap must be >= 0")
     check_device(args.device)
-    given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
-    load_options = {key: value for key, value in given.items() if value is not None}
-    load_options["progress"] = progress_enabled(args)
     options = dict(metrics=args.metric, scores=parse_scores_option(args.scores), bootstrap=args.bootstrap,
-                   seed=args.seed, limit=args.limit, progress=progress_enabled(args), load_options=load_options)
+                   seed=args.seed, limit=args.limit, progress=progress_enabled(args),
+                   load_options=runtime_settings(args))
     if args.meta_task == "wmt19":
         options.update(data_dir=args.data, pairs=args.lp, ties=args.ties)
     elif args.meta_task == "wmt21":
