@@ -237,6 +237,7 @@ def wmt21(
     if not judgments.pairs:
         raise ValueError(f"{path}: no daRR pairs in the first {n} segments")
     hyps, refs = wmt21_inputs(data, judgments)
+    outputs = [data.hyps[s][:n] for s in systems]  # per system, for system scores and the alignment check
     dataset = f"wmt21-{data.lp}"
     table = MetaTable("wmt21")
     outcomes: Dict[str, np.ndarray] = {}
@@ -245,7 +246,7 @@ def wmt21(
         if file is None:
             flat, signature = segment_scores(name, hyps, refs, data.src[:n] * len(systems), load_options)
             seg = np.array(flat).reshape(len(systems), n)
-            sys_values, how = system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
+            sys_values, how = system_scores(name, outputs, data.ref[:n], seg)
             signature = f"{signature}|{how}"
         else:
             seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
@@ -261,7 +262,7 @@ def wmt21(
     human = " incl. HUMAN (ref.B)" if include_human else ""
     table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
                        f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")
-    table.notes.append("  " + check_alignment([data.hyps[s][:n] for s in systems], judgments.z).describe())
+    table.notes.append("  " + check_alignment(outputs, judgments.z).describe())
     table.notes += run.beaten(outcomes, run.tau, "segment tau")
     for a, b in itertools.permutations(sys_metric, 2):
         try:
