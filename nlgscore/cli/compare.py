@@ -12,15 +12,15 @@ seed and n give the same p-values and means as ``sacrebleu -i ... --paired-bs``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
 from nlgscore.cli.options import (
-    add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, read_lines,
+    add_format_option, add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, read_lines,
     runtime_settings,
 )
+from nlgscore.cli.output import emit
 from nlgscore.core.extras import require
 from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
 from nlgscore.meta.resample import DEFAULT_SEED, SystemComparison
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
     parser.add_argument("--n-samples", type=positive_int, default=None, metavar="N",
                         help="resamples (bs, default 1000) or trials (ar, default 10000)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default: {DEFAULT_SEED})")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (null where there is no value)")
+    add_format_option(parser)
     add_runtime_options(parser, batch_help="most items per batch of a model-based metric")
     parser.set_defaults(func=run, test="bs")
 
@@ -129,27 +129,29 @@ def run(args: argparse.Namespace) -> int:
         if len(outputs[0]) < 2:
             fail("a paired test of segment scores needs at least 2 segments")
         results, signature = _segment_comparisons(args, outputs, refs[0], srcs, n_samples)
-    _print(args, [str(p) for p in args.cands], results, signature)
+    emit(ComparisonReport(args.metric, args.test, [str(p) for p in args.cands], results, signature), args.format)
     return 0
 
 
-def _print(args, names: List[str], results: List[SystemComparison], signature: str) -> None:
-    from nlgscore.cli.options import json_safe
+class ComparisonReport:
+    """The paired tests of ``systems`` (the baseline first) as printed by :func:`nlgscore.cli.output.emit`."""
 
-    if args.json:
-        records: List[Dict[str, object]] = [
-            {"system": name, "baseline": i == 0, "score": r.score, "mean": r.mean,
-             "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value}
-            for i, (name, r) in enumerate(zip(names, results))
-        ]
-        print(json.dumps(json_safe({"metric": args.metric, "test": args.test, "signature": signature,
-                                    "systems": records}), indent=2))
-        return
-    width = max(len(name) for name in names + ["System"])
-    print(f"{'System':<{width}}  {args.metric} (mean [95% CI])          p-value")
-    for i, (name, r) in enumerate(zip(names, results)):
-        p = "(baseline)" if i == 0 else f"{r.p_value:.4f}" + (" *" if r.p_value < 0.05 else "")
-        interval = "" if r.ci_low != r.ci_low else f" ({r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}])"
-        print(f"{name:<{width}}  {r.score:8.4f}{interval}  {p}")
-    print("* p < 0.05: significantly different from the baseline")
-    print(signature)
+    def __init__(self, metric: str, test: str, names: List[str], results: List[SystemComparison], signature: str) -> None:
+        self.metric, self.test, self.names, self.results, self.signature = metric, test, names, results, signature
+
+    def rows(self) -> List[Dict[str, object]]:
+        return [{"system": name, "baseline": i == 0, "score": r.score, "mean": r.mean,
+                 "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value}
+                for i, (name, r) in enumerate(zip(self.names, self.results))]
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"metric": self.metric, "test": self.test, "signature": self.signature, "systems": self.rows()}
+
+    def __str__(self) -> str:
+        width = max(len(name) for name in self.names + ["System"])
+        lines = [f"{'System':<{width}}  {self.metric} (mean [95% CI])          p-value"]
+        for i, (name, r) in enumerate(zip(self.names, self.results)):
+            p = "(baseline)" if i == 0 else f"{r.p_value:.4f}" + (" *" if r.p_value < 0.05 else "")
+            interval = "" if r.ci_low != r.ci_low else f" ({r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}])"
+            lines.append(f"{name:<{width}}  {r.score:8.4f}{interval}  {p}")
+        return "\n".join([*lines, "* p < 0.05: significantly different from the baseline", self.signature])

@@ -1,7 +1,7 @@
 """What every command shares: the input/run-time options, reading text files, and user errors.
 
 One convention across commands: ``-c`` candidates file, ``-r`` references file (repeatable),
-``-s`` sources file, ``-`` for stdin; ``--seg``, ``--json``; ``--device``, ``--batch-size``,
+``-s`` sources file, ``-`` for stdin; ``--seg``, ``--format text|json|tsv`` (``--json``); ``--device``, ``--batch-size``,
 ``--max-tokens``, ``--no-progress``, ``--quiet``, ``--debug``.
 
 >>> parser = argparse.ArgumentParser(prog="demo")
@@ -142,10 +142,27 @@ def add_input_options(
         parser.add_argument("-s", "--srcs", default=None, metavar="FILE", help="source file, one segment a line")
 
 
+# What --format accepts, printed by nlgscore.cli.output.emit.
+FORMATS = ("text", "json", "tsv")
+
+
+def add_format_option(parser: argparse.ArgumentParser) -> None:
+    """``--format text|json|tsv`` (``dest="format"``, default text) and ``--json``, its alias for json.
+
+    >>> parser = argparse.ArgumentParser(prog="demo")
+    >>> add_format_option(parser)
+    >>> parser.parse_args(["--json"]).format, parser.parse_args(["--format", "tsv"]).format
+    ('json', 'tsv')
+    """
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="text (default), json (one object, null where there is no value) or tsv (a header, then one row per line)")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """``--seg`` (also every line's scores) and ``--json`` (one JSON object, ``null`` for no value)."""
+    """``--seg`` (also every line's scores) and :func:`add_format_option`."""
     parser.add_argument("--seg", action="store_true", help="also print the scores of every line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (null where there is no value)")
+    add_format_option(parser)
 
 
 def add_debug_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:

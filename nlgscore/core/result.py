@@ -4,7 +4,7 @@
 * ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
 * ``result.system``: every column's system value (a dict);
 * ``result.columns()``: every per-item column by name; ``result.signature``;
-* ``to_dict()`` (JSON-ready) and ``to_pandas()`` (needs pandas).
+* ``rows()`` (one dict per item), ``to_dict()`` (JSON-ready) and ``to_pandas()`` (needs pandas).
 
 Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given_cand`` …).
 
@@ -14,6 +14,8 @@ Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given
 ([1.0, 2.0], 1.5, {'s': 1.5, 't': 2.0})
 >>> r.to_dict()["signature"]
 'nlgscore:toy'
+>>> r.rows()
+[{'s': 1.0, 't': 0.0}, {'s': 2.0, 't': 4.0}]
 """
 
 from __future__ import annotations
@@ -81,6 +83,21 @@ class Result:
             out[name] = mean.tolist() if mean.ndim else float(mean)
         return out
 
+    def rows(self) -> List[Dict[str, float]]:
+        """One dict per item, in input order: every column's value (2-D columns as ``<name>_L<layer>``)."""
+        flat = self._flat
+        return [dict(zip(flat, values)) for values in zip(*flat.values())]
+
+    @property
+    def _flat(self) -> Dict[str, List[float]]:
+        flat: Dict[str, List[float]] = {}
+        for name, column in self._values.items():
+            if column.ndim == 2:
+                flat.update({f"{name}_L{k}": row.tolist() for k, row in enumerate(column)})
+            else:
+                flat[name] = column.tolist()
+        return flat
+
     def to_dict(self) -> Dict[str, Any]:
         """Columns, ``scores`` (the primary column, under one key for every metric), ``system``,
         ``score`` and the signature string (JSON-ready)."""
@@ -96,13 +113,7 @@ class Result:
         from nlgscore.core.extras import require
 
         pd = require("pandas", "pandas", "Result.to_pandas()")
-        data: Dict[str, Any] = {}
-        for name, column in self._values.items():
-            if column.ndim == 2:
-                data.update({f"{name}_L{k}": row for k, row in enumerate(column)})
-            else:
-                data[name] = column
-        return pd.DataFrame(data)
+        return pd.DataFrame(self._flat)
 
     def __len__(self) -> int:
         return int(self._values[self.primary].shape[-1])
