@@ -42,6 +42,22 @@ def minilm_scorer():
     return BERTScorer(model_type="minilm", num_layers=4)
 
 
+@pytest.fixture(scope="session")
+def prism():
+    """One Prism scorer on the tiny golden checkpoint (tests/golden/tiny-prism), English."""
+    from nlgscore.seq2seq.prism import PrismScorer
+
+    return PrismScorer(str(GOLDEN / "tiny-prism"), lang="en")
+
+
+@pytest.fixture(scope="session")
+def bart():
+    """One BARTScorer on the tiny golden checkpoint (tests/golden/tiny-bart), on CPU."""
+    from nlgscore.seq2seq.bartscore import BARTScorer
+
+    return BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu")
+
+
 def data_dir() -> Path:
     """Human-judgment data: $NLGSCORE_DATA or ../shared/data (never committed)."""
     return Path(os.environ.get("NLGSCORE_DATA", REPO.parent / "shared" / "data"))

@@ -24,20 +24,6 @@ R = ["A cat was sitting on the mat.", "Prices increased steeply.", "A cat was si
 MULTI = [["A cat was sitting on the mat.", "On the mat sat a cat."], "Prices increased steeply.", ["x"]]
 
 
-@pytest.fixture(scope="module")
-def prism():
-    from nlgscore.seq2seq.prism import PrismScorer
-
-    return PrismScorer(str(GOLDEN / "tiny-prism"), lang="en")
-
-
-@pytest.fixture(scope="module")
-def bart():
-    from nlgscore.seq2seq.bartscore import BARTScorer
-
-    return BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu")
-
-
 def _check_contract(result: Result, n: int) -> None:
     assert len(result.scores) == n and all(isinstance(v, float) and math.isfinite(v) for v in result.scores)
     assert isinstance(result.score, float) and abs(result.score - float(np.mean(result.scores))) < 1e-9

@@ -9,7 +9,7 @@ out-of-memory error halves the budget and retries).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -27,9 +27,10 @@ def score_pairs(scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str],
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
 
     Pairs are ordered by reference (longest first, stable), so all pairs of a reference fall in
-    one chunk and each distinct text is encoded once per call, not once per chunk it appears in;
-    a chunk is closed when the *distinct* texts it needs reach the token budget, so duplicated
-    pairs cost nothing and host memory stays bounded by the chunk.
+    one chunk; a chunk is closed when the *distinct* texts it needs reach the token budget, so
+    duplicated pairs cost nothing and host memory stays bounded by the chunk. A text that a
+    later chunk needs again (a candidate scored against many references, as in a utility
+    matrix) keeps its embeddings until its last chunk: each distinct text is encoded once per call.
     """
     from tqdm.auto import tqdm
 
@@ -37,34 +38,50 @@ def score_pairs(scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str],
     out = np.zeros((len(pairs), 3, layers))
     length = [len(x) for x in ids]
     order = sorted(range(len(pairs)), key=lambda k: (-length[pairs[k][1]], pairs[k][1], -length[pairs[k][0]]))
-    budget = scorer.max_tokens * CHUNK_TOKENS_PER_BUDGET // layers
+    chunks = _plan_chunks([pairs[k] for k in order], length, scorer.max_tokens * CHUNK_TOKENS_PER_BUDGET // layers)
+    last_chunk = {u: c for c, (start, stop) in enumerate(chunks) for k in order[start:stop] for u in pairs[k]}
+    held: Dict[int, Any] = {}  # embeddings of texts that a later chunk needs again
     with tqdm(total=len(order), disable=not scorer.progress, desc="bertscore", unit="pair") as bar:
-        start = 0
-        while start < len(order):
-            stop, used, seen = start, 0, set()
-            while stop < len(order):
-                new = [u for u in pairs[order[stop]] if u not in seen]
-                cost = sum(length[u] for u in set(new))
-                if stop > start and used + cost > budget:
-                    break
-                seen.update(new)
-                used += cost
-                stop += 1
+        for c, (start, stop) in enumerate(chunks):
             chunk = order[start:stop]
-            _score_chunk(scorer, [pairs[k] for k in chunk], texts, ids, weights, out, chunk)
+            _score_chunk(scorer, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c)
+            for u in [u for u in held if last_chunk[u] <= c]:
+                del held[u]
             bar.update(len(chunk))
-            start = stop
     return out
 
 
-def _embed_chunk(scorer: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]]) -> Dict[int, Any]:
-    """Embeddings of the texts ``needed``, from the scorer's text cache where it has them."""
+def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -> List[Tuple[int, int]]:
+    """``(start, stop)`` spans of ``pairs`` whose distinct texts stay within ``budget`` tokens
+    (a single pair over the budget gets a chunk of its own)."""
+    chunks = []
+    start = 0
+    while start < len(pairs):
+        stop, used, seen = start, 0, set()
+        while stop < len(pairs):
+            new = set(pairs[stop]) - seen
+            cost = sum(length[u] for u in new)
+            if stop > start and used + cost > budget:
+                break
+            seen.update(new)
+            used += cost
+            stop += 1
+        chunks.append((start, stop))
+        start = stop
+    return chunks
+
+
+def _embed_chunk(
+    scorer: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
+) -> Dict[int, Any]:
+    """Embeddings of the texts ``needed``: from ``held`` (texts of earlier chunks needed again),
+    the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``."""
     import torch
 
     cache = scorer._ref_cache
-    embeddings: Dict[int, Any] = {}
+    embeddings: Dict[int, Any] = {u: held[u] for u in needed if u in held}
     for u in needed:
-        if u in cacheable and texts[u] in cache:
+        if u not in embeddings and u in cacheable and texts[u] in cache:
             embeddings[u] = cache.get(texts[u])
     todo = [u for u in needed if u not in embeddings]
 
@@ -83,10 +100,11 @@ def _embed_chunk(scorer: Any, needed: List[int], cacheable: set, texts: List[str
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
             cache.put(texts[u], embeddings[u].clone())
+    held.update((u, embeddings[u]) for u in todo if later(u))
     return embeddings
 
 
-def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int]) -> None:
+def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -95,7 +113,7 @@ def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights,
         cacheable.update(r for _, r in pairs)
     if scorer.cache_candidates:
         cacheable.update(h for h, _ in pairs)
-    embeddings = _embed_chunk(scorer, needed, cacheable, texts, ids)
+    embeddings = _embed_chunk(scorer, needed, cacheable, texts, ids, held, later)
 
     weights = weights.to(scorer.encoder.device)
     n_special = scorer.encoder.n_special

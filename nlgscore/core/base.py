@@ -31,6 +31,8 @@ device-and-budget policy in :func:`nlgscore.core.batching.resolve_budget`.
 >>> result = Overlap().compute(["a b", "c"], [["a b", "a"], "d"])
 >>> result.scores, str(result.signature).split("|")[:3]
 ([0.75, 0.0], ['nlgscore:overlap', 'tok:space', 'multiref:mean'])
+>>> Overlap().matrix(["a b", "c"], ["a", "c", "a b"]).tolist()  # every prediction against every reference
+[[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import numpy as np
 
 from nlgscore.core.batching import check_positive, resolve_budget, unique
 from nlgscore.core.distributed import shard
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.signature import Signature
@@ -132,6 +135,33 @@ class Scorer(ABC):
     ) -> Result:
         """Score each prediction against its reference(s) or source; results in input order."""
         return self._run(predictions, references, sources)
+
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+        """The score of every ``(predictions[i], references[j])`` pair: an array of shape
+        ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
+        or consensus), equal to :meth:`compute` over all pairs.
+
+        ``column`` picks another column than the primary one (e.g. ``"precision"``);
+        ``call_options`` go to :meth:`compute`. Each distinct pair is scored once and each
+        distinct text encoded once. Source-based scoring (QE reranking) is
+        ``compute(predictions, sources=...)``.
+        """
+        preds = check_texts("predictions", predictions)
+        refs = check_texts("references", references)
+        if column is not None and not isinstance(column, str):
+            raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
+        up, pred_of = unique(preds)
+        ur, ref_of = unique(refs)
+        result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], **call_options)
+        values = result._values
+        name = result.primary if column is None else column
+        if name not in values:
+            raise ArgumentError(f"column must be one of {', '.join(values)} for this {self.name} call, got {column!r}")
+        grid = values[name]
+        if grid.ndim == 2:  # one row per layer (BERTScore all_layers): the result's layer
+            grid = grid[result.layer if result.layer is not None else -1]
+        grid = grid.reshape(len(up), len(ur))
+        return grid[np.ix_(pred_of, ref_of)] if preds and refs else np.zeros((len(preds), len(refs)))
 
     @property
     def signature(self) -> Signature:
