@@ -33,6 +33,7 @@ LAYERS = {
     "meta": 3,
     "integrations": 3,
     "bench": 3,
+    "mbr": 3,
     "cli": 4,
 }
 MAX_LINES = 420  # "no file over ~400 lines"

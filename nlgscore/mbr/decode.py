@@ -1,0 +1,162 @@
+"""MBR selection and best-of-N reranking over any registry metric.
+
+For each item the utility matrix ``U[i, j] = metric(prediction=candidate_i, reference=sample_j)``
+comes from ``scorer.matrix`` (every distinct text encoded once per call); candidate ``i``'s
+expected utility is the mean of row ``i`` over the samples. When the samples are the candidates
+themselves (no ``pseudo_references``), column ``i`` is left out of row ``i`` (a candidate is no
+evidence for itself), as COMET's ``comet-mbr`` does; ``mbrs`` (0.1.8) keeps it, which adds the
+self-utility to every row before dividing by ``N`` instead of ``N - 1``. The left-out column is a
+*position*: a candidate text that occurs twice still counts its twin as a sample.
+
+A source-based metric (``prism:src``, ``bartscore:...:src``) gives quality-estimation reranking:
+each candidate's utility is its score against the item's source (one ``compute`` call over all
+items), and the "matrix" has one column.
+
+The best candidate has the highest expected utility; exactly equal values go to the **lowest
+index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified).
+
+>>> from nlgscore.mbr import decode
+>>> [choice] = decode("bertscore:minilm:L4", [["A cat sat on the mat.", "A cat was on the mat.", "Stocks fell."]])
+>>> choice.best_index, choice.best
+(1, 'A cat was on the mat.')
+>>> choice.expected_utility.shape, bool(choice.expected_utility[2] < choice.expected_utility[1])
+((3,), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from nlgscore.core.errors import ArgumentError
+from nlgscore.mbr.items import Item, ItemId, as_items
+
+
+@dataclass
+class Choice:
+    """The outcome for one item: the chosen candidate and every candidate's expected utility."""
+
+    id: ItemId
+    best: str
+    best_index: int
+    expected_utility: np.ndarray  # (N,)
+    matrix: Optional[np.ndarray] = None  # (N, M) utilities; (N, 1) for source-based metrics
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility``."""
+        return {"id": self.id, "best": self.best, "best_index": self.best_index,
+                "expected_utility": [float(v) for v in self.expected_utility]}
+
+
+def is_source_based(scorer: Any) -> bool:
+    """True for a metric scored against sources only (QE reranking), from its ``needs``."""
+    needs = tuple(getattr(scorer, "needs", ("references",)))
+    return "sources" in needs and "references" not in needs
+
+
+def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
+    """Row means of ``matrix``; with ``exclude_self`` the diagonal is left out of each row.
+
+    >>> expected_utility(np.array([[1.0, 0.2, 0.4], [0.2, 1.0, 0.6], [0.4, 0.6, 1.0]]), True).round(6).tolist()
+    [0.3, 0.4, 0.5]
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if not exclude_self:
+        return matrix.mean(axis=1)
+    n = matrix.shape[0]
+    off = ~np.eye(n, matrix.shape[1], dtype=bool)
+    return matrix[off].reshape(n, matrix.shape[1] - 1).mean(axis=1)
+
+
+def best_index(utilities: np.ndarray) -> int:
+    """Index of the highest expected utility; ties go to the lowest index.
+
+    >>> best_index(np.array([0.2, 0.7, 0.7]))
+    1
+    """
+    return int(np.argmax(utilities))
+
+
+def decode(
+    metric: Any,
+    items: Sequence[Any],
+    *,
+    column: Optional[str] = None,
+    keep_matrices: bool = False,
+    **options: Any,
+) -> List[Choice]:
+    """MBR selection (or QE reranking for a source-based metric) for each of ``items``.
+
+    ``metric`` is a spec (``"bertscore:minilm"``, ``"prism:ref:CHECKPOINT"``, ``"prism:src"``, ...;
+    ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`Item` objects,
+    dicts with the same fields, or plain lists of candidates. ``column`` picks a non-primary
+    score (e.g. ``"precision"``). One :class:`Choice` per item, in input order; with
+    ``keep_matrices`` each keeps its utility matrix.
+    """
+    scorer = _load(metric, options)
+    checked = as_items(items)
+    if is_source_based(scorer):
+        matrices = _source_matrices(scorer, checked, column)
+    else:
+        matrices = _reference_matrices(scorer, checked, column)
+    choices = []
+    for item, matrix in zip(checked, matrices):
+        eu = expected_utility(matrix, item.excludes_self and not is_source_based(scorer))
+        if not np.all(np.isfinite(eu)):
+            raise ArgumentError(f"item {item.id!r}: the metric gave a non-finite utility; cannot choose a candidate")
+        k = best_index(eu)
+        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None))
+    return choices
+
+
+def _load(metric: Any, options: Dict[str, Any]) -> Any:
+    if isinstance(metric, str):
+        from nlgscore.registry import load
+
+        return load(metric, **options)
+    if options:
+        raise ArgumentError(f"options {sorted(options)} are for a metric spec; this scorer is already loaded")
+    if not hasattr(metric, "compute"):
+        raise ArgumentError(f"metric must be a spec string or a loaded scorer, got {type(metric).__name__}")
+    return metric
+
+
+def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+    """Each item's (N, M) utility matrix, one ``matrix`` call per item."""
+    out = []
+    for item in items:
+        out.append(np.asarray(_matrix(scorer, item.candidates, item.samples, column), dtype=np.float64))
+    return out
+
+
+def _matrix(scorer: Any, predictions: List[str], references: List[str], column: Optional[str]) -> np.ndarray:
+    # TEMPORARY until scorer.matrix lands (issue 17 item 3): compute over all pairs.
+    if hasattr(scorer, "matrix"):
+        return scorer.matrix(predictions, references, column=column)
+    preds = [p for p in predictions for _ in references]
+    refs = [r for _ in predictions for r in references]
+    values = _column(scorer.compute(preds, refs), column)
+    return np.asarray(values, dtype=np.float64).reshape(len(predictions), len(references))
+
+
+def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+    missing = [item.id for item in items if item.source is None]
+    if missing:
+        raise ArgumentError(f"metric {scorer.name!r} scores against sources; item {missing[0]!r} has no source")
+    preds = [c for item in items for c in item.candidates]
+    srcs = [item.source for item in items for _ in item.candidates]
+    values = np.asarray(_column(scorer.compute(preds, sources=srcs), column), dtype=np.float64)
+    bounds = np.cumsum([0] + [item.n for item in items])
+    return [values[a:b, None] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _column(result: Any, column: Optional[str]) -> List[float]:
+    if column is None:
+        return result.scores
+    columns = result.columns()
+    if column not in columns:
+        raise ArgumentError(f"column must be one of {', '.join(sorted(columns))}, got {column!r}")
+    return columns[column]

@@ -1,0 +1,117 @@
+"""One MBR/reranking input: candidates, optional pseudo-references, optional source.
+
+An :class:`Item` is checked when it is built, so a bad item fails before any model runs, with
+an error naming the item and the field (``items[3].candidates[1] must be a str``).
+
+>>> item = Item(["a cat", "the cat", "a dog"], id="s1")
+>>> item.n, item.samples, item.excludes_self
+(3, ['a cat', 'the cat', 'a dog'], True)
+>>> Item(["a cat"], pseudo_references=["the cat", "a cat"]).excludes_self
+False
+>>> Item(["only one"])
+Traceback (most recent call last):
+...
+nlgscore.core.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given (each candidate is excluded from its own expectation), got 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Union
+
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.core.inputs import check_text, check_texts
+
+ItemId = Union[str, int]
+
+
+@dataclass(frozen=True)
+class Item:
+    """``candidates`` (N) to choose from; ``pseudo_references`` (M samples the expectation runs
+    over; None: the candidates themselves, each candidate left out of its own expectation);
+    ``source`` for source-based (QE) metrics; ``id`` names the item in outputs and errors."""
+
+    candidates: List[str]
+    pseudo_references: Optional[List[str]] = None
+    source: Optional[str] = None
+    id: Optional[ItemId] = None
+
+    def __post_init__(self) -> None:
+        where = f"item {self.id if self.id is not None else 0}"
+        if self.id is not None and (isinstance(self.id, bool) or not isinstance(self.id, (str, int))):
+            raise ArgumentTypeError(f"{where}: id must be a str or an int, got {type(self.id).__name__}")
+        object.__setattr__(self, "candidates", _texts(where, "candidates", self.candidates))
+        if self.pseudo_references is not None:
+            object.__setattr__(self, "pseudo_references", _texts(where, "pseudo_references", self.pseudo_references))
+        elif len(self.candidates) < 2:
+            raise ArgumentError(
+                f"{where}: candidates needs at least 2 texts when pseudo_references are not given "
+                f"(each candidate is excluded from its own expectation), got {len(self.candidates)}"
+            )
+        if self.source is not None:
+            _wrap(where, lambda: check_text("source", self.source))
+
+    @property
+    def n(self) -> int:
+        """Number of candidates."""
+        return len(self.candidates)
+
+    @property
+    def samples(self) -> List[str]:
+        """The texts the expectation runs over: the pseudo-references, else the candidates."""
+        return self.candidates if self.pseudo_references is None else self.pseudo_references
+
+    @property
+    def excludes_self(self) -> bool:
+        """True when the candidates are their own samples (the diagonal is left out)."""
+        return self.pseudo_references is None
+
+
+def _texts(where: str, name: str, value: Any) -> List[str]:
+    texts = _wrap(where, lambda: check_texts(name, value))
+    if not texts:
+        raise ArgumentError(f"{where}: {name} must hold at least one text, got an empty list")
+    return texts
+
+
+def _wrap(where: str, check: Any) -> Any:
+    """Run an argument check of :mod:`nlgscore.core.inputs`, its message prefixed with the item."""
+    try:
+        return check()
+    except TypeError as err:
+        raise ArgumentTypeError(f"{where}: {err}") from None
+    except ValueError as err:
+        raise ArgumentError(f"{where}: {err}") from None
+
+
+def as_items(items: Sequence[Any]) -> List[Item]:
+    """``items`` as :class:`Item` objects: each an Item, a dict with the Item's field names, or a
+    plain list of candidate texts; ids default to the position.
+
+    >>> [i.id for i in as_items([["a", "b"], {"candidates": ["c", "d"], "id": "x"}])]
+    [0, 'x']
+    """
+    if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__len__"):
+        raise ArgumentTypeError(f"items must be a list of items, got {type(items).__name__}")
+    out: List[Item] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Item):
+            out.append(item if item.id is not None else Item(item.candidates, item.pseudo_references, item.source, index))
+        elif isinstance(item, dict):
+            unknown = sorted(set(item) - {"candidates", "pseudo_references", "source", "id"})
+            if unknown:
+                raise ArgumentError(f"item {index}: unknown field(s) {', '.join(map(repr, unknown))}")
+            if "candidates" not in item:
+                raise ArgumentError(f"item {index}: 'candidates' is required")
+            out.append(Item(item["candidates"], item.get("pseudo_references"), item.get("source"),
+                            item["id"] if item.get("id") is not None else index))
+        elif isinstance(item, (list, tuple)):
+            out.append(Item(list(item), id=index))
+        else:
+            raise ArgumentTypeError(f"items[{index}] must be an Item, a dict or a list of candidates, got {type(item).__name__}")
+    seen = set()
+    for item in out:
+        if str(item.id) in seen:
+            raise ArgumentError(f"item id {item.id!r} occurs more than once (ids name the matrices and output rows)")
+        seen.add(str(item.id))
+    return out
