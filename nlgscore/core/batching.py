@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=Hashable)
@@ -40,14 +42,14 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     >>> check_positive("max_tokens", 0)
     Traceback (most recent call last):
     ...
-    ValueError: max_tokens must be a positive integer (or None for the default), got 0
+    nlgscore.core.errors.ArgumentError: max_tokens must be a positive integer (or None for the default), got 0
     """
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}")
+        raise ArgumentTypeError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}")
     if value < 1:
-        raise ValueError(f"{name} must be a positive integer (or None for the default), got {value!r}")
+        raise ArgumentError(f"{name} must be a positive integer (or None for the default), got {value!r}")
     return value
 
 

@@ -1,0 +1,287 @@
+"""The one run-time policy of every scorer: device, dtype, batch budget, progress bars, accelerator.
+
+A scorer resolves its :class:`Runtime` once, in its constructor (:func:`resolve_runtime`); a call
+that wants another budget or progress setting gets ``scorer.runtime.replace(...)`` for that call
+only, so a cached scorer is never changed by a call. None of these settings changes a score beyond
+float rounding except ``dtype``, which the signature records.
+
+``dtype``:
+
+* ``"float32"`` (default): exact parity with the reference implementations;
+* ``"bfloat16"``/``"float16"``: half precision, on an accelerator or on CPU (fast on CPUs with
+  native bf16 arithmetic, ``avx512_bf16`` or AMX; emulated, hence slow, elsewhere);
+* ``"auto"``: bfloat16 on an accelerator that supports it; on CPU, bfloat16 only where the CPU has
+  native bf16 *and* a short measurement on the loaded model's own linear shapes shows it faster
+  (:func:`settle_dtype`, like :mod:`nlgscore.core.gemm`'s kernel choice); float32 otherwise.
+
+>>> rt = resolve_runtime("seq2seq", device="cpu")
+>>> rt.device.type, rt.dtype, rt.batch_size, rt.max_tokens, rt.progress
+('cpu', 'float32', None, 4096, False)
+>>> call = rt.replace(max_tokens=512, progress=True)
+>>> (call.max_tokens, call.progress), (rt.max_tokens, rt.progress)
+((512, True), (4096, False))
+>>> rt.replace(batch_size=0)
+Traceback (most recent call last):
+...
+nlgscore.core.errors.ArgumentError: batch_size must be a positive integer (or None for the default), got 0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from nlgscore.core.batching import DEFAULT_MAX_TOKENS, check_positive
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+
+logger = logging.getLogger(__name__)
+
+# Padded tokens per batch by model family and device. An encoder batch counts its texts' tokens;
+# a seq2seq batch counts encoder + decoder tokens, hence twice the encoder budget. On an
+# accelerator every family gets the same larger budget.
+DEFAULT_BUDGETS = {
+    "encoder": {"cpu": DEFAULT_MAX_TOKENS, "accelerator": 16384},
+    "seq2seq": {"cpu": 2 * DEFAULT_MAX_TOKENS, "accelerator": 16384},
+}
+DTYPES = ("float32", "bfloat16", "float16", "auto")
+_DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
+DEVICE_KINDS = ("cpu", "cuda", "mps", "xpu")
+_DEVICE_HINT = "use cpu, cuda, cuda:N, mps or xpu"
+# CPU flags (``/proc/cpuinfo``) of native bf16 arithmetic; without them oneDNN emulates bf16.
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+# "auto" takes bfloat16 on CPU only when the measured bf16 linears beat float32 by this factor:
+# bf16 changes scores (|dF| ~1e-3), which a tie does not pay for.
+AUTO_BF16_MARGIN = 1.15
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a scorer runs (resolved: see :func:`resolve_runtime`); immutable, one per scorer or call.
+
+    ``device`` is a ``torch.device``; ``dtype`` a name of :data:`DTYPES` (``"auto"`` only until the
+    model is loaded, then what it resolved to); ``batch_size`` caps items per batch (None: no cap);
+    ``max_tokens`` is the padded-token budget per batch; ``progress`` draws progress bars;
+    ``accelerator`` is an ``accelerate.Accelerator`` to shard calls over (or None); ``family``
+    (``"encoder"``/``"seq2seq"``) picks the default budget.
+    """
+
+    device: Any
+    dtype: str = "float32"
+    batch_size: Optional[int] = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    progress: bool = False
+    accelerator: Any = None
+    family: str = "encoder"
+
+    @property
+    def torch_dtype(self) -> Any:
+        """The ``torch.dtype`` of :attr:`dtype` (float32 while ``"auto"`` is not settled)."""
+        import torch
+
+        return torch.float32 if self.dtype == "auto" else getattr(torch, self.dtype)
+
+    def replace(self, **overrides: Any) -> "Runtime":
+        """This runtime with ``overrides`` applied; ``None`` keeps a setting. Device and dtype are
+        fixed by the loaded model: giving another one is an error naming the argument.
+
+        >>> rt = resolve_runtime("encoder", device="cpu", batch_size=8)
+        >>> rt.replace(batch_size=None, max_tokens=256).batch_size, rt.replace(device="cpu") == rt
+        (8, True)
+        >>> rt.replace(dtype="bfloat16")
+        Traceback (most recent call last):
+        ...
+        nlgscore.core.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16'); build another scorer with dtype='bfloat16'
+        """
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(self)} - {"family"})
+        if unknown or "family" in overrides:
+            raise ArgumentTypeError(f"unknown run-time option(s): {', '.join(unknown or ['family'])}; use device, dtype, batch_size, max_tokens, progress or accelerator")
+        changes: Dict[str, Any] = {}
+        for name, value in overrides.items():
+            if value is None:
+                continue
+            if name == "batch_size":
+                changes[name] = check_positive("batch_size", value)
+            elif name == "max_tokens":
+                changes[name] = check_positive("max_tokens", value)
+            elif name == "progress":
+                changes[name] = check_flag("progress", value)
+            elif name == "accelerator":
+                changes[name] = value
+            elif name == "device":
+                if resolve_device(value) != self.device:
+                    raise ArgumentError(f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); build another scorer with device={value!r}")
+            elif name == "dtype":
+                wanted = dtype_name(value)
+                if wanted not in (self.dtype, "auto"):
+                    raise ArgumentError(f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); build another scorer with dtype={value!r}")
+        return dataclasses.replace(self, **changes) if changes else self
+
+    def settled(self, dtype: Any) -> "Runtime":
+        """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed)."""
+        return dataclasses.replace(self, dtype=dtype_name(dtype))
+
+
+def resolve_runtime(
+    family: str,
+    device: Any = None,
+    dtype: Any = None,
+    batch_size: Any = None,
+    max_tokens: Any = None,
+    progress: Any = False,
+    accelerator: Any = None,
+) -> Runtime:
+    """Check and resolve a scorer's run-time arguments (errors name the argument).
+
+    ``device=None`` → CUDA if available, else CPU; a device this machine does not have is an
+    :class:`~nlgscore.core.errors.ArgumentError`. ``max_tokens=None`` → the family's default for the
+    device (:data:`DEFAULT_BUDGETS`). ``dtype="auto"`` is resolved here when no measurement is
+    needed, else it stays ``"auto"`` until the loader calls :func:`settle_dtype`.
+
+    >>> resolve_runtime("encoder", device="cpu", dtype="bf16").dtype
+    'bfloat16'
+    >>> resolve_runtime("encoder", device="cuda:7")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: device 'cuda:7': ...
+    """
+    if family not in DEFAULT_BUDGETS:
+        raise ArgumentError(f"family must be one of {', '.join(DEFAULT_BUDGETS)}, got {family!r}")
+    torch_device = resolve_device(device)
+    name = dtype_name(dtype)
+    if name == "auto":
+        name = _auto_without_measurement(torch_device)
+    batch_size = check_positive("batch_size", batch_size)
+    max_tokens = check_positive("max_tokens", max_tokens)
+    kind = "cpu" if torch_device.type == "cpu" else "accelerator"
+    budget = max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
+    return Runtime(torch_device, name, batch_size, budget, check_flag("progress", progress), accelerator, family)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` as a bool (``None`` → False); anything but a bool is an error naming ``name``."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be True or False, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def resolve_device(device: Any = None) -> Any:
+    """``None`` → CUDA if available, else CPU; an int is a CUDA ordinal; a device this machine
+    does not have (``cuda:7`` on a 1-GPU machine, ``cuda`` on CPU-only torch, ``mps`` off a Mac)
+    is an :class:`~nlgscore.core.errors.ArgumentError` naming ``device``.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: device 'tpu' is not a torch device; use cpu, cuda, cuda:N, mps or xpu
+    """
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
+        raise ArgumentTypeError(f"device must be a string such as 'cpu' or 'cuda:0', an int or a torch.device, got {type(device).__name__}: {device!r}")
+    try:
+        resolved = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise ArgumentError(f"device {device!r} is not a torch device; {_DEVICE_HINT}") from err
+    if resolved.type not in DEVICE_KINDS:
+        raise ArgumentError(f"device {device!r} is not supported; {_DEVICE_HINT}")
+    problem = _unavailable(resolved)
+    if problem:
+        raise ArgumentError(f"device {str(device)!r}: {problem}")
+    return resolved
+
+
+def _unavailable(device: Any) -> str:
+    """Why ``device`` cannot be used here ("" when it can)."""
+    import torch
+
+    if device.type == "cpu":
+        return ""
+    backend = {"cuda": torch.cuda, "xpu": getattr(torch, "xpu", None), "mps": getattr(torch.backends, "mps", None)}[device.type]
+    if backend is None or not backend.is_available():
+        return f"{device.type.upper()} is not available on this machine (use device='cpu')"
+    count = backend.device_count() if hasattr(backend, "device_count") else 1
+    if device.index is not None and device.index >= count:
+        return f"this machine has {count} {device.type.upper()} device(s) (indices 0 to {count - 1})"
+    return ""
+
+
+def dtype_name(dtype: Any) -> str:
+    """The canonical name of a dtype argument: one of :data:`DTYPES` (None → ``"float32"``).
+
+    >>> dtype_name(None), dtype_name("bf16"), dtype_name("torch.float16")
+    ('float32', 'bfloat16', 'float16')
+    """
+    if dtype is None:
+        return "float32"
+    if not isinstance(dtype, str) and type(dtype).__name__ != "dtype":
+        raise ArgumentTypeError(f"dtype must be a string such as 'bfloat16' or a torch.dtype, got {type(dtype).__name__}: {dtype!r}")
+    name = str(dtype).replace("torch.", "").strip().lower()
+    name = _DTYPE_ALIASES.get(name, name)
+    if name not in DTYPES:
+        raise ArgumentError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return name
+
+
+def _auto_without_measurement(device: Any) -> str:
+    """``"auto"`` where no measurement is needed: bf16 on a bf16-capable accelerator, float32 on
+    a CPU without native bf16; ``"auto"`` (to measure at load) on a CPU with it."""
+    import torch
+
+    if device.type == "cuda":
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    if device.type != "cpu":
+        return "bfloat16"
+    return "auto" if cpu_native_bf16() else "float32"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_native_bf16() -> bool:
+    """True when this CPU does bf16 arithmetic natively (a flag of :data:`NATIVE_BF16_FLAGS` in
+    ``/proc/cpuinfo``) and torch's oneDNN can use it; False when unknown (not Linux).
+
+    >>> isinstance(cpu_native_bf16(), bool)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = {word for line in handle if line.startswith("flags") for word in line.split(":", 1)[1].split()}
+    except OSError:
+        return False
+    if not flags & set(NATIVE_BF16_FLAGS):
+        return False
+    import torch
+
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def settle_dtype(runtime: Runtime, model: Any) -> Runtime:
+    """Resolve ``"auto"`` on CPU by timing the float32 and bfloat16 linears of ``model``'s own
+    shapes (:func:`nlgscore.core.gemm.measure_dtypes`); cast ``model`` to the runtime's dtype.
+
+    The choice and its timings are logged and kept in :data:`AUTO_CHOICE`.
+    """
+    if runtime.dtype == "auto":
+        from nlgscore.core.gemm import linear_shapes, measure_dtypes
+
+        timings = measure_dtypes(linear_shapes(model))
+        name = "bfloat16" if timings["bfloat16"] * AUTO_BF16_MARGIN < timings["float32"] else "float32"
+        AUTO_CHOICE.clear()
+        AUTO_CHOICE.update(dtype=name, float32_ms=round(timings["float32"], 3), bfloat16_ms=round(timings["bfloat16"], 3))
+        logger.info("dtype='auto' on CPU: %s (float32 %.2f ms, bfloat16 %.2f ms on the model's linear shapes)", name, timings["float32"], timings["bfloat16"])
+        runtime = runtime.settled(name)
+    if any(p.is_floating_point() and p.dtype != runtime.torch_dtype for p in model.parameters()):
+        model.to(runtime.torch_dtype)
+    return runtime
+
+
+# What the last ``dtype="auto"`` CPU load chose and measured (empty before any).
+AUTO_CHOICE: Dict[str, Any] = {}
