@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from nlgscore.core.model_files import IncompleteModelError
-from test_scorer_contract import bart, prism  # noqa: F401 - the shared tiny-checkpoint fixtures
 
 GOLDEN = Path(__file__).parent / "golden"
 P = ["The cat sat on the mat.", "Prices rose sharply."]
