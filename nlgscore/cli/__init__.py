@@ -33,6 +33,7 @@ COMMANDS = {
     "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval)",
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
+    "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",
 }
 # Errors that describe the input or the environment, not a bug: exit status 2 (a missing extra too).
 USER_ERRORS = (UserError, MissingExtraError, ValueError, TypeError, OSError, LookupError, UnicodeError)

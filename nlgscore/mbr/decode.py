@@ -14,6 +14,7 @@ items), and the "matrix" has one column.
 
 The best candidate has the highest expected utility; exactly equal values go to the **lowest
 index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified).
+Row sums are taken in sorted order, so duplicate candidates tie exactly rather than by rounding.
 
 >>> from nlgscore.mbr import decode
 >>> [choice] = decode("bertscore:minilm:L4", [["A cat sat on the mat.", "A cat was on the mat.", "Stocks fell."]])
@@ -63,11 +64,12 @@ def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
     [0.3, 0.4, 0.5]
     """
     matrix = np.asarray(matrix, dtype=np.float64)
-    if not exclude_self:
-        return matrix.mean(axis=1)
-    n = matrix.shape[0]
-    off = ~np.eye(n, matrix.shape[1], dtype=bool)
-    return matrix[off].reshape(n, matrix.shape[1] - 1).mean(axis=1)
+    n, m = matrix.shape
+    if exclude_self:
+        matrix = matrix[~np.eye(n, m, dtype=bool)].reshape(n, m - 1)
+    # Summed in sorted order, so that two rows holding the same values in another order (a
+    # candidate and its duplicate) get bit-identical means and the lowest-index rule decides.
+    return np.sort(matrix, axis=1).sum(axis=1) / matrix.shape[1]
 
 
 def best_index(utilities: np.ndarray) -> int:
