@@ -23,8 +23,10 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.loading import load_with_sdpa, model_loading
 from nlgscore.core.model_files import check_model_folder, check_tokenizer
-from nlgscore.core.models import ResolvedModel, resolve, resolve_device, resolve_dtype
+from nlgscore.core.models import ResolvedModel, resolve
+from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 
 logger = logging.getLogger(__name__)
@@ -75,23 +77,6 @@ def model_layer_count(config) -> int:
     raise ValueError(f"cannot tell how many layers a {config.model_type!r} model has")
 
 
-def _load_quietly(auto_model, resolved: ResolvedModel, torch_dtype):
-    """Load with SDPA attention when supported, without transformers' weight-loading progress bar."""
-    from transformers.utils import logging as hf_logging
-
-    bar_was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # a library call must not write to the terminal
-    try:
-        try:
-            return auto_model.from_pretrained(resolved.path, dtype=torch_dtype, attn_implementation="sdpa")
-        except (ValueError, ImportError) as err:  # architectures without SDPA support
-            logger.info("SDPA attention unavailable for %s (%s); using the default attention", resolved.name, err)
-            return auto_model.from_pretrained(resolved.path, dtype=torch_dtype)
-    finally:
-        if bar_was_on:
-            hf_logging.enable_progress_bar()
-
-
 class Encoder:
     """A tokenizer and an encoder cut after ``num_layers`` layers (or all layers, with ``all_layers``).
 
@@ -130,13 +115,23 @@ class Encoder:
         max_length: Optional[int] = None,
         revision: Optional[str] = None,
         default_layers: Optional[int] = None,
+        progress: bool = False,
     ) -> "Encoder":
-        """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers."""
+        """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers.
+
+        ``device``/``dtype`` as :func:`nlgscore.core.runtime.resolve_runtime` reads them (``dtype="auto"``
+        is settled here, on the loaded model); ``progress`` shows transformers' loading bar.
+        """
+        runtime = resolve_runtime("encoder", device, dtype)
+        with model_loading(progress):
+            resolved = resolve(model_type, revision=revision, flag="model_type=")
+            return cls._load(resolved, runtime, num_layers, all_layers, max_length, default_layers)
+
+    @classmethod
+    def _load(cls, resolved: ResolvedModel, runtime, num_layers, all_layers, max_length, default_layers) -> "Encoder":
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        resolved = resolve(model_type, revision=revision, flag="model_type=")
-        device = resolve_device(device)
-        torch_dtype = resolve_dtype(dtype, device)
+        device = runtime.device
         check_model_folder(resolved)
         config = AutoConfig.from_pretrained(resolved.path)
         total = model_layer_count(config)
@@ -150,10 +145,11 @@ class Encoder:
             raise ValueError(f"num_layers must be between 0 and {total} for {resolved.name!r}, got {num_layers}")
         tokenizer = AutoTokenizer.from_pretrained(resolved.path)
         check_tokenizer(tokenizer, config, resolved)
-        model = _load_quietly(AutoModel, resolved, torch_dtype)
+        model = load_with_sdpa(AutoModel, resolved.path, runtime.torch_dtype, resolved.name)
         if getattr(model.config, "is_encoder_decoder", False):
             model = model.get_encoder()
         model.eval().to(device)
+        torch_dtype = settle_dtype(model, runtime.dtype)
         if device.type == "cpu":
             use_onednn_linears(model)  # the packed forward calls nlgscore.core.gemm itself; other architectures go through these
         limit = cls._length_limit(tokenizer, config)

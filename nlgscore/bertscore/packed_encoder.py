@@ -109,7 +109,7 @@ class PackedEncoder:
             read = torch.cat([keep, keep[:1].expand(rows - real)])
             write = torch.cat([keep, keep.new_full((rows - real,), cells)])
         x = hidden.reshape(cells, width).index_select(0, read)
-        attend = _attention_function(mask, self.heads, hidden.device)
+        attend = _attention_function(mask, self.heads, hidden.device, hidden.dtype)
         # One zeroed buffer per batch: every layer overwrites the real rows, padding rows stay 0
         # (uninitialised padding could hold NaN, and 0 attention weight x NaN is NaN).
         padded = x.new_zeros(cells + 1, 3 * width)
@@ -124,8 +124,8 @@ class PackedEncoder:
         return x.new_zeros(cells, width).index_copy_(0, keep, x[:real]).view(batch, length, width)
 
 
-def _attention_function(mask: Any, heads: int, device: Any) -> Any:
-    """``(q, k, v) -> context`` over ``(B, heads, T, d)`` tensors, padding keys masked out."""
+def _attention_function(mask: Any, heads: int, device: Any, dtype: Any) -> Any:
+    """``(q, k, v) -> context`` over ``(B, heads, T, d)`` tensors of ``dtype``, padding keys masked out."""
     import torch
     import torch.nn.functional as F
 
@@ -133,8 +133,9 @@ def _attention_function(mask: Any, heads: int, device: Any) -> Any:
     keys = mask.bool()
     if device.type != "cpu" or length > BMM_ATTENTION_MAX_LENGTH:
         return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=keys[:, None, None, :])
-    # Additive mask, one row per (sequence, head), broadcast over the query rows by baddbmm.
-    bias = torch.zeros(batch, 1, 1, length, device=device).masked_fill_(~keys[:, None, None, :], float("-inf"))
+    # Additive mask, one row per (sequence, head), broadcast over the query rows by baddbmm; in the
+    # model's dtype (baddbmm refuses mixed dtypes; -inf and 0 are exact in bf16/fp16).
+    bias = torch.zeros(batch, 1, 1, length, device=device, dtype=dtype).masked_fill_(~keys[:, None, None, :], float("-inf"))
     bias = bias.expand(batch, heads, length, length).reshape(batch * heads, length, length)
 
     def attend(q: Any, k: Any, v: Any) -> Any:

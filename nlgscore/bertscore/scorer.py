@@ -29,10 +29,10 @@ from nlgscore.bertscore.pairs import score_pairs
 from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.core.base import Call, Scorer
-from nlgscore.core.batching import check_positive, unique
+from nlgscore.core.batching import unique
 from nlgscore.core.cache import TextCache
 from nlgscore.core.inputs import check_text, check_texts
-from nlgscore.core.models import dtype_name
+from nlgscore.core.runtime import dtype_name
 from nlgscore.core.tables import table
 
 __all__ = ["BERTScorer", "BERTScoreResult", "default_layer", "default_model"]
@@ -117,20 +117,18 @@ class BERTScorer(Scorer):
             raise ValueError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
         if revision is not None and isinstance(model_type, str) and model_type in _aliases():
             raise ValueError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
-        check_positive("batch_size", batch_size)
-        check_positive("max_tokens", max_tokens)
+        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)
         self._ref_cache = TextCache(reference_cache_size, "reference_cache_size")
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(
-            model_type, num_layers=num_layers, all_layers=all_layers, device=device, dtype=dtype,
+            model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,
             max_length=max_length, revision=revision, default_layers=None if num_layers is not None else self._default_layer(model_type),
+            progress=runtime.progress,
         )  # fmt: skip
+        self.runtime = runtime.settled(self.encoder.dtype)
         self.model_type = self.encoder.resolved.name
         self.num_layers = self.encoder.num_layers
         self.all_layers = all_layers
-        self._init_budget(self.encoder.device, batch_size, max_tokens)
-        self.progress = progress
-        self.accelerator = accelerator
         self.idf = bool(idf) or idf_sents is not None
         self._idf_table = None  # fixed by idf_sents / compute_idf
         self._last_idf = None  # idf of the last call's references (idf=True without idf_sents)

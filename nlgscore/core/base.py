@@ -17,7 +17,7 @@ A metric supplies small hooks: :meth:`Scorer._prepare` (per-call work on all the
 tokenising or idf), :meth:`Scorer._score_pairs` (per-pair columns of a share of distinct pairs),
 :meth:`Scorer._finish` (per-item columns → Result) and :meth:`Scorer._signature_fields`.
 Token-budget batching with OOM back-off lives in :mod:`nlgscore.core.batching`, the one
-device-and-budget policy in :func:`nlgscore.core.batching.resolve_budget`.
+run-time policy (device, dtype, budget) in :mod:`nlgscore.core.runtime`.
 
 >>> import numpy as np
 >>> class Overlap(Scorer):
@@ -43,11 +43,12 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.batching import check_positive, resolve_budget, unique
+from nlgscore.core.batching import unique
 from nlgscore.core.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
 from nlgscore.core.result import Result, check_finite
+from nlgscore.core.runtime import Runtime, resolve_runtime
 from nlgscore.core.signature import Signature
 
 MULTIREF_RULES = ("mean", "max")
@@ -96,36 +97,85 @@ class Scorer(ABC):
     name: ClassVar[str] = ""
     needs: Tuple[str, ...] = ("references",)
     multiref: ClassVar[str] = "mean"
-    accelerator: Any = None
-    # The one device-and-budget policy: "encoder" or "seq2seq" defaults of resolve_budget.
+    # Which default budget of nlgscore.core.runtime.DEFAULT_BUDGETS: "encoder" or "seq2seq".
     budget_family: ClassVar[str] = "encoder"
-    _budget_device: Any = "cpu"
-    _batch_size: Optional[int] = None
-    _max_tokens: Optional[int] = None
+    _runtime: Optional[Runtime] = None
 
-    def _init_budget(self, device: Any, batch_size: Any, max_tokens: Any) -> None:
-        """Validate and store the batching budget for ``device`` (see :attr:`max_tokens`)."""
-        self._budget_device = device
-        self.batch_size = batch_size
-        self.max_tokens = max_tokens
+    # -- run-time settings: one Runtime, resolved once by the constructor ----------------------
+    def _init_runtime(self, device: Any = None, dtype: Any = None, batch_size: Any = None, max_tokens: Any = None,
+                      progress: Any = False, accelerator: Any = None) -> Runtime:
+        """Resolve and keep the scorer's :class:`~nlgscore.core.runtime.Runtime` (before loading a
+        model, so that a bad argument fails fast); the loader then settles ``dtype="auto"``."""
+        self._runtime = resolve_runtime(self.budget_family, device, dtype, batch_size, max_tokens, progress, accelerator)
+        return self._runtime
+
+    @property
+    def runtime(self) -> Runtime:
+        """Device, dtype, budget, progress and accelerator of this scorer (a call's overrides
+        go to ``compute(..., batch_size=, max_tokens=, progress=)``, never here)."""
+        if self._runtime is None:  # a model-free metric that never called _init_runtime
+            self._runtime = resolve_runtime(self.budget_family, device="cpu")
+        return self._runtime
+
+    @runtime.setter
+    def runtime(self, value: Runtime) -> None:
+        if not isinstance(value, Runtime):
+            raise ArgumentTypeError(f"runtime must be a nlgscore.core.runtime.Runtime, got {type(value).__name__}")
+        self._runtime = value
+
+    def _reset_runtime(self, **settings: Any) -> None:
+        """Backward-compatible setters: ``settings`` replace the scorer's (None → the default)."""
+        current = self.runtime
+        fields = dict(device=current.device, dtype=current.dtype, batch_size=current.batch_size, max_tokens=current.max_tokens,
+                      progress=current.progress, accelerator=current.accelerator)
+        fields.update(settings)
+        self._runtime = resolve_runtime(self.budget_family, **fields)
+
+    @property
+    def device(self) -> Any:
+        """The ``torch.device`` the model runs on."""
+        return self.runtime.device
+
+    @property
+    def dtype(self) -> Any:
+        """The ``torch.dtype`` of the model (``dtype="auto"``: what it resolved to)."""
+        return self.runtime.torch_dtype
 
     @property
     def batch_size(self) -> Optional[int]:
         """Most items per batch (None: no cap beyond :attr:`max_tokens`)."""
-        return self._batch_size
+        return self.runtime.batch_size
 
     @batch_size.setter
-    def batch_size(self, value: Any) -> None:
-        self._batch_size = check_positive("batch_size", value)
+    def batch_size(self, value: Any) -> None:  # kept for backward compatibility; prefer compute(batch_size=)
+        self._reset_runtime(batch_size=value)
 
     @property
     def max_tokens(self) -> int:
         """Padded tokens per batch; setting None restores the device default; 0 or less is an error."""
-        return self._max_tokens  # type: ignore[return-value]
+        return self.runtime.max_tokens
 
     @max_tokens.setter
-    def max_tokens(self, value: Any) -> None:
-        self._max_tokens = resolve_budget(self.budget_family, self._budget_device, None, value)[1]
+    def max_tokens(self, value: Any) -> None:  # kept for backward compatibility; prefer compute(max_tokens=)
+        self._reset_runtime(max_tokens=value)
+
+    @property
+    def progress(self) -> bool:
+        """Whether calls draw a progress bar."""
+        return self.runtime.progress
+
+    @progress.setter
+    def progress(self, value: Any) -> None:  # kept for backward compatibility; prefer compute(progress=)
+        self._reset_runtime(progress=value)
+
+    @property
+    def accelerator(self) -> Any:
+        """The ``accelerate.Accelerator`` calls are sharded over (None: this process scores all)."""
+        return self.runtime.accelerator
+
+    @accelerator.setter
+    def accelerator(self, value: Any) -> None:
+        self._reset_runtime(accelerator=value)
 
     def compute(
         self,

@@ -25,13 +25,6 @@ T = TypeVar("T", bound=Hashable)
 
 DEFAULT_MAX_TOKENS = 2048
 MIN_MAX_TOKENS = 16
-# The one device-and-budget policy: padded tokens per batch by model family and device. An
-# encoder batch counts its texts' tokens; a seq2seq batch counts encoder + decoder tokens, hence
-# twice the encoder budget. On an accelerator every family gets the same larger budget.
-DEFAULT_BUDGETS = {
-    "encoder": {"cpu": DEFAULT_MAX_TOKENS, "accelerator": 16384},
-    "seq2seq": {"cpu": 2 * DEFAULT_MAX_TOKENS, "accelerator": 16384},
-}
 
 
 def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]:
@@ -51,18 +44,6 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     if value < 1:
         raise ArgumentError(f"{name} must be a positive integer (or None for the default), got {value!r}")
     return value
-
-
-def resolve_budget(family: str, device: Any, batch_size: Any = None, max_tokens: Any = None) -> Tuple[Optional[int], int]:
-    """Checked ``(batch_size, max_tokens)``; ``max_tokens=None`` takes the family's device default.
-
-    >>> resolve_budget("seq2seq", "cpu")
-    (None, 4096)
-    """
-    batch_size = check_positive("batch_size", batch_size)
-    max_tokens = check_positive("max_tokens", max_tokens)
-    kind = "cpu" if str(getattr(device, "type", device)) == "cpu" else "accelerator"
-    return batch_size, max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
 
 
 def unique(items: Sequence[T]) -> Tuple[List[T], List[int]]:

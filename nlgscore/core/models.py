@@ -171,38 +171,3 @@ def _offline() -> bool:
 
     return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
 
-
-def resolve_device(device: Optional[Union[str, int, "torch.device"]] = None) -> "torch.device":  # noqa: F821
-    """``None`` → CUDA if available, else CPU; an int is a CUDA ordinal."""
-    import torch
-
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if isinstance(device, int):
-        return torch.device("cuda", device)
-    try:
-        return torch.device(device)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(f"device {device!r} is not a valid torch device") from err
-
-
-_DTYPES = {"float32": "float32", "fp32": "float32", "float": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "half": "float16"}
-
-
-def resolve_dtype(dtype: Optional[Union[str, "torch.dtype"]], device: "torch.device") -> "torch.dtype":  # noqa: F821
-    """Parse ``dtype``; half precision is only allowed on an accelerator (CPU kernels are slow and inexact)."""
-    import torch
-
-    if dtype is None:
-        return torch.float32
-    name = str(dtype).replace("torch.", "")
-    if name not in _DTYPES:
-        raise ValueError(f"dtype must be one of float32, bfloat16, float16, got {dtype!r}")
-    resolved = getattr(torch, _DTYPES[name])
-    if resolved != torch.float32 and device.type == "cpu":
-        raise ValueError(f"dtype {name} needs a GPU; use dtype='float32' on CPU")
-    return resolved
-
-
-def dtype_name(dtype: "torch.dtype") -> str:  # noqa: F821
-    return str(dtype).replace("torch.", "")

@@ -12,7 +12,8 @@ float rounding except ``dtype``, which the signature records.
   native bf16 arithmetic, ``avx512_bf16`` or AMX; emulated, hence slow, elsewhere);
 * ``"auto"``: bfloat16 on an accelerator that supports it; on CPU, bfloat16 only where the CPU has
   native bf16 *and* a short measurement on the loaded model's own linear shapes shows it faster
-  (:func:`settle_dtype`, like :mod:`nlgscore.core.gemm`'s kernel choice); float32 otherwise.
+  (:func:`settle_dtype`, like :mod:`nlgscore.core.gemm`'s kernel choice); float32 otherwise. The
+  signature records what it resolved to.
 
 >>> rt = resolve_runtime("seq2seq", device="cpu")
 >>> rt.device.type, rt.dtype, rt.batch_size, rt.max_tokens, rt.progress
@@ -138,7 +139,8 @@ def resolve_runtime(
     ``device=None`` → CUDA if available, else CPU; a device this machine does not have is an
     :class:`~nlgscore.core.errors.ArgumentError`. ``max_tokens=None`` → the family's default for the
     device (:data:`DEFAULT_BUDGETS`). ``dtype="auto"`` is resolved here when no measurement is
-    needed, else it stays ``"auto"`` until the loader calls :func:`settle_dtype`.
+    needed, else it stays ``"auto"`` until the loader calls :func:`settle_dtype` (and the scorer
+    keeps ``runtime.settled(...)``).
 
     >>> resolve_runtime("encoder", device="cpu", dtype="bf16").dtype
     'bfloat16'
@@ -263,13 +265,21 @@ def cpu_native_bf16() -> bool:
     return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
-def settle_dtype(runtime: Runtime, model: Any) -> Runtime:
-    """Resolve ``"auto"`` on CPU by timing the float32 and bfloat16 linears of ``model``'s own
-    shapes (:func:`nlgscore.core.gemm.measure_dtypes`); cast ``model`` to the runtime's dtype.
+def settle_dtype(model: Any, dtype: str) -> Any:
+    """Cast a loaded ``model`` to ``dtype`` (a name of :data:`DTYPES`) and return the ``torch.dtype``
+    it now has. ``"auto"`` (left by :func:`resolve_runtime` on a CPU with native bf16) is resolved by
+    timing the float32 and bfloat16 linears of ``model``'s own shapes
+    (:func:`nlgscore.core.gemm.measure_dtypes`); the choice and its timings are logged and kept in
+    :data:`AUTO_CHOICE`.
 
-    The choice and its timings are logged and kept in :data:`AUTO_CHOICE`.
+    >>> import torch
+    >>> settle_dtype(torch.nn.Linear(4, 2), "bfloat16")
+    torch.bfloat16
     """
-    if runtime.dtype == "auto":
+    import torch
+
+    name = dtype_name(dtype)
+    if name == "auto":
         from nlgscore.core.gemm import linear_shapes, measure_dtypes
 
         timings = measure_dtypes(linear_shapes(model))
@@ -277,10 +287,10 @@ def settle_dtype(runtime: Runtime, model: Any) -> Runtime:
         AUTO_CHOICE.clear()
         AUTO_CHOICE.update(dtype=name, float32_ms=round(timings["float32"], 3), bfloat16_ms=round(timings["bfloat16"], 3))
         logger.info("dtype='auto' on CPU: %s (float32 %.2f ms, bfloat16 %.2f ms on the model's linear shapes)", name, timings["float32"], timings["bfloat16"])
-        runtime = runtime.settled(name)
-    if any(p.is_floating_point() and p.dtype != runtime.torch_dtype for p in model.parameters()):
-        model.to(runtime.torch_dtype)
-    return runtime
+    target = getattr(torch, name)
+    if any(p.is_floating_point() and p.dtype != target for p in model.parameters()):
+        model.to(target)
+    return target
 
 
 # What the last ``dtype="auto"`` CPU load chose and measured (empty before any).

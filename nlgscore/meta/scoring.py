@@ -39,12 +39,13 @@ def _accepted(spec: str, options: Dict[str, Any]) -> Dict[str, Any]:
 
 def segment_scores(
     spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
-    options: Optional[Dict[str, Any]] = None,
+    options: Optional[Dict[str, Any]] = None, scorer: Any = None,
 ) -> Tuple[List[float], str]:
     """One score per hypothesis (input order) from metric ``spec``, and its signature.
 
     ``options`` go to ``nlgscore.load(spec, **options)`` (device, batch size ...); a
-    ``progress`` option is dropped for scorers that draw no progress bar.
+    ``progress`` option is dropped for scorers that draw no progress bar. ``scorer`` is an
+    already loaded scorer of ``spec`` (a run loads each model once).
 
     >>> scores, signature = segment_scores("chrf", ["a cat", "the cat"], ["the cat", "the cat"])
     >>> [round(s, 2) for s in scores], signature.startswith("chrF|")
@@ -58,7 +59,8 @@ def segment_scores(
     from nlgscore import registry  # lazy: pulls in torch/transformers
 
     unique, order = _unique_triples(hyps, refs, srcs)
-    scorer = registry.load(spec, **_accepted(spec, dict(options or {})))
+    if scorer is None:
+        scorer = registry.load(spec, **_accepted(spec, dict(options or {})))
     # Pass only what the scorer uses (Scorer.needs): a reference-based metric given
     # sources could switch to another mode, and some data sets have no sources.
     needs = tuple(getattr(scorer, "needs", ("references",)))

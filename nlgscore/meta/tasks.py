@@ -20,121 +20,25 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta import loaders, precomputed
 from nlgscore.meta.alignment import check_alignment
-from nlgscore.meta.report import Row, format_table, to_json
-from nlgscore.meta.resample import DEFAULT_SEED, bootstrap_ci, paired_bootstrap
-from nlgscore.meta.scoring import segment_scores, system_scores
-from nlgscore.meta.summ import per_document_correlations
-from nlgscore.meta.wmt import TIES_RULES, darr_outcomes, pearson, tau_from_outcomes, williams_test_scores
+from nlgscore.meta.engine import Scorers, short_name
+from nlgscore.meta.report import Row
+from nlgscore.meta.resample import DEFAULT_SEED
+from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
+from nlgscore.meta.scoring import system_scores
+from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
+from nlgscore.meta.wmt import darr_outcomes, pearson, williams_test_scores
 from nlgscore.meta.wmt21 import HUMAN, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
 
 PathLike = Union[str, "os.PathLike[str]"]
-SIGNIFICANCE_LEVEL = 0.05
 SUMMEVAL_FILE = "sum-summeval.jsonl"
-
-
-@dataclass
-class MetaTable:
-    """Rows of one meta-evaluation run and the notes that go with them."""
-
-    task: str
-    rows: List[Row] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return "\n".join([format_table(self.rows), *self.notes])
-
-    def to_json(self) -> Dict[str, Any]:
-        """``{"task", "results": [row, ...], "notes": [...]}`` (NaN as None)."""
-        return {"task": self.task, **to_json(self.rows), "notes": list(self.notes)}
-
-    def to_pandas(self):
-        """The rows as a pandas DataFrame (needs pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame(to_json(self.rows)["results"])
-
-
-@dataclass
-class _Run:
-    """Options every task shares."""
-
-    bootstrap: int
-    seed: int
-    progress: bool
-    ties: str = "discordant"
-
-    def __post_init__(self) -> None:
-        if self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if self.ties not in TIES_RULES:
-            raise ValueError(f"ties must be one of {TIES_RULES}, got {self.ties!r}")
-
-    def row(self, statistic: Callable[..., float], data: Tuple[np.ndarray, ...], **fields: str) -> Row:
-        value = float(statistic(*data))
-        low = high = float("nan")
-        if self.bootstrap > 0:
-            interval = bootstrap_ci(statistic, data, n_samples=self.bootstrap, seed=self.seed)
-            low, high = interval.low, interval.high
-            fields["signature"] += f"|bootstrap:{self.bootstrap}|seed:{self.seed}"
-        return Row(value=value, ci_low=low, ci_high=high, **fields)
-
-    def tau(self, outcomes: np.ndarray) -> float:
-        return tau_from_outcomes(outcomes, self.ties)
-
-    def darr_rows(self, outcomes: np.ndarray, signature: str, **fields: str) -> List[Row]:
-        """The segment-level ``tau`` (with CI) and ``metric-ties`` rows of daRR ``outcomes``."""
-        common = dict(fields, level="segment", signature=f"{signature}|ties:{self.ties}")
-        return [self.row(self.tau, (outcomes,), measure="tau", **common),
-                Row(value=float(np.mean(outcomes == 0)), measure="metric-ties", **common)]
-
-    def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
-               what: str) -> List[str]:
-        """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.
-
-        Items that are NaN for either metric (documents without a correlation) are left out.
-        """
-        if self.bootstrap <= 0 or len(per_metric) < 2:
-            return []
-        lines = []
-        for a, b in itertools.permutations(per_metric, 2):
-            both = ~np.isnan(per_metric[a].astype(float)) & ~np.isnan(per_metric[b].astype(float))
-            if both.sum() < 2:
-                continue
-            test = paired_bootstrap(statistic, (per_metric[a][both],), (per_metric[b][both],), self.bootstrap, self.seed)
-            if test.p_value < SIGNIFICANCE_LEVEL:
-                lines.append(f"  {a} significantly beats {b} on {what} (paired bootstrap, p={test.p_value:.3f})")
-        return lines or [f"  {what}: no significant differences between metrics (paired bootstrap, p<0.05)"]
-
-    def each(self, sources: Sequence[Tuple[str, Any]], describe: Callable[[str], str]) -> Iterator[Tuple[str, Any]]:
-        """``sources`` one by one under a progress bar (one step per metric, ``describe(name)`` as its text)."""
-        from tqdm.auto import tqdm
-
-        with tqdm(total=len(sources), file=sys.stderr, disable=not self.progress, unit="metric", leave=False) as bar:
-            for name, path in sources:
-                bar.set_description(describe(name))
-                yield name, path
-                bar.update()
-
-
-def _sources(metrics: Sequence[str], scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
-    """``(name, score file or None)`` per metric, specs first; names must be unique."""
-    sources = [(spec, None) for spec in metrics] + [(name, path) for name, path in (scores or {}).items()]
-    if not sources:
-        raise ValueError("give at least one metric spec (metrics=) or score file (scores=)")
-    names = [name for name, _ in sources]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"metric name(s) {repeated} given more than once")
-    return sources
 
 
 def _darr_lps(data_dir: Optional[PathLike], pairs: Optional[Sequence[str]]) -> List[str]:
@@ -160,7 +64,7 @@ def wmt19(
     data_dir: Optional[PathLike] = None, pairs: Optional[Sequence[str]] = None, metrics: Sequence[str] = (),
     scores: Optional[Mapping[str, PathLike]] = None, *, ties: str = "discordant", bootstrap: int = 1000,
     seed: int = DEFAULT_SEED, limit: Optional[int] = None, progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
+    load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
 ) -> MetaTable:
     """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
 
@@ -170,10 +74,16 @@ def wmt19(
     when several pairs are evaluated). Rows: ``tau`` (WMT19 rule: a metric tie is discordant;
     ``ties="exclude"`` leaves tied pairs out) and ``metric-ties`` (share of pairs the metric ties).
     """
-    run = _Run(bootstrap, seed, progress, ties)
-    sources = _sources(metrics, scores)
+    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
+    scorers = scorers or Scorers(load_options)
     lps = _darr_lps(data_dir, pairs)
     table = MetaTable("wmt19")
+    with keep_finished(table, run, sources):
+        _wmt19_pairs(table, run, sources, scorers, lps, data_dir, limit)
+    return table
+
+
+def _wmt19_pairs(table: MetaTable, run: Run, sources, scorers: Scorers, lps: List[str], data_dir, limit) -> None:
     for lp in lps:
         full = loaders.load_darr(loaders.darr_path(lp, data_dir))
         darr = full.head(limit)
@@ -181,17 +91,16 @@ def wmt19(
         outcomes: Dict[str, np.ndarray] = {}
         for name, path in run.each(sources, lambda name: f"wmt19 {lp}: {name} ({n} pairs)"):
             if path is None:
-                flat, signature = segment_scores(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2, load_options)
+                flat, signature = scorers.score(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2)
                 better, worse = flat[:n], flat[n:]
             else:
                 file = _per_lp(path, lp, len(lps))
                 better, worse = (a[:n] for a in precomputed.read_darr_scores(file, full.ids))
                 signature = f"scores:{Path(file).name}"
-            outcomes[name] = darr_outcomes(better, worse)
-            table.rows += run.darr_rows(outcomes[name], signature, dataset=lp, metric=name)
+            outcomes[short_name(name)] = darr_outcomes(better, worse)
+            table.rows += run.darr_rows(outcomes[short_name(name)], signature, dataset=lp, metric=short_name(name))
         table.notes.append(f"{lp} ({n} daRR pairs):")
         table.notes += run.beaten(outcomes, run.tau, "segment tau")
-    return table
 
 
 def _wmt21_folder(data_dir: Optional[PathLike], folder: Optional[PathLike], lp: Optional[str]) -> Path:
@@ -220,6 +129,7 @@ def wmt21(
     scores: Optional[Mapping[str, Any]] = None, *, folder: Optional[PathLike] = None, reference: str = "A",
     include_human: bool = False, ties: str = "discordant", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
     limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None, repeats: str = "error",
 ) -> MetaTable:
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
@@ -228,10 +138,10 @@ def wmt21(
     to ``(segment TSV, system TSV)`` / ``"SEG.tsv,SYS.tsv"`` to give system scores too.
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
     """
-    run = _Run(bootstrap, seed, progress, ties)
-    sources = _sources(metrics, scores)
+    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
+    scorers = scorers or Scorers(load_options)
     path = _wmt21_folder(data_dir, folder, lp)
-    data = load_wmt21(path, lp=lp, reference=reference)
+    data = load_wmt21(path, lp=lp, reference=reference, repeats=repeats)
     judgments = wmt21_judgments(data, include_human=include_human, limit=limit)
     systems, n = judgments.systems, judgments.raw.shape[1]
     if not judgments.pairs:
@@ -242,23 +152,25 @@ def wmt21(
     table = MetaTable("wmt21")
     outcomes: Dict[str, np.ndarray] = {}
     sys_metric: Dict[str, np.ndarray] = {}
-    for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
-        if file is None:
-            flat, signature = segment_scores(name, hyps, refs, data.src[:n] * len(systems), load_options)
-            seg = np.array(flat).reshape(len(systems), n)
-            sys_values, how = system_scores(name, outputs, data.ref[:n], seg)
-            signature = f"{signature}|{how}"
-        else:
-            seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
-        items = wmt21_items(judgments, seg, sys_values)
-        outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
-        common = dict(dataset=dataset, metric=name, signature=signature)
-        table.rows += run.darr_rows(items.outcomes, **common)
-        table.rows += [
-            run.row(pearson, (items.seg_raw, items.seg_metric), level="segment", measure="pearson-raw", **common),
-            run.row(pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common),
-            Row(value=pearson(items.sys_human, items.sys_metric), level="system", measure="pearson-z", **common),
-        ]
+    with keep_finished(table, run, sources):
+        for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
+            if file is None:
+                flat, signature = scorers.score(name, hyps, refs, data.src[:n] * len(systems))
+                seg = np.array(flat).reshape(len(systems), n)
+                sys_values, how = system_scores(name, outputs, data.ref[:n], seg)
+                signature = f"{signature}|{how}"
+            else:
+                seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
+            items = wmt21_items(judgments, seg, sys_values)
+            name = short_name(name)
+            outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
+            common = dict(dataset=dataset, metric=name, signature=signature)
+            table.rows += run.darr_rows(items.outcomes, **common)
+            table.rows += [
+                run.row(pearson, (items.seg_raw, items.seg_metric), level="segment", measure="pearson-raw", **common),
+                run.row(pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common),
+                Row(value=pearson(items.sys_human, items.sys_metric), level="system", measure="pearson-z", **common),
+            ]
     human = " incl. HUMAN (ref.B)" if include_human else ""
     table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
                        f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")
@@ -284,10 +196,26 @@ def _nanmean(values: np.ndarray) -> float:
     return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")
 
 
+def _summeval_system_rows(human: Dict[str, np.ndarray], aspects: Sequence[str], metric: np.ndarray, n_docs: int,
+                          name: str, signature: str) -> List[Row]:
+    """System level: per aspect, each system's mean human score over the documents against its mean
+    metric score (SummEval's system-level protocol, Fabbri et al. 2021); NaN when either is constant."""
+    system_metric = metric.mean(axis=0)
+    rows = []
+    for aspect in aspects:
+        system_human = human[aspect][:n_docs].mean(axis=0)
+        for method in ("pearson", "spearman", "kendall"):
+            value = CORRELATIONS[method](system_human, system_metric) if np.ptp(system_human) and np.ptp(system_metric) else float("nan")
+            rows.append(Row(dataset=f"summeval-{aspect}", metric=name, level="system", measure=method, value=float(value),
+                            signature=f"{signature}|system:mean-of-documents"))
+    return rows
+
+
 def summeval(
     data_dir: Optional[PathLike] = None, metrics: Sequence[str] = (), scores: Optional[Mapping[str, PathLike]] = None,
     *, aspects: Optional[Sequence[str]] = None, refs: str = "max", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
     limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
 ) -> MetaTable:
     """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
 
@@ -297,9 +225,9 @@ def summeval(
     of ``{"id", "system", "score"}``. Significance: paired bootstrap over documents (Spearman).
     """
     if refs not in ("max", "mean", "first"):
-        raise ValueError(f"refs must be 'max', 'mean' or 'first', got {refs!r}")
-    run = _Run(bootstrap, seed, progress)
-    sources = _sources(metrics, scores)
+        raise ArgumentError(f"refs must be 'max', 'mean' or 'first' (--refs), got {refs!r}")
+    run, sources, limit = Run(bootstrap, seed, progress), sources_of(metrics, scores), check_limit(limit)
+    scorers = scorers or Scorers(load_options)
     data = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data_dir))
     n_docs = min(len(data.ids), limit or len(data.ids))
     aspects = list(aspects or sorted(data.human))
@@ -314,24 +242,27 @@ def summeval(
                 hyps.append(text), ref_texts.append(ref), srcs.append(data.srcs[d])
     table = MetaTable("summeval")
     per_doc: Dict[str, Dict[str, np.ndarray]] = {aspect: {} for aspect in aspects}
-    for name, path in run.each(sources, lambda name: f"summeval: {name} ({n_docs} documents x "
-                                                     f"{len(data.systems)} systems x {n_refs} refs)"):
-        if path is None:
-            flat, signature = segment_scores(name, hyps, ref_texts, srcs, load_options)
-            metric = _combine(np.array(flat).reshape(n_docs, len(data.systems), n_refs), refs)
-            signature = f"{signature}|refs:{refs}"
-        else:
-            metric = precomputed.read_summeval_scores(path, data.ids, data.systems)[:n_docs]
-            signature = f"scores:{Path(path).name}"
-        for aspect, method in itertools.product(aspects, ("spearman", "kendall")):
-            correlations = per_document_correlations(data.human[aspect][:n_docs], metric, method)
-            if method == "spearman":
-                per_doc[aspect][name] = correlations
-            kept = correlations[~np.isnan(correlations)]
-            if kept.size == 0:
-                raise ValueError(f"{name}: every document has constant human or metric scores ({aspect})")
-            table.rows.append(run.row(_nanmean, (kept,), dataset=f"summeval-{aspect}", metric=name,
-                                      level="summary", measure=method, signature=signature))
+    with keep_finished(table, run, sources):
+        for name, path in run.each(sources, lambda name: f"summeval: {name} ({n_docs} documents x "
+                                                         f"{len(data.systems)} systems x {n_refs} refs)"):
+            if path is None:
+                flat, signature = scorers.score(name, hyps, ref_texts, srcs)
+                metric = _combine(np.array(flat).reshape(n_docs, len(data.systems), n_refs), refs)
+                signature = f"{signature}|refs:{refs}"
+            else:
+                metric = precomputed.read_summeval_scores(path, data.ids, data.systems)[:n_docs]
+                signature = f"scores:{Path(path).name}"
+            name = short_name(name)
+            for aspect, method in itertools.product(aspects, ("spearman", "kendall")):
+                correlations = per_document_correlations(data.human[aspect][:n_docs], metric, method)
+                if method == "spearman":
+                    per_doc[aspect][name] = correlations
+                kept = correlations[~np.isnan(correlations)]
+                if kept.size == 0:
+                    raise ValueError(f"{name}: every document has constant human or metric scores ({aspect})")
+                table.rows.append(run.row(_nanmean, (kept,), dataset=f"summeval-{aspect}", metric=name,
+                                          level="summary", measure=method, signature=signature))
+            table.rows += _summeval_system_rows(data.human, aspects, metric, n_docs, name, signature)
     table.notes.append(f"summeval: {n_docs} documents x {len(data.systems)} systems")
     for aspect in aspects:
         table.notes += run.beaten(per_doc[aspect], _nanmean, f"summeval-{aspect} Spearman")

@@ -16,6 +16,7 @@ official system z scores.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,11 +24,14 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.tables import table
+from nlgscore.meta.files import read_lines
 from nlgscore.meta.wmt import DarrPair, darr_outcomes, darr_pairs_from_da, pearson, tau_from_outcomes
 
 PathLike = Union[str, "os.PathLike[str]"]
 HUMAN = "HUMAN"
+REPEATS = ("error", "average")  # a repeated (system, SID) DA row: refuse, or average the judgments
 
 
 @dataclass
@@ -72,37 +76,45 @@ def wmt21_system_name(da_name: str) -> Tuple[str, str]:
 
 
 def _lines(path: Path) -> List[str]:
-    if not path.is_file():
-        raise FileNotFoundError(f"no such data file: {path}")
-    # split("\n"), not splitlines(): segments may contain U+2028 and similar separators.
-    text = path.read_text(encoding="utf-8-sig")
-    return text[:-1].split("\n") if text.endswith("\n") else (text.split("\n") if text else [])
+    return read_lines(path)
 
 
 def _read_table(path: Path, required: Sequence[str]) -> List[Tuple[str, Dict[str, str]]]:
     lines = _lines(path)
     if not lines or not lines[0].strip():
-        raise ValueError(f"{path}: empty file")
+        raise DataError(f"{path}: empty file")
     header = lines[0].split()
     missing = [c for c in required if c not in header]
     if missing:
-        raise ValueError(f"{path}:1: header lacks column(s) {missing}")
+        raise DataError(f"{path}:1: header lacks column(s) {missing}")
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         values = line.split()
         if len(values) < len(header):
-            raise ValueError(f"{path}:{number}: expected {len(header)} fields, got {len(values)}")
+            raise DataError(f"{path}:{number}: expected {len(header)} fields, got {len(values)}")
         rows.append((f"{path}:{number}", dict(zip(header, values))))
     return rows
 
 
 def _number(value: str, where: str, column: str) -> float:
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
-        raise ValueError(f"{where}: {column} is not a number: {value!r}") from None
+        raise DataError(f"{where}: {column} is not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise DataError(f"{where}: {column} is {value!r} (NaN or infinite)")
+    return number
+
+
+def _sid(value: str, where: str, n: int) -> int:
+    if not value.isdigit():
+        raise DataError(f"{where}: SID must be an integer line number, got {value!r}")
+    sid = int(value)
+    if not 1 <= sid <= n:
+        raise DataError(f"{where}: SID {sid} outside 1..{n}")
+    return sid
 
 
 def _language_pair(folder: Path) -> str:
@@ -112,12 +124,17 @@ def _language_pair(folder: Path) -> str:
     return f"{sources[0]}-en"
 
 
-def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A") -> Wmt21Data:
+def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A", repeats: str = "error") -> Wmt21Data:
     """Read a WMT21 to-English folder (texts + DA); ``lp`` defaults to ``<xx>-en`` from ``src.<xx>``.
 
     Every DA system must have its output file (a HUMAN system whose ``ref.B`` file is absent is
-    left out); SIDs must lie within the segment count.
+    left out); SIDs must be integers within the segment count; scores finite. A second row for the
+    same (system, SID) is a DataError naming both lines unless ``repeats="average"`` (several
+    raters' judgments averaged, raw and z alike); two submissions of one system (``Alpha.1`` and
+    ``Alpha.7``) are an error either way.
     """
+    if repeats not in REPEATS:
+        raise ArgumentError(f"repeats must be one of {REPEATS}, got {repeats!r}")
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no such WMT21 folder: {folder}")
@@ -132,9 +149,14 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A")
     seg_raw: Dict[str, np.ndarray] = {}
     seg_z: Dict[str, np.ndarray] = {}
     absent = set()
+    submission: Dict[str, Tuple[str, str]] = {}  # system -> (DA name, where first seen)
 
     def system_of(da_name: str, where: str) -> Optional[str]:
         name, stem = wmt21_system_name(da_name)
+        first = submission.setdefault(name, (da_name, where))
+        if first[0] != da_name:
+            raise DataError(f"{where}: DA system {da_name!r} and {first[0]!r} ({first[1]}) are both system {name!r}: "
+                            "two submissions of one system cannot be told apart; keep one")
         if name in hyps or name in absent:
             return name if name in hyps else None
         path = folder / f"{stem}.{target_lang}"
@@ -152,18 +174,29 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A")
         seg_raw[name], seg_z[name] = np.full(n, np.nan), np.full(n, np.nan)
         return name
 
+    seen: Dict[Tuple[str, int], str] = {}
+    counts: Dict[Tuple[str, int], int] = {}
     for where, row in _read_table(folder / "da-seg-scores.csv", ("SYS", "SID", "RAW.SCR", "Z.SCR")):
         system = system_of(row["SYS"], where)
-        sid = int(_number(row["SID"], where, "SID"))
-        if not 1 <= sid <= n:
-            raise ValueError(f"{where}: SID {sid} outside 1..{n}")
-        if system is not None:
-            seg_raw[system][sid - 1] = _number(row["RAW.SCR"], where, "RAW.SCR")
-            seg_z[system][sid - 1] = _number(row["Z.SCR"], where, "Z.SCR")
+        sid = _sid(row["SID"], where, n)
+        raw, z = _number(row["RAW.SCR"], where, "RAW.SCR"), _number(row["Z.SCR"], where, "Z.SCR")
+        if system is None:
+            continue
+        key = (system, sid)
+        if key in seen and repeats == "error":
+            raise DataError(f"{where}: second DA row for system {row['SYS']!r}, SID {sid} (first at line "
+                            f"{seen[key].rsplit(':', 1)[1]}); pass repeats='average' (--average-repeats) to average them")
+        seen.setdefault(key, where)
+        k = counts[key] = counts.get(key, 0) + 1
+        for values, value in ((seg_raw, raw), (seg_z, z)):  # running mean of the repeated judgments
+            old = values[system][sid - 1]
+            values[system][sid - 1] = value if k == 1 else old + (value - old) / k
     sys_raw: Dict[str, float] = {}
     sys_z: Dict[str, float] = {}
     for where, row in _read_table(folder / "da-sys-scores.csv", ("SYS", "RAW.SCR", "Z.SCR")):
         system = system_of(row["SYS"], where)
+        if system in sys_z:
+            raise DataError(f"{where}: second system score for {row['SYS']!r}")
         if system is not None:
             sys_raw[system] = _number(row["RAW.SCR"], where, "RAW.SCR")
             sys_z[system] = _number(row["Z.SCR"], where, "Z.SCR")

@@ -38,7 +38,8 @@ import numpy as np
 from nlgscore.core.base import MULTIREF_RULES, Call, Scorer
 from nlgscore.core.batching import check_positive, unique
 from nlgscore.core.inputs import check_texts
-from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
+from nlgscore.core.models import resolve
+from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
@@ -144,14 +145,11 @@ class BARTScorer(Scorer):
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
             raise ValueError(f"max_length must be an integer >= 2 (room for <s> and </s>), got {max_length!r}")
         self.max_length = max_length
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
-        self._init_budget(self.device, batch_size, max_tokens)  # 0 is an error, not "no cap"/"default"
-        self.progress = progress
-        self.accelerator = accelerator
+        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)  # 0 is an error, not "no cap"/"default"
         entry = variants[variant]
         self.resolved = resolve(checkpoint or entry["checkpoint"], revision, flag="checkpoint=")
-        self.model, self.tokenizer = load_seq2seq(self.resolved, self.device, self.dtype)
+        self.model, self.tokenizer = load_seq2seq(self.resolved, runtime.device, runtime.dtype, progress=runtime.progress)
+        self.runtime = runtime.settled(next(self.model.parameters()).dtype)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit is not None and max_length > limit:
             raise ValueError(f"max_length={max_length} exceeds the model's {limit} positions")

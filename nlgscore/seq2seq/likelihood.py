@@ -35,8 +35,10 @@ import numpy as np
 
 from nlgscore.core.batching import DEFAULT_MAX_TOKENS, run_batches, unique
 from nlgscore.core.gemm import linear, use_onednn_linears
+from nlgscore.core.loading import load_with_sdpa, model_loading
 from nlgscore.core.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.core.models import ResolvedModel
+from nlgscore.core.runtime import resolve_runtime, settle_dtype
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
@@ -59,12 +61,21 @@ def check_seq2seq(model: Any, name: str = "model") -> None:
         )
 
 
-def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any, Any]:
-    """Load ``(model, tokenizer)`` from a resolved folder: eval mode, on ``device``, in ``dtype``.
+def load_seq2seq(resolved: ResolvedModel, device: Any = None, dtype: Any = None, progress: bool = False) -> Tuple[Any, Any]:
+    """Load ``(model, tokenizer)`` from a resolved folder: eval mode, on ``device``, in ``dtype``
+    (as :func:`nlgscore.core.runtime.resolve_runtime` reads them; ``"auto"`` is settled on the
+    loaded model: read the result's dtype from the model). ``progress`` shows transformers'
+    loading bar.
 
     SDPA attention is requested where the architecture supports it (same numbers, less memory).
     A checkpoint whose config is not encoder–decoder raises TypeError naming the checkpoint.
     """
+    runtime = resolve_runtime("seq2seq", device, dtype)
+    with model_loading(progress):
+        return _load_seq2seq(resolved, runtime)
+
+
+def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     check_json_files(resolved)
@@ -75,12 +86,10 @@ def load_seq2seq(resolved: ResolvedModel, device: Any, dtype: Any) -> Tuple[Any,
             "a likelihood metric needs a seq2seq checkpoint such as facebook/bart-large-cnn"
         )
     check_tokenizer_files(resolved)  # before loading the weights: an incomplete download fails fast
-    try:
-        model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype, attn_implementation="sdpa")
-    except (ValueError, ImportError):  # architecture without an SDPA path
-        model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=dtype)
+    model = load_with_sdpa(AutoModelForSeq2SeqLM, resolved.path, runtime.torch_dtype, resolved.name)
     check_seq2seq(model, f"checkpoint {resolved.name!r}")
-    model.to(device).eval()
+    model.to(runtime.device).eval()
+    settle_dtype(model, runtime.dtype)
     if next(model.parameters()).device.type == "cpu":
         use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.core.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)

@@ -28,7 +28,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.base import Call, Scorer
-from nlgscore.core.batching import check_positive
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
@@ -113,12 +112,9 @@ class PrismScorer(Scorer):
         self.mode = mode
         self.needs = ("sources",) if mode == "src" else ("references",)
         self.lang = lang
-        check_positive("batch_size", batch_size)
-        check_positive("max_tokens", max_tokens)
-        self._loaded = load_prism(checkpoint, revision=revision, device=device, dtype=dtype)
-        self._init_budget(next(self._loaded.model.parameters()).device, batch_size, max_tokens)
-        self.progress = progress
-        self.accelerator = accelerator
+        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)
+        self._loaded = load_prism(checkpoint, revision=revision, device=runtime.device, dtype=runtime.dtype, progress=runtime.progress)
+        self.runtime = runtime.settled(self._loaded.dtype)
         self.tokenizer = self._loaded.tokenizer
         self.lang_id = self.tokenizer.lang_id(lang)  # unknown language: ValueError naming lang
 

@@ -35,8 +35,10 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
 from nlgscore.core.gemm import use_onednn_linears
+from nlgscore.core.loading import model_loading
 from nlgscore.core.model_files import IncompleteModelError, read_json
-from nlgscore.core.models import dtype_name, resolve, resolve_device, resolve_dtype
+from nlgscore.core.models import resolve
+from nlgscore.core.runtime import dtype_name, resolve_runtime, settle_dtype
 from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
 from nlgscore.core.tables import table
 
@@ -192,19 +194,23 @@ def load_prism(
     revision: Optional[str] = None,
     device: Any = None,
     dtype: Any = None,
+    progress: bool = False,
 ) -> LoadedPrism:
-    """Load ``checkpoint`` (folder or Hub id; default: the converted m39v1 weights, pinned)."""
+    """Load ``checkpoint`` (folder or Hub id; default: the converted m39v1 weights, pinned) on
+    ``device`` in ``dtype`` (as :func:`nlgscore.core.runtime.resolve_runtime` reads them; ``"auto"``
+    is settled on the loaded model); ``progress`` shows transformers' loading bar."""
     defaults = table("prism")
     if checkpoint is None:
         checkpoint = defaults["default_checkpoint"]
         revision = revision or defaults["default_revision"]
-    resolved = resolve(checkpoint, revision, flag="checkpoint=")
-    torch_device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, torch_device)
-    model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
-    model = model.to(device=torch_device, dtype=torch_dtype).eval()
-    if torch_device.type == "cpu":
-        use_onednn_linears(model)
+    runtime = resolve_runtime("seq2seq", device, dtype)
+    with model_loading(progress):
+        resolved = resolve(checkpoint, revision, flag="checkpoint=")
+        model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
+        model = model.to(runtime.device).eval()
+        torch_dtype = settle_dtype(model, runtime.dtype)
+        if runtime.device.type == "cpu":
+            use_onednn_linears(model)
     config = model.config
     tokenizer = PrismTokenizer.from_folder(resolved.path, max_positions=config.max_position_embeddings)
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.

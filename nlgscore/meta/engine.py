@@ -1,0 +1,146 @@
+"""Scoring for a meta-evaluation run: each model loaded once, one pass per model, finished scores kept.
+
+* ``Scorers``: the metric specs of one run. A model-based spec is loaded once for the whole run
+  (every language pair, every data set of it), and BARTScore specs that differ only in their
+  direction share one pass: ``direction="f"`` already returns the precision and recall columns,
+  so ``f``, ``harmonic``, ``precision`` and ``recall`` come from one call (``src`` is its own).
+* ``ScoreCache``: segment scores on disk, keyed by the metric spec, its options, the nlgscore
+  version and a digest of the exact inputs, so a re-run (after an interruption, or with one more
+  metric) reuses what was computed and a changed input is never served stale scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from nlgscore.meta.files import write_atomic
+from nlgscore.meta.scoring import segment_scores
+
+PathLike = Union[str, "os.PathLike[str]"]
+# The BARTScore directions one direction="f" call provides (its columns), and how.
+_FROM_F = {"f": "scores", "precision": "precision", "recall": "recall", "harmonic": None}
+
+
+def short_name(spec: str) -> str:
+    """A metric's name for tables: the spec with a checkpoint path reduced to its last part.
+
+    >>> short_name("bertscore:/models/cache/roberta-large:L17"), short_name("chrf")
+    ('bertscore:roberta-large:L17', 'chrf')
+    """
+    return ":".join(Path(part).name if ("/" in part or os.sep in part) else part for part in spec.split(":"))
+
+
+def _digest(*columns: Optional[Sequence[str]]) -> str:
+    sha = hashlib.sha256()
+    for column in columns:
+        sha.update(b"\x00none" if column is None else json.dumps(list(column), ensure_ascii=False).encode("utf-8"))
+        sha.update(b"\x01")
+    return sha.hexdigest()
+
+
+class ScoreCache:
+    """Segment scores of (spec, options, inputs) under ``folder`` (one small JSON file each).
+
+    >>> import tempfile
+    >>> cache = ScoreCache(tempfile.mkdtemp())
+    >>> cache.get("chrf", {}, ["a"], ["a"], None) is None
+    True
+    >>> cache.put("chrf", {}, ["a"], ["a"], None, [100.0], "chrF|..."); cache.get("chrf", {}, ["a"], ["a"], None)
+    ([100.0], 'chrF|...')
+    """
+
+    def __init__(self, folder: PathLike) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.hits = 0
+
+    def _path(self, spec: str, options: Dict[str, Any], hyps, refs, srcs) -> Path:
+        from nlgscore import __version__
+
+        kept = {k: str(v) for k, v in sorted(options.items()) if k not in ("progress", "batch_size", "max_tokens")}
+        key = _digest([spec, json.dumps(kept), __version__], hyps, refs, srcs)
+        return self.folder / f"{key[:40]}.json"
+
+    def get(self, spec: str, options: Dict[str, Any], hyps, refs, srcs) -> Optional[Tuple[List[float], str]]:
+        path = self._path(spec, options, hyps, refs, srcs)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # absent or unreadable (a crash mid-write leaves no file: writes are atomic)
+        if record.get("spec") != spec or len(record.get("scores", ())) != len(hyps):
+            return None
+        self.hits += 1
+        return [float(v) for v in record["scores"]], str(record["signature"])
+
+    def put(self, spec: str, options: Dict[str, Any], hyps, refs, srcs, scores: Sequence[float], signature: str) -> None:
+        record = {"spec": spec, "signature": signature, "scores": [float(v) for v in scores]}
+        write_atomic(self._path(spec, options, hyps, refs, srcs), json.dumps(record))
+
+
+def _bart_group(spec: str) -> Optional[Tuple[str, str]]:
+    """``(spec without its direction, direction)`` for a BARTScore spec whose direction one f pass gives."""
+    parts = spec.split(":")
+    if parts[0].lower() != "bartscore" or len(parts) < 3 or parts[-1] not in _FROM_F:
+        return None
+    return ":".join(parts[:-1] + ["f"]), parts[-1]
+
+
+class Scorers:
+    """Segment scores of metric specs for one run: models loaded once, BARTScore directions in one pass."""
+
+    def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None) -> None:
+        self.options = dict(options or {})
+        self.cache = cache
+        self._loaded: Dict[str, Any] = {}
+        self.computed = 0  # scoring calls that ran (not served by the cache), for tests and notes
+
+    def _scorer(self, spec: str) -> Any:
+        from nlgscore import registry  # lazy: pulls in torch/transformers
+
+        if spec not in self._loaded:
+            from nlgscore.meta.scoring import _accepted
+
+            self._loaded[spec] = registry.load(spec, **_accepted(spec, dict(self.options)))
+        return self._loaded[spec]
+
+    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:
+        """One score per hypothesis and the signature; from the cache when these inputs were scored."""
+        if self.cache is not None:
+            hit = self.cache.get(spec, self.options, hyps, refs, srcs)
+            if hit is not None:
+                return hit
+        group = _bart_group(spec)
+        if group is not None:
+            scores, signature = self._bart_direction(group, spec, hyps, refs)
+        else:
+            scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=self._model(spec))
+            self.computed += 1
+        if self.cache is not None:
+            self.cache.put(spec, self.options, hyps, refs, srcs, scores, signature)
+        return scores, signature
+
+    def _model(self, spec: str) -> Any:
+        from nlgscore.meta.baselines import is_string_metric
+
+        return None if is_string_metric(spec) else self._scorer(spec)
+
+    def _bart_direction(self, group: Tuple[str, str], spec: str, hyps, refs) -> Tuple[List[float], str]:
+        base, direction = group
+        key = ("bart-f", base, _digest(hyps, refs))
+        if key not in self._loaded:  # one f pass gives every direction of this spec and these inputs
+            scorer = self._scorer(base)
+            result = scorer.compute(list(hyps), references=list(refs), direction="f")
+            self._loaded[key] = ({name: [float(v) for v in values] for name, values in result.columns().items()},
+                                 str(result.signature))
+            self.computed += 1
+        columns, signature = self._loaded[key]
+        if direction == "harmonic":
+            p, r = columns["precision"], columns["recall"]
+            scores = [(a * b) / (a + b) for a, b in zip(p, r)]  # the scorer's own formula, same operands
+        else:
+            scores = columns[_FROM_F[direction]]
+        return scores, signature.replace("direction:f", f"direction:{direction}")

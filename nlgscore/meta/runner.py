@@ -1,0 +1,205 @@
+"""What every meta-evaluation task shares: the result table, the run options, the metric loop.
+
+``MetaTable`` holds the rows (``dataset, level, measure, metric, value`` + CI + signature) and
+notes of one run; it prints as text, JSON (``to_dict``) and TSV (``rows()``) through
+``nlgscore.cli.output.emit``. ``Run`` validates the options every task takes, once, with the
+command line's messages; ``Run.each`` walks the metrics and remembers which finished, so an
+interrupted run (Ctrl-C, or an error in one metric) still returns the rows of those
+(``keep_finished``: the exception carries ``partial_table``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.meta.report import Row, format_table, to_json
+from nlgscore.meta.resample import bootstrap_ci, paired_bootstrap
+from nlgscore.meta.wmt import TIES_RULES, tau_from_outcomes
+
+SIGNIFICANCE_LEVEL = 0.05
+SUMMARY_MEASURES = (("system", "spa"), ("segment", "acc-t"))  # WMT24's two columns, averaged
+
+
+class Rows(list):
+    """The table's ``Row`` list; calling it gives the JSON-ready dicts (``MetaTable.rows()``)."""
+
+    def __call__(self) -> List[Dict[str, Any]]:
+        return to_json(self)["results"]
+
+
+@dataclass
+class MetaTable:
+    """Rows of one meta-evaluation run and the notes that go with them."""
+
+    task: str
+    rows: Rows = field(default_factory=Rows)
+    notes: List[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rows = Rows(self.rows)
+
+    def summary(self) -> List[Dict[str, Any]]:
+        """WMT24-style summary: per data set and metric, SPA, acc-t and their average (when both exist)."""
+        values = {(r.dataset, r.metric, r.level, r.measure): r.value for r in self.rows}
+        out = []
+        for dataset, metric in dict.fromkeys((r.dataset, r.metric) for r in self.rows):
+            parts = [values.get((dataset, metric, level, measure)) for level, measure in SUMMARY_MEASURES]
+            if all(p is not None for p in parts):
+                out.append({"dataset": dataset, "metric": metric, "spa": parts[0], "acc-t": parts[1],
+                            "average": float(np.mean(parts))})
+        return out
+
+    def __str__(self) -> str:
+        lines = [format_table(self.rows)]
+        summary = self.summary()
+        if summary:
+            width = max(len(s["dataset"]) for s in summary)
+            name = max(len(s["metric"]) for s in summary)
+            lines.append(f"\nsummary (WMT24): {'':{max(width + name - 15, 0)}}   SPA   acc-t  average")
+            lines += [f"{s['dataset']:<{width}}  {s['metric']:<{name}}  {s['spa']:.4f}  {s['acc-t']:.4f}  "
+                      f"{s['average']:.4f}" for s in summary]
+        return "\n".join([*lines, *self.notes])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"task", "results": [row, ...], "summary": [...], "notes": [...]}`` (NaN as None)."""
+        return {"task": self.task, **to_json(self.rows), "summary": self.summary(), "notes": list(self.notes)}
+
+    to_json = to_dict
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(to_json(self.rows)["results"])
+
+
+def check_limit(limit: Any) -> Optional[int]:
+    """``limit`` as the CLI's ``--limit`` takes it: None or an integer >= 1."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)):
+        raise ArgumentTypeError(f"limit must be a positive integer (--limit N), got {limit!r}")
+    if limit < 1:
+        raise ArgumentError(f"limit must be a positive integer (--limit N), got {limit}")
+    return int(limit)
+
+
+def check_names(value: Any, name: str) -> List[str]:
+    """A list of strings given as ``name`` (a lone string is a mistake, not a list of characters)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not all(isinstance(v, str) for v in value):
+        raise ArgumentTypeError(f"{name} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+@dataclass
+class Run:
+    """Options every task shares, validated once (the messages of the command line)."""
+
+    bootstrap: int
+    seed: int
+    progress: bool
+    ties: str = "discordant"
+    completed: List[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, (int, np.integer)) or self.bootstrap < 0:
+            raise ArgumentError(f"bootstrap must be an integer >= 0 (--bootstrap), got {self.bootstrap!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
+            raise ArgumentTypeError(f"seed must be an integer (--seed), got {self.seed!r}")
+        if self.ties not in TIES_RULES:
+            raise ArgumentError(f"ties must be one of {TIES_RULES}, got {self.ties!r}")
+
+    def row(self, statistic: Callable[..., float], data: Tuple[np.ndarray, ...], **fields: str) -> Row:
+        value = float(statistic(*data))
+        low = high = float("nan")
+        if self.bootstrap > 0:
+            interval = bootstrap_ci(statistic, data, n_samples=self.bootstrap, seed=self.seed)
+            low, high = interval.low, interval.high
+            fields["signature"] += f"|bootstrap:{self.bootstrap}|seed:{self.seed}"
+        return Row(value=value, ci_low=low, ci_high=high, **fields)
+
+    def tau(self, outcomes: np.ndarray) -> float:
+        return tau_from_outcomes(outcomes, self.ties)
+
+    def darr_rows(self, outcomes: np.ndarray, signature: str, **fields: str) -> List[Row]:
+        """The segment-level ``tau`` (with CI) and ``metric-ties`` rows of daRR ``outcomes``."""
+        common = dict(fields, level="segment", signature=f"{signature}|ties:{self.ties}")
+        return [self.row(self.tau, (outcomes,), measure="tau", **common),
+                Row(value=float(np.mean(outcomes == 0)), measure="metric-ties", **common)]
+
+    def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
+               what: str) -> List[str]:
+        """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.
+
+        Items that are NaN for either metric (documents without a correlation) are left out.
+        """
+        if self.bootstrap <= 0 or len(per_metric) < 2:
+            return []
+        lines = []
+        for a, b in itertools.permutations(per_metric, 2):
+            both = ~np.isnan(per_metric[a].astype(float)) & ~np.isnan(per_metric[b].astype(float))
+            if both.sum() < 2:
+                continue
+            test = paired_bootstrap(statistic, (per_metric[a][both],), (per_metric[b][both],), self.bootstrap, self.seed)
+            if test.p_value < SIGNIFICANCE_LEVEL:
+                lines.append(f"  {a} significantly beats {b} on {what} (paired bootstrap, p={test.p_value:.3f})")
+        return lines or [f"  {what}: no significant differences between metrics (paired bootstrap, p<0.05)"]
+
+    def each(self, sources: Sequence[Tuple[str, Any]], describe: Callable[[str], str]) -> Iterator[Tuple[str, Any]]:
+        """``sources`` one by one under a progress bar; a metric counts as completed once its loop
+        body has run (the generator resumes only then)."""
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(sources), file=sys.stderr, disable=not self.progress, unit="metric", leave=False) as bar:
+            for name, path in sources:
+                bar.set_description(describe(name))
+                yield name, path
+                self.completed.append(name)
+                bar.update()
+
+
+@contextlib.contextmanager
+def keep_finished(table: MetaTable, run: Run, sources: Sequence[Tuple[str, Any]]) -> Iterator[MetaTable]:
+    """On any exception (KeyboardInterrupt included) keep only the rows of metrics that completed
+    every data set, note what stopped the run, attach the table as ``err.partial_table``, re-raise."""
+    try:
+        yield table
+    except BaseException as err:
+        counts = {name: run.completed.count(name) for name, _ in sources}
+        most = max(counts.values(), default=0)
+        finished = {name for name, count in counts.items() if count == most and count > 0}
+        table.rows = Rows(r for r in table.rows if r.metric in finished)
+        stopped = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by an error ({err})"
+        table.notes.append(f"INCOMPLETE: run {stopped}; rows of finished metrics only: "
+                           f"{', '.join(sorted(finished)) or 'none'}")
+        err.partial_table = table  # type: ignore[attr-defined]
+        raise
+
+
+def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
+    """``(name, score file or None)`` per metric, specs first; names must be unique."""
+    specs = check_names(metrics, "metrics")
+    if scores is not None and not isinstance(scores, Mapping):
+        raise ArgumentTypeError(f"scores must map a metric name to a score file, got {scores!r}")
+    sources = [(spec, None) for spec in specs] + [(name, path) for name, path in (scores or {}).items()]
+    if not sources:
+        raise ArgumentError("give at least one metric spec (metrics=, --metric) or score file (scores=, --scores)")
+    names = [name for name, _ in sources]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ArgumentError(f"metric name(s) {repeated} given more than once")
+    return sources
+
+
+def finite_or_nan(value: float) -> float:
+    return value if math.isfinite(value) else float("nan")
