@@ -11,6 +11,7 @@ disk never leaves a truncated or empty file where the previous one was.
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -55,6 +56,25 @@ def read_lines(path: PathLike, what: str = "data file") -> List[str]:
         return []
     lines = (text[:-1] if text.endswith("\n") else text).split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def finite_number(text: str, where: str, what: str = "score") -> float:
+    """``text`` as a finite float; DataError naming ``where`` (``file:line``) otherwise.
+
+    >>> finite_number("2.5", "f.tsv:3")
+    2.5
+    >>> finite_number("inf", "f.tsv:3")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.DataError: f.tsv:3: score is 'inf' (NaN or infinite)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise DataError(f"{where}: {what} is not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise DataError(f"{where}: {what} is {text!r} (NaN or infinite)")
+    return value
 
 
 def check_writable(paths: Iterable[Optional[PathLike]]) -> None:

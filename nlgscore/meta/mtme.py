@@ -13,7 +13,6 @@ per line of the test set, numbers finite, no system twice in a system file; erro
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 import numpy as np
 
 from nlgscore.core.errors import DataError
-from nlgscore.meta.files import read_lines, write_atomic
+from nlgscore.meta.files import finite_number, read_lines, write_atomic
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -36,13 +35,7 @@ def _entries(path: Path) -> List[Tuple[str, str, float]]:
         fields = line.split("\t")
         if len(fields) != 2:
             raise DataError(f"{where}: expected <system><TAB><score> (mt-metrics-eval format), got {len(fields)} fields")
-        try:
-            value = float(fields[1])
-        except ValueError:
-            raise DataError(f"{where}: score is not a number: {fields[1]!r}") from None
-        if not math.isfinite(value):
-            raise DataError(f"{where}: score is {fields[1]!r} (NaN or infinite)")
-        entries.append((where, fields[0], value))
+        entries.append((where, fields[0], finite_number(fields[1], where)))
     return entries
 
 

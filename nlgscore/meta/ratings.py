@@ -17,7 +17,6 @@ DA's several raters) are averaged only when asked (``repeats="average"``).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 REPEATS = ("error", "average")
@@ -58,16 +57,6 @@ class RatingsFolder:
         """The evaluated systems (sorted): rated ones, never the reference in use, humans only if asked."""
         return sorted(s for s in self.seg if s not in self.reference_system
                       and (include_human or s not in self.human_systems))
-
-
-def _number(text: str, where: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise DataError(f"{where}: {what} is not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise DataError(f"{where}: {what} is {text!r} (NaN or infinite)")
-    return value
 
 
 def _segment(text: str, where: str, n: int) -> int:
@@ -114,7 +103,7 @@ def read_segment_scores(path: PathLike, systems: Dict[str, int], n: int, repeats
         if system not in systems:
             raise DataError(f"{where}: system {system!r} has no hyp.{system}.* output file in {path.parent}")
         seg = _segment(seg_text, where, n)
-        score = _number(score_text, where, "score")
+        score = finite_number(score_text, where, "score")
         if (system, seg) in first and repeats == "error":
             raise DataError(f"{where}: second score for system {system!r}, segment {seg} "
                             f"(first at line {first[system, seg].rsplit(':', 1)[1]}); pass repeats='average' "
@@ -137,7 +126,7 @@ def read_system_scores(path: PathLike, systems: Dict[str, int]) -> Dict[str, flo
         if system in seen:
             raise DataError(f"{where}: second score for system {system!r} (first at line {seen[system].rsplit(':', 1)[1]})")
         seen[system] = where
-        out[system] = _number(score_text, where, "score")
+        out[system] = finite_number(score_text, where, "score")
     return out
 
 

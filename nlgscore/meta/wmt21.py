@@ -16,7 +16,6 @@ official system z scores.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.tables import table
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.files import finite_number, read_lines
 from nlgscore.meta.wmt import DarrPair, darr_outcomes, darr_pairs_from_da, pearson, tau_from_outcomes
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -96,16 +95,6 @@ def _read_table(path: Path, required: Sequence[str]) -> List[Tuple[str, Dict[str
             raise DataError(f"{path}:{number}: expected {len(header)} fields, got {len(values)}")
         rows.append((f"{path}:{number}", dict(zip(header, values))))
     return rows
-
-
-def _number(value: str, where: str, column: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise DataError(f"{where}: {column} is not a number: {value!r}") from None
-    if not math.isfinite(number):
-        raise DataError(f"{where}: {column} is {value!r} (NaN or infinite)")
-    return number
 
 
 def _sid(value: str, where: str, n: int) -> int:
@@ -179,7 +168,7 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
     for where, row in _read_table(folder / "da-seg-scores.csv", ("SYS", "SID", "RAW.SCR", "Z.SCR")):
         system = system_of(row["SYS"], where)
         sid = _sid(row["SID"], where, n)
-        raw, z = _number(row["RAW.SCR"], where, "RAW.SCR"), _number(row["Z.SCR"], where, "Z.SCR")
+        raw, z = finite_number(row["RAW.SCR"], where, "RAW.SCR"), finite_number(row["Z.SCR"], where, "Z.SCR")
         if system is None:
             continue
         key = (system, sid)
@@ -198,8 +187,8 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
         if system in sys_z:
             raise DataError(f"{where}: second system score for {row['SYS']!r}")
         if system is not None:
-            sys_raw[system] = _number(row["RAW.SCR"], where, "RAW.SCR")
-            sys_z[system] = _number(row["Z.SCR"], where, "Z.SCR")
+            sys_raw[system] = finite_number(row["RAW.SCR"], where, "RAW.SCR")
+            sys_z[system] = finite_number(row["Z.SCR"], where, "Z.SCR")
     return Wmt21Data(lp, src, ref, hyps, seg_raw, seg_z, sys_raw, sys_z)
 
 
