@@ -9,6 +9,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError
+
 SECTIONS = ("bertscore", "trainer", "memory", "bartscore", "budgets")
 DEFAULT_SECTIONS = ("bertscore", "trainer", "memory", "bartscore")
 MINILM_LAYERS = 4  # issue #6: the embedded MiniLM at layer 4
@@ -40,12 +42,12 @@ class BenchConfig:
     def __post_init__(self) -> None:
         unknown = set(self.sections) - set(SECTIONS)
         if unknown:
-            raise ValueError(f"sections must be among {SECTIONS}, got {sorted(unknown)}")
+            raise ArgumentError(f"sections must be among {SECTIONS}, got {sorted(unknown)}")
         if self.repeats < 1:
-            raise ValueError(f"repeats must be positive, got {self.repeats}")
+            raise ArgumentError(f"repeats must be positive, got {self.repeats}")
         for name in ("n", "bart_n", "memory_n"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+                raise ArgumentError(f"{name} must be positive, got {getattr(self, name)}")
 
 
 def bert_score_available() -> bool:

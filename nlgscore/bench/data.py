@@ -10,11 +10,14 @@ kk-en file holds 9,728 pairs).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import dataclass, field
 from itertools import cycle, islice
 from typing import Dict, List
+
+from nlgscore.core.errors import ArgumentError, DataError
 
 
 @dataclass
@@ -44,9 +47,9 @@ def _usable(row: Dict) -> bool:
 def load_pairs(path: str, n: int) -> Pairs:
     """Read the first ``n`` usable pairs of ``path`` (cycling over the file if it holds fewer)."""
     if n < 1:
-        raise ValueError(f"n must be positive, got {n}")
+        raise ArgumentError(f"n must be positive, got {n}")
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"data file {path!r} does not exist (a WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl)")
+        raise FileNotFoundError(errno.ENOENT, "data file does not exist (a WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl)", path)
     rows: List[Dict] = []
     skipped = 0
     with open(path, encoding="utf-8") as handle:
@@ -56,13 +59,13 @@ def load_pairs(path: str, n: int) -> Pairs:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"data file {path!r}, line {line_no}: not JSON ({err})") from err
+                raise DataError(f"data file {path!r}, line {line_no}: not JSON ({err})") from err
             if _usable(row):
                 rows.append(row)
             else:
                 skipped += 1
     if not rows:
-        raise ValueError(f"data file {path!r} holds no pair with a non-blank ref, better.text and worse.text")
+        raise DataError(f"data file {path!r} holds no pair with a non-blank ref, better.text and worse.text")
     chosen = list(islice(cycle(rows), n))
     return Pairs(
         refs=[r["ref"] for r in chosen],

@@ -254,6 +254,28 @@ def render_text(report: Dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+class BenchSummary:
+    """A benchmark report as ``nlgscore bench`` prints it: text is :func:`render_text`, json the full
+    report, tsv one row per target measured (name, what, target, value, met).
+
+    >>> summary = BenchSummary({"targets": [{"name": "x", "what": "X", "target": ">= 1", "value": 2.0, "met": True}]})
+    >>> summary.rows()[0]["value"], str(summary).split()
+    (2.0, ['X', '2.00'])
+    """
+
+    def __init__(self, report: Dict[str, Any]) -> None:
+        self.report = report
+
+    def rows(self) -> List[Dict[str, Any]]:
+        return [dict(target) for target in self.report.get("targets", [])]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.report
+
+    def __str__(self) -> str:
+        return render_text(self.report)
+
+
 def write_markdown(report: Dict[str, Any], path: str) -> None:
     """Replace the generated section of ``path`` (or create the file with just that section)."""
     block = f"{BEGIN}\n{render_markdown(report)}{END}\n"

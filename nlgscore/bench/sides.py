@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from nlgscore.core.errors import ArgumentError
+
 
 def _floats(values: Any) -> List[float]:
     if hasattr(values, "tolist"):
@@ -149,7 +151,7 @@ def build_side(spec: Dict[str, Any], cache_references: bool = False) -> Any:
     try:
         cls = SIDES[spec["side"]]
     except KeyError:
-        raise ValueError(f"side must be one of {sorted(SIDES)}, got {spec.get('side')!r}") from None
+        raise ArgumentError(f"side must be one of {sorted(SIDES)}, got {spec.get('side')!r}") from None
     return cls(spec, cache_references=cache_references)
 
 

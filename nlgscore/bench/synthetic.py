@@ -14,6 +14,8 @@ import json
 import os
 from typing import Any, Dict, Sequence
 
+from nlgscore.core.errors import ArgumentError
+
 # Architecture hyper-parameters of the public checkpoints (their config.json files).
 SHAPES: Dict[str, Dict[str, Any]] = {
     "roberta-large": {
@@ -82,7 +84,7 @@ def build_tokenizer(texts: Sequence[str], folder: str, model_type: str, vocab_si
 def build_random_model(shape: str, folder: str, texts: Sequence[str], seed: int = 0) -> str:
     """Write a ``shape``-shaped model with random weights (``seed``) and a BPE tokenizer to ``folder``."""
     if shape not in SHAPES:
-        raise ValueError(f"model shape must be one of {sorted(SHAPES)}, got {shape!r}")
+        raise ArgumentError(f"model shape must be one of {sorted(SHAPES)}, got {shape!r}")
     import torch
     from transformers import AutoConfig, AutoModel, BartForConditionalGeneration
 

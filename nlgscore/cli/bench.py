@@ -10,7 +10,7 @@ import sys
 from typing import List
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_debug_options, check_device
+from nlgscore.cli.options import add_debug_options, add_format_option, check_device
 
 
 def _ints(text: str) -> List[int]:
@@ -24,7 +24,13 @@ def register(subparsers) -> None:
     """The benchmark's options (``scripts/bench.py`` runs this command); defaults are BenchConfig's."""
     from nlgscore.bench.config import BenchConfig
 
-    parser = subparsers.add_parser("bench", help=COMMANDS["bench"])
+    parser = subparsers.add_parser(
+        "bench", help=COMMANDS["bench"],
+        description="Time nlgscore against bert_score 0.3.13 (BERTScore, a training loop with a reference cache, "
+        "memory on a large corpus) and against a BARTScore-style loop on WMT daRR pairs, each side in its own "
+        "worker process, and check that the scores agree. Prints the measured numbers; --markdown refreshes "
+        "the generated section of BENCHMARKS.md.",
+    )
     default = {f.name: f.default for f in dataclasses.fields(BenchConfig)}
     parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. ../shared/data/wmt-kk-en.jsonl")
     parser.add_argument("--n", type=int, default=default["n"], help=f"pairs scored (first N better-system pairs; default {default['n']})")
@@ -42,7 +48,8 @@ def register(subparsers) -> None:
     parser.add_argument("--budgets", type=_ints, default=list(default["budgets"]), help="token budgets for the 'budgets' section")
     parser.add_argument("--threads", type=int, default=None, help="torch threads in each worker (default: torch's)")
     parser.add_argument("--workdir", default=None, help="keep random-weight models here (default: a temporary folder)")
-    parser.add_argument("--json", dest="json_path", default=None, help="write the full report as JSON")
+    parser.add_argument("--json-out", dest="json_path", default=None, metavar="PATH", help="also write the full report as JSON")
+    add_format_option(parser)
     parser.add_argument("--markdown", default=None, help="write/refresh the generated section of this Markdown file")
     add_debug_options(parser)
     parser.set_defaults(func=run)
@@ -50,7 +57,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that a missing optional part never breaks the other commands.
-    from nlgscore.bench import BenchConfig, render_text, run_benchmark, write_markdown
+    from nlgscore.bench import BenchConfig, BenchSummary, run_benchmark, write_markdown
+    from nlgscore.cli.output import emit
 
     check_device(args.device)
     command = shlex.join(["nlgscore", *getattr(args, "argv", sys.argv[1:])])
@@ -67,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
             json.dump(report, handle, indent=2)
     if args.markdown:
         write_markdown(report, args.markdown)
-    print(render_text(report), end="")
+    emit(BenchSummary(report), args.format)
     return 0

@@ -22,10 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
+from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.runtime import DTYPES
+
 STDIN = "-"
 
 
-class UserError(Exception):
+class UserError(NlgscoreError):
     """A mistake in the command line or its input files: one line on stderr, exit status 2."""
 
 
@@ -188,8 +191,9 @@ def add_runtime_options(
         parser.add_argument("--max-tokens", type=positive_int, default=None, help=tokens_help)
     parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: cuda if available)")
     if dtype:
-        parser.add_argument("--dtype", default=None, choices=("float32", "bfloat16", "float16"),
-                            help="float32 (default), bfloat16 or float16 (GPU only)")
+        parser.add_argument("--dtype", default=None, choices=DTYPES,
+                            help="float32 (default: exact parity), bfloat16, float16, or auto (bfloat16 on a GPU, and on a CPU "
+                                 "with native bf16 where a measurement at load shows it faster; else float32)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="progress bars on stderr, model loading included (default: on)")
     add_debug_options(parser)
@@ -216,29 +220,24 @@ def runtime_settings(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:
-    """Refuse a CUDA/MPS device this machine does not have, before any model loads.
+    """Refuse a device this machine does not have, before any model loads (the library's one
+    device policy, :func:`nlgscore.core.runtime.resolve_device`, with the message naming ``flag``).
 
     >>> check_device("cpu")
     'cpu'
+    >>> check_device("cuda:7")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.cli.options.UserError: --device cuda:7: CUDA is not available on this machine (use --device cpu)
     """
     if device is None:
         return None
-    kind = str(device).split(":")[0]
-    if kind not in ("cpu", "cuda", "mps", "xpu"):
-        fail(f"{flag} {device}: unknown device; use cpu, cuda, cuda:N or mps")
-    if kind == "cuda":
-        import torch
+    from nlgscore.core.runtime import resolve_device
 
-        if not torch.cuda.is_available():
-            fail(f"{flag} {device}: CUDA is not available on this machine (use --device cpu)")
-        index = str(device).partition(":")[2]
-        if index and (not index.isdigit() or int(index) >= torch.cuda.device_count()):
-            fail(f"{flag} {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    if kind == "mps":
-        import torch
-
-        if not torch.backends.mps.is_available():
-            fail(f"{flag} {device}: MPS is not available on this machine (use --device cpu)")
+    try:
+        resolve_device(device)
+    except NlgscoreError as err:
+        fail(f"{flag} {device}: " + str(err).split(": ", 1)[-1].replace("device='cpu'", f"{flag} cpu"))
     return device
 
 
@@ -264,16 +263,18 @@ def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
     ``model.safetensors``, a config field of the wrong type, a corrupt SentencePiece model, a
     refused weights file) reported as one line naming the command-line ``flags`` that chose it.
 
-    Errors raised by nlgscore itself already name their argument and pass through unchanged.
+    Errors raised by nlgscore itself (:class:`NlgscoreError`) already name their argument and pass
+    through unchanged, as does any error that did not come out of a model-loading library (a bug,
+    or a user file such as a baseline that nlgscore reports itself).
     """
     try:
         return factory()
-    except (UserError, KeyboardInterrupt):
+    except KeyboardInterrupt:
         raise
     except Exception as err:
         if hasattr(err, "for_flag") and flags:  # a model not available offline: name the command-line flag
             fail(str(err.for_flag(next(iter(flags)))))
-        if isinstance(err, (ValueError, TypeError, OSError)) and _raised_in_nlgscore(err):
+        if isinstance(err, NlgscoreError) or not _raised_by_model_loader(err):
             raise
         given = " ".join(f"{flag} {value}" for flag, value in flags.items() if value is not None) or "the default model"
         cause = " ".join(str(err).split()) or type(err).__name__
@@ -283,9 +284,16 @@ def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
         fail(f"cannot load the model from {given}: {type(err).__name__}: {cause}")
 
 
-def _raised_in_nlgscore(err: BaseException) -> bool:
+# Libraries that read a model's files: an error inside one of them is about the model chosen.
+_MODEL_LOADERS = ("/transformers/", "/safetensors/", "/sentencepiece/", "/tokenizers/", "/huggingface_hub/",
+                  "/torch/serialization.py", "/google/protobuf/")
+
+
+def _raised_by_model_loader(err: BaseException) -> bool:
     frame = err.__traceback__
-    while frame is not None and frame.tb_next is not None:
+    while frame is not None:
+        path = frame.tb_frame.f_code.co_filename.replace("\\", "/")
+        if any(part in path for part in _MODEL_LOADERS):
+            return True
         frame = frame.tb_next
-    path = frame.tb_frame.f_code.co_filename.replace("\\", "/") if frame is not None else ""
-    return "/nlgscore/" in path and "/site-packages/transformers/" not in path
+    return False

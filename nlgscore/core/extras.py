@@ -14,8 +14,10 @@ import importlib
 import sys
 from types import ModuleType
 
+from nlgscore.core.errors import NlgscoreError
 
-class MissingExtraError(ImportError):
+
+class MissingExtraError(NlgscoreError, ImportError):
     """An optional dependency is not installed; the message names the extra that installs it."""
 
 

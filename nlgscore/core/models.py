@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.tables import table
 
 # Weight formats we never need: skipping them keeps a first download small.
 _IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*", "openvino/*", "flax_model*", "tf_model*", "rust_model*", "coreml/*"]
 
 
-class ModelNotAvailableError(OSError):
+class ModelNotAvailableError(NlgscoreError, OSError):
     """The model is not in the local cache and cannot be downloaded now.
 
     ``reason`` is ``"offline"`` (HF_HUB_OFFLINE is on), ``"unreachable"`` (the Hub did not
@@ -170,4 +171,3 @@ def _offline() -> bool:
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
-
