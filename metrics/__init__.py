@@ -73,26 +73,23 @@ def config_inputs(module: str, config: str, needs: str, predictions: Any, **give
     return {needs: given[needs]}
 
 
-def cached_scorer(module: Any, key: tuple, build: Callable[[], Any], batch_size: Any, max_tokens: Any, verbose: bool) -> Any:
-    """``module``'s scorer, built again by ``build()`` only when ``key`` changed, with this call's run-time settings.
+def cached_scorer(module: Any, key: tuple, build: Callable[[], Any]) -> Any:
+    """``module``'s scorer, built again by ``build()`` only when ``key`` changed.
 
-    ``key`` holds every argument that changes a number (the model, its options, idf sentences...);
-    ``batch_size``, ``max_tokens`` and ``verbose`` (progress bars) change none, so they are set on
-    the kept scorer for each call (``None`` for the library's default, not the previous call's).
+    ``key`` holds every argument that changes a number (the model, its options, idf sentences...).
+    The run-time options that change none (``batch_size``, ``max_tokens``, ``verbose``) are not
+    set on the kept scorer: the module passes them to that call's ``compute(..., batch_size=,
+    max_tokens=, progress=)``, so one call's settings never leak into the next.
 
     >>> class Toy: pass
     >>> module = Toy()
-    >>> first = cached_scorer(module, ("a",), Toy, 8, None, False)
-    >>> cached_scorer(module, ("a",), Toy, 16, None, True) is first, first.batch_size, first.progress
-    (True, 16, True)
-    >>> cached_scorer(module, ("b",), Toy, 16, None, True) is first
-    False
+    >>> first = cached_scorer(module, ("a",), Toy)
+    >>> cached_scorer(module, ("a",), Toy) is first, cached_scorer(module, ("b",), Toy) is first
+    (True, False)
     """
     if getattr(module, "_scorer_key", None) != key:
         module._scorer, module._scorer_key = build(), key
-    scorer = module._scorer
-    scorer.batch_size, scorer.max_tokens, scorer.progress = batch_size, max_tokens, verbose
-    return scorer
+    return module._scorer
 
 
 def _uses_lists(chosen: Optional[Any]) -> bool:

@@ -86,8 +86,9 @@ class BARTScore(evaluate.Metric):
         key = (variant, checkpoint or self.checkpoint, para_weights, device, dtype, revision, max_length)
         scorer = cached_scorer(self, key, lambda: BARTScorer(
             checkpoint=key[1], variant=variant, para_weights=para_weights, device=device, dtype=dtype, revision=revision,
-            max_length=max_length), batch_size, max_tokens, verbose)
+            max_length=max_length))
         direction = direction or ("src" if use_sources and not use_references else "f")
         result = scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
-                                      direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg)
+                                      direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
+                                      batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -80,7 +80,7 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
         scorer = cached_scorer(self, key, lambda: BERTScorer(
             model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
             rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
-            device=device, max_length=max_length, dtype=dtype, revision=revision), batch_size, max_tokens, verbose)
-        result = scorer.score(predictions, references)
+            device=device, max_length=max_length, dtype=dtype, revision=revision))
+        result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         columns = result.columns()
         return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}

@@ -82,6 +82,6 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
         key = (lang, temperature, device, dtype)
         scorer = cached_scorer(self, key, lambda: PrismScorer(
             checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
-            mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype), batch_size, max_tokens, verbose)
-        result = scorer.compute(predictions, references=references, sources=sources)
+            mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype))
+        result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
