@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from nlgscore.core.batching import plan_batches, run_batches, unique
-from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.core.inputs import check_references, check_same_length, check_texts, make_items
 from nlgscore.core.signature import Signature
 
 
@@ -51,7 +51,9 @@ def test_inputs_checks():
     with pytest.raises(ValueError, match="a=1, b=2"):
         check_same_length(a=[1], b=[1, 2])
     refs = check_references("refs", ["x", ["y", "z"]], 2)
-    assert flatten_references(refs) == (["x", "y", "z"], [0, 1, 1])
+    items, owner = make_items(["p", "q"], refs)
+    assert [(i.prediction, i.reference, i.source) for i in items] == [("p", "x", None), ("q", "y", None), ("q", "z", None)]
+    assert owner == [0, 1, 1] and len({*items, *make_items(["q"], [["z"]])[0]}) == 3  # hashable, equal by value
 
 
 def test_models_resolution_and_devices():

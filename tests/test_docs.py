@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,6 +36,36 @@ def test_contributing_add_a_metric_example_runs_and_plugs_into_the_table(capsys)
     finally:
         registry.unregister("centroid")
     assert "nlgscore:centroid" in capsys.readouterr().out
+
+
+def test_contributing_reference_and_source_metric_scores_each_item_with_its_own_source():
+    """The COMET-style example: items sharing prediction and reference but not source keep their
+    own source (issue 17: keyed on (prediction, reference), item 0 took item 2's source)."""
+    from nlgscore import registry
+
+    blocks = _python_blocks(REPO / "CONTRIBUTING.md")
+    assert len(blocks) >= 2, "CONTRIBUTING.md lost its reference+source example"
+    namespace: dict = {}
+    try:
+        exec(compile(blocks[0] + "\n" + blocks[1], "CONTRIBUTING.md", "exec"), namespace)  # noqa: S102 - our own doc
+        scorer = registry.load("triangle")
+        assert scorer.needs == ("references", "sources")
+        hyps = ["The cat sat.", "Prices rose.", "The cat sat."]
+        refs = ["A cat was sitting.", "Prices went up.", "A cat was sitting."]
+        srcs = ["A cat sat on the mat.", "Prices rose sharply.", "Stock markets fell sharply in Asia."]
+        together = scorer.compute(hyps, refs, sources=srcs).scores
+        alone = [scorer.compute([h], [r], sources=[s]).scores[0] for h, r, s in zip(hyps, refs, srcs)]
+        np.testing.assert_allclose(together, alone, atol=1e-6)
+        assert abs(together[0] - together[2]) > 1e-3  # the bug gave item 0 item 2's score
+        # several references: the closest (max) per item, each with the item's source
+        multi = scorer.compute(hyps[:1], [[refs[0], refs[1]]], sources=srcs[:1]).scores[0]
+        best = max(scorer.compute([hyps[0]] * 2, refs[:2], sources=srcs[:1] * 2).scores)
+        assert np.isclose(multi, best, atol=1e-6)
+        with pytest.raises(ValueError, match="sources are required"):
+            scorer.compute(hyps, refs)
+    finally:
+        registry.unregister("triangle")
+        registry.unregister("centroid")
 
 
 def _table_rows(text: str, header_start: str):

@@ -38,8 +38,8 @@ class ExactMatch(Scorer):
     def _norm(self, text: str) -> str:
         return text.lower() if self.lowercase else text
 
-    def _score_pairs(self, pairs, state):
-        return {"match": np.array([float(self._norm(p) == self._norm(r)) for p, r in pairs])}
+    def _score_items(self, items, state):
+        return {"match": np.array([float(self._norm(i.prediction) == self._norm(i.reference)) for i in items])}
 
     def _finish(self, call, columns):
         return Result(self.make_signature(call), columns, "match")
@@ -153,8 +153,8 @@ def test_installed_plug_in_is_found_through_its_entry_point(tmp_path, monkeypatc
         "from nlgscore.core.result import Result\n"
         "class Length(Scorer):\n"
         "    name = 'toylen'\n"
-        "    def _score_pairs(self, pairs, state):\n"
-        "        return {'ratio': np.array([len(p) / max(len(r), 1) for p, r in pairs])}\n"
+        "    def _score_items(self, items, state):\n"
+        "        return {'ratio': np.array([len(i.prediction) / max(len(i.reference), 1) for i in items])}\n"
         "    def _finish(self, call, columns):\n"
         "        return Result(self.make_signature(call), columns, 'ratio')\n"
         "    def _signature_fields(self, call):\n"

@@ -141,8 +141,8 @@ def test_aggregation_rules_and_toy_metric():
     class Length(Scorer):
         name = "length"
 
-        def _score_pairs(self, pairs, state):
-            return {"ratio": np.array([len(p) / max(len(r), 1) for p, r in pairs], dtype=float)}
+        def _score_items(self, items, state):
+            return {"ratio": np.array([len(i.prediction) / max(len(i.reference), 1) for i in items], dtype=float)}
 
         def _finish(self, call, columns):
             return Result(self.make_signature(call), columns, "ratio")

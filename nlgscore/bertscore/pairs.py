@@ -23,8 +23,13 @@ CHUNK_TOKENS_PER_BUDGET = 32
 MATCH_BUDGET = 1 << 23
 
 
-def score_pairs(scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any) -> np.ndarray:
+def score_pairs(
+    scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None
+) -> np.ndarray:
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
+
+    ``runtime`` is the call's run-time settings (``max_tokens``, ``batch_size``); ``progress``,
+    if given, is told ``(pairs done, pairs)`` after each chunk.
 
     Pairs are ordered by reference (longest first, stable), so all pairs of a reference fall in
     one chunk; a chunk is closed when the *distinct* texts it needs reach the token budget, so
@@ -32,22 +37,20 @@ def score_pairs(scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str],
     later chunk needs again (a candidate scored against many references, as in a utility
     matrix) keeps its embeddings until its last chunk: each distinct text is encoded once per call.
     """
-    from tqdm.auto import tqdm
-
     layers = scorer._layer_count()
     out = np.zeros((len(pairs), 3, layers))
     length = [len(x) for x in ids]
     order = sorted(range(len(pairs)), key=lambda k: (-length[pairs[k][1]], pairs[k][1], -length[pairs[k][0]]))
-    chunks = _plan_chunks([pairs[k] for k in order], length, scorer.max_tokens * CHUNK_TOKENS_PER_BUDGET // layers)
+    chunks = _plan_chunks([pairs[k] for k in order], length, runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET // layers)
     last_chunk = {u: c for c, (start, stop) in enumerate(chunks) for k in order[start:stop] for u in pairs[k]}
     held: Dict[int, Any] = {}  # embeddings of texts that a later chunk needs again
-    with tqdm(total=len(order), disable=not scorer.progress, desc="bertscore", unit="pair") as bar:
-        for c, (start, stop) in enumerate(chunks):
-            chunk = order[start:stop]
-            _score_chunk(scorer, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c)
-            for u in [u for u in held if last_chunk[u] <= c]:
-                del held[u]
-            bar.update(len(chunk))
+    for c, (start, stop) in enumerate(chunks):
+        chunk = order[start:stop]
+        _score_chunk(scorer, runtime, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c)
+        for u in [u for u in held if last_chunk[u] <= c]:
+            del held[u]
+        if progress is not None:
+            progress(stop, len(order))
     return out
 
 
@@ -72,7 +75,7 @@ def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -
 
 
 def _embed_chunk(
-    scorer: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
+    scorer: Any, runtime: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
 ) -> Dict[int, Any]:
     """Embeddings of the texts ``needed``: from ``held`` (texts of earlier chunks needed again),
     the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``."""
@@ -96,7 +99,7 @@ def _embed_chunk(
         for k, row in zip(batch, rows):
             embeddings[todo[k]] = row
 
-    run_batches([len(ids[u]) for u in todo], encode, max_tokens=scorer.max_tokens, max_batch_size=scorer.batch_size)
+    run_batches([len(ids[u]) for u in todo], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
             cache.put(texts[u], embeddings[u].clone())
@@ -104,7 +107,7 @@ def _embed_chunk(
     return embeddings
 
 
-def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
+def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -113,7 +116,7 @@ def _score_chunk(scorer: Any, pairs: List[Tuple[int, int]], texts, ids, weights,
         cacheable.update(r for _, r in pairs)
     if scorer.cache_candidates:
         cacheable.update(h for h, _ in pairs)
-    embeddings = _embed_chunk(scorer, needed, cacheable, texts, ids, held, later)
+    embeddings = _embed_chunk(scorer, runtime, needed, cacheable, texts, ids, held, later)
 
     weights = weights.to(scorer.encoder.device)
     n_special = scorer.encoder.n_special

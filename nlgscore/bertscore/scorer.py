@@ -28,7 +28,7 @@ from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.pairs import score_pairs
 from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
-from nlgscore.core.base import Call, Scorer
+from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.core.batching import unique
 from nlgscore.core.cache import TextCache
 from nlgscore.core.inputs import check_text, check_texts
@@ -55,6 +55,7 @@ def default_layer(*names: str) -> Optional[int]:
 
 @dataclass
 class _CallState:
+    call: Call
     texts: List[str]
     ids: List[List[int]]
     index: Dict[str, int]
@@ -208,17 +209,19 @@ class BERTScorer(Scorer):
             raise TypeError("refs must be a list of strings or a list of lists of strings, got NoneType")
         return self._run(cands, refs, None, names=("cands", "refs", "srcs"))  # type: ignore[return-value]
 
-    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> _CallState:
-        texts, inverse = unique(hyps + others)
+    def _prepare(self, call: Call, items: List[Item]) -> _CallState:
+        hyps = [item.prediction for item in items]
+        texts, inverse = unique(hyps + [item.reference for item in items])
         ids, truncated = self.encoder.tokenize(texts)
         ref_u = inverse[len(hyps):]
         weights = self._weights_for_call([ids[u] for u in ref_u])
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
-        return _CallState(texts, ids, {text: u for u, text in enumerate(texts)}, weights)
+        return _CallState(call, texts, ids, {text: u for u, text in enumerate(texts)}, weights)
 
-    def _score_pairs(self, pairs: List[Tuple[str, str]], state: _CallState) -> Dict[str, np.ndarray]:
-        index = state.index
-        values = score_pairs(self, [(index[h], index[r]) for h, r in pairs], state.texts, state.ids, state.weights)
+    def _score_items(self, items: List[Item], state: _CallState) -> Dict[str, np.ndarray]:
+        index, call = state.index, state.call
+        pairs = [(index[item.prediction], index[item.reference]) for item in items]
+        values = score_pairs(self, pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
         return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2]}  # (pairs, layers) each
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BERTScoreResult:
@@ -229,7 +232,7 @@ class BERTScorer(Scorer):
             scores = scores[:, 0, :]
         values = {"precision": scores[0], "recall": scores[1], "f1": scores[2]}
         layer = self.num_layers if self.all_layers else None
-        return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.groups))
+        return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
 
     def _weights_for_call(self, ref_ids: List[List[int]]):
         if not self.idf:

@@ -1,29 +1,37 @@
 """The template every scorer follows (in the spirit of sacreBLEU's ``Metric``).
 
-``Scorer.compute(predictions, references=None, sources=None)`` runs the shared steps once, here:
+A metric scores *items*: :class:`~nlgscore.core.inputs.Item` records of a prediction and the
+inputs the metric uses (``reference``, ``source``; None where it uses none), as its ``needs``
+declares: ``("references",)``, ``("sources",)`` or both. ``Scorer.compute(predictions,
+references=None, sources=None)`` runs the shared steps once, here:
 
-1. argument checks (errors name the argument and item, :mod:`nlgscore.core.inputs`);
-2. flattening ragged references into (prediction, reference) pairs (a source-based call has
-   one source per prediction);
-3. de-duplication of identical pairs;
-4. sharding the distinct pairs across processes and gathering them in input order
-   (:mod:`nlgscore.core.distributed`);
-5. aggregating each per-pair column over an item's references with the metric's rule
+1. argument checks of the inputs the call needs (errors name the argument and item,
+   :mod:`nlgscore.core.inputs`);
+2. one item per (prediction, reference), ragged references flattened (the prediction's source,
+   if needed, rides along in each of its items);
+3. de-duplication of identical items (on every input the metric uses);
+4. sharding the distinct items across processes and gathering them in input order
+   (:mod:`nlgscore.core.distributed`), with a progress bar counted in input items;
+5. aggregating each per-item column over a prediction's references with the metric's rule
    (:attr:`Scorer.multiref`: ``"max"`` for BERTScore, ``"mean"`` for Prism, ``"mean"|"max"`` for
    BARTScore);
 6. building the :class:`~nlgscore.core.result.Result` and refusing a non-finite score.
 
-A metric supplies small hooks: :meth:`Scorer._prepare` (per-call work on all the texts, e.g.
-tokenising or idf), :meth:`Scorer._score_pairs` (per-pair columns of a share of distinct pairs),
-:meth:`Scorer._finish` (per-item columns → Result) and :meth:`Scorer._signature_fields`.
-Token-budget batching with OOM back-off lives in :mod:`nlgscore.core.batching`, the one
-run-time policy (device, dtype, budget) in :mod:`nlgscore.core.runtime`.
+A metric supplies small hooks: :meth:`Scorer._prepare` (optional per-call work on all the items,
+e.g. tokenising or idf), :meth:`Scorer._score_items` (columns of a share of distinct items),
+:meth:`Scorer._finish` (per-prediction columns → Result) and :meth:`Scorer._signature_fields`;
+a metric whose inputs depend on the call (Prism's ``mode``, BARTScore's ``direction``) says which
+in :meth:`Scorer._call_needs`. Every hook reads the call's run-time settings (``call.runtime``:
+budget, batch size, progress), never the scorer's. Token-budget batching with OOM back-off lives
+in :mod:`nlgscore.core.batching`. :meth:`Scorer.matrix` scores every prediction against every
+reference (a utility matrix) through the same template.
 
 >>> import numpy as np
 >>> class Overlap(Scorer):
 ...     name = "overlap"
-...     def _score_pairs(self, pairs, state):
-...         return {"jaccard": np.array([len(set(p.split()) & set(r.split())) / len(set(p.split()) | set(r.split())) for p, r in pairs])}
+...     def _score_items(self, items, state):
+...         words = [(set(i.prediction.split()), set(i.reference.split())) for i in items]
+...         return {"jaccard": np.array([len(p & r) / len(p | r) for p, r in words])}
 ...     def _finish(self, call, columns):
 ...         return Result(self.make_signature(call), columns, "jaccard")
 ...     def _signature_fields(self, call):
@@ -37,7 +45,7 @@ run-time policy (device, dtype, budget) in :mod:`nlgscore.core.runtime`.
 
 from __future__ import annotations
 
-from abc import ABC
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
@@ -46,24 +54,37 @@ import numpy as np
 from nlgscore.core.batching import unique
 from nlgscore.core.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.inputs import check_references, check_same_length, check_texts, flatten_references
+from nlgscore.core.inputs import Item, check_references, check_same_length, check_texts, make_items
+from nlgscore.core.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.runtime import Runtime, resolve_runtime
 from nlgscore.core.signature import Signature
 
 MULTIREF_RULES = ("mean", "max")
 INPUT_NAMES = ("predictions", "references", "sources")
+NEEDS = INPUT_NAMES[1:]  # what a metric can score with, besides the predictions
+
+__all__ = ["Call", "Item", "Scorer", "aggregate", "MULTIREF_RULES", "NEEDS"]
 
 
 @dataclass
 class Call:
-    """One ``compute`` call after checking: what the hooks see."""
+    """One ``compute`` call after checking: what the hooks see.
+
+    ``needs`` is what this call scores with (the metric's ``needs``, or the call's for a metric
+    whose inputs depend on it); ``references``/``sources`` are None unless needed.
+    ``runtime`` holds the call's run-time settings (the scorer's, with the call's overrides);
+    ``progress`` is told the work done while items are scored (see :mod:`nlgscore.core.progress`).
+    """
 
     predictions: List[str]
-    side: str  # "references" or "sources": what the predictions are scored against
-    groups: List[List[str]]  # per prediction, its references (or its one source)
+    needs: Tuple[str, ...]
+    references: Optional[List[List[str]]]  # per prediction, its references
+    sources: Optional[List[str]]  # per prediction, its source
     multiref: str
+    runtime: Any = None
     options: Dict[str, Any] = field(default_factory=dict)
+    progress: Any = None
 
 
 def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np.ndarray:
@@ -89,9 +110,9 @@ def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np
 class Scorer(ABC):
     """A loaded metric: ``compute(predictions, references=None, sources=None)`` → :class:`Result`.
 
-    ``name`` is the metric's name in signatures and specs; ``needs`` says which input
-    ``compute`` scores against by default; ``multiref`` is the rule that turns per-reference
-    columns into per-item ones.
+    ``name`` is the metric's name in signatures and specs; ``needs`` the inputs it scores with
+    (any of ``"references"`` and ``"sources"``: a COMET-style metric needs both); ``multiref``
+    the rule that turns per-reference columns into per-prediction ones.
     """
 
     name: ClassVar[str] = ""
@@ -182,9 +203,17 @@ class Scorer(ABC):
         predictions: Sequence[str],
         references: Optional[Sequence] = None,
         sources: Optional[Sequence[str]] = None,
+        *,
+        batch_size: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+        progress: Optional[bool] = None,
     ) -> Result:
-        """Score each prediction against its reference(s) or source; results in input order."""
-        return self._run(predictions, references, sources)
+        """Score each prediction with the inputs the metric needs; results in input order.
+
+        ``batch_size``, ``max_tokens`` and ``progress`` override the scorer's settings for this
+        call only (None keeps them); they never change a score beyond float rounding.
+        """
+        return self._run(predictions, references, sources, runtime=self._call_runtime(batch_size, max_tokens, progress))
 
     def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
         """The score of every ``(predictions[i], references[j])`` pair: an array of shape
@@ -200,6 +229,11 @@ class Scorer(ABC):
         refs = check_texts("references", references)
         if column is not None and not isinstance(column, str):
             raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
+        if "sources" in self._call_needs(refs, None, call_options):
+            raise ArgumentError(
+                f"matrix scores predictions against references, but this {self.name} call scores with sources; "
+                "to rank predictions by their source, use compute(predictions, sources=...)"
+            )
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
         result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], **call_options)
@@ -222,15 +256,19 @@ class Scorer(ABC):
         """The signature of ``call`` (None: of the scorer's defaults): the metric's fields, then
         the multi-reference rule for reference-based scores."""
         fields = self._signature_fields(call)
-        side = call.side if call is not None else self.needs[0]
-        if side == "references":
+        if "references" in (call.needs if call is not None else self.needs):
             fields["multiref"] = call.multiref if call is not None else self.multiref
         return Signature(self.name, **fields)
 
     # -- the template ---------------------------------------------------------------------
-    def _side(self, references: Any, sources: Any, options: Dict[str, Any]) -> str:
-        """Which input a call is scored against (default: the first of ``needs``)."""
-        return self.needs[0]
+    def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
+        """The inputs this call scores with (default: :attr:`needs`); a metric whose inputs depend
+        on the call (a mode, a direction, which input is given) overrides this one hook."""
+        return tuple(self.needs)
+
+    def _call_runtime(self, batch_size: Any = None, max_tokens: Any = None, progress: Any = None) -> Any:
+        """The scorer's run-time settings with this call's overrides (None keeps a setting)."""
+        return self.runtime.replace(batch_size=batch_size, max_tokens=max_tokens, progress=progress)
 
     def _run(
         self,
@@ -239,59 +277,66 @@ class Scorer(ABC):
         sources: Any,
         names: Tuple[str, str, str] = INPUT_NAMES,
         multiref: Optional[str] = None,
+        runtime: Any = None,
         **options: Any,
     ) -> Result:
-        side = self._side(references, sources, options)
+        needs = self._call_needs(references, sources, options)
+        if not needs or not set(needs) <= set(NEEDS):
+            raise TypeError(f"{type(self).__name__}.needs must be a non-empty tuple of {NEEDS}, got {needs!r}")
         preds = check_texts(names[0], predictions)
-        given, name = (references, names[1]) if side == "references" else (sources, names[2])
-        if given is None:
-            raise ValueError(f"{name} are required for this {self.name} call (got {name}=None)")
-        if side == "references":
-            groups = check_references(name, given, len(preds))
-        else:
-            srcs = check_texts(name, given)
-            check_same_length(**{names[0]: preds, name: srcs})
-            groups = [[s] for s in srcs]
+        refs = srcs = None
+        for need, given, name in zip(NEEDS, (references, sources), names[1:]):
+            if need in needs and given is None:
+                raise ArgumentError(f"{name} are required for this {self.name} call (got {name}=None)")
+        if "references" in needs:
+            refs = check_references(names[1], references, len(preds))
+        if "sources" in needs:
+            srcs = check_texts(names[2], sources)
+            check_same_length(**{names[0]: preds, names[2]: srcs})
         rule = multiref or self.multiref
         if rule not in MULTIREF_RULES:
-            raise ValueError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
-        call = Call(preds, side, groups, rule, options)
-        flat, owner = flatten_references(groups)
-        hyps = [preds[i] for i in owner]
-        state = self._prepare(call, hyps, flat)
-        pairs, inverse = unique(list(zip(hyps, flat)))
+            raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
+        call = Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options)
+        items, owner = make_items(preds, refs, srcs)
+        state = self._prepare(call, items)
+        distinct, inverse = unique(items)
+        weight = np.bincount(inverse, minlength=len(distinct)) if distinct else np.zeros(0, dtype=np.int64)
 
         def run(indices: List[int]) -> List[Dict[str, Any]]:
-            cols = self._score_pairs([pairs[i] for i in indices], state)
+            # The bar counts the input items behind this share's distinct items.
+            call.progress = ItemProgress(int(weight[indices].sum()), bool(call.runtime.progress), self.name)
+            cols = self._score_items([distinct[i] for i in indices], state)
+            call.progress.close()
             return [{name: values[k] for name, values in cols.items()} for k in range(len(indices))]
 
-        rows = shard(len(pairs), run, self.accelerator)
+        rows = shard(len(distinct), run, self.accelerator)
         if rows:
-            per_pair = {name: np.asarray([rows[u][name] for u in inverse], dtype=np.float64) for name in rows[0]}
+            per_item = {name: np.asarray([rows[u][name] for u in inverse], dtype=np.float64) for name in rows[0]}
         else:
-            per_pair = {name: np.asarray(values, dtype=np.float64) for name, values in self._score_pairs([], state).items()}
-        columns = {name: aggregate(values, owner, len(preds), rule) for name, values in per_pair.items()}
+            call.progress = ItemProgress(0)
+            per_item = {name: np.asarray(values, dtype=np.float64) for name, values in self._score_items([], state).items()}
+        columns = {name: aggregate(values, owner, len(preds), rule) for name, values in per_item.items()}
         result = self._finish(call, columns)
         return check_finite(result, self.name) if preds else result
 
     # -- hooks ----------------------------------------------------------------------------
-    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> Any:
-        """Per-call work on all flattened pairs before scoring (default: nothing)."""
-        return None
+    def _prepare(self, call: Call, items: List[Item]) -> Any:
+        """Per-call work on all the call's items (duplicates included) before scoring; what it
+        returns is the ``state`` of :meth:`_score_items` (default: the call itself)."""
+        return call
 
-    # A metric that overrides compute() and signature itself need not implement these three.
-    def _score_pairs(self, pairs: List[Tuple[str, str]], state: Any) -> Dict[str, np.ndarray]:
-        """Columns for ``(prediction, reference-or-source)`` pairs: arrays with pairs first
-        (also for no pairs, so that empty results keep their columns)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _score_pairs (or override compute)")
+    @abstractmethod
+    def _score_items(self, items: List[Item], state: Any) -> Dict[str, np.ndarray]:
+        """Columns for distinct ``items``: arrays with items first (also for no items, so that
+        empty results keep their columns)."""
 
+    @abstractmethod
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:
-        """Per-item columns (aggregated over references) → the metric's Result."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _finish (or override compute)")
+        """Per-prediction columns (aggregated over references) → the metric's Result."""
 
+    @abstractmethod
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         """The metric's signature fields for ``call`` (None: the scorer's defaults)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _signature_fields (or override signature)")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.signature})"

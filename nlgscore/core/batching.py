@@ -108,7 +108,7 @@ def run_batches(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     max_batch_size: Optional[int] = None,
     group: Optional[Sequence[Hashable]] = None,
-    progress: bool = False,
+    progress: Any = False,
     desc: Optional[str] = None,
 ) -> int:
     """Call ``process(indices)`` on every batch :func:`plan_batches` makes; return the final budget.
@@ -129,12 +129,15 @@ def run_with_backoff(
     plan: Callable[[List[int], int], List[List[int]]],
     process: Callable[[List[int]], None],
     budget: int,
-    progress: bool = False,
+    progress: Any = False,
     desc: Optional[str] = None,
     unit: str = "item",
 ) -> int:
     """Run ``process`` on the batches ``plan(remaining, budget)`` makes of ``range(n)``; return the
     budget finally used. Every batched loop of every metric goes through here.
+
+    ``progress``: True draws a bar of the ``n`` units; a callable (a call's
+    :class:`nlgscore.core.progress.ItemProgress`) is told ``(units done, n)`` after each batch.
 
     On an out-of-memory error the budget is halved, the error logged, and the items not yet done
     are planned again, so a long run adapts instead of aborting; results do not depend on the
@@ -150,7 +153,8 @@ def run_with_backoff(
     from tqdm.auto import tqdm
 
     remaining = list(range(n))
-    with tqdm(total=n, desc=desc, disable=not progress, unit=unit) as bar:
+    report = progress if callable(progress) else None
+    with tqdm(total=n, desc=desc, disable=report is not None or not progress, unit=unit) as bar:
         while remaining:
             done = set()
             retry = False
@@ -170,6 +174,8 @@ def run_with_backoff(
                     break
                 done.update(indices)
                 bar.update(len(indices))
+                if report is not None:
+                    report(n - len(remaining) + len(done), n)
             remaining = [i for i in remaining if i not in done] if retry else []
     return budget
 

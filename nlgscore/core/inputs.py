@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Set
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -83,11 +83,31 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
     return out
 
 
-def flatten_references(references: List[List[str]]) -> Tuple[List[str], List[int]]:
-    """Flatten ragged references; return (flat texts, owner index of each flat text)."""
-    flat: List[str] = []
+class Item(NamedTuple):
+    """What a metric scores: a prediction with the inputs the metric uses (None where it uses
+    none: ``Item("a cat", reference="the cat")`` for a reference-based metric). Frozen and
+    hashable, so identical items are scored once."""
+
+    prediction: str
+    reference: Optional[str] = None
+    source: Optional[str] = None
+
+
+def make_items(predictions: List[str], references: Optional[List[List[str]]] = None, sources: Optional[List[str]] = None) -> Tuple[List[Item], List[int]]:
+    """One :class:`Item` per (prediction, reference) of checked inputs (ragged references
+    flattened; one item per prediction without references), and the prediction each belongs to.
+
+    >>> items, owner = make_items(["p", "q"], [["r1", "r2"], ["r3"]], ["s", "t"])
+    >>> [tuple(item) for item in items], owner
+    ([('p', 'r1', 's'), ('p', 'r2', 's'), ('q', 'r3', 't')], [0, 0, 1])
+    >>> make_items(["p"], sources=["s"])
+    ([Item(prediction='p', reference=None, source='s')], [0])
+    """
+    groups: List[List[Optional[str]]] = [[None]] * len(predictions) if references is None else references  # type: ignore[list-item]
+    items: List[Item] = []
     owner: List[int] = []
-    for i, refs in enumerate(references):
-        flat.extend(refs)
+    for i, refs in enumerate(groups):
+        source = None if sources is None else sources[i]
+        items.extend(Item(predictions[i], ref, source) for ref in refs)
         owner.extend([i] * len(refs))
-    return flat, owner
+    return items, owner

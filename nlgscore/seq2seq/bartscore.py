@@ -35,8 +35,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.base import MULTIREF_RULES, Call, Scorer
-from nlgscore.core.batching import check_positive, unique
+from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
+from nlgscore.core.batching import unique
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import resolve
 from nlgscore.core.runtime import dtype_name
@@ -183,21 +183,21 @@ class BARTScorer(Scorer):
         srcs, tgts = check_texts("srcs", srcs), check_texts("tgts", tgts)
         if len(srcs) != len(tgts):
             raise ValueError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
-        batch_size = check_positive("batch_size", batch_size)
+        runtime = self._call_runtime(batch_size=batch_size)
         self._truncated = 0
-        scores = self._pair_scores(srcs, tgts, batch_size).tolist()
+        scores = self._pair_scores(srcs, tgts, runtime).tolist()
         self._warn_truncated()
         return scores
 
-    def _pair_scores(self, srcs: List[str], tgts: List[str], batch_size: Optional[int] = None) -> np.ndarray:
+    def _pair_scores(self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None) -> np.ndarray:
         texts, index = unique(srcs + tgts)  # each distinct text is tokenised once
         ids = self._encode(texts)
         src_ids = [ids[index[i]] for i in range(len(srcs))]
         tgt_ids = [ids[index[len(srcs) + i]] for i in range(len(tgts))]
         logps = target_logprobs(
             self.model, src_ids, tgt_ids, pad_id=self.pad_id, decoder_start_id=self.decoder_start_id,
-            max_tokens=self.max_tokens, max_batch_size=batch_size or self.batch_size,
-            progress=self.progress, desc="bartscore",
+            max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size,
+            progress=runtime.progress if progress is None else progress, desc="bartscore",
         )  # fmt: skip
         out = np.empty(len(tgts), dtype=np.float64)
         for i, (tgt, logp) in enumerate(zip(tgt_ids, logps)):
@@ -233,37 +233,48 @@ class BARTScorer(Scorer):
         prompt: Prompt = None,
         prompt_side: str = "encoder",
         agg: str = "mean",
+        *,
+        batch_size: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+        progress: Optional[bool] = None,
     ) -> BARTScoreResult:
-        """Score each prediction in ``direction`` (default: the constructor's); input order kept.
+        """Score each prediction in ``direction`` (default: ``"src"`` for a call given only
+        ``sources``, else the constructor's); input order kept.
 
         ``agg`` aggregates the per-reference scores (``mean`` or ``max``); a prompt ensemble
-        averages the per-prompt, already aggregated, scores.
+        averages the per-prompt, already aggregated, scores. ``batch_size``, ``max_tokens`` and
+        ``progress`` override the scorer's settings for this call.
         """
-        direction = _choice("direction", direction or self.direction, DIRECTIONS)
+        direction = _choice("direction", direction or self._default_direction(references, sources), DIRECTIONS)
         side = _choice("prompt_side", prompt_side, PROMPT_SIDES)
         agg = _choice("agg", agg, AGGREGATIONS)
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
+        runtime = self._call_runtime(batch_size, max_tokens, progress)
         self._truncated = 0
         result = self._run(
-            predictions, references, sources, multiref=agg, direction=direction, prompt=prompt, prompt_side=side, prompts=prompts
+            predictions, references, sources, multiref=agg, runtime=runtime, direction=direction, prompt=prompt, prompt_side=side, prompts=prompts
         )
         self._warn_truncated()
         return result  # type: ignore[return-value]
 
-    def _side(self, references: Any, sources: Any, options: Dict[str, Any]) -> str:
-        return "sources" if options["direction"] == "src" else "references"
+    def _default_direction(self, references: Any, sources: Any) -> str:
+        """A call given sources and no references scores ``src`` (as the CLI and the evaluate
+        module do); any other the constructor's direction."""
+        return "src" if references is None and sources is not None else self.direction
 
-    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> Dict[str, Any]:
-        return call.options
+    def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
+        direction = options.get("direction") or self._default_direction(references, sources)
+        return ("sources",) if direction == "src" else ("references",)
 
-    def _score_pairs(self, pairs: List[Tuple[str, str]], options: Dict[str, Any]) -> Dict[str, np.ndarray]:
-        """Per (prediction, reference-or-source) pair and prompt: ``(pairs, prompts)`` columns."""
+    def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
+        """Per item and prompt: ``(items, prompts)`` columns."""
+        options = call.options
         direction, prompts, side = options["direction"], options["prompts"], options["prompt_side"]
-        if not pairs:
+        if not items:
             empty = np.zeros((0, len(prompts)))
             return {"scores": empty, "precision": empty, "recall": empty} if direction in ("f", "harmonic") else {"scores": empty}
-        hyps = [h for h, _ in pairs]
-        flat = [r for _, r in pairs]
+        hyps = [item.prediction for item in items]
+        flat = [item.source if direction == "src" else item.reference for item in items]
         # One likelihood call for every prompt and both directions: dedup and batching see it all.
         srcs: List[str] = []
         tgts: List[str] = []
@@ -274,7 +285,7 @@ class BARTScorer(Scorer):
             if direction in ("recall", "f", "harmonic"):  # prediction -> reference
                 srcs += [_encoder_text(x, p, side) for x in hyps]
                 tgts += [_decoder_text(y, p, side) for y in flat]
-        values = self._pair_scores(srcs, tgts).reshape(len(prompts), -1, len(pairs))  # (prompts, directions, pairs)
+        values = self._pair_scores(srcs, tgts, call.runtime, call.progress).reshape(len(prompts), -1, len(items))  # (prompts, directions, items)
         if direction in ("f", "harmonic"):
             p, r = values[:, 0, :].T, values[:, 1, :].T
             pair = (p + r) / 2 if direction == "f" else (p * r) / (p + r)

@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import Call, Scorer
+from nlgscore.core.base import Call, Item, Scorer
+from nlgscore.core.errors import ArgumentError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
@@ -59,6 +60,11 @@ class PrismResult(Result):
         if name.startswith(("H_", "G_")) and name in values:
             return values[name].tolist()
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (columns: {', '.join(values)})")
+
+
+def _mode(call: Call) -> str:
+    """The Prism mode a call scores in: ``"src"`` with sources, else ``"ref"``."""
+    return "src" if "sources" in call.needs else "ref"
 
 
 def _check_temperature(temperature: Any) -> float:
@@ -121,7 +127,7 @@ class PrismScorer(Scorer):
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         mode = self.mode or "auto"
         if call is not None:
-            mode = "ref" if call.side == "references" else "src"
+            mode = _mode(call)
         return dict(
             model=self._loaded.name,
             revision=self._loaded.revision,
@@ -141,25 +147,23 @@ class PrismScorer(Scorer):
             raise ValueError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
         return self._run(cands, refs, srcs, names=("cands", "refs", "srcs"), mode="ref" if refs is not None else "src")  # type: ignore[return-value]
 
-    def _side(self, references: Any, sources: Any, options: Dict[str, Any]) -> str:
+    def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
         """``mode`` (of the call, else of the scorer) if set, else whichever input is given."""
         mode = options.get("mode") or self.mode
         if mode is None:
             if (references is None) == (sources is None):
-                raise ValueError("pass exactly one of references (Prism-ref) or sources (Prism-src), or set mode='ref'/'src'")
+                raise ArgumentError("pass exactly one of references (Prism-ref) or sources (Prism-src), or set mode='ref'/'src'")
             mode = "ref" if references is not None else "src"
-        return "references" if mode == "ref" else "sources"
+        return ("references",) if mode == "ref" else ("sources",)
 
-    def _prepare(self, call: Call, hyps: List[str], others: List[str]) -> str:
-        return "ref" if call.side == "references" else "src"
-
-    def _score_pairs(self, pairs: List[Tuple[str, str]], mode: str) -> Dict[str, np.ndarray]:
-        """Per (candidate, reference-or-source) pair: the segment score and each direction's H, G."""
-        if mode == "src":
-            h, g = self._directions([(src, cand) for cand, src in pairs])
+    def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
+        """Per item: the segment score and each direction's H and G."""
+        if _mode(call) == "src":
+            h, g = self._directions([(item.source, item.prediction) for item in items], call)
             return {"segment": np.asarray(h), "H_cand_given_src": np.asarray(h), "G_cand_given_src": np.asarray(g)}
         # One call for both directions: the engine batches and de-duplicates them together.
-        h, g = self._directions([(ref, cand) for cand, ref in pairs] + [(cand, ref) for cand, ref in pairs])
+        pairs = [(item.reference, item.prediction) for item in items]
+        h, g = self._directions(pairs + [(cand, ref) for ref, cand in pairs], call)
         n = len(pairs)
         h_arr, g_arr = np.asarray(h, dtype=np.float64), np.asarray(g, dtype=np.float64)
         return {
@@ -171,10 +175,9 @@ class PrismScorer(Scorer):
         }
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> PrismResult:
-        mode = "ref" if call.side == "references" else "src"
-        return PrismResult(self.make_signature(call), columns, mode)
+        return PrismResult(self.make_signature(call), columns, _mode(call))
 
-    def _directions(self, pairs: List[Tuple[str, str]]) -> Tuple[List[float], List[float]]:
+    def _directions(self, pairs: List[Tuple[str, str]], call: Call) -> Tuple[List[float], List[float]]:
         """H and G of target given source for each ``(source, target)`` pair, in input order."""
         texts = sorted({text for pair in pairs for text in pair})
         ids = dict(zip(texts, self.tokenizer.encode(texts)))
@@ -193,9 +196,9 @@ class PrismScorer(Scorer):
             )
         if not pairs:
             return [], []
-        return self._score(sources, targets)
+        return self._score(sources, targets, call)
 
-    def _score(self, sources: List[List[int]], targets: List[List[int]]) -> Tuple[List[float], List[float]]:
+    def _score(self, sources: List[List[int]], targets: List[List[int]], call: Call) -> Tuple[List[float], List[float]]:
         from nlgscore.seq2seq.likelihood import target_logprobs
 
         logprobs = target_logprobs(
@@ -205,10 +208,9 @@ class PrismScorer(Scorer):
             pad_id=self.tokenizer.pad_id,
             decoder_start_id=self.tokenizer.eos_id,  # fairseq starts decoding from </s>
             temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            max_batch_size=self.batch_size,
-            progress=self.progress,
-            desc="prism",
+            max_tokens=call.runtime.max_tokens,
+            max_batch_size=call.runtime.batch_size,
+            progress=call.progress,
         )
         # Position 0 is the force-decoded language tag: not part of the score (original prism.py).
         return [float(np.mean(lp[1:])) for lp in logprobs], [float(np.sum(lp[1:])) for lp in logprobs]
