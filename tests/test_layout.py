@@ -34,6 +34,7 @@ LAYERS = {
     "integrations": 3,
     "bench": 3,
     "mbr": 3,
+    "stream": 3,
     "cli": 4,
 }
 MAX_LINES = 420  # "no file over ~400 lines"

@@ -1,10 +1,16 @@
-"""``nlgscore score SPEC``: any metric of the registry table by its spec string.
+"""``nlgscore score SPEC``: any metric of the registry table by its spec string, on corpora of any size.
 
     nlgscore score bertscore:minilm:L4 -c examples/cands.txt -r examples/refs.txt --json
     nlgscore score prism:src:tests/golden/tiny-prism -c cands.txt -s srcs.txt
+    nlgscore score bertscore:minilm -i corpus.jsonl --ref-column reference -o scores.tsv
 
-Prints ``<signature> <primary column>: <system value>``; ``--seg`` first prints every line's
-columns, ``--json`` one JSON object. A metric added with ``nlgscore.registry.register`` is
+Inputs are read lazily (text files with ``-c/-r/-s``, or one JSONL/TSV/CSV/Parquet table with
+``-i`` and column options) and scored ``--window`` rows per ``compute`` call, so memory does not
+grow with the corpus. Without ``-o`` it prints ``<signature> <primary column>: <system value>``
+(``--seg`` first prints every line's columns, ``--json`` one JSON object). With ``-o OUT.tsv``
+(or ``.jsonl``) every item's scores go to OUT as windows finish, resumably: re-running the same
+command after an interruption continues where it stopped (``--restart`` starts over), and OUT
+appears only when the run is complete. A metric added with ``nlgscore.registry.register`` is
 available here without any other change.
 """
 
@@ -12,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import inspect
+from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
-    runtime_settings,
-)
+from nlgscore.cli.options import add_output_options, add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
 
 
 def register(subparsers) -> None:
     from nlgscore.registry import metric_names  # the table only: no metric is imported
+    from nlgscore.stream.windows import DEFAULT_WINDOW
 
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
@@ -30,23 +35,55 @@ def register(subparsers) -> None:
         f"or any metric registered by a plug-in). Registered now: {', '.join(metric_names())}.",
     )
     parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
-    add_input_options(parser)
+    files = parser.add_argument_group("inputs: text files (one segment a line) or one table (-i)")
+    files.add_argument("-c", "--cands", default=None, metavar="FILE", help="candidate file ('-' = stdin)")
+    files.add_argument("-r", "--refs", action="append", default=None, metavar="FILE", help="reference file; repeat for multiple references")
+    files.add_argument("-s", "--srcs", default=None, metavar="FILE", help="source file")
+    files.add_argument("-i", "--input", default=None, metavar="TABLE", help="a .jsonl, .tsv, .csv or .parquet file with one row per item")
+    files.add_argument("--input-format", default=None, choices=("jsonl", "tsv", "csv", "parquet"), help="format of -i (default: from its extension)")
+    files.add_argument("--pred-column", default="prediction", help="column of -i holding the candidate (default: prediction)")
+    files.add_argument("--ref-column", action="append", default=None, metavar="NAME",
+                       help="column of -i holding the reference, or a list of them; repeat for one reference per column (default: reference)")
+    files.add_argument("--src-column", default=None, metavar="NAME", help="column of -i holding the source")
+    files.add_argument("--no-refs", action="store_true", help="-i has no reference column (source-based metrics)")
     add_output_options(parser)
+    run_group = parser.add_argument_group("corpus runs")
+    run_group.add_argument("-o", "--output", default=None, metavar="OUT",
+                           help="write every item's scores to OUT (.tsv with a header line, or .jsonl) as they finish; resumable")
+    run_group.add_argument("--restart", action="store_true", help="with -o: discard the checkpoint of an earlier run and start over")
+    run_group.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW,
+                           help=f"rows per compute call: de-duplication and length sorting happen within it; memory grows with it "
+                                f"(default: {DEFAULT_WINDOW})")
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
 
+def read_corpus(args: argparse.Namespace) -> Any:
+    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet)."""
+    from nlgscore.stream import readers
+
+    if args.input is not None:
+        if args.cands or args.refs or args.srcs:
+            fail("give either -i TABLE or text files (-c/-r/-s), not both")
+        refs = None if args.no_refs else (args.ref_column or ["reference"])
+        return readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
+                                  reference_column=refs, source_column=args.src_column)
+    if args.cands is None:
+        fail("give the candidates: -c FILE (with -r/-s files) or -i TABLE")
+    if not args.refs and not args.srcs:
+        fail("give references (-r) or sources (-s)")
+    return readers.text_files(args.cands, args.refs or [], args.srcs)
+
+
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.cli.output import print_result
+    from nlgscore.core.distributed import active_state
 
     name, _ = registry.parse_spec(args.spec)
-    cands, refs, srcs = read_inputs(args)
-    if refs is None and srcs is None:
-        fail("give references (-r) or sources (-s)")
+    inputs = read_corpus(args)
     check_device(args.device)
     options = runtime_settings(args)
-    progress = options.pop("progress")  # passed only to a scorer that takes it
+    progress = options.pop("progress")
 
     def build():
         cls = registry.metric(name).scorer_class()
@@ -54,11 +91,51 @@ def run(args: argparse.Namespace) -> int:
         unknown = [key for key in options if key not in accepted]
         if unknown:
             fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
-        if "progress" in accepted:
-            options["progress"] = progress
+        if "progress" in accepted:  # per-window bars of a corpus run would be noise: one bar over items instead
+            options["progress"] = progress and args.output is None
         return registry.load(args.spec, **options)
 
     scorer = load_scorer(build, {"SPEC": args.spec})
-    result = scorer.compute(cands, references=refs, sources=srcs)
-    print_result(result, args)
+    state = active_state()  # launched on several processes: every rank scores its share, rank 0 writes
+    main_process = state is None or state.is_main_process
+    if args.output is not None:
+        from nlgscore.cli.output import emit, output_format
+        from nlgscore.stream.to_file import score_to_file
+
+        settings = {"spec": args.spec, "inputs": _describe_inputs(args)}
+        summary = score_to_file(scorer, inputs, args.output, window=args.window, restart=args.restart, settings=settings,
+                                progress=progress and main_process, writer=main_process)
+        if main_process:
+            emit(summary, output_format(args))
+        return 0
+    result = _score_in_windows(scorer, inputs, args.window)
+    if main_process:
+        from nlgscore.cli.output import print_result
+
+        print_result(result, args)
     return 0
+
+
+def _describe_inputs(args: argparse.Namespace) -> str:
+    """The input options as given (columns, formats): part of the checkpoint's identity."""
+    if args.input is not None:
+        return (f"-i {args.input} format={args.input_format} pred={args.pred_column} refs={args.ref_column} "
+                f"src={args.src_column} no_refs={args.no_refs}")
+    return f"-c {args.cands} -r {args.refs} -s {args.srcs}"
+
+
+def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
+    """One Result for the whole corpus, computed window by window (only the scores are kept)."""
+    import numpy as np
+
+    from nlgscore.core.result import Result
+    from nlgscore.stream.windows import score_chunk, score_windows
+
+    parts: Dict[str, List[Any]] = {}
+    last = None
+    for _, last in score_windows(scorer, inputs, window=window):
+        for column, values in last.columns().items():
+            parts.setdefault(column, []).append(np.asarray(values, dtype=np.float64))
+    if last is None:  # no rows: the scorer's own empty result, with its columns
+        return score_chunk(scorer, [], inputs)
+    return Result(last.signature, {k: np.concatenate(v, axis=-1) for k, v in parts.items()}, last.primary, getattr(last, "layer", None))

@@ -1,0 +1,166 @@
+"""Output files that survive a kill: finished chunks on disk as they come, resumed by a re-run.
+
+:class:`ResumableOutput` writes ``OUT`` through two sidecar files next to it:
+
+* ``OUT.partial``: the finished chunks, appended in input order (never named like a complete file);
+* ``OUT.ckpt.json``: the checkpoint, i.e. the run's ``identity`` (inputs, signature, settings: a flat
+  dict of strings/numbers), how many items are done, the byte length of ``OUT.partial`` that holds
+  them, and a caller ``state`` (e.g. running sums).
+
+Each chunk is appended and fsync'd *before* the checkpoint is atomically replaced, so after a
+kill at any moment the checkpoint names a prefix that is fully on disk; a resumed run truncates
+whatever was appended past it (at most one chunk is recomputed). :meth:`ResumableOutput.finish`
+renames ``OUT.partial`` to ``OUT`` (atomic on one file system), so a file named ``OUT`` is always
+complete. A checkpoint written for other inputs or settings is refused with an error naming
+what differs; ``restart=True`` discards it.
+
+>>> import tempfile
+>>> out = Path(tempfile.mkdtemp()) / "scores.tsv"
+>>> writer = ResumableOutput(out, {"metric": "toy", "window": 2}, header="score\\n")
+>>> writer.append("0.5\\n0.25\\n", 2, state={"sum": 0.75})
+>>> del writer  # as if killed here: OUT does not exist yet
+>>> out.exists(), out.with_name("scores.tsv.partial").exists()
+(False, True)
+>>> again = ResumableOutput(out, {"metric": "toy", "window": 2})
+>>> again.done, again.state
+(2, {'sum': 0.75})
+>>> again.append("1.0\\n", 1, state={"sum": 1.75})
+>>> again.finish().read_text()
+'score\\n0.5\\n0.25\\n1.0\\n'
+>>> ResumableOutput(out.with_name("other.tsv"), {"metric": "toy"}).done
+0
+>>> ResumableOutput(out.with_name("other.tsv"), {"metric": "other"})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric was 'toy', now 'other'; ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+from nlgscore.core.errors import ArgumentError, DataError
+
+PARTIAL_SUFFIX = ".partial"
+CHECKPOINT_SUFFIX = ".ckpt.json"
+CHECKPOINT_VERSION = 1
+
+
+def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
+    """The two files next to ``path`` that a resumable run writes (``partial``, ``checkpoint``).
+
+    >>> sorted(p.name for p in sidecar_paths("out/scores.jsonl").values())
+    ['scores.jsonl.ckpt.json', 'scores.jsonl.partial']
+    """
+    path = Path(path)
+    return {"partial": path.with_name(path.name + PARTIAL_SUFFIX), "checkpoint": path.with_name(path.name + CHECKPOINT_SUFFIX)}
+
+
+def describe_mismatch(old: Dict[str, Any], new: Dict[str, Any]) -> str:
+    """``key was X, now Y`` for every key whose value differs (missing keys shown as None).
+
+    >>> describe_mismatch({"a": 1, "b": "x"}, {"a": 2, "b": "x", "c": 3})
+    'a was 1, now 2; c was None, now 3'
+    """
+    keys = list(old) + [key for key in new if key not in old]
+    return "; ".join(f"{key} was {_short(old.get(key))}, now {_short(new.get(key))}" for key in keys if old.get(key) != new.get(key))
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fsync_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class ResumableOutput:
+    """A text output written chunk by chunk, resumable after a kill (see the module docstring).
+
+    ``identity`` must describe everything that changes the output (input files' size and hash,
+    the scorer's signature, chunking and format settings). ``header`` is written once at the
+    start of a fresh file. ``restart=True`` ignores and replaces an existing checkpoint.
+    """
+
+    def __init__(self, path: Union[str, Path], identity: Dict[str, Any], *, header: str = "", restart: bool = False) -> None:
+        self.path = Path(path)
+        sidecars = sidecar_paths(self.path)
+        self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
+        self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
+        if not self.path.parent.is_dir():
+            raise ArgumentError(f"output folder does not exist: {self.path.parent} (for {self.path})")
+        self.done, self.state, self._bytes = 0, {}, 0
+        self.resumed = False
+        if self.checkpoint.exists() and not restart:
+            self._resume()
+        else:
+            self._start(header)
+
+    # -- opening ------------------------------------------------------------------------------
+    def _start(self, header: str) -> None:
+        data = header.encode("utf-8")
+        with open(self.partial, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._bytes = len(data)
+        self._save(complete=False)
+
+    def _resume(self) -> None:
+        try:
+            saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
+            done, size, state, identity = int(saved["done"]), int(saved["bytes"]), dict(saved["state"]), dict(saved["identity"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise DataError(f"checkpoint {self.checkpoint} is unreadable ({err}); delete it or pass --restart") from None
+        if identity != self.identity:
+            raise ArgumentError(
+                f"cannot resume {self.path} from {self.checkpoint}: {describe_mismatch(identity, self.identity)}; "
+                "run the same command as before, or pass --restart to start over"
+            )
+        if saved.get("complete") and not self.partial.exists() and self.path.exists():
+            os.replace(self.path, self.partial)  # killed between the final rename and the clean-up
+        if not self.partial.exists() or self.partial.stat().st_size < size:
+            raise DataError(f"{self.partial} is missing or shorter than its checkpoint {self.checkpoint} says; pass --restart")
+        with open(self.partial, "r+b") as handle:
+            handle.truncate(size)  # drop a chunk appended after the last checkpoint
+        self.done, self.state, self._bytes, self.resumed = done, state, size, True
+
+    def _save(self, complete: bool) -> None:
+        record = {
+            "version": CHECKPOINT_VERSION, "identity": self.identity, "done": self.done, "bytes": self._bytes,
+            "state": self.state, "complete": complete,
+        }
+        _fsync_write(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
+
+    # -- writing ------------------------------------------------------------------------------
+    def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None) -> None:
+        """Append ``text`` holding ``count`` more finished items, then checkpoint (with ``state``)."""
+        data = text.encode("utf-8")
+        with open(self.partial, "r+b") as handle:
+            handle.seek(self._bytes)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._bytes += len(data)
+        self.done += count
+        if state is not None:
+            self.state = json.loads(json.dumps(state))
+        self._save(complete=False)
+
+    def finish(self) -> Path:
+        """Publish the output: ``OUT.partial`` becomes ``OUT`` atomically; the checkpoint is removed."""
+        self._save(complete=True)
+        os.replace(self.partial, self.path)
+        self.checkpoint.unlink()
+        return self.path

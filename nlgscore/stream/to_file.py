@@ -1,0 +1,202 @@
+"""A corpus scored into a file, resumably: ``score_to_file(scorer, inputs, "scores.tsv")``.
+
+Each window's rows are appended as it finishes (TSV with a header line, or JSON lines), through
+:class:`nlgscore.core.resumable.ResumableOutput`: a re-run of the same call after a kill
+continues after the last finished window (the inputs, the scorer's signature and the settings
+must match; ``restart=True`` starts over), and the finished file is byte-identical to an
+uninterrupted run. Values are written with Python's shortest round-trip float repr.
+
+>>> import nlgscore, tempfile
+>>> from pathlib import Path
+>>> from nlgscore.stream.readers import lists
+>>> out = Path(tempfile.mkdtemp()) / "scores.tsv"
+>>> summary = score_to_file(nlgscore.load("bertscore:minilm:L2"), lists(["a cat", "a dog"], ["the cat", "a dog"]), out, window=1)
+>>> out.read_text().splitlines()[0], summary.items, round(summary.system["f1"], 4) == round(summary.score, 4)
+('precision\\trecall\\tf1', 2, True)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
+
+from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.resumable import ResumableOutput
+from nlgscore.stream.readers import Inputs
+from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+
+if TYPE_CHECKING:
+    from nlgscore.core.base import Scorer
+
+OUTPUT_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl"}
+
+
+def output_format(path: Union[str, Path], format: Optional[str] = None) -> str:
+    """``tsv`` or ``jsonl``: ``format`` if given, else from the extension (``.tsv``/``.jsonl``).
+
+    >>> output_format("out.jsonl"), output_format("scores.txt", "tsv")
+    ('jsonl', 'tsv')
+    """
+    fmt = format or OUTPUT_FORMATS.get(Path(path).suffix.lower())
+    if fmt not in OUTPUT_FORMATS.values():
+        raise ArgumentError(f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}")
+    return fmt
+
+
+def _cell(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else json.dumps(value)
+
+
+def format_rows(rows: List[Dict[str, Any]], fmt: str, header: bool) -> str:
+    """Rows as TSV (``header`` adds the column line) or JSON lines (NaN as ``null``).
+
+    >>> format_rows([{"f1": 0.5, "p": 1.0}], "tsv", header=True)
+    'f1\\tp\\n0.5\\t1.0\\n'
+    >>> format_rows([{"f1": float("nan")}], "jsonl", header=False)
+    '{"f1": null}\\n'
+    """
+    if fmt == "jsonl":
+        safe = ({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()} for row in rows)
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in safe)
+    lines = ["\t".join(rows[0])] if header and rows else []
+    lines += ["\t".join(_cell(v) for v in row.values()) for row in rows]
+    return "".join(line + "\n" for line in lines)
+
+
+class Summary:
+    """What a finished :func:`score_to_file` run reports: the system value of every column (the
+    mean over items), the call's signature, how many items (``resumed_at``: how many were
+    already done by an earlier run)."""
+
+    def __init__(self, path: Path, signature: str, primary: str, sums: Dict[str, Any], items: int, resumed_at: int) -> None:
+        self.path, self.signature, self.primary, self.items, self.resumed_at = path, signature, primary, items, resumed_at
+        self.system = {name: _mean(total, items) for name, total in sums.items()}
+
+    @property
+    def score(self) -> float:
+        """The primary column's system value."""
+        return self.system.get(self.primary, math.nan)
+
+    def rows(self) -> List[Dict[str, Any]]:
+        return [{"column": name, "system": value} for name, value in self.system.items()]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"output": str(self.path), "items": self.items, "resumed_at": self.resumed_at, "system": dict(self.system),
+                "score": self.score, "signature": self.signature}
+
+    def __str__(self) -> str:
+        return f"{self.signature} {self.primary}: {self.score:.6f}"
+
+
+def _mean(total: Any, items: int) -> Any:
+    if isinstance(total, list):
+        return [_mean(t, items) for t in total]
+    return total / items if items else math.nan
+
+
+def _add(total: Any, values: List[Any]) -> Any:
+    """``total`` plus the exact (fsum) sum of ``values`` (lists per layer are summed element-wise)."""
+    if values and isinstance(values[0], list):
+        columns = list(zip(*values))
+        base = total if total is not None else [0.0] * len(columns)
+        return [b + math.fsum(c) for b, c in zip(base, columns)]
+    return (total or 0.0) + math.fsum(values)
+
+
+def score_to_file(
+    scorer: "Scorer",
+    inputs: Inputs,
+    path: Union[str, Path],
+    *,
+    window: int = DEFAULT_WINDOW,
+    format: Optional[str] = None,
+    restart: bool = False,
+    settings: Optional[Dict[str, Any]] = None,
+    progress: bool = False,
+    writer: bool = True,
+    **options: Any,
+) -> Summary:
+    """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
+
+    ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
+    the scorer's signature, the window, the format and the input files' size and SHA-256 are
+    always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
+    writing (the non-zero ranks of a multi-process run, which take part in every window).
+    """
+    check_window(window)
+    check_streamable(scorer)
+    fmt = output_format(path, format)
+    identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
+    out = ResumableOutput(path, identity, restart=restart) if writer else None
+    done = out.done if out is not None else 0
+    state: Dict[str, Any] = dict(out.state) if out is not None else {}
+    digest, sums = RowDigest(), dict(state.get("sums", {}))
+    resumed_at = done
+    rows = inputs.rows()
+    skipped = 0
+    for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
+        digest.update([row])
+        skipped += 1
+    if done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
+        raise DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+    from tqdm.auto import tqdm
+
+    kernel = state.get("kernel") or _kernel_in_use(scorer)
+    with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc="scoring", unit="item") as bar:
+        for chunk in chunks(rows, window):
+            result = score_chunk(scorer, chunk, inputs, **options)
+            digest.update(chunk)
+            values = item_rows(result)
+            for name in result.columns():
+                sums[name] = _add(sums.get(name), [row[name] for row in values])
+            state = {"sums": sums, "rows_sha256": digest.hexdigest(), "signature": str(result.signature), "primary": result.primary,
+                     "kernel": kernel}
+            if out is not None:
+                out.append(format_rows(values, fmt, header=out.done == 0), len(chunk), state)
+            done += len(chunk)
+            bar.update(len(chunk))
+    if out is not None:
+        out.finish()
+    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), sums, done, resumed_at)
+
+
+def _kernel_in_use(scorer: Any) -> Optional[str]:
+    """The CPU linear kernel (``onednn``/``mkl``) this process chose for the scorer's dtype, on CPU."""
+    if not str(getattr(scorer, "device", "cpu")).startswith("cpu"):
+        return None
+    from nlgscore.core.gemm import kernel_choice
+
+    dtype = str(getattr(scorer, "dtype", "float32")).replace("torch.", "")
+    return kernel_choice(dtype if dtype in ("float32", "bfloat16") else "float32")["kernel"]
+
+
+@contextmanager
+def same_kernel(kernel: Optional[str]) -> Iterator[None]:
+    """Run with the CPU linear ``kernel`` of the run being resumed.
+
+    Each process times oneDNN against MKL when it loads a model (:mod:`nlgscore.core.gemm`) and
+    the two round differently in the last bits; a resumed run must use the first run's kernel
+    for its output to be byte-identical. ``NLGSCORE_ONEDNN`` is read on every call, so it is set
+    for the run and restored after.
+    """
+    from nlgscore.core.gemm import ENV_SWITCH
+
+    previous = os.environ.get(ENV_SWITCH)
+    if kernel is not None:
+        os.environ[ENV_SWITCH] = "1" if kernel == "onednn" else "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_SWITCH, None)
+        else:
+            os.environ[ENV_SWITCH] = previous
+
+
+def _take(rows: Any, n: int) -> Any:
+    for _, row in zip(range(n), rows):
+        yield row
