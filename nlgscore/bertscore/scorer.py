@@ -71,7 +71,7 @@ class BERTScorer(Scorer):
     (:class:`nlgscore.core.cache.TextCache`) serves both sides: a text's embedding does not
     depend on the side it is on.
     Batches are planned by ``max_tokens`` (padded tokens per encoder batch; default from
-    :func:`nlgscore.core.batching.resolve_budget`); ``batch_size`` additionally caps the
+    :func:`nlgscore.core.runtime.resolve_runtime`); ``batch_size`` additionally caps the
     sentences per batch if given.
 
     ``idf``: ``None`` (default) means "on if ``idf_sents`` is given"; ``idf=False`` together with

@@ -86,7 +86,7 @@ class PrismScorer(Scorer):
     pinned revision). ``mode``: ``"ref"``/``"src"`` for :meth:`compute` (``None``: whichever input
     is given). ``lang``: language of the candidates (and references), whose tag is force-decoded.
     ``batch_size`` caps sentences per batch, ``max_tokens`` the padded tokens per batch (default
-    from :func:`nlgscore.core.batching.resolve_budget`).
+    from :func:`nlgscore.core.runtime.resolve_runtime`); a call can override both (``compute(..., batch_size=, max_tokens=)``).
     """
 
     name = "prism"
