@@ -10,13 +10,10 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> (module, attribute)
+# public name -> (module, attribute); every metric's scorer class is added from its registry row
 _LAZY = {
-    "BERTScorer": ("nlgscore.bertscore.scorer", "BERTScorer"),
     "BERTScoreResult": ("nlgscore.bertscore.scorer", "BERTScoreResult"),
     "bertscore": ("nlgscore.bertscore", None),  # the module, callable as the one-shot function
-    "PrismScorer": ("nlgscore.seq2seq.prism", "PrismScorer"),
-    "BARTScorer": ("nlgscore.seq2seq.bartscore", "BARTScorer"),
     "PrismResult": ("nlgscore.seq2seq.prism", "PrismResult"),
     "BARTScoreResult": ("nlgscore.seq2seq.bartscore", "BARTScoreResult"),
     "Result": ("nlgscore.core.result", "Result"),
@@ -26,6 +23,15 @@ _LAZY = {
     "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),
 }
 
+
+def _scorer_classes() -> dict:
+    from nlgscore import registry  # the table only: no metric is imported
+
+    paths = [registry.metric(name).scorer for name in registry.metric_names(builtin=True)]
+    return {path.rpartition(":")[2]: tuple(path.split(":")) for path in paths if isinstance(path, str)}
+
+
+_LAZY.update(_scorer_classes())
 __all__ = ["__version__", "evaluate_module", *_LAZY]
 
 

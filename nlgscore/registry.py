@@ -8,7 +8,10 @@ tasks all build scorers from here. Specs:
 * ``bartscore``, ``bartscore:VARIANT_OR_CHECKPOINT``, ``bartscore:VARIANT_OR_CHECKPOINT:DIRECTION``.
 
 Keyword options go to the scorer's constructor; an option that contradicts the spec is an error.
-Adding a metric is one module plus one :func:`register` call.
+This table is the one list of metrics: the tests, the Hub cards, the wheel check and the CLI's
+per-metric commands are derived from its rows. Adding a metric is one package folder plus one
+:func:`register` call at the end of this module (and its evaluate module and card under
+``metrics/<name>/`` and ``hub_cards/<name>/``); see CONTRIBUTING.md.
 
 >>> parse_spec("bertscore:minilm:L4")
 ('bertscore', ['minilm', 'L4'])
@@ -21,9 +24,12 @@ True
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
@@ -33,13 +39,24 @@ _LAYER = re.compile(r"^[Ll](\d+)$")
 
 @dataclass(frozen=True)
 class Metric:
-    """One row of the table: ``scorer`` is a class or ``"package.module:ClassName"``."""
+    """One row of the table: ``scorer`` is a class or ``"package.module:ClassName"``.
+
+    ``command`` is the one-line summary of the metric's own command, ``nlgscore <name>``
+    (the module ``nlgscore.cli.<name>``); empty when ``nlgscore score <spec>`` is its only one.
+    """
 
     name: str
     scorer: Union[str, type]
     parse_spec: Optional[SpecParser] = None
     help: str = ""
     model_option: str = ""  # the constructor argument naming the model, for error messages
+    command: str = ""
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the scorer lives in this package (not a plug-in or a test's row)."""
+        path = self.scorer if isinstance(self.scorer, str) else self.scorer.__module__
+        return path.split(".")[0].split(":")[0] == __name__.split(".")[0]
 
     def scorer_class(self) -> type:
         if isinstance(self.scorer, str):
@@ -58,6 +75,7 @@ def register(
     *,
     help: str = "",
     model_option: str = "",
+    command: str = "",
     replace: bool = False,
 ) -> Metric:
     """Add a metric to the table (what ``load``, the CLI and the integrations read).
@@ -65,7 +83,8 @@ def register(
     ``scorer`` is a :class:`~nlgscore.core.base.Scorer` subclass or its import path
     ``"module:Class"``; ``parse_spec(parts, options)`` turns the ``:``-separated parts after the
     name into constructor options (without one, a spec with parts is an error); ``model_option``
-    names the constructor argument that chooses the model, for error messages.
+    names the constructor argument that chooses the model, for error messages; ``command`` is the
+    summary line of a command ``nlgscore <name>`` in the module ``nlgscore.cli.<name>``.
 
     >>> from nlgscore.core.base import Scorer
     >>> entry = register("toy-doc", "nlgscore.core.base:Scorer", help="a doctest row", replace=True)
@@ -74,14 +93,14 @@ def register(
     >>> unregister("toy-doc")
     """
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_\-]*", name):
-        raise ValueError(f"metric name must be lowercase letters, digits, '-' or '_', got {name!r}")
-    if not isinstance(scorer, (str, type)) or (isinstance(scorer, str) and ":" not in scorer):
-        raise TypeError(f"scorer must be a Scorer class or a 'module:Class' path, got {scorer!r}")
+        raise ArgumentError(f"metric name must be lowercase letters, digits, '-' or '_', got {name!r}")
+    if not isinstance(scorer, (str, type)) or (isinstance(scorer, str) and not re.fullmatch(r"[\w.]+:[\w.]+", scorer)):
+        raise ArgumentTypeError(f"scorer must be a Scorer class or a 'module:Class' path, got {scorer!r}")
     if parse_spec is not None and not callable(parse_spec):
-        raise TypeError(f"parse_spec must be callable, got {type(parse_spec).__name__}")
+        raise ArgumentTypeError(f"parse_spec must be callable, got {type(parse_spec).__name__}")
     if name in _TABLE and not replace:
-        raise ValueError(f"metric {name!r} is already registered (pass replace=True to replace it)")
-    _TABLE[name] = Metric(name, scorer, parse_spec, help, model_option)
+        raise ArgumentError(f"metric {name!r} is already registered (pass replace=True to replace it)")
+    _TABLE[name] = Metric(name, scorer, parse_spec, help, model_option, command)
     return _TABLE[name]
 
 
@@ -97,7 +116,9 @@ _plugins_read = False
 def _read_plugins() -> None:
     """Rows declared by installed packages, once: an entry point ``NAME = "module:ScorerClass"``
     in the ``nlgscore.metrics`` group (the class may define ``parse_spec(parts, options)``).
-    Nothing is imported until the metric is loaded."""
+    Nothing is imported until the metric is loaded. A malformed entry point (a name that is not
+    lowercase, a value without ``module:Class``) is skipped with one warning naming its
+    distribution, so one broken plug-in never stops the others or the built-in metrics."""
     global _plugins_read
     if _plugins_read:
         return
@@ -105,8 +126,14 @@ def _read_plugins() -> None:
     from importlib.metadata import entry_points
 
     for point in entry_points(group=PLUGIN_GROUP):
-        if point.name not in _TABLE:
+        if point.name in _TABLE:
+            continue
+        try:
             register(point.name, point.value, _class_spec_parser(point.name), help=f"plug-in ({point.value})")
+        except (ArgumentError, ArgumentTypeError) as err:
+            dist = getattr(getattr(point, "dist", None), "name", None) or "an unknown distribution"
+            warnings.warn(f"skipping the {PLUGIN_GROUP} entry point {point.name} = {point.value} of {dist}: {err}",
+                          RuntimeWarning, stacklevel=3)
 
 
 def _class_spec_parser(name: str) -> SpecParser:
@@ -114,25 +141,28 @@ def _class_spec_parser(name: str) -> SpecParser:
         own = getattr(_TABLE[name].scorer_class(), "parse_spec", None)
         if own is None:
             if parts:
-                raise ValueError(f"metric {name!r} takes no spec parts")
+                raise ArgumentError(f"metric {name!r} takes no spec parts")
             return {}
         return own(parts, options)
 
     return parse
 
 
-def metric_names() -> List[str]:
-    """The registered metric names, in registration order (installed plug-ins included).
+def metric_names(builtin: bool = False) -> List[str]:
+    """The registered metric names, in registration order: installed plug-ins included, or with
+    ``builtin=True`` only the metrics of this package (what its tests, cards and wheel cover).
 
-    >>> metric_names()[:3]
+    >>> metric_names(builtin=True)
     ['bertscore', 'prism', 'bartscore']
     """
+    if builtin:
+        return [name for name, row in _TABLE.items() if row.builtin]
     _read_plugins()
     return list(_TABLE)
 
 
 def metric(name: str) -> Metric:
-    """The table row of ``name``; an unknown name is a ValueError listing the known ones.
+    """The table row of ``name``; an unknown name is an :class:`ArgumentError` listing the known ones.
 
     >>> metric("prism").model_option
     'checkpoint'
@@ -141,20 +171,30 @@ def metric(name: str) -> Metric:
     if key not in _TABLE:
         _read_plugins()
     if key not in _TABLE:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(_TABLE)}")
+        raise ArgumentError(f"unknown metric {name!r}; known metrics: {', '.join(_TABLE)}")
     return _TABLE[key]
 
 
 def parse_spec(spec: str) -> Tuple[str, List[str]]:
-    """Split a spec into the metric name and its non-empty parts; the name must be registered."""
+    """Split a spec into the metric name and its parts; the name must be registered and no part
+    may be empty (``bertscore::L4`` would silently mean the default model).
+
+    >>> parse_spec("bertscore::L4")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':'; bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
+    """
     if not isinstance(spec, str) or not spec.strip():
-        raise TypeError(f"metric spec must be a non-empty string, got {spec!r}")
+        raise ArgumentTypeError(f"metric spec must be a non-empty string, got {spec!r}")
     name, *parts = spec.strip().split(":")
     try:
         entry = metric(name)
     except ValueError:
-        raise ValueError(f"unknown metric {name!r} in spec {spec!r}; known metrics: {', '.join(_TABLE)}") from None
-    return entry.name, [part for part in parts if part]
+        raise ArgumentError(f"unknown metric {name!r} in spec {spec!r}; known metrics: {', '.join(_TABLE)}") from None
+    if not all(parts):
+        syntax = entry.help.split(": ", 1)[-1] if entry.help else f"{entry.name}[:PART...]"
+        raise ArgumentError(f"spec {spec!r} has an empty part between ':'; {entry.name} specs are {syntax}")
+    return entry.name, parts
 
 
 def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[str, Dict[str, Any]]:
@@ -164,15 +204,15 @@ def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[s
     parser = _TABLE[name].parse_spec
     if parser is None:
         if parts:
-            raise ValueError(f"metric {name!r} takes no spec parts, got {spec!r}")
+            raise ArgumentError(f"metric {name!r} takes no spec parts, got {spec!r}")
         return name, given
     try:
         named = parser(parts, given)
     except ValueError as err:
-        raise ValueError(f"cannot read spec {spec!r}: {err}") from None
+        raise ArgumentError(f"cannot read spec {spec!r}: {err}") from None
     for key, value in named.items():
         if given.get(key) is not None and given[key] != value:
-            raise ValueError(f"spec {spec!r} sets {key}={value!r} but {key}={given[key]!r} was also given")
+            raise ArgumentError(f"spec {spec!r} sets {key}={value!r} but {key}={given[key]!r} was also given")
         given[key] = value
     return name, given
 
@@ -195,15 +235,33 @@ def load(spec: str, **options: Any) -> Any:
         raise
 
 
+def _model_part(parts: List[str], last: str) -> str:
+    """``parts`` joined back into one model name or folder, which may hold ':' only after a Windows
+    drive letter (``C:/models/x``); any other extra part is a malformed ``last`` part.
+
+    >>> _model_part(["C", "/models/x"], "L<layer>")
+    'C:/models/x'
+    >>> _model_part(["minilm", "X4"], "L<layer>, e.g. L4")
+    Traceback (most recent call last):
+    ...
+    ValueError: the part after the model must look like L<layer>, e.g. L4, got 'X4'
+    """
+    drive = len(parts) == 2 and len(parts[0]) == 1 and parts[0].isalpha() and parts[1][:1] in ("\\", "/")
+    if len(parts) > 1 and not drive:
+        raise ValueError(f"the part after the model must look like {last}, got {parts[-1]!r}")
+    return ":".join(parts)
+
+
 def _bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
     named: Dict[str, Any] = {}
     layer = _LAYER.match(parts[-1]) if parts else None
     if layer:
         named["num_layers"] = int(layer.group(1))
         parts = parts[:-1]
+    elif parts and re.fullmatch(r"[Ll]-?\d*|[Ll]ayer-?\d+", parts[-1]):
+        raise ValueError(f"the layer part must look like L<layer> with a layer number >= 0 (e.g. L4), got {parts[-1]!r}")
     if parts:
-        # a folder may hold ':' (Windows drive letters): everything before the layer is the model
-        named["model_type"] = ":".join(parts)
+        named["model_type"] = _model_part(parts, "L<layer> with a layer number >= 0 (e.g. L4)")
     elif options.get("model_type") is None and options.get("lang") is None:
         named["lang"] = "en"
     return named
@@ -215,7 +273,7 @@ def _prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"prism specs are prism:ref[:CHECKPOINT] or prism:src[:CHECKPOINT], not mode {mode!r}")
     named: Dict[str, Any] = {"mode": mode}
     if len(parts) > 1:
-        named["checkpoint"] = ":".join(parts[1:])
+        named["checkpoint"] = _model_part(parts[1:], "nothing (prism:ref|src[:CHECKPOINT])")
     return named
 
 
@@ -230,14 +288,17 @@ def _bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]
         named["direction"] = parts[0]
         parts = []
     if parts:
-        first = ":".join(parts)
+        first = _model_part(parts, f"a direction ({', '.join(DIRECTIONS)})")
         named["variant" if first in variant_table() else "checkpoint"] = first
     return named
 
 
 register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec, model_option="model_type",
-         help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]")
+         help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]",
+         command="BERTScore (bert_score 0.3.13 semantics) of candidates against references")
 register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, model_option="checkpoint",
-         help="Prism: prism:ref|src[:CHECKPOINT]")
+         help="Prism: prism:ref|src[:CHECKPOINT]",
+         command="Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates")
 register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec, model_option="checkpoint",
-         help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]")
+         help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
+         command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates")

@@ -85,6 +85,8 @@ class BERTScorer(Scorer):
 
     name = "bertscore"
     multiref = "max"
+    # capability flag read by integrations (never the name): takes cache_references/cache_candidates
+    caches_embeddings = True
 
     def __init__(
         self,

@@ -22,16 +22,16 @@ import traceback
 import warnings
 from typing import Optional, Sequence
 
+from nlgscore import registry
 from nlgscore.cli.options import add_debug_options, progress_enabled
 from nlgscore.core.errors import NlgscoreError
 
 # Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
-# and a command whose optional dependencies are missing never breaks the others).
+# and a command whose optional dependencies are missing never breaks the others). A metric's own
+# command (module nlgscore.cli.<name>) comes from its registry row's ``command`` summary.
 COMMANDS = {
     "score": "score with any registered metric, named by a spec (e.g. bertscore:minilm)",
-    "bertscore": "BERTScore (bert_score 0.3.13 semantics) of candidates against references",
-    "prism": "Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates",
-    "bartscore": "BARTScore (Yuan et al. 2021, the authors' numbers) of candidates",
+    **{name: registry.metric(name).command for name in registry.metric_names(builtin=True) if registry.metric(name).command},
     "compare": "paired significance tests of systems against a baseline",
     "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval)",
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",

@@ -7,7 +7,8 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
 
 * The model is resolved and loaded when ``compute_metrics(...)`` is called, so that a model that
   cannot be loaded fails before training starts, not after the first generation pass.
-* BERTScore keeps reference embeddings across evaluations (``cache_references=True``), keyed by
+* A metric that can keep embeddings across calls (``caches_embeddings`` on its class: BERTScore)
+  keeps reference embeddings across evaluations (``cache_references=True``), keyed by
   their text: the second evaluation of the same eval set encodes only the new predictions; and
   predictions that did not change since an earlier evaluation are not encoded again either
   (``cache_candidates=True``).
@@ -75,7 +76,7 @@ class GenerationMetrics:
             raise TypeError(f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}")
         if isinstance(metric, Scorer) and options:
             raise ValueError(f"options {sorted(options)} only apply to a metric given as a spec string")
-        if isinstance(metric, str) and metric_prefix(metric) == "bertscore":
+        if isinstance(metric, str) and _caches_embeddings(metric):
             options.setdefault("cache_references", True)
             options.setdefault("cache_candidates", True)
         self.tokenizer = tokenizer
@@ -130,6 +131,17 @@ class GenerationMetrics:
 
     def __repr__(self) -> str:
         return f"compute_metrics(metric={self.metric!r}, prefix={self.prefix!r})"
+
+
+def _caches_embeddings(spec: str) -> bool:
+    """Whether the scorer of ``spec`` can keep embeddings across calls (its class's capability flag).
+
+    >>> _caches_embeddings("bertscore:minilm"), _caches_embeddings("prism:ref")
+    (True, False)
+    """
+    from nlgscore.registry import metric, parse_spec
+
+    return bool(getattr(metric(parse_spec(spec)[0]).scorer_class(), "caches_embeddings", False))
 
 
 def _unpack(eval_pred: Any):
