@@ -1,0 +1,219 @@
+"""Scores as rewards for TRL's ``GRPOTrainer(reward_funcs=...)`` (and other TRL online trainers).
+
+``reward_function(spec)`` returns a callable with TRL's reward signature
+``(prompts, completions, completion_ids=None, **kwargs) -> list[float]``: one score per
+completion, in order, against the dataset column TRL passes as a keyword argument.
+
+* Completions may be plain strings or conversations (lists of ``{"role", "content"}``
+  messages): the last assistant message is scored.
+* References come from ``reference_column`` (a string or a list of strings per row: several
+  references are aggregated by the metric's own rule, e.g. BERTScore's max). A source-based
+  metric (``prism:src``, ``bartscore:...:src``) reads ``source_column`` instead
+  (``source_column="prompt"`` scores against the prompt itself).
+* A scorer that keeps embeddings (the ``caches_embeddings`` capability, BERTScore) caches the
+  reference embeddings across steps: a reference is encoded once per run, not once per step.
+* Every process scores its own batch: TRL calls the reward on each rank with that rank's
+  completions and gathers the rewards itself, so the scorer never shards or gathers here.
+* TRL logs the reward under the function's ``__name__``, ``<metric>_<column>`` (e.g.
+  ``bertscore_f1``), as ``rewards/bertscore_f1/mean`` and ``/std``.
+* :func:`async_reward_function` is the same reward as a coroutine: TRL runs async rewards
+  concurrently (e.g. beside an LLM judge); the scoring itself runs in a worker thread.
+
+>>> reward = reward_function("bertscore:minilm", num_layers=2)
+>>> reward.__name__
+'bertscore_f1'
+>>> chat = [[{"role": "assistant", "content": "It is cold today."}], [{"role": "assistant", "content": "Stocks fell."}]]
+>>> rewards = reward(prompts=["Weather?", "Weather?"], completions=chat, reference=["The weather is cold today."] * 2)
+>>> rewards[0] > rewards[1]
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Dict, List, Optional, Sequence
+
+from nlgscore.core.base import Scorer
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.core.extras import MissingExtraError
+from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.integrations.datasets import cached_scorer
+
+# What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
+TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
+PROMPT = "prompt"  # source_column="prompt": score against the prompts TRL passes
+# One reward computation at a time per process: async rewards run in threads, and a scorer's
+# text cache is not meant for concurrent calls.
+_SCORING = threading.Lock()
+
+
+class ThisProcessOnly:
+    """An accelerator stand-in with one process: the scorer's template never shards or gathers.
+
+    TRL calls a reward on every rank with that rank's own completions; a scorer that detected
+    the process group would split *this* rank's batch and gather other ranks' (different) ones.
+    """
+
+    num_processes = 1
+    process_index = 0
+
+    def __repr__(self) -> str:  # part of the cached scorer's key: one stable value
+        return "ThisProcessOnly()"
+
+
+THIS_PROCESS_ONLY = ThisProcessOnly()
+
+
+class RewardFunction:
+    """The reward callable; see :func:`reward_function`. Picklable: it holds the spec and options,
+    and a copy loads the scorer (once per process) on its first call."""
+
+    def __init__(self, spec: str, reference_column: Optional[str], source_column: Optional[str], column: Optional[str], name: Optional[str], options: Dict[str, Any]) -> None:
+        from nlgscore.registry import metric, spec_options
+
+        if not isinstance(spec, str):
+            raise ArgumentTypeError(f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}")
+        for arg, value in (("reference_column", reference_column), ("source_column", source_column), ("column", column), ("name", name)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ArgumentTypeError(f"{arg} must be a non-empty string or None, got {value!r}")
+        if options.get("accelerator") is not None:
+            raise ArgumentError("accelerator= does not apply to a reward: TRL scores each process's completions on that process")
+        metric_name, _ = spec_options(spec, options)
+        options = dict(options, accelerator=THIS_PROCESS_ONLY)
+        if getattr(metric(metric_name).scorer_class(), "caches_embeddings", False):
+            options.setdefault("cache_references", True)
+        self.spec, self.options = spec, options
+        self.reference_column, self.source_column, self.column = reference_column, source_column, column
+        scorer = self.scorer  # load now: a model that cannot be loaded fails before training starts
+        self.needs = tuple(scorer.needs)
+        if "references" in self.needs and reference_column is None:
+            raise ArgumentError(f"metric {spec!r} scores against references: pass reference_column= naming the dataset column that holds them")
+        if "sources" in self.needs and source_column is None:
+            raise ArgumentError(f"metric {spec!r} scores against sources: pass source_column= naming the dataset column that holds them (or 'prompt')")
+        empty = scorer.compute([], **{need: [] for need in self.needs})
+        if column is not None and column not in empty.columns():
+            raise ArgumentError(f"column must be one of {', '.join(empty.columns())} for {spec!r}, got {column!r}")
+        self.__name__ = name or f"{scorer.name}_{column or empty.primary}"
+
+    @property
+    def scorer(self) -> Scorer:
+        return cached_scorer(self.spec, self.options)
+
+    def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:
+        """One reward per completion, in order (see the module docstring)."""
+        texts = completion_texts(completions)
+        inputs = {need: self._column(need, prompts, kwargs, len(texts)) for need in self.needs}
+        with _SCORING:
+            result = self.scorer.compute(texts, **inputs)
+        if self.column is None:
+            return [float(v) for v in result.scores]
+        return [float(row[self.column]) for row in result.rows()]
+
+    def _column(self, need: str, prompts: Any, kwargs: Dict[str, Any], n: int) -> List[Any]:
+        """The references or sources of this batch, checked under the dataset column's name."""
+        name = self.reference_column if need == "references" else self.source_column
+        if name == PROMPT and need == "sources":
+            values = [_message_text(p, f"prompts[{i}]", role="user") for i, p in enumerate(prompts or [])]
+        elif name in kwargs:
+            values = kwargs[name]
+        else:
+            given = sorted(k for k in kwargs if k not in TRAINER_KWARGS)
+            arg = "reference_column" if need == "references" else "source_column"
+            raise ArgumentError(f"reward {self.__name__}: the dataset has no column {name!r} ({arg}={name!r}); the trainer passed the columns {given}")
+        values = list(values) if not isinstance(values, str) else values
+        if need == "references":
+            return check_references(name, values, n)
+        sources = check_texts(name, values)
+        if len(sources) != n:
+            raise ArgumentError(f"column {name!r} has {len(sources)} rows for {n} completions")
+        return sources
+
+    def __repr__(self) -> str:
+        return f"reward_function({self.spec!r}, name={self.__name__!r})"
+
+
+class AsyncRewardFunction(RewardFunction):
+    """The reward as a coroutine function (TRL awaits rewards whose ``__call__`` is ``async``)."""
+
+    async def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:  # type: ignore[override]
+        call = super().__call__
+        return await asyncio.to_thread(call, prompts, completions, completion_ids, **kwargs)
+
+
+def completion_texts(completions: Any) -> List[str]:
+    """The text of each completion: a string as is, a conversation's last assistant message.
+
+    >>> completion_texts(["a", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "b"}]])
+    ['a', 'b']
+    >>> completion_texts([[{"role": "assistant", "content": [{"type": "text", "text": "c"}, {"type": "text", "text": "d"}]}]])
+    ['cd']
+    """
+    if completions is None or isinstance(completions, (str, bytes, dict)) or not hasattr(completions, "__len__"):
+        raise ArgumentTypeError(f"completions must be a list of strings or of conversations, got {type(completions).__name__}")
+    return [c if isinstance(c, str) else _message_text(c, f"completions[{i}]", role="assistant") for i, c in enumerate(completions)]
+
+
+def _message_text(value: Any, where: str, role: str) -> str:
+    """A plain string, or the text of the last ``role`` message of a conversation."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) or not isinstance(value, (list, tuple)):
+        raise ArgumentTypeError(f"{where} must be a string or a list of {{'role', 'content'}} messages, got {type(value).__name__}")
+    messages = [m for m in value if isinstance(m, dict) and m.get("role") == role]
+    if not messages:
+        raise ArgumentError(f"{where} has no {role!r} message (roles: {[m.get('role') for m in value if isinstance(m, dict)]})")
+    content = messages[-1].get("content")
+    if isinstance(content, list):  # content blocks: the text parts, in order
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
+    if not isinstance(content, str):
+        raise ArgumentTypeError(f"{where}: the {role} message's content must be a string or text blocks, got {type(content).__name__}")
+    return content
+
+
+def reward_function(
+    spec: str,
+    reference_column: Optional[str] = "reference",
+    source_column: Optional[str] = None,
+    column: Optional[str] = None,
+    name: Optional[str] = None,
+    **options: Any,
+) -> RewardFunction:
+    """A TRL reward function scoring completions with ``spec`` (see the module docstring).
+
+    ``spec`` and ``options`` are those of :func:`nlgscore.registry.load` (``"bertscore:minilm"``,
+    ``num_layers=``, ``device=``, ``"prism:src"``, ...); ``column`` picks a score column other
+    than the primary one (``"precision"``); ``name`` replaces the logged name. The model is
+    loaded here, so that a model that cannot be loaded fails before training.
+    """
+    return RewardFunction(spec, reference_column, source_column, column, name, options)
+
+
+def async_reward_function(
+    spec: str,
+    reference_column: Optional[str] = "reference",
+    source_column: Optional[str] = None,
+    column: Optional[str] = None,
+    name: Optional[str] = None,
+    **options: Any,
+) -> AsyncRewardFunction:
+    """:func:`reward_function` as an ``async`` callable, for TRL's concurrent async rewards.
+
+    >>> reward = async_reward_function("bertscore:minilm", num_layers=2)
+    >>> asyncio.run(reward(prompts=["q"], completions=["It is cold."], reference=["It is cold."]))[0] > 0.99
+    True
+    """
+    _check_trl_awaits_callable_classes()
+    return AsyncRewardFunction(spec, reference_column, source_column, column, name, options)
+
+
+def _check_trl_awaits_callable_classes() -> None:
+    """TRL before ``trl.trainer.utils.is_async_callable`` (trl PR #7213) tests async rewards with
+    ``inspect.iscoroutinefunction``, which misses a class with an ``async __call__`` (the picklable
+    form): it would run this reward as a synchronous one and fail on the un-awaited coroutine."""
+    try:
+        from trl.trainer import utils
+    except ImportError:
+        return  # no TRL here: the coroutine is still usable on its own
+    if not hasattr(utils, "is_async_callable"):
+        raise MissingExtraError("async_reward_function needs a TRL whose trainers await async callable classes (trl 1.16 does): pip install -U 'nlgscore[trl]', or use reward_function")
