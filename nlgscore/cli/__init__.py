@@ -33,7 +33,7 @@ COMMANDS = {
     "score": "score with any registered metric, named by a spec (e.g. bertscore:minilm)",
     **{name: registry.metric(name).command for name in registry.metric_names(builtin=True) if registry.metric(name).command},
     "compare": "paired significance tests of systems against a baseline",
-    "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval)",
+    "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval, MQM/DA folders)",
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
     "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",

@@ -1,117 +1,136 @@
 """``nlgscore meta``: correlation of metrics with human judgments on standard data sets.
 
-    nlgscore meta wmt19 --lp kk-en --metric chrf --metric sentbleu --json out.json
+    nlgscore meta wmt19 --lp kk-en --metric chrf --metric sentbleu --json-out out.json
     nlgscore meta wmt21 --data ../shared/data/wmt21-de-en --metric chrf --scores mine=mine.tsv
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
+    nlgscore meta mqm --data ../shared/data/mqm-wmt21-zh-en --metric chrf --metric bleu
 
-The tasks live in ``nlgscore.meta.tasks`` (a Python API returning result tables); this module only
-parses arguments and prints.
+One subcommand per data-set descriptor (``nlgscore.meta.descriptors``): the options every task
+takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
+this module only builds the parser, prints through ``emit`` and writes the output files. An
+interrupted run (Ctrl-C, an error in one metric) still prints and writes the finished metrics'
+rows, and their scores stay in the score cache, so the re-run only scores what is missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 from pathlib import Path
+from typing import Any, Dict
 
-from nlgscore.cli.options import (
-    add_runtime_options, check_device, fail, positive_int, progress_enabled, runtime_settings,
-)
+from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, fail, positive_int, progress_enabled, runtime_settings
+from nlgscore.cli.output import emit, output_format
+from nlgscore.meta.descriptors import DESCRIPTORS, Descriptor
 from nlgscore.meta.resample import DEFAULT_SEED
-from nlgscore.meta.wmt import TIES_RULES
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
 
 
-def _common_options(parser: argparse.ArgumentParser, scores_help: str) -> None:
-    parser.add_argument("--data", type=Path, default=None, help=DATA_HELP)
+def default_cache() -> Path:
+    """Where meta runs keep computed scores: ``$NLGSCORE_CACHE/meta-scores``, else the per-user cache."""
+    root = os.environ.get("NLGSCORE_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "nlgscore")
+    return Path(root).expanduser() / "meta-scores"
+
+
+def _common_options(parser: argparse.ArgumentParser, descriptor: Descriptor) -> None:
+    folder = descriptor.data_param == "folder"
+    parser.add_argument("--data", type=Path, default=None, required=folder,
+                        help="the human-scores folder" if folder else DATA_HELP)
     parser.add_argument("--metric", action="append", default=[],
                         help="metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL or a registry spec "
                              "such as bertscore:minilm (repeatable)")
     parser.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
-                        help=f"precomputed scores of a metric called NAME (repeatable, mixable with --metric): {scores_help}")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for 95%% CIs and paired tests; 0 = none (default: 1000)")
+                        help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
+                             f"{descriptor.scores_help}")
+    if descriptor.resampling == "bootstrap":
+        parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                            help="bootstrap resamples for 95%% CIs and paired tests; 0 = none (default: 1000)")
+    else:
+        parser.add_argument("--permutations", type=int, default=1000, metavar="N",
+                            help="resamples of the permutation tests between metrics (significance clusters); "
+                                 "0 = none (default: 1000, as mt-metrics-eval)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"resampling seed (default: {DEFAULT_SEED})")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    add_format_option(parser)
     parser.add_argument("--json-out", type=Path, default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--csv", type=Path, default=None, metavar="PATH", help="write the results as CSV")
-    parser.add_argument("--plot", type=Path, default=None, metavar="PATH", help="bar chart with CIs (needs matplotlib)")
+    parser.add_argument("--plot", type=Path, default=None, metavar="PATH", help="chart of the results (needs matplotlib)")
+    parser.add_argument("--export-scores", type=Path, default=None, metavar="DIR",
+                        help="write every score computed as nlgscore JSONL (and mt-metrics-eval files where the "
+                             "data set has systems) to DIR")
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                        help=f"keep computed scores here and reuse them on a re-run (default: {default_cache()})")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
     parser.add_argument("--limit", type=positive_int, default=None, metavar="N",
                         help="use only the first N items (pairs, segments or documents) for a quick run")
     add_runtime_options(parser, batch_help="most items per batch of a model-based metric")
 
 
-def _ties_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ties", choices=TIES_RULES, default="discordant",
-                        help="a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
-                             "(tied pairs left out); the share of ties is reported either way")
-
-
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "meta", help="meta-evaluate metrics against human judgments",
-        description="Correlation of metrics with human judgments, with bootstrap CIs and significance tests.",
+        description="Meta-evaluate metrics against human judgments: WMT19 daRR, WMT21 DA, SummEval and any "
+                    "MQM/DA human-scores folder (WMT22-25 measures: pairwise accuracy, SPA, acc-t), with "
+                    "bootstrap CIs or permutation tests.",
     )
     tasks = parser.add_subparsers(dest="meta_task", metavar="DATASET", required=True)
-    wmt19 = tasks.add_parser("wmt19", help="WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like")
-    _common_options(wmt19, 'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs')
-    wmt19.add_argument("--lp", action="append", default=None,
-                       help="language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)")
-    _ties_option(wmt19)
-    wmt21 = tasks.add_parser("wmt21", help="WMT21 DA (any to-English pair): daRR tau, segment and system Pearson")
-    _common_options(wmt21, "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows")
-    wmt21.add_argument("--lp", default=None,
-                       help="language pair: the folder is <data>/wmt21-<lp> unless --data is the folder itself "
-                            "(default: from its src.<xx> file, else de-en)")
-    wmt21.add_argument("--reference", default="A", help="reference file ref.<X>.en (default: A)")
-    wmt21.add_argument("--include-human", action="store_true",
-                       help="also evaluate the HUMAN translation (ref.B) as a system (default: MT systems only)")
-    _ties_option(wmt21)
-    summeval = tasks.add_parser("summeval", help="SummEval: summary-level Spearman/Kendall per aspect")
-    _common_options(summeval, 'JSONL {"id": <document id>, "system": <name>, "score": x}')
-    summeval.add_argument("--aspect", action="append", default=None,
-                          help="coherence, consistency, fluency or relevance (repeatable; default: all)")
-    summeval.add_argument("--refs", choices=("max", "mean", "first"), default="max",
-                          help="combine scores against the several references (default: max)")
-    for sub in (wmt19, wmt21, summeval):
-        sub.set_defaults(func=run)
+    for descriptor in DESCRIPTORS.values():
+        sub = tasks.add_parser(descriptor.name, help=descriptor.help, description=descriptor.description)
+        _common_options(sub, descriptor)
+        for option in descriptor.options:
+            sub.add_argument(*option.flags, dest=option.param, help=option.help, **option.settings)
+        sub.set_defaults(func=run, descriptor=descriptor)
 
 
-def _task_options(args: argparse.Namespace) -> dict:
+def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
+    from nlgscore.meta.engine import ScoreCache, Scorers
     from nlgscore.meta.precomputed import parse_scores_option
 
+    descriptor: Descriptor = args.descriptor
     if not args.metric and not args.scores:
         fail("give at least one --metric SPEC or --scores NAME=FILE")
-    if args.bootstrap < 0:
-        fail("--bootstrap must be >= 0")
     check_device(args.device)
-    options = dict(metrics=args.metric, scores=parse_scores_option(args.scores), bootstrap=args.bootstrap,
-                   seed=args.seed, limit=args.limit, progress=progress_enabled(args),
-                   load_options=runtime_settings(args))
-    if args.meta_task == "wmt19":
-        options.update(data_dir=args.data, pairs=args.lp, ties=args.ties)
-    elif args.meta_task == "wmt21":
-        options.update(data_dir=args.data, lp=args.lp, reference=args.reference,
-                       include_human=args.include_human, ties=args.ties)
-    else:
-        options.update(data_dir=args.data, aspects=args.aspect, refs=args.refs)
+    cache = None if args.no_cache else ScoreCache(args.cache or default_cache())
+    scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)
+    options: Dict[str, Any] = dict(metrics=args.metric, scores=parse_scores_option(args.scores), seed=args.seed,
+                                   limit=args.limit, progress=progress_enabled(args), scorers=scorers)
+    options[descriptor.resampling] = getattr(args, descriptor.resampling)
+    options[descriptor.data_param] = args.data
+    options.update({o.param: getattr(args, o.param) for o in descriptor.options})
+    if descriptor.name == "mqm":
+        options["export_scores"] = args.export_scores
     return options
 
 
-def run(args: argparse.Namespace) -> int:
-    from nlgscore.meta import tasks
-    from nlgscore.meta.report import plot_rows, write_csv, write_json
+def _write(table, args: argparse.Namespace, scorers) -> None:
+    from nlgscore.meta.files import write_atomic
+    from nlgscore.meta.report import csv_text, json_text
 
-    table = tasks.TASKS[args.meta_task](**_task_options(args))
-    if args.json:
-        print(json.dumps(table.to_json(), indent=2, ensure_ascii=False))
-    else:
-        print(table)
     if args.json_out:
-        write_json(table.rows, args.json_out)
+        write_atomic(args.json_out, json_text(table.rows))
     if args.csv:
-        write_csv(table.rows, args.csv)
+        write_atomic(args.csv, csv_text(table.rows))
     if args.plot:
-        plot_rows(table.rows, args.plot, title=f"nlgscore meta {args.meta_task}")
+        from nlgscore.meta.plot import plot_correlations
+
+        plot_correlations(table.to_dict(), str(args.plot), title=f"nlgscore meta {args.meta_task}")
+    if args.export_scores:
+        scorers.export(args.export_scores)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nlgscore.meta.files import check_writable
+
+    check_writable([args.json_out, args.csv, args.plot])  # before the work, not after it
+    options = _task_options(args)
+    try:
+        table = args.descriptor.task(**options)
+    except BaseException as err:
+        partial = getattr(err, "partial_table", None)
+        if partial is not None and partial.rows:
+            emit(partial, output_format(args))
+            _write(partial, args, options["scorers"])
+        raise
+    emit(table, output_format(args))
+    _write(table, args, options["scorers"])
     return 0

@@ -4,9 +4,11 @@
   (every language pair, every data set of it), and BARTScore specs that differ only in their
   direction share one pass: ``direction="f"`` already returns the precision and recall columns,
   so ``f``, ``harmonic``, ``precision`` and ``recall`` come from one call (``src`` is its own).
-* ``ScoreCache``: segment scores on disk, keyed by the metric spec, its options, the nlgscore
-  version and a digest of the exact inputs, so a re-run (after an interruption, or with one more
-  metric) reuses what was computed and a changed input is never served stale scores.
+* ``ScoreCache``: segment scores on disk, keyed by the metric's signature (its model, revision,
+  options and library versions, known before scoring), the nlgscore version and a digest of the
+  exact inputs, so a re-run (after an interruption, or with one more metric) reuses what was
+  computed and a changed input or setting is never served stale scores. Code changed without a
+  version change is the one thing the key cannot see: ``--no-cache`` then.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -47,10 +50,12 @@ class ScoreCache:
 
     >>> import tempfile
     >>> cache = ScoreCache(tempfile.mkdtemp())
-    >>> cache.get("chrf", {}, ["a"], ["a"], None) is None
+    >>> cache.get("chrf", "chrF|v1", ["a"], ["a"], None) is None
     True
-    >>> cache.put("chrf", {}, ["a"], ["a"], None, [100.0], "chrF|..."); cache.get("chrf", {}, ["a"], ["a"], None)
-    ([100.0], 'chrF|...')
+    >>> cache.put("chrf", "chrF|v1", ["a"], ["a"], None, [100.0], "chrF|v1"); cache.get("chrf", "chrF|v1", ["a"], ["a"], None)
+    ([100.0], 'chrF|v1')
+    >>> cache.get("chrf", "chrF|v2", ["a"], ["a"], None) is None  # another version: scored again
+    True
     """
 
     def __init__(self, folder: PathLike) -> None:
@@ -58,15 +63,13 @@ class ScoreCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.hits = 0
 
-    def _path(self, spec: str, options: Dict[str, Any], hyps, refs, srcs) -> Path:
+    def _path(self, spec: str, signature: str, hyps, refs, srcs) -> Path:
         from nlgscore import __version__
 
-        kept = {k: str(v) for k, v in sorted(options.items()) if k not in ("progress", "batch_size", "max_tokens")}
-        key = _digest([spec, json.dumps(kept), __version__], hyps, refs, srcs)
-        return self.folder / f"{key[:40]}.json"
+        return self.folder / f"{_digest([spec, signature, __version__], hyps, refs, srcs)[:40]}.json"
 
-    def get(self, spec: str, options: Dict[str, Any], hyps, refs, srcs) -> Optional[Tuple[List[float], str]]:
-        path = self._path(spec, options, hyps, refs, srcs)
+    def get(self, spec: str, key: str, hyps, refs, srcs) -> Optional[Tuple[List[float], str]]:
+        path = self._path(spec, key, hyps, refs, srcs)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -76,9 +79,9 @@ class ScoreCache:
         self.hits += 1
         return [float(v) for v in record["scores"]], str(record["signature"])
 
-    def put(self, spec: str, options: Dict[str, Any], hyps, refs, srcs, scores: Sequence[float], signature: str) -> None:
+    def put(self, spec: str, key: str, hyps, refs, srcs, scores: Sequence[float], signature: str) -> None:
         record = {"spec": spec, "signature": signature, "scores": [float(v) for v in scores]}
-        write_atomic(self._path(spec, options, hyps, refs, srcs), json.dumps(record))
+        write_atomic(self._path(spec, key, hyps, refs, srcs), json.dumps(record))
 
 
 def _bart_group(spec: str) -> Optional[Tuple[str, str]]:
@@ -92,11 +95,31 @@ def _bart_group(spec: str) -> Optional[Tuple[str, str]]:
 class Scorers:
     """Segment scores of metric specs for one run: models loaded once, BARTScore directions in one pass."""
 
-    def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None) -> None:
+    def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None,
+                 record: bool = False) -> None:
         self.options = dict(options or {})
         self.cache = cache
         self._loaded: Dict[str, Any] = {}
         self.computed = 0  # scoring calls that ran (not served by the cache), for tests and notes
+        self.scored: Optional[List[Tuple[str, Sequence[str], Sequence[str], Optional[Sequence[str]], List[float]]]] = (
+            [] if record else None)  # what export() writes
+
+    def export(self, folder: PathLike) -> List[Path]:
+        """Write every score of this run as nlgscore JSONL, one file per metric in ``folder``:
+        ``{"metric", "prediction", "reference", "source", "score"}`` per scored item, in scoring order."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        by_metric: Dict[str, List[str]] = {}
+        for spec, hyps, refs, srcs, scores in self.scored or []:
+            sources = srcs if srcs is not None else [None] * len(hyps)
+            by_metric.setdefault(spec, []).extend(
+                json.dumps({"metric": spec, "prediction": h, "reference": r, "source": s, "score": v}, ensure_ascii=False)
+                for h, r, s, v in zip(hyps, refs, sources, scores))
+        paths = []
+        for spec, lines in by_metric.items():
+            paths.append(folder / (re.sub(r"[^A-Za-z0-9_.+-]", "_", short_name(spec)) + ".jsonl"))
+            write_atomic(paths[-1], "\n".join(lines) + "\n")
+        return paths
 
     def _scorer(self, spec: str) -> Any:
         from nlgscore import registry  # lazy: pulls in torch/transformers
@@ -109,10 +132,10 @@ class Scorers:
 
     def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:
         """One score per hypothesis and the signature; from the cache when these inputs were scored."""
-        if self.cache is not None:
-            hit = self.cache.get(spec, self.options, hyps, refs, srcs)
-            if hit is not None:
-                return hit
+        key = self._expected_signature(spec) if self.cache is not None else ""
+        hit = self.cache.get(spec, key, hyps, refs, srcs) if self.cache is not None else None
+        if hit is not None:
+            return self._record(spec, hyps, refs, srcs, *hit)
         group = _bart_group(spec)
         if group is not None:
             scores, signature = self._bart_direction(group, spec, hyps, refs)
@@ -120,8 +143,25 @@ class Scorers:
             scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=self._model(spec))
             self.computed += 1
         if self.cache is not None:
-            self.cache.put(spec, self.options, hyps, refs, srcs, scores, signature)
+            self.cache.put(spec, key, hyps, refs, srcs, scores, signature)
+        return self._record(spec, hyps, refs, srcs, scores, signature)
+
+    def _record(self, spec: str, hyps, refs, srcs, scores: List[float], signature: str) -> Tuple[List[float], str]:
+        if self.scored is not None:
+            self.scored.append((spec, list(hyps), list(refs), None if srcs is None else list(srcs), list(scores)))
         return scores, signature
+
+    def _expected_signature(self, spec: str) -> str:
+        """The signature the scores will carry, before scoring: a one-line probe for a string metric,
+        the loaded scorer's signature for a model (plus the run options that change scores)."""
+        from nlgscore.meta.baselines import is_string_metric
+
+        if is_string_metric(spec):
+            return segment_scores(spec, ["a"], ["a"])[1]
+        group = _bart_group(spec)
+        scorer = self._scorer(group[0] if group else spec)
+        options = {k: str(v) for k, v in sorted(self.options.items()) if k in ("dtype", "device")}
+        return f"{scorer.signature}|{json.dumps(options)}|{spec}"
 
     def _model(self, spec: str) -> Any:
         from nlgscore.meta.baselines import is_string_metric

@@ -1,4 +1,4 @@
-"""Dot-and-whisker pictures of meta-evaluation results (needs the ``plot`` extra).
+"""The chart of meta-evaluation results, dot and whisker (needs the ``plot`` extra): ``nlgscore meta --plot``.
 
 >>> fig = plot_correlations([{"dataset": "d", "metric": "m", "level": "seg", "measure": "pearson", "value": 0.5}])
 >>> fig.axes[0].get_title()
@@ -15,21 +15,30 @@ import numpy as np
 from nlgscore.core.extras import pyplot as _pyplot
 
 
+# Rows that are not a correlation or an accuracy (a share of ties, a tie threshold) stay off the chart's axis.
+NOT_CORRELATIONS = ("metric-ties", "acc-t-epsilon")
+
+
 def _rows(rows: Any) -> List[Dict[str, Any]]:
-    """Meta rows from a list of dicts/Row objects, a ``{"results": [...]}`` document or its JSON file."""
+    """Meta rows from a list of dicts/Row objects, a ``{"results": [...]}`` document or its JSON file
+    (its WMT24 ``summary`` averages become rows too)."""
     if isinstance(rows, (str, bytes)) or hasattr(rows, "read_text"):
         import json
         from pathlib import Path
 
         rows = json.loads(Path(rows).read_text(encoding="utf-8"))
     if isinstance(rows, Mapping):
-        rows = rows.get("results", [])
+        summary = [dict(dataset=s["dataset"], metric=s["metric"], level="WMT24", measure="SPA+acc-t average",
+                        value=s["average"]) for s in rows.get("summary", [])]
+        rows = list(rows.get("results", [])) + summary
     out = []
     for row in rows:
         record = dict(row) if isinstance(row, Mapping) else dict(vars(row))
         missing = {"dataset", "metric", "level", "measure", "value"} - set(record)
         if missing:
             raise ValueError(f"meta-evaluation row {record} lacks {sorted(missing)}")
+        if record["measure"] in NOT_CORRELATIONS:
+            continue
         for key in ("value", "ci_low", "ci_high"):
             value = record.get(key)
             record[key] = math.nan if value is None else float(value)
@@ -80,7 +89,7 @@ def plot_correlations(rows: Any, path: Optional[str] = None, title: str = ""):
         ax.set_visible(False)
     if title:
         fig.suptitle(title)
-    fig.supxlabel("correlation with human judgments (bars: confidence interval)", fontsize=9)
+    fig.supxlabel("correlation / accuracy with human judgments (bars: confidence interval)", fontsize=9)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=130, bbox_inches="tight")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -20,7 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.meta.report import Row, format_table, to_json
+from nlgscore.meta.report import Row, format_table, text_table, to_json
 from nlgscore.meta.resample import bootstrap_ci, paired_bootstrap
 from nlgscore.meta.wmt import TIES_RULES, tau_from_outcomes
 
@@ -61,11 +60,9 @@ class MetaTable:
         lines = [format_table(self.rows)]
         summary = self.summary()
         if summary:
-            width = max(len(s["dataset"]) for s in summary)
-            name = max(len(s["metric"]) for s in summary)
-            lines.append(f"\nsummary (WMT24): {'':{max(width + name - 15, 0)}}   SPA   acc-t  average")
-            lines += [f"{s['dataset']:<{width}}  {s['metric']:<{name}}  {s['spa']:.4f}  {s['acc-t']:.4f}  "
-                      f"{s['average']:.4f}" for s in summary]
+            lines.append("\nsummary (WMT24: system SPA, segment acc-t and their average)")
+            lines.append(text_table(("dataset", "metric", "spa", "acc-t", "average"), [
+                (s["dataset"], s["metric"], f"{s['spa']:.4f}", f"{s['acc-t']:.4f}", f"{s['average']:.4f}") for s in summary]))
         return "\n".join([*lines, *self.notes])
 
     def to_dict(self) -> Dict[str, Any]:
@@ -199,7 +196,3 @@ def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[
     if repeated:
         raise ArgumentError(f"metric name(s) {repeated} given more than once")
     return sources
-
-
-def finite_or_nan(value: float) -> float:
-    return value if math.isfinite(value) else float("nan")

@@ -1,0 +1,109 @@
+"""Data-set descriptors: what each meta-evaluation task reads, measures and takes as options.
+
+A ``Descriptor`` (after mt-metrics-eval's ``Task`` over ``meta_info``) names the data, the human
+judgments, the standard reference, the levels and measures, the task function that returns the
+``MetaTable``, and the task's own options. ``nlgscore meta`` builds one subcommand per descriptor
+from this table (no per-task code in the command line); a new data set is a new row.
+
+>>> sorted(DESCRIPTORS)
+['mqm', 'summeval', 'wmt19', 'wmt21']
+>>> DESCRIPTORS["mqm"].measures[:3]
+('system pearson', 'system accuracy', 'system spa')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Tuple
+
+from nlgscore.meta import mqm as _mqm
+from nlgscore.meta import tasks as _tasks
+from nlgscore.meta.wmt import TIES_RULES
+
+
+@dataclass(frozen=True)
+class Option:
+    """One task option: its command-line flags, the task keyword it fills and argparse settings."""
+
+    flags: Tuple[str, ...]
+    param: str
+    help: str
+    settings: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A meta-evaluation data set and how it is evaluated."""
+
+    name: str
+    help: str
+    description: str
+    task: Callable[..., Any]
+    data_param: str  # the task keyword --data fills
+    human: str
+    reference: str
+    levels: Tuple[str, ...]
+    measures: Tuple[str, ...]
+    scores_help: str
+    resampling: str = "bootstrap"  # "bootstrap" (CIs, paired bootstrap) or "permutations" (WMT significance)
+    options: Tuple[Option, ...] = ()
+
+
+_TIES = Option(("--ties",), "ties", "a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
+               "(tied pairs left out); the share of ties is reported either way",
+               dict(choices=TIES_RULES, default="discordant"))
+_INCLUDE_HUMAN = Option(("--include-human",), "include_human", "also evaluate human translations as systems "
+                        "(default: MT systems only; the reference in use never is one)", dict(action="store_true"))
+_REPEATS = Option(("--average-repeats",), "repeats", "average repeated judgments of one (system, segment) "
+                  "(several raters) instead of refusing the file", dict(action="store_const", const="average", default="error"))
+
+DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
+    Descriptor(
+        "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
+        "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
+        "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
+        _tasks.wmt19, "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
+        'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
+        options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
+                        dict(action="append", default=None)), _TIES)),
+    Descriptor(
+        "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
+        "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
+        "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
+        _tasks.wmt21, "data_dir", "DA", "A", ("segment", "system"),
+        ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
+        "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",
+        options=(Option(("--lp",), "lp", "language pair: the folder is <data>/wmt21-<lp> unless --data is the folder "
+                        "itself (default: from its src.<xx> file, else de-en)"),
+                 Option(("--reference",), "reference", "reference file ref.<X>.en (default: A)", dict(default="A")),
+                 Option(("--include-human",), "include_human", "also evaluate the HUMAN translation (ref.B) as a system "
+                        "(default: MT systems only)", dict(action="store_true")),
+                 _TIES, _REPEATS)),
+    Descriptor(
+        "summeval", "SummEval: summary-level Spearman/Kendall per aspect",
+        "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
+        "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",
+        _tasks.summeval, "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
+        ("summary spearman", "summary kendall", "system pearson", "system spearman", "system kendall"),
+        'JSONL {"id": <document id>, "system": <name>, "score": x}',
+        options=(Option(("--aspect",), "aspects", "coherence, consistency, fluency or relevance (repeatable; default: all)",
+                        dict(action="append", default=None)),
+                 Option(("--refs",), "refs", "combine scores against the several references (default: max)",
+                        dict(choices=("max", "mean", "first"), default="max")))),
+    Descriptor(
+        "mqm", "a human-scores folder (MQM or DA): WMT22-25 measures (SPA, acc-t, pairwise accuracy ...)",
+        "A folder of src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l> and <kind>-seg-scores.tsv (MQM, DA ...): "
+        "system Pearson, pairwise accuracy and soft pairwise accuracy; segment Pearson and Kendall "
+        "(no grouping and item-grouped) and tie-calibrated acc-t, as mt-metrics-eval computes them; "
+        "significance clusters from permutation tests; a WMT24-style summary (SPA, acc-t, average).",
+        _mqm.mqm, "folder", "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
+        ("system", "segment"), tuple(f"{level} {measure}" for level, measure in _mqm.MEASURES),
+        "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score sibling used when "
+        "present; or SEG,SYS)", resampling="permutations",
+        options=(Option(("--ref",), "reference", "reference X of ref.<X>.<l> (default: the only one, else A)"),
+                 Option(("--kind",), "kind", "which <kind>-seg-scores.tsv (default: the only one)"),
+                 _INCLUDE_HUMAN, _REPEATS,
+                 Option(("--export-mtme",), "export_mtme", "write the scored metrics' segment and system scores "
+                        "to DIR as mt-metrics-eval files", dict(type=Path, metavar="DIR")))),
+)}
