@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) over the public entry points of all three metrics.
+"""Property-based tests (hypothesis) over the public entry points of every registered metric.
 
 Properties, for arbitrary Unicode text (surrogates, controls, right-to-left, combining marks,
 emoji, special-token spellings, long strings) and arbitrary reference nesting:
@@ -7,6 +7,11 @@ emoji, special-token spellings, long strings) and arbitrary reference nesting:
   message names the argument;
 * permuting or duplicating input pairs permutes or duplicates their scores;
 * the evaluate module, the CLI (``--seg --json``) and the Python API give the same numbers.
+
+The metrics are the registry's built-in rows (``registry.metric_names(builtin=True)``); OFFLINE
+says how the three whose default models live on the Hub run here (tiny checkpoints, the packaged
+MiniLM, their own commands); any other metric runs as ``nlgscore.load(name)``, its evaluate module
+``metrics/<name>`` and ``nlgscore score <name>``.
 
 Run time is bounded: tiny checkpoints, short texts, a fixed ``max_examples`` per property, no
 deadline (model calls on a shared 2-core machine have uneven latency).
@@ -19,6 +24,7 @@ import json
 import math
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -27,6 +33,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import nlgscore  # noqa: E402
+from nlgscore import registry  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "golden"
 TOLERANCE = 1e-5
@@ -54,26 +61,46 @@ TEXT = st.one_of(st.sampled_from(TRICKY), st.text(min_size=0, max_size=40))
 PLAIN = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
 
 
-def _scorers():
-    return {
-        "bertscore": lambda: nlgscore.load("bertscore:minilm:L4"),
-        "prism:ref": lambda: nlgscore.load(f"prism:ref:{GOLDEN / 'tiny-prism'}"),
-        "prism:src": lambda: nlgscore.load(f"prism:src:{GOLDEN / 'tiny-prism'}"),
-        "bartscore": lambda: nlgscore.load("bartscore", checkpoint=str(GOLDEN / "tiny-bart")),
-    }
+TINY_PRISM, TINY_BART = str(GOLDEN / "tiny-prism"), str(GOLDEN / "tiny-bart")
 
 
+class Entry(NamedTuple):
+    """How one metric (``label``: e.g. prism:src) is run through the API, its evaluate module and the CLI."""
+
+    metric: str
+    spec: str
+    config: Optional[str] = None  # the evaluate module's configuration name
+    load: Dict[str, Any] = {}  # evaluate.load options
+    compute: Dict[str, Any] = {}  # module.compute options (the Hub's bertscore takes its model there)
+    key: str = "scores"  # the module's and the CLI's per-item output
+    cli: Tuple[str, ...] = ()  # argv before -c (default: nlgscore score SPEC)
+
+
+OFFLINE = {
+    "bertscore": {"bertscore": Entry("bertscore", "bertscore:minilm:L4", compute={"model_type": "minilm", "num_layers": 4},
+                                     key="f1", cli=("bertscore", "--model", "minilm", "-l", "4"))},
+    "prism": {f"prism:{mode}": Entry("prism", f"prism:{mode}:{TINY_PRISM}", mode, {"checkpoint": TINY_PRISM},
+                                     cli=("prism", "--checkpoint", TINY_PRISM)) for mode in ("ref", "src")},
+    "bartscore": {"bartscore": Entry("bartscore", f"bartscore:{TINY_BART}", "bart-large-cnn", {"checkpoint": TINY_BART},
+                                     cli=("bartscore", "--checkpoint", TINY_BART))},
+}
+ENTRY_POINTS = {label: entry for name in registry.metric_names(builtin=True)
+                for label, entry in OFFLINE.get(name, {name: Entry(name, name)}).items()}
 _LOADED: dict = {}
+
+
+def test_offline_table_names_registered_metrics():
+    assert set(OFFLINE) <= set(registry.metric_names(builtin=True))
 
 
 def scorer(name: str):
     if name not in _LOADED:
-        _LOADED[name] = _scorers()[name]()
+        _LOADED[name] = nlgscore.load(ENTRY_POINTS[name].spec)
     return _LOADED[name]
 
 
 def _inputs(name: str, predictions, others):
-    return {"sources": others} if name == "prism:src" else {"references": others}
+    return {need: others for need in scorer(name).needs}
 
 
 def _compute(name: str, predictions, others):
@@ -84,7 +111,7 @@ def _named(error: Exception, names) -> bool:
     return any(n in str(error) for n in names)
 
 
-METRICS = ["bertscore", "prism:ref", "prism:src", "bartscore"]
+METRICS = list(ENTRY_POINTS)
 
 
 def _draw_pairs(data, text, least: int, most: int):
@@ -99,7 +126,7 @@ def _draw_pairs(data, text, least: int, most: int):
 def test_one_finite_score_per_item_or_a_named_error(name, data):
     n = data.draw(st.integers(1, 4))
     predictions = data.draw(st.lists(TEXT, min_size=n, max_size=n))
-    if name == "prism:src":
+    if "references" not in scorer(name).needs:
         others = data.draw(st.lists(TEXT, min_size=n, max_size=n))
     else:  # a str or a (non-empty) list of str per item: arbitrary nesting
         others = data.draw(st.lists(st.one_of(TEXT, st.lists(TEXT, min_size=1, max_size=3)), min_size=n, max_size=n))
@@ -127,33 +154,27 @@ def test_permuting_or_duplicating_pairs_permutes_or_duplicates_scores(name, data
     assert again == pytest.approx([base[i] for i in picks], abs=TOLERANCE)
 
 
-@pytest.mark.parametrize("name", ["bertscore", "bartscore"])
+@pytest.mark.parametrize("name", METRICS)
 @settings(max_examples=5, deadline=None)
 @given(data=st.data())
 def test_ragged_references_score_as_their_best_or_mean(name, data):
-    """Several references per item aggregate the single-reference scores (max for BERTScore F1,
-    mean for BARTScore by default): the multi-reference path is not a different computation."""
+    """Several references per item aggregate the single-reference scores (the metric's
+    ``multiref``: max for BERTScore F1, mean for Prism and, by default, BARTScore): the
+    multi-reference path is not a different computation."""
+    if scorer(name).needs != ("references",):
+        pytest.skip(f"{name} does not score with references alone")
     n = data.draw(st.integers(1, 3))
     predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))
     refs = data.draw(st.lists(st.lists(PLAIN, min_size=1, max_size=3), min_size=n, max_size=n))
     got = _compute(name, predictions, refs).scores
     for i, item_refs in enumerate(refs):
         singles = _compute(name, [predictions[i]] * len(item_refs), item_refs).scores
-        want = max(singles) if name == "bertscore" else sum(singles) / len(singles)
+        want = max(singles) if scorer(name).multiref == "max" else sum(singles) / len(singles)
         assert got[i] == pytest.approx(want, abs=TOLERANCE)
 
 
 # One line of a text file: no line breaks, no surrogates (files are UTF-8).
 LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=25)
-# metric -> (evaluate module, config, load-time options, output key, CLI argv prefix);
-# the Hub's bertscore module takes its model at compute time, so ours does too (COMPUTE_OPTIONS)
-ENTRY_POINTS = {
-    "bertscore": ("bertscore", None, {}, "f1", ["bertscore", "--model", "minilm", "-l", "4"]),
-    "prism:ref": ("prism", "ref", {"checkpoint": str(GOLDEN / "tiny-prism")}, "scores", ["prism", "--checkpoint", str(GOLDEN / "tiny-prism")]),
-    "prism:src": ("prism", "src", {"checkpoint": str(GOLDEN / "tiny-prism")}, "scores", ["prism", "--checkpoint", str(GOLDEN / "tiny-prism")]),
-    "bartscore": ("bartscore", "bart-large-cnn", {"checkpoint": str(GOLDEN / "tiny-bart")}, "scores", ["bartscore", "--checkpoint", str(GOLDEN / "tiny-bart")]),
-}
-COMPUTE_OPTIONS = {"bertscore": {"model_type": "minilm", "num_layers": 4}}
 _MODULES: dict = {}
 
 
@@ -161,8 +182,8 @@ def _module(name: str):
     import evaluate
 
     if name not in _MODULES:
-        module, config, options, _, _ = ENTRY_POINTS[name]
-        _MODULES[name] = evaluate.load(nlgscore.evaluate_module(module), config, **options)
+        entry = ENTRY_POINTS[name]
+        _MODULES[name] = evaluate.load(nlgscore.evaluate_module(entry.metric), entry.config, **entry.load)
     return _MODULES[name]
 
 
@@ -172,10 +193,11 @@ def _cli(name: str, predictions, others, tmp: Path):
     cands, second = tmp / "cands.txt", tmp / "second.txt"
     cands.write_text("\n".join(predictions) + "\n", encoding="utf-8")
     second.write_text("\n".join(others) + "\n", encoding="utf-8")
-    flag = "-s" if name == "prism:src" else "-r"
+    flags = [arg for need in scorer(name).needs for arg in ({"references": "-r", "sources": "-s"}[need], str(second))]
     out = io.StringIO()
     with redirect_stdout(out):
-        status = main(ENTRY_POINTS[name][4] + ["-c", str(cands), flag, str(second), "--seg", "--json", "--no-progress", "--quiet"])
+        argv = list(ENTRY_POINTS[name].cli or ("score", ENTRY_POINTS[name].spec))
+        status = main(argv + ["-c", str(cands), *flags, "--seg", "--json", "--no-progress", "--quiet"])
     assert status == 0
     return json.loads(out.getvalue())
 
@@ -186,9 +208,9 @@ def _cli(name: str, predictions, others, tmp: Path):
 def test_evaluate_module_cli_and_api_agree(name, data, tmp_path):
     predictions, others = _draw_pairs(data, LINE, 1, 3)
     api = _compute(name, predictions, others)
-    key = ENTRY_POINTS[name][3]
+    key = ENTRY_POINTS[name].key
     inputs = _inputs(name, predictions, others)
-    module = _module(name).compute(predictions=predictions, **inputs, **COMPUTE_OPTIONS.get(name, {}))
+    module = _module(name).compute(predictions=predictions, **inputs, **ENTRY_POINTS[name].compute)
     assert module[key] == pytest.approx(api.scores, abs=TOLERANCE)
     printed = _cli(name, predictions, others, tmp_path)
     assert printed[key] == pytest.approx(api.scores, abs=TOLERANCE)
