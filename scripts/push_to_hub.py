@@ -9,7 +9,7 @@ card's bare ``nlgscore`` line; ``--wheel none`` keeps the bare line (for an inde
 
 usage:
     python scripts/push_to_hub.py bertscore --dry-run          # list what would be uploaded
-    python scripts/push_to_hub.py all --namespace nlgscore     # build the wheel, create/update the three Spaces
+    python scripts/push_to_hub.py all --namespace nlgscore     # build the wheel, create/update every metric's Space
     python scripts/push_to_hub.py all --wheel dist/nlgscore-0.1.0-py3-none-any.whl
 
 The token comes from ``--token``, ``HF_TOKEN`` or ``hf auth login``; ``HF_ENDPOINT`` selects the
@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
 ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("bertscore", "prism", "bartscore")
+sys.path.insert(0, str(ROOT))  # this checkout's registry, even where another nlgscore is installed
+from nlgscore.registry import metric_names  # noqa: E402  (the table only: imports no metric)
+
+METRICS = tuple(metric_names(builtin=True))
 CARD_FILES = ("README.md", "app.py", "requirements.txt")
 
 

@@ -1,7 +1,8 @@
 """Metric cards (hub_cards/<metric>/) and scripts/push_to_hub.py.
 
-The cards' "How to Use" code runs for real, with the Hub ids swapped for the local module
-folders and tiny checkpoints (every swap must apply, so the test cannot silently download).
+Every built-in metric of the registry has a card. The cards' "How to Use" code runs for real,
+with the Hub ids swapped for the local module folders and, for the three metrics whose models
+live on the Hub, tiny checkpoints (every swap must apply, so the test cannot silently download).
 The upload runs the real huggingface_hub client against tests/hubserver.py.
 """
 
@@ -20,16 +21,26 @@ import pytest
 import yaml
 
 from hubserver import HubServer
+from nlgscore.registry import metric_names
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-METRICS = ("bertscore", "prism", "bartscore")
+METRICS = metric_names(builtin=True)
 SECTIONS = ("## Metric Description", "## How to Use", "### Inputs", "## Output Values", "### Values from Popular Papers", "## Limitations and Bias", "## Citation")
-SWAPS = {
-    "bertscore": {'"nlgscore/bertscore"': f'"{ROOT}/metrics/bertscore"', '"roberta-large"': '"minilm"'},
-    "prism": {'"nlgscore/prism"': f'"{ROOT}/metrics/prism"', '"dariast/prism"': f'"{GOLDEN}/tiny-prism"'},
-    "bartscore": {'"nlgscore/bartscore"': f'"{ROOT}/metrics/bartscore"', '"facebook/bart-large-cnn"': f'"{GOLDEN}/tiny-bart"'},
+MODEL_SWAPS = {
+    "bertscore": {'"roberta-large"': '"minilm"'},
+    "prism": {'"dariast/prism"': f'"{GOLDEN}/tiny-prism"'},
+    "bartscore": {'"facebook/bart-large-cnn"': f'"{GOLDEN}/tiny-bart"'},
 }
+
+
+def swaps(name: str) -> dict:
+    """Hub id -> local stand-in in the card of ``name``: its module folder, and its model if any."""
+    return {f'"nlgscore/{name}"': f'"{ROOT}/metrics/{name}"', **MODEL_SWAPS.get(name, {})}
+
+
+def test_model_swaps_name_registered_metrics():
+    assert set(MODEL_SWAPS) <= set(METRICS)
 
 
 def card(name: str):
@@ -59,7 +70,7 @@ def test_card_how_to_use_runs_on_tiny_models(name):
     blocks = re.findall(r"```python\n(.*?)```", how_to, re.S)
     assert blocks, f"{name}: no python code in How to Use"
     for code in blocks:
-        for hub_id, local in SWAPS[name].items():
+        for hub_id, local in swaps(name).items():
             code = code.replace(hub_id, local)
         assert "nlgscore/" not in code.replace("nlgscore.", ""), "a Hub id was left unswapped"
         out = io.StringIO()
@@ -67,7 +78,7 @@ def test_card_how_to_use_runs_on_tiny_models(name):
             exec(compile(code, f"hub_cards/{name}/README.md", "exec"), {"__name__": "card"})
         assert out.getvalue().strip(), "the example printed nothing"
     used = "".join(blocks)
-    assert all(hub_id in used for hub_id in SWAPS[name]), "every swap must apply"
+    assert all(hub_id in used for hub_id in swaps(name)), "every swap must apply"
 
 
 @pytest.mark.parametrize("name", METRICS)

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from nlgscore import registry
+
 pytestmark = pytest.mark.wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-METRICS = ("bertscore", "prism", "bartscore")
+METRICS = registry.metric_names(builtin=True)
 
 
 def run(*args: object, timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
@@ -89,6 +91,8 @@ def test_build_is_quiet_and_carries_package_data_baselines_and_modules(dist):
     names = set(zipfile.ZipFile(dist["wheel"]).namelist())
     for name in METRICS:
         assert f"nlgscore/evaluate_modules/{name}/{name}.py" in names and f"nlgscore/evaluate_modules/{name}/README.md" in names
+        scorer_module = registry.metric(name).scorer.partition(":")[0]  # the metric's package folder is shipped
+        assert scorer_module.replace(".", "/") + ".py" in names
     data = {p.relative_to(ROOT / "nlgscore").as_posix() for p in (ROOT / "nlgscore" / "data").iterdir() if p.suffix in (".json", ".txt")}
     assert data and {f"nlgscore/{d}" for d in data} <= names
     baselines = {f"nlgscore/baselines/{p.relative_to(ROOT / 'baselines').as_posix()}" for p in (ROOT / "baselines").rglob("*.tsv")}
@@ -121,7 +125,7 @@ def test_quickstart_runs_outside_the_checkout(venv):
 CHECK = r"""
 import json, sys
 import evaluate, nlgscore
-golden = sys.argv[1]
+golden, metrics = sys.argv[1], json.loads(sys.argv[2])
 preds = ["The cat sat on the mat.", "Prices rose sharply."]
 refs = [["A cat was sitting on the mat.", "x"], "Prices increased steeply."]
 out = {"package": nlgscore.__file__, "modules": {}}
@@ -131,7 +135,7 @@ prism = evaluate.load(nlgscore.evaluate_module("prism"), "ref", checkpoint=f"{go
 out["prism"] = prism.compute(predictions=preds, references=refs)
 bartscore = evaluate.load(nlgscore.evaluate_module("bartscore"), "bart-large-cnn", checkpoint=f"{golden}/tiny-bart")
 out["bartscore"] = bartscore.compute(predictions=preds, references=refs, device="cpu")
-for name in ("bertscore", "prism", "bartscore"):
+for name in metrics:
     out["modules"][name] = nlgscore.evaluate_module(name)
 from nlgscore.meta.loaders import default_data_dir
 out["data_dir"] = str(default_data_dir())
@@ -145,7 +149,7 @@ print(json.dumps(out))
 
 
 def test_evaluate_modules_shipped_in_the_installed_package(venv):
-    done = in_venv(venv, venv["python"], "-c", CHECK, GOLDEN)
+    done = in_venv(venv, venv["python"], "-c", CHECK, GOLDEN, json.dumps(METRICS))
     out = json.loads(done.stdout.strip().splitlines()[-1])
     site = str(venv["python"].parent.parent)
     assert out["package"].startswith(site) and not out["package"].startswith(str(ROOT))
