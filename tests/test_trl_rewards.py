@@ -168,3 +168,33 @@ def test_grpo_trainer_logs_the_nlgscore_rewards(tmp_path, reward):
         assert entry["reward"] == pytest.approx(np.mean(np.add(f1_out, p_out)), abs=1e-5)  # weights 1 + 1
     every_reference = {r for _, refs, _ in calls["bertscore_f1"] for row in refs for r in row}
     assert all(text in scorer._ref_cache for text in every_reference)  # kept across steps
+
+
+def test_each_process_scores_its_own_completions(tmp_path, reward):
+    """Two real processes (torchrun, gloo): each rank's rewards are its own completions' scores;
+    the control, a plain scorer under the same process group, shards and mixes the ranks up."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    scripts = Path(__file__).parent / "scripts"
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+    cmd = [torchrun, "--standalone", "--nproc_per_node", "2", str(scripts / "reward_ranks.py"), str(tmp_path)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    sys.path.insert(0, str(scripts))
+    try:
+        from reward_ranks import COMPLETIONS, REFERENCES
+    finally:
+        sys.path.remove(str(scripts))
+    mixed = 0
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        assert report["world"] == 2
+        own = reward.scorer.compute(COMPLETIONS[rank], references=REFERENCES[rank]).scores
+        assert report["rewards"] == pytest.approx(own, abs=1e-6)
+        mixed += report["sharded"] != pytest.approx(own, abs=1e-6)
+    assert mixed, "the control should show what sharding a rank's own batch would do"
