@@ -47,12 +47,14 @@ def is_mtme_file(path: PathLike) -> bool:
     return False
 
 
-def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Iterable[str] = ()) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Iterable[str] = (), first: Optional[int] = None
+              ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """``(segment scores (systems, n) or None, system scores or None)`` from an mtme file.
 
     A file with ``n`` lines per system is a segment file (its ``.sys.score`` sibling, if any, gives
     the system scores); one line per system is a system file. Systems of the data set that are not
-    evaluated (``known``: references, human translations) may be in the file and are skipped.
+    evaluated (``known``: references, human translations) may be in the file and are skipped. With
+    ``first`` (a run on the first lines only), files of ``first`` lines per system are accepted too.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "m-refA.seg.score"
@@ -73,6 +75,8 @@ def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Iterable[st
     counts = {len(by_system[s]) for s in systems}
     if counts == {1} and n != 1:
         return None, np.array([by_system[s][0][1] for s in systems])
+    if first is not None and counts == {first}:
+        n = first
     for system in systems:
         lines = by_system[system]
         if len(lines) != n:
