@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.bertscore.grid import dense, grid_match
 from nlgscore.bertscore.matching import greedy_match
 from nlgscore.core.batching import run_batches, run_with_backoff, unique
 
@@ -124,6 +125,9 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
     order = sorted(range(len(pairs)), key=lambda k: -(len(ids[pairs[k][1]]) + len(ids[pairs[k][0]])))
     shapes = [(len(ids[pairs[k][0]]), len(ids[pairs[k][1]])) for k in order]
     store = _TokenStore(needed, ids, embeddings, weights)
+    if not scorer.all_layers and dense(pairs):
+        _grid_chunk(store, pairs, ids, n_special, out, slots)
+        return
 
     def plan(remaining: List[int], budget: int) -> List[List[int]]:
         groups = _match_batches([shapes[j] for j in remaining], store.width, budget)
@@ -145,6 +149,23 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
             out[slots[order[j]]] = values[:, :, k]
 
     run_with_backoff(len(order), plan, match, MATCH_BUDGET // scorer._layer_count(), unit="pair")
+
+
+def _grid_chunk(store: "_TokenStore", pairs: List[Tuple[int, int]], ids, n_special: int, out: np.ndarray, slots: List[int]) -> None:
+    """A chunk that is (mostly) a utility matrix: every hyp text against every ref text in tiles
+    (:mod:`nlgscore.bertscore.grid`), then each pair's cell."""
+    import torch
+
+    hyps, _ = unique([h for h, _ in pairs])
+    refs, _ = unique([r for _, r in pairs])
+    with torch.inference_mode():
+        p, r, f = grid_match(store.flat, store.token_weights, [store.span[u] for u in hyps], [store.span[u] for u in refs])
+        prf = torch.nan_to_num(torch.stack([p, r, f]), nan=0.0).cpu().numpy()  # (3, hyps, refs)
+    row = {u: k for k, u in enumerate(hyps)}
+    col = {u: k for k, u in enumerate(refs)}
+    for k, (h, r_) in enumerate(pairs):
+        empty = len(ids[h]) == n_special or len(ids[r_]) == n_special
+        out[slots[k], :, 0] = 0.0 if empty else prf[:, row[h], col[r_]]
 
 
 class _TokenStore:
