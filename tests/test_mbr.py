@@ -58,9 +58,23 @@ def test_each_distinct_text_is_encoded_once_per_call(monkeypatch):
         return real(batch, *args, **kwargs)
 
     monkeypatch.setattr(scorer.encoder, "embed", counting)
-    # 5 candidates (one repeated) and pseudo-references overlapping them: 6 distinct texts
-    decode(scorer, [Item(CANDS, PSEUDO)])
+    # 5 candidates (one repeated), pseudo-references overlapping them, and a second item made of
+    # the same texts: the items share one matrix call, each of the 6 distinct texts encoded once
+    decode(scorer, [Item(CANDS, PSEUDO), Item(CANDS[:3])])
     assert len(encoded) == len(set(CANDS) | set(PSEUDO)) == len(set(encoded))
+    encoded.clear()
+    decode(scorer, [Item(CANDS, PSEUDO), Item(PSEUDO)])
+    assert len(encoded) == len(set(encoded))
+
+
+def test_grouped_items_get_their_own_blocks(minilm_scorer):
+    items = [Item(CANDS, id=0), Item(PSEUDO, id=1), Item(CANDS[1:], PSEUDO, id=2)]
+    together = decode(minilm_scorer, items, keep_matrices=True)
+    for item, choice in zip(items, together):
+        [alone] = decode(minilm_scorer, [item], keep_matrices=True)
+        assert choice.matrix.shape == (item.n, len(item.samples))
+        np.testing.assert_allclose(choice.matrix, alone.matrix, atol=1e-6, rtol=0)
+        assert choice.best_index == alone.best_index
 
 
 def test_a_candidate_is_left_out_of_its_own_expectation(minilm_scorer):

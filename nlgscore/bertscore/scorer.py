@@ -85,6 +85,9 @@ class BERTScorer(Scorer):
 
     name = "bertscore"
     multiref = "max"
+    # A pair's score is a cheap function of the two texts' embeddings (a utility matrix is one
+    # encoding pass plus matmuls), so callers may put several small matrices in one call.
+    pairs_from_embeddings = True
     # capability flag read by integrations (never the name): takes cache_references/cache_candidates
     caches_embeddings = True
 
