@@ -3,25 +3,66 @@
 Every process gets a contiguous share of the items, scores it, and all shares are gathered with
 ``accelerate.utils.gather_object``; every process returns the full list in input order, so
 callers (a Trainer's ``compute_metrics`` on each rank) see identical results everywhere.
+
+A script started by ``torchrun`` or ``accelerate launch --multi_gpu`` (one node or several) needs
+no set-up: the launcher's environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``) is enough, and
+the first scoring call initialises the process group through accelerate's ``PartialState`` —
+gloo on CPU, NCCL on GPUs — if the script has not done so itself. (accelerate's own
+``PartialState()`` leaves a CPU-only launch un-initialised, so each process would score
+everything.)
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, List, Optional, Sequence
+
+LAUNCH_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK")  # what torchrun and accelerate launch set
+
+
+def launched_world_size() -> int:
+    """The number of processes a launcher started this one among (1 when not launched).
+
+    >>> launched_world_size() if "WORLD_SIZE" not in os.environ else 1
+    1
+    """
+    if not all(os.environ.get(name) for name in LAUNCH_VARIABLES):
+        return 1
+    try:
+        return max(int(os.environ["WORLD_SIZE"]), 1)
+    except ValueError:
+        return 1
+
+
+def init_from_launcher() -> bool:
+    """Initialise ``torch.distributed`` from a launcher's environment (no-op otherwise); True when
+    a process group is up. On CPU-only torch the backend is gloo, with CUDA accelerate's default
+    (NCCL, each process on GPU ``LOCAL_RANK``)."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return False
+    if dist.is_initialized():
+        return True
+    if launched_world_size() <= 1:
+        return False
+    import torch
+    from accelerate import PartialState
+
+    PartialState(cpu=not torch.cuda.is_available())
+    return dist.is_initialized()
 
 
 def active_state(accelerator: Any = None) -> Any:
     """The accelerate state to shard with, or None for a single process.
 
     An explicit ``accelerator`` wins; otherwise a launched multi-process run (``accelerate
-    launch`` or ``torchrun``, i.e. an initialised ``torch.distributed``) is detected.
+    launch`` or ``torchrun``) is detected, and its process group initialised if needed.
     """
     if accelerator is not None:
         state = getattr(accelerator, "state", accelerator)
         return state if state.num_processes > 1 else None
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
+    if not init_from_launcher():
         return None
     from accelerate import PartialState
 

@@ -2,8 +2,8 @@
 
 Launched by tests/test_distributed.py as
 ``torchrun --nproc_per_node 2 tests/scripts/shard_scores.py OUT.json`` (CPU, gloo). On a GPU
-node the same script runs with ``accelerate launch --multi_gpu --num_processes N`` (drop
-``cpu=True`` below to put each rank on its own GPU).
+node the same script runs with ``accelerate launch --multi_gpu --num_processes N``. The script
+creates no process group itself: the scorers shard from the launcher's environment.
 
 For each metric it records, per rank: the scores returned (every rank must get all of them, in
 input order), how many texts/pairs that rank's model actually ran on (forward pre-hooks on the
@@ -39,15 +39,16 @@ def main(out_path: str) -> None:
     from accelerate import PartialState
     from accelerate.utils import gather_object
 
-    state = PartialState(cpu=True)  # initialises the gloo process group from torchrun's environment
     torch.manual_seed(0)
-    report = {"world": state.num_processes}
-
     from nlgscore.bertscore import BERTScorer
 
     bert = BERTScorer(model_type="minilm", num_layers=4, cache_references=True)
     seen, _ = rows_seen(bert.encoder.model.embeddings)  # embeddings: both the packed and the stock forward run them
+    # No set-up above: the first scoring call initialises the gloo process group from torchrun's
+    # environment (nlgscore.core.distributed.init_from_launcher).
     result = bert.score(CANDS, REFS)
+    state = PartialState()
+    report = {"world": state.num_processes}
     report["bertscore"] = {"f1": result.columns()["f1"], "precision": result.columns()["precision"], "rows": sum(seen)}
     one = bert.score(CANDS[:1], REFS[:1])  # a single pair: rank 1's share is empty
     report["bertscore_one"] = one.columns()["f1"]

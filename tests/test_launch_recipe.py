@@ -1,0 +1,45 @@
+"""The README's multi-process recipe, run as written: its ``score.py`` under ``torchrun`` on two CPU
+processes prints, on each process, the scores one process prints.
+
+The script is taken verbatim from the README block after the ``launch-recipe`` marker, so the
+documentation cannot drift from what works. (That the two processes split the pairs rather
+than each scoring everything is checked by tests/test_distributed.py, counting encoder rows.)
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _recipe() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- launch-recipe:.*?-->\n```python\n(.*?)```", text, re.S)
+    assert match, "README.md lost its launch-recipe block"
+    return match.group(1)
+
+
+def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
+    script = tmp_path / "score.py"
+    script.write_text(_recipe(), encoding="utf-8")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+    one = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-3000:]
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    two = subprocess.run([torchrun, "--standalone", "--nproc_per_node", "2", str(script)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr[-3000:]
+    single = ast.literal_eval(one.stdout.strip().splitlines()[-1])
+    printed = [ast.literal_eval(line) for line in two.stdout.strip().splitlines() if line.startswith("[")]
+    assert len(printed) == 2 and len(single) == 5
+    for scores in printed:  # every process holds every score, in input order
+        assert scores == pytest.approx(single, abs=1e-6)
