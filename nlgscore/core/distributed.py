@@ -34,6 +34,20 @@ def launched_world_size() -> int:
         return 1
 
 
+def launched_local_rank() -> Optional[int]:
+    """This process's rank on its node in a multi-process launch (None when not launched): the
+    default CUDA device of a launched process is ``cuda:<local rank>`` (mod the visible GPUs).
+
+    >>> launched_local_rank() if launched_world_size() == 1 else None
+    """
+    if launched_world_size() <= 1:
+        return None
+    try:
+        return int(os.environ["LOCAL_RANK"])
+    except ValueError:
+        return None
+
+
 def init_from_launcher() -> bool:
     """Initialise ``torch.distributed`` from a launcher's environment (no-op otherwise); True when
     a process group is up. On CPU-only torch the backend is gloo, with CUDA accelerate's default

@@ -172,7 +172,7 @@ def check_flag(name: str, value: Any) -> bool:
 
 
 def resolve_device(device: Any = None) -> Any:
-    """``None`` → CUDA if available, else CPU; an int is a CUDA ordinal; a device this machine
+    """``None`` → CUDA if available (``cuda:<LOCAL_RANK>`` in a launched multi-process run), else CPU; an int is a CUDA ordinal; a device this machine
     does not have (``cuda:7`` on a 1-GPU machine, ``cuda`` on CPU-only torch, ``mps`` off a Mac)
     is an :class:`~nlgscore.core.errors.ArgumentError` naming ``device``.
 
@@ -186,7 +186,13 @@ def resolve_device(device: Any = None) -> Any:
     import torch
 
     if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if not torch.cuda.is_available():
+            return torch.device("cpu")
+        from nlgscore.core.distributed import launched_local_rank
+
+        # under torchrun / accelerate launch each process takes its own GPU, before any process group exists
+        local = launched_local_rank()
+        return torch.device("cuda") if local is None else torch.device("cuda", local % torch.cuda.device_count())
     if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
         raise ArgumentTypeError(f"device must be a string such as 'cpu' or 'cuda:0', an int or a torch.device, got {type(device).__name__}: {device!r}")
     try:
