@@ -148,10 +148,12 @@ class ComparisonReport:
         return {"metric": self.metric, "test": self.test, "signature": self.signature, "systems": self.rows()}
 
     def __str__(self) -> str:
-        width = max(len(name) for name in self.names + ["System"])
-        lines = [f"{'System':<{width}}  {self.metric} (mean [95% CI])          p-value"]
+        from nlgscore.meta.report import text_table
+
+        lines = []
         for i, (name, r) in enumerate(zip(self.names, self.results)):
             p = "(baseline)" if i == 0 else f"{r.p_value:.4f}" + (" *" if r.p_value < 0.05 else "")
-            interval = "" if r.ci_low != r.ci_low else f" ({r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}])"
-            lines.append(f"{name:<{width}}  {r.score:8.4f}{interval}  {p}")
-        return "\n".join([*lines, "* p < 0.05: significantly different from the baseline", self.signature])
+            interval = "" if r.ci_low != r.ci_low else f"{r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+            lines.append((name, f"{r.score:.4f}", interval, p))
+        table = text_table(("System", self.metric, "mean [95% CI]", "p-value"), lines)
+        return "\n".join([table, "* p < 0.05: significantly different from the baseline", self.signature])

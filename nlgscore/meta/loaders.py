@@ -22,6 +22,9 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.core.errors import DataError
+from nlgscore.meta.files import read_lines
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -75,18 +78,15 @@ def _require(record: Mapping[str, Any], key: str, where: str) -> Any:
 
 
 def _jsonl(path: PathLike) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such data file: {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+    # The text-file rule of nlgscore.meta.files: UTF-8, a leading BOM dropped, other encodings named.
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            yield where, json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{where}: not valid JSON ({err.msg})") from None
 
 
 @dataclass
@@ -168,6 +168,13 @@ class SummaryData:
     human: Dict[str, np.ndarray]
 
 
+def _references(record: Mapping[str, Any], where: str) -> List[str]:
+    refs = _require(record, "refs", where)
+    if isinstance(refs, str) or not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+        raise DataError(f"{where}: refs must be a non-empty list of reference texts, got {refs!r}")
+    return refs
+
+
 def load_summeval(path: PathLike) -> SummaryData:
     """Read ``sum-summeval.jsonl``: every document must have the same systems and aspects."""
     ids, srcs, refs, texts = [], [], [], []
@@ -181,7 +188,7 @@ def load_summeval(path: PathLike) -> SummaryData:
             raise ValueError(f"{where}: systems differ from the first document's {systems}")
         ids.append(str(_require(record, "id", where)))
         srcs.append(_require(record, "src", where))
-        refs.append(list(_require(record, "refs", where)))
+        refs.append(_references(record, where))
         row_texts, row_scores = [], {}
         for name in systems:
             entry = outputs[name]

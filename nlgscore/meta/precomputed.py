@@ -24,6 +24,8 @@ from typing import Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, 
 
 import numpy as np
 
+from nlgscore.meta.files import read_lines
+
 PathLike = Union[str, "os.PathLike[str]"]
 Item = Tuple[str, Hashable, object]  # (where, key, value)
 
@@ -48,10 +50,9 @@ def parse_scores_option(values: Iterable[str]) -> Dict[str, str]:
 def _text_lines(path: Path) -> Iterator[Tuple[str, str]]:
     if not path.is_file():
         raise FileNotFoundError(f"scores file not found: {path}")
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield f"{path}:{number}", line.rstrip("\n").rstrip("\r")
+    for number, line in enumerate(read_lines(path, "scores file"), start=1):
+        if line.strip():
+            yield f"{path}:{number}", line
 
 
 def _json_items(path: Path, key_fields: Sequence[str], value_fields: Sequence[str]) -> Iterator[Item]:

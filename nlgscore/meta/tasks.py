@@ -25,10 +25,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import loaders, precomputed
 from nlgscore.meta.alignment import check_alignment
 from nlgscore.meta.engine import Scorers, short_name
+from nlgscore.meta.mtme import is_mtme_file, read_mtme
 from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
@@ -116,8 +117,16 @@ def _wmt21_file_scores(path: Any, data, systems: List[str], n: int) -> Tuple[np.
     if isinstance(seg_path, str) and "," in seg_path and sys_path is None:
         seg_path, sys_path = seg_path.split(",", 1)
     every = sorted(data.hyps)
-    seg = precomputed.read_wmt21_scores(seg_path, systems, len(data.ref), ignored=every)[:, :n]
     signature = f"scores:{Path(seg_path).name}"
+    if is_mtme_file(seg_path):  # mt-metrics-eval's <system><TAB><score> files
+        seg, system = read_mtme(seg_path, systems, len(data.ref), known=every, first=n)
+        if sys_path is not None:
+            system = read_mtme(sys_path, systems, 0, known=every)[1]
+        if seg is None:
+            raise DataError(f"{seg_path}: a system-level file; WMT21 needs segment scores")
+        how = "mean-of-segments" if system is None else Path(sys_path or seg_path).name
+        return seg[:, :n], system, f"{signature}|system:{how}"
+    seg = precomputed.read_wmt21_scores(seg_path, systems, len(data.ref), ignored=every)[:, :n]
     if sys_path is None:
         return seg, None, f"{signature}|system:mean-of-segments"
     sys_scores = precomputed.read_system_scores(sys_path, systems, ignored=every)
@@ -134,8 +143,9 @@ def wmt21(
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
     The folder is ``folder``, else ``data_dir`` itself when it holds ``da-seg-scores.csv``, else
-    ``<data_dir>/wmt21-<lp>``. ``scores`` maps a name to a ``system<TAB>line<TAB>score`` TSV, or
-    to ``(segment TSV, system TSV)`` / ``"SEG.tsv,SYS.tsv"`` to give system scores too.
+    ``<data_dir>/wmt21-<lp>``. ``scores`` maps a name to a ``system<TAB>line<TAB>score`` TSV or an
+    mt-metrics-eval ``<system><TAB><score>`` segment file, or to ``(segment file, system file)`` /
+    ``"SEG,SYS"`` to give system scores too.
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
     """
     run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
