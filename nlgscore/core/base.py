@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.batching import unique
-from nlgscore.core.distributed import shard
+from nlgscore.core.distributed import active_state, shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_texts, make_items
 from nlgscore.core.progress import ItemProgress
@@ -93,6 +93,8 @@ def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np
     >>> aggregate(np.array([1.0, 3.0, 5.0]), [0, 0, 1], 2, "mean").tolist(), aggregate(np.array([1.0, 3.0, 5.0]), [0, 0, 1], 2, "max").tolist()
     ([2.0, 5.0], [3.0, 5.0])
     """
+    if len(owner) == n:  # one value per item (every item has at least one): nothing to aggregate
+        return np.asarray(values, dtype=np.float64)
     owner_arr = np.asarray(owner, dtype=np.int64)
     shape = (n,) + values.shape[1:]
     if rule == "max":
@@ -300,24 +302,36 @@ class Scorer(ABC):
         items, owner = make_items(preds, refs, srcs)
         state = self._prepare(call, items)
         distinct, inverse = unique(items)
-        weight = np.bincount(inverse, minlength=len(distinct)) if distinct else np.zeros(0, dtype=np.int64)
-
-        def run(indices: List[int]) -> List[Dict[str, Any]]:
-            # The bar counts the input items behind this share's distinct items.
-            call.progress = ItemProgress(int(weight[indices].sum()), bool(call.runtime.progress), self.name)
-            cols = self._score_items([distinct[i] for i in indices], state)
-            call.progress.close()
-            return [{name: values[k] for name, values in cols.items()} for k in range(len(indices))]
-
-        rows = shard(len(distinct), run, self.accelerator)
-        if rows:
-            per_item = {name: np.asarray([rows[u][name] for u in inverse], dtype=np.float64) for name in rows[0]}
-        else:
-            call.progress = ItemProgress(0)
-            per_item = {name: np.asarray(values, dtype=np.float64) for name, values in self._score_items([], state).items()}
+        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse, minlength=len(distinct)), state)
+        per_item = {name: values[np.asarray(inverse, dtype=np.int64)] for name, values in columns_of_distinct.items()}
         columns = {name: aggregate(values, owner, len(preds), rule) for name, values in per_item.items()}
         result = self._finish(call, columns)
         return check_finite(result, self.name) if preds else result
+
+    def _score_distinct(self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any) -> Dict[str, np.ndarray]:
+        """Columns of the ``distinct`` items: this process's share scored, all gathered in order.
+        ``weight[i]`` input items stand behind distinct item ``i`` (what the progress bar counts)."""
+
+        def run(indices: List[int]) -> Dict[str, np.ndarray]:
+            call.progress = ItemProgress(int(weight[indices].sum()), bool(call.runtime.progress), self.name)
+            try:
+                columns = self._score_items([distinct[i] for i in indices], state)
+            finally:
+                call.progress.close()
+            return {name: np.asarray(values, dtype=np.float64) for name, values in columns.items()}
+
+        if active_state(self.accelerator) is None:
+            return run(list(range(len(distinct))))
+        empty: Dict[str, np.ndarray] = {}  # column names and trailing shapes, also for an empty share
+
+        def share(indices: List[int]) -> List[Tuple[Any, ...]]:
+            columns = run(indices)
+            empty.update({name: values[:0] for name, values in columns.items()})
+            return list(zip(*columns.values()))
+
+        rows = shard(len(distinct), share, self.accelerator)
+        empty = empty or run([])
+        return {name: np.stack([row[k] for row in rows]) if rows else values for k, (name, values) in enumerate(empty.items())}
 
     # -- hooks ----------------------------------------------------------------------------
     def _prepare(self, call: Call, items: List[Item]) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Set
+from itertools import chain, repeat
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -44,9 +45,17 @@ def check_texts(name: str, texts: Any) -> List[str]:
     """
     _check_container(name, texts, "a list of strings")
     out = list(texts)
-    for i, text in enumerate(out):
-        check_text(f"{name}[{i}]", text)
+    _check_each(name, out)
     return out
+
+
+def _check_each(name: str, texts: List[Any]) -> None:
+    """:func:`check_text` on every item; the common all-valid case is checked in bulk (a
+    200,000-line file or an N x M matrix call should not pay a Python call per text)."""
+    if set(map(type, texts)) <= {str} and not _SURROGATE.search("".join(texts)):
+        return
+    for i, text in enumerate(texts):
+        check_text(f"{name}[{i}]", text)
 
 
 def check_same_length(**named: Sequence[Any]) -> int:
@@ -68,6 +77,10 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
     """
     _check_container(name, references, "a list of strings or a list of lists of strings")
     out: List[List[str]] = []
+    if set(map(type, references)) <= {str}:  # one reference per item: checked in bulk
+        _check_each(name, list(references))
+        out = [[ref] for ref in references]
+        references = ()
     for i, item in enumerate(references):
         if isinstance(item, str):
             out.append([check_text(f"{name}[{i}]", item)])
@@ -77,7 +90,8 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
         refs = list(item)
         if not refs:
             raise ValueError(f"{name}[{i}] is an empty list: every item needs at least one reference")
-        out.append([check_text(f"{name}[{i}][{j}]", ref) for j, ref in enumerate(refs)])
+        _check_each(f"{name}[{i}]", refs)
+        out.append(refs)
     if n is not None and len(out) != n:
         raise ValueError(f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)")
     return out
@@ -103,11 +117,12 @@ def make_items(predictions: List[str], references: Optional[List[List[str]]] = N
     >>> make_items(["p"], sources=["s"])
     ([Item(prediction='p', reference=None, source='s')], [0])
     """
-    groups: List[List[Optional[str]]] = [[None]] * len(predictions) if references is None else references  # type: ignore[list-item]
-    items: List[Item] = []
-    owner: List[int] = []
-    for i, refs in enumerate(groups):
-        source = None if sources is None else sources[i]
-        items.extend(Item(predictions[i], ref, source) for ref in refs)
-        owner.extend([i] * len(refs))
-    return items, owner
+    if references is None:
+        owner = list(range(len(predictions)))
+        flat: List[Optional[str]] = [None] * len(predictions)
+    else:
+        owner = [i for i, refs in enumerate(references) for _ in refs]
+        flat = list(chain.from_iterable(references))
+    hyps = predictions if len(owner) == len(predictions) else [predictions[i] for i in owner]
+    srcs = repeat(None) if sources is None else sources if len(owner) == len(sources) else [sources[i] for i in owner]
+    return list(map(Item, hyps, flat, srcs)), owner
