@@ -21,6 +21,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+
 PACKAGE = "nlgscore.baselines"
 HEADER = ["LAYER", "P", "R", "F"]
 # Rescaling divides by 1 - b: a baseline at (or within this of) 1 would blow scores up by 1,000x or
@@ -31,28 +33,28 @@ LANG_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 
 
 def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
-    """Rows ``(P, R, F)`` indexed by layer; a ValueError names ``origin`` and the bad line."""
+    """Rows ``(P, R, F)`` indexed by layer; a :class:`DataError` names ``origin`` and the bad line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines or [cell.strip() for cell in lines[0].split(",")] != HEADER:
         first = lines[0] if lines else "<empty>"
-        raise ValueError(f"baseline_path {origin}: header must be {','.join(HEADER)}, got {first!r}")
+        raise DataError(f"baseline_path {origin}: header must be {','.join(HEADER)}, got {first!r}")
     rows: List[List[float]] = []
     for number, line in enumerate(lines[1:], start=2):
         cells = line.split(",")
         if len(cells) != len(HEADER):
-            raise ValueError(f"baseline_path {origin} line {number}: expected {len(HEADER)} columns, got {len(cells)}: {line!r}")
+            raise DataError(f"baseline_path {origin} line {number}: expected {len(HEADER)} columns, got {len(cells)}: {line!r}")
         try:
             layer = int(cells[0])
             values = [float(cell) for cell in cells[1:]]
         except ValueError:
-            raise ValueError(f"baseline_path {origin} line {number}: non-numeric value in {line!r}") from None
+            raise DataError(f"baseline_path {origin} line {number}: non-numeric value in {line!r}") from None
         if layer != len(rows):
-            raise ValueError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
+            raise DataError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
         if not all(np.isfinite(values)) or any(v > MAX_BASELINE for v in values):
-            raise ValueError(f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}")
+            raise DataError(f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}")
         rows.append(values)
     if not rows:
-        raise ValueError(f"baseline_path {origin}: no layer rows")
+        raise DataError(f"baseline_path {origin}: no layer rows")
     return np.asarray(rows, dtype=np.float64)
 
 
@@ -60,7 +62,7 @@ def select_layers(table: np.ndarray, num_layers: int, all_layers: bool, origin: 
     """Row ``num_layers`` (shape ``(3,)``), or rows 0..num_layers (``(num_layers+1, 3)``) with all_layers."""
     needed = num_layers + 1
     if table.shape[0] < needed:
-        raise ValueError(f"baseline_path {origin} has {table.shape[0]} layer rows; layer {num_layers} needs at least {needed}")
+        raise DataError(f"baseline_path {origin} has {table.shape[0]} layer rows; layer {num_layers} needs at least {needed}")
     return table[:needed] if all_layers else table[num_layers]
 
 
@@ -76,23 +78,21 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
     """
     if baseline_path is not None:
         if not isinstance(baseline_path, (str, os.PathLike)):
-            raise TypeError(f"baseline_path must be a file path, got {type(baseline_path).__name__}")
+            raise ArgumentTypeError(f"baseline_path must be a file path, got {type(baseline_path).__name__}")
         if not os.path.isfile(baseline_path):
-            raise ValueError(f"baseline_path {str(baseline_path)!r} is not a file")
-        with open(baseline_path, encoding="utf-8") as handle:
-            table = parse_baseline(handle.read(), str(baseline_path))
+            raise ArgumentError(f"baseline_path {str(baseline_path)!r} is not a file")
+        table = parse_baseline(_read_text(baseline_path), str(baseline_path))
         return table, f"file:{os.path.basename(str(baseline_path))}"
     if not lang:
-        raise ValueError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
+        raise ArgumentError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
     if not LANG_PATTERN.match(lang):
-        raise ValueError(f"lang must be a language code (letters, digits, '-', '_'), got {lang!r}")
+        raise ArgumentError(f"lang must be a language code (letters, digits, '-', '_'), got {lang!r}")
     from nlgscore.core.hub import baseline_filename, fetch_baseline
 
     fetched = fetch_baseline(lang, model_name)
     if fetched is not None:
         path, source = fetched
-        with open(path, encoding="utf-8") as handle:
-            return parse_baseline(handle.read(), path), source
+        return parse_baseline(_read_text(path), path), source
     relative = shipped_path(lang, model_name)
     resource = resources.files(PACKAGE).joinpath(*relative.split("/"))
     if resource.is_file():
@@ -100,11 +100,22 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
     from nlgscore.core.tables import table as data_table
 
     repo = data_table("hub")["baseline_repo_id"]
-    raise ValueError(
+    raise ArgumentError(
         f"no rescale baseline for lang={lang!r} and model {model_name!r}: searched baseline_path (not given), "
         f"the Hub dataset {repo!r} (file {baseline_filename(lang, model_name)}) and the shipped copies "
         f"({PACKAGE}/{relative}). Pass baseline_path=, or rescale_with_baseline=False."
     )
+
+
+def _read_text(path) -> str:
+    """The UTF-8 text of a baseline file; any other encoding is an error naming the file and byte."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"baseline_path {os.fspath(path)}: not UTF-8 text (byte {err.start}: {data[err.start:err.start + 1]!r}); "
+                        "a baseline file is LAYER,P,R,F rows in UTF-8") from None
 
 
 def rescale(values, baseline):

@@ -73,8 +73,22 @@ def check_tokenizer_files(resolved: ResolvedModel) -> None:
 
 
 def check_tokenizer(tokenizer: Any, config: Any, resolved: ResolvedModel) -> None:
-    """Raise IncompleteModelError when the tokenizer is far smaller than the model's vocabulary."""
+    """Raise IncompleteModelError when the tokenizer does not fit the model's vocabulary.
+
+    Exact where the tokenizer's size is the file's: a WordPiece ``vocab.txt`` (without a
+    ``tokenizer.json``) has one token per line, and token ids are line numbers, so a file with
+    fewer (or more) lines than ``config.vocab_size`` is truncated or belongs to another model.
+    Otherwise (BPE, SentencePiece, ``tokenizer.json``, whose models may pad their embedding
+    table) only a tokenizer far smaller than the table is refused.
+    """
     expected = getattr(config, "vocab_size", None)
+    folder = Path(resolved.path)
+    wordpiece = (folder / "vocab.txt").is_file() and not (folder / "tokenizer.json").is_file()
+    if expected and wordpiece and getattr(tokenizer, "vocab_size", expected) != expected:
+        raise IncompleteModelError(
+            f"model folder {str(folder)!r}: vocab.txt has {tokenizer.vocab_size} tokens but config.json says vocab_size "
+            f"{expected}; the file is truncated or belongs to another model: download the model again"
+        )
     if expected and len(tokenizer) < MIN_VOCAB_FRACTION * expected:
         raise IncompleteModelError(
             f"the tokenizer of {resolved.name!r} ({resolved.path}) has {len(tokenizer)} tokens but the model has "
