@@ -20,7 +20,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # The install log is shown only when the install fails (setuptools notes that an editable install
 # of a package_dir layout is one, which is no news to anyone running make).
 INSTALL_LOG := $(VENV)/install.log
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg setup.py pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing nlgscore[test] into $(VENV) (log: $(INSTALL_LOG))"
 	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
@@ -30,9 +30,10 @@ $(STAMP): setup.cfg pyproject.toml
 
 install: $(STAMP)
 
-# Output: the scores of every line, the signature, and which files were scored.
+# Output: which files are scored, a header, the scores of every line, the signature.
 demo: $(STAMP)
 	@echo "Scoring $(DEMO_CANDS) against $(DEMO_REFS) (BERTScore, embedded MiniLM):"
+	@printf 'P\tR\tF1\n'
 	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs.

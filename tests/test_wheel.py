@@ -185,7 +185,8 @@ def test_make_demo_prints_the_scores_the_signature_and_the_files():
     done = run("make", "-s", "--no-print-directory", "demo", cwd=ROOT, timeout=300)
     lines = [line for line in done.stdout.splitlines() if not line.startswith("Installing nlgscore")]
     assert lines[0].startswith("Scoring examples/cands.txt against examples/refs.txt")
-    assert len(lines) == 2 + len((ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines())
-    assert all(len([float(v) for v in line.split("\t")]) == 3 for line in lines[1:-1])
+    assert lines[1].split("\t") == ["P", "R", "F1"]  # the columns' header
+    assert len(lines) == 3 + len((ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines())
+    assert all(len([float(v) for v in line.split("\t")]) == 3 for line in lines[2:-1])
     assert lines[-1].startswith("nlgscore:bertscore|") and " F1: " in lines[-1]
     assert done.stderr == ""  # no progress bars, no setuptools warnings
