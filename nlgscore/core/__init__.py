@@ -2,7 +2,9 @@
 
 ``base.py`` (the Scorer template: checks, reference flattening and aggregation, dedup, sharding),
 ``result.py`` (the one Result shape), ``signature.py``, ``inputs.py`` (argument checks),
-``batching.py`` (token-budget plans, OOM back-off, the device-and-budget policy), ``cache.py``
+``runtime.py`` (the one run-time policy: device, dtype, budgets, progress, accelerator),
+``loading.py`` (every model load, serialised and quiet), ``batching.py`` (token-budget plans, OOM
+back-off), ``cache.py``
 (text caches and content keys), ``models.py`` (resolving checkpoints), ``model_files.py``
 (checking a model folder's files), ``hub.py``, ``distributed.py`` (accelerate sharding), ``tables.py`` (constants as
 data), ``gemm.py`` (CPU linear kernels), ``extras.py`` (optional dependencies). Nothing here
