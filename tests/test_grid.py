@@ -1,6 +1,6 @@
 """The grid path of BERTScore (nlgscore.bertscore.grid): a chunk that is a utility matrix is
-matched in tiles of texts with one matmul per tile. Checked against pair-by-pair compute (one
-pair per call never takes the grid path), on the embedded MiniLM; nothing is mocked."""
+matched in tiles of texts with one matmul per tile. Checked against compute over the same pairs
+with the grid switched off (the pair path of greedy_match), on the embedded MiniLM; nothing is mocked."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ C = ["The cat sat on the mat.", "A cat was sitting on the mat.", "", "Stocks fel
 R = ["A cat sat on a mat.", "Markets dropped on Monday.", "The cat sat on the mat.", ""]
 
 
-def pair_by_pair(scorer, column):
-    with pytest.warns(UserWarning):  # the empty texts
-        return np.array([[scorer.compute([c], [r]).columns()[column][0] for r in R] for c in C])
+def pair_path(scorer, monkeypatch):
+    """Every column of compute over all (C, R) pairs, the grid switched off: {column: (C, R) array}."""
+    from nlgscore.bertscore import grid
+
+    with monkeypatch.context() as patch, pytest.warns(UserWarning):  # the empty texts warn
+        patch.setattr(grid, "MIN_DENSITY", float("inf"))
+        columns = scorer.compute([c for c in C for _ in R], [r for _ in C for r in R]).columns()
+    return {name: np.asarray(values).reshape(len(C), len(R)) for name, values in columns.items()}
 
 
 @pytest.mark.parametrize("tile", [None, 8])
@@ -22,19 +27,20 @@ def test_grid_equals_pair_by_pair_matching(minilm_scorer, monkeypatch, tile):
 
     if tile is not None:  # tiles of one or two texts: every tile boundary is crossed
         monkeypatch.setattr(grid, "TILE_TOKENS", tile)
+    expected = pair_path(minilm_scorer, monkeypatch)
     for column in ("precision", "recall", "f1"):
         with pytest.warns(UserWarning):
             got = minilm_scorer.matrix(C, R, column=column)
-        np.testing.assert_allclose(got, pair_by_pair(minilm_scorer, column), atol=1e-6, rtol=0)
+        np.testing.assert_allclose(got, expected[column], atol=1e-6, rtol=0)
 
 
-def test_grid_with_idf_weights():
+def test_grid_with_idf_weights(monkeypatch):
     from nlgscore.bertscore import BERTScorer
 
     scorer = BERTScorer(model_type="minilm", num_layers=4, idf_sents=C + R)
     with pytest.warns(UserWarning):
         got = scorer.matrix(C, R)
-    np.testing.assert_allclose(got, pair_by_pair(scorer, "f1"), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(got, pair_path(scorer, monkeypatch)["f1"], atol=1e-6, rtol=0)
 
 
 def test_dense_is_about_coverage():

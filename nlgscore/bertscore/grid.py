@@ -51,17 +51,48 @@ def grid_match(flat: Any, token_weights: Any, hyp_spans: List[Tuple[int, int]], 
     p = flat.new_zeros((len(hyp_spans), len(ref_spans)), dtype=torch.float32)
     r = torch.zeros_like(p)
     for h0, h1 in _tiles(hyp_spans):
+        hyp = _Side(hyp_spans[h0:h1], flat, token_weights)
         for r0, r1 in _tiles(ref_spans):
-            hyp, ref = hyp_spans[h0:h1], ref_spans[r0:r1]
-            hyp_rows, hyp_owner = _rows(hyp, flat.device)
-            ref_rows, ref_owner = _rows(ref, flat.device)
-            sim = flat[hyp_rows] @ flat[ref_rows].T  # (hyp tokens, ref tokens)
-            best_for_hyp = _segment_max(sim, ref, flat.device)  # (hyp tokens, ref texts)
-            best_for_ref = _segment_max(sim.T, hyp, flat.device)  # (ref tokens, hyp texts)
-            p[h0:h1, r0:r1] = _weighted_sums(best_for_hyp, token_weights[hyp_rows], hyp_owner, len(hyp))
-            r[h0:h1, r0:r1] = _weighted_sums(best_for_ref, token_weights[ref_rows], ref_owner, len(ref)).T
+            ref = _Side(ref_spans[r0:r1], flat, token_weights)
+            # two matmuls rather than one and its transpose: each side's gathers read contiguous rows
+            p[h0:h1, r0:r1] = hyp.weighted_sums(ref.segment_max(hyp.emb @ ref.emb.T))
+            r[h0:h1, r0:r1] = ref.weighted_sums(hyp.segment_max(ref.emb @ hyp.emb.T)).T
     f = 2 * p * r / (p + r)
     return p, r, f
+
+
+class _Side:
+    """The texts of one side of a tile: their token embeddings, and a ``(texts, longest)`` index
+    into their rows whose padding repeats the text's first token (harmless in a max, weighted 0
+    in a sum), so no mask has to be applied to the similarity blocks."""
+
+    def __init__(self, spans: List[Tuple[int, int]], flat: Any, token_weights: Any) -> None:
+        import torch
+
+        device = flat.device
+        lengths = torch.tensor([n for _, n in spans], device=device)
+        starts = torch.tensor([start for start, _ in spans], device=device)
+        rows = torch.cat([torch.arange(start, start + n, device=device) for start, n in spans])
+        self.emb = flat[rows]
+        local = torch.cumsum(lengths, 0) - lengths  # each text's first row in self.emb
+        positions = torch.arange(int(lengths.max()), device=device)
+        valid = positions[None, :] < lengths[:, None]
+        self.index = torch.where(valid, local[:, None] + positions[None, :], local[:, None])
+        weights = token_weights[torch.where(valid, starts[:, None] + positions[None, :], starts[:, None])].to(torch.float32)
+        weights = weights.masked_fill(~valid, 0.0)
+        # normalised per text first, then summed (greedy_match's order); a text weighing 0 gives
+        # NaN, which the caller turns into 0
+        self.scale = weights / weights.sum(dim=1, keepdim=True)
+
+    def segment_max(self, sim: Any) -> Any:
+        """``sim``'s columns are this side's tokens: each row's best match in each text, ``(rows, texts)``."""
+        return sim[:, self.index.reshape(-1)].view(sim.shape[0], *self.index.shape).amax(dim=-1)
+
+    def weighted_sums(self, best: Any) -> Any:
+        """``best``'s rows are this side's tokens: per text, its tokens' best values weighted, ``(texts, cols)``."""
+        import torch
+
+        return (best.to(torch.float32)[self.index] * self.scale[:, :, None]).sum(dim=1)
 
 
 def _tiles(spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
@@ -75,36 +106,3 @@ def _tiles(spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
     if spans:
         tiles.append((start, len(spans)))
     return tiles
-
-
-def _rows(spans: List[Tuple[int, int]], device: Any) -> Tuple[Any, Any]:
-    """The flat rows of ``spans``' tokens, and the index of the text each row belongs to."""
-    import torch
-
-    rows = torch.cat([torch.arange(start, start + n, device=device) for start, n in spans])
-    owner = torch.repeat_interleave(torch.arange(len(spans), device=device), torch.tensor([n for _, n in spans], device=device))
-    return rows, owner
-
-
-def _segment_max(sim: Any, spans: List[Tuple[int, int]], device: Any) -> Any:
-    """For each row of ``sim`` (columns = the tokens of ``spans``, in order), its max over each span."""
-    import torch
-
-    lengths = torch.tensor([n for _, n in spans], device=device)
-    starts = torch.cumsum(lengths, 0) - lengths
-    positions = torch.arange(int(lengths.max()), device=device)
-    valid = positions[None, :] < lengths[:, None]  # (texts, longest)
-    index = torch.where(valid, starts[:, None] + positions[None, :], 0)
-    gathered = sim[:, index.reshape(-1)].view(sim.shape[0], len(spans), -1)
-    return gathered.masked_fill(~valid, torch.finfo(sim.dtype).min).amax(dim=-1)
-
-
-def _weighted_sums(best: Any, weights: Any, owner: Any, texts: int) -> Any:
-    """Per text of the rows' side: sum of its rows' ``best`` times its normalised weights."""
-    import torch
-
-    weights = weights.to(torch.float32)
-    total = torch.zeros(texts, dtype=weights.dtype, device=weights.device).index_add_(0, owner, weights)
-    scale = weights / total[owner]  # a text weighing 0 gives NaN here, 0 after the caller's nan_to_num
-    out = torch.zeros((texts, best.shape[1]), dtype=torch.float32, device=best.device)
-    return out.index_add_(0, owner, best.to(torch.float32) * scale[:, None])
