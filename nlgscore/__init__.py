@@ -46,12 +46,14 @@ def evaluate_module(name: str) -> str:
     >>> evaluate_module("bleu")
     Traceback (most recent call last):
     ...
-    ValueError: no evaluate module named 'bleu'; shipped: bartscore, bertscore, prism
+    nlgscore.core.errors.ArgumentError: no evaluate module named 'bleu'; shipped: bartscore, bertscore, prism
     """
+    from nlgscore.core.errors import ArgumentError
+
     folder = Path(import_module("nlgscore.evaluate_modules").__file__).parent
     shipped = sorted(p.parent.name for p in folder.glob("*/*.py") if p.stem == p.parent.name)
     if name not in shipped:
-        raise ValueError(f"no evaluate module named {name!r}; shipped: {', '.join(shipped)}")
+        raise ArgumentError(f"no evaluate module named {name!r}; shipped: {', '.join(shipped)}")
     return str(folder / name)
 
 
