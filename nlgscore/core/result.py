@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.core.signature import Signature
 
 
@@ -61,7 +62,7 @@ class Result:
         column = self._values[self.primary]
         if column.ndim == 2:
             if self.layer is None:
-                raise ValueError("this result has one score per layer and item: pick a layer")
+                raise ArgumentError("this result has one score per layer and item: pick a layer (Result.layer)")
             column = column[self.layer]
         return column.tolist()
 
