@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from nlgscore.core.base import Scorer
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import cached_scorer, metric_prefix
 
 IGNORE_INDEX = -100  # what transformers puts in labels (and gathered predictions) to be ignored
@@ -57,7 +58,7 @@ def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
     for row in rows:
         array = np.asarray(row)
         if array.dtype.kind == "f":  # logits instead of ids: the Trainer was not generating
-            raise ValueError(
+            raise ArgumentError(
                 "predictions are floating-point logits, not generated token ids; use "
                 "Seq2SeqTrainingArguments(predict_with_generate=True)"
             )
@@ -71,11 +72,11 @@ class GenerationMetrics:
 
     def __init__(self, tokenizer: Any, metric: Union[str, Scorer], prefix: Optional[str], options: Dict[str, Any]) -> None:
         if tokenizer is None or not hasattr(tokenizer, "batch_decode"):
-            raise TypeError("tokenizer must be a transformers tokenizer (with batch_decode)")
+            raise ArgumentTypeError("tokenizer must be a transformers tokenizer (with batch_decode)")
         if not isinstance(metric, (str, Scorer)):
-            raise TypeError(f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}")
+            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}")
         if isinstance(metric, Scorer) and options:
-            raise ValueError(f"options {sorted(options)} only apply to a metric given as a spec string")
+            raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if isinstance(metric, str) and _caches_embeddings(metric):
             options.setdefault("cache_references", True)
             options.setdefault("cache_candidates", True)
@@ -100,7 +101,7 @@ class GenerationMetrics:
         if pad is None:
             pad = self.tokenizer.eos_token_id
         if pad is None:
-            raise ValueError("the tokenizer has neither a pad nor an eos token to restore -100 to")
+            raise ArgumentError("the tokenizer has neither a pad nor an eos token to restore -100 to")
         rows = restore_padding(ids, pad)
         if not rows:  # a zero-row batch: transformers 5 decodes [] as [''], a phantom empty pair
             return []
@@ -109,7 +110,7 @@ class GenerationMetrics:
     def score(self, predictions: Sequence[str], references: Sequence[str]) -> Dict[str, float]:
         """Mean of each score column over the pairs (``{}`` and a warning for an empty evaluation set)."""
         if len(predictions) != len(references):
-            raise ValueError(f"got {len(predictions)} predictions for {len(references)} references")
+            raise ArgumentError(f"got {len(predictions)} predictions for {len(references)} references")
         sep = "_" if self.prefix else ""
         if not predictions:
             warnings.warn("compute_metrics got an empty evaluation set; no scores", stacklevel=3)
