@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Mapping
 
+from nlgscore.core.errors import ArgumentError
+
 FIELD_SEP = "|"
 KEY_SEP = ":"
 # One spelling per setting across metrics: model, revision, max_length, multiref, dtype, tok.
@@ -96,7 +98,7 @@ class Signature(Mapping[str, str]):
         """Inverse of ``str()``: read a signature string back."""
         pairs = [field.split(KEY_SEP, 1) for field in text.split(FIELD_SEP)]
         if not pairs or any(len(pair) != 2 for pair in pairs) or pairs[0][0] != "nlgscore":
-            raise ValueError(f"not an nlgscore signature: {text!r}")
+            raise ArgumentError(f"not an nlgscore signature: {text!r}")
         sig = cls.__new__(cls)
         sig._items = {key: value for key, value in pairs}
         return sig
