@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 
@@ -46,7 +47,7 @@ class BERTScoreResult(Result):
         """Heat-map of pair ``i`` at the chosen layer: token similarities, greedy matches, idf
         weights (needs matplotlib); see :func:`nlgscore.bertscore.plot.plot_pair`."""
         if self._source is None:
-            raise ValueError("this result does not keep its inputs (it was not returned by BERTScorer)")
+            raise ArgumentError("this result does not keep its inputs (it was not returned by BERTScorer)")
         from nlgscore.bertscore.plot import plot_pair
 
         scorer, cands, refs = self._source
