@@ -19,6 +19,8 @@ import math
 from collections import Counter
 from typing import Iterable, Sequence
 
+from nlgscore.core.errors import ArgumentError
+
 
 def idf_table(documents: Sequence[Sequence[int]], vocab_size: int):
     """A float32 tensor indexed by token id holding the smoothed idf of ``documents``."""
@@ -26,7 +28,7 @@ def idf_table(documents: Sequence[Sequence[int]], vocab_size: int):
 
     m = len(documents)
     if m == 0:
-        raise ValueError("idf needs at least one reference sentence (idf_sents or references is empty)")
+        raise ArgumentError("idf needs at least one reference sentence (idf_sents or references is empty)")
     counts = Counter()
     for ids in documents:
         counts.update(set(ids))
