@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import pyplot as _pyplot
 
 MAX_ANNOTATED = 30  # tokens per side up to which each cell shows its value
@@ -80,12 +81,12 @@ def plot_pair(scorer: Any, cand: str, ref: Union[str, Sequence[str]], path: Opti
     """
     refs = [ref] if isinstance(ref, str) else list(ref)
     if not refs or not all(isinstance(r, str) for r in refs):
-        raise TypeError("ref must be a string or a non-empty list of strings")
+        raise ArgumentTypeError("ref must be a string or a non-empty list of strings")
     ref, result = _best_reference(scorer, cand, refs)
     data = pair_matrix(scorer, cand, ref)
     sim = data["sim"]
     if sim.size == 0:
-        raise ValueError("nothing to draw: the candidate or the reference is empty")
+        raise ArgumentError("nothing to draw: the candidate or the reference is empty")
     plt = _pyplot()
     n_rows, n_cols = sim.shape
     show_w = bool(getattr(scorer, "idf", False))
