@@ -36,7 +36,7 @@ from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit
 from nlgscore.meta.scoring import system_scores
 from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
 from nlgscore.meta.wmt import darr_outcomes, pearson, williams_test_scores
-from nlgscore.meta.wmt21 import HUMAN, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
+from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
 
 PathLike = Union[str, "os.PathLike[str]"]
 SUMMEVAL_FILE = "sum-summeval.jsonl"
@@ -176,11 +176,10 @@ def wmt21(
             outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
             common = dict(dataset=dataset, metric=name, signature=signature)
             table.rows += run.darr_rows(items.outcomes, **common)
-            table.rows += [
-                run.row(pearson, (items.seg_raw, items.seg_metric), level="segment", measure="pearson-raw", **common),
-                run.row(pearson, (items.seg_human, items.seg_metric), level="segment", measure="pearson-z", **common),
-                Row(value=pearson(items.sys_human, items.sys_metric), level="system", measure="pearson-z", **common),
-            ]
+            table.rows += [  # bootstrap CIs over segments; a system-level r gets none (19 systems)
+                run.row(pearson, m.items(items), level=m.level, measure=m.measure, **common) if m.level == "segment"
+                else Row(value=pearson(*m.items(items)), level=m.level, measure=m.measure, **common)
+                for m in WMT21_PEARSON]
     human = " incl. HUMAN (ref.B)" if include_human else ""
     table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
                        f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")

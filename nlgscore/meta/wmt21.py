@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -268,11 +268,26 @@ def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optio
     return Wmt21Items(judgments.raw[judged], judgments.z[judged], scores[judged], outcomes, judgments.sys_z, system)
 
 
+@dataclass(frozen=True)
+class Wmt21Measure:
+    """One Pearson measure of WMT21 DA: the items it correlates and the calibration key it fills."""
+
+    level: str
+    measure: str
+    items: Callable[[Wmt21Items], Tuple[np.ndarray, np.ndarray]]
+    key: Optional[str] = None  # name in ``wmt21_measures`` (layer calibration), if it is one of those
+
+
+# The one definition of the WMT21 Pearson measures: the task's rows and the calibration read it.
+WMT21_PEARSON = (
+    Wmt21Measure("segment", "pearson-raw", lambda items: (items.seg_raw, items.seg_metric)),
+    Wmt21Measure("segment", "pearson-z", lambda items: (items.seg_human, items.seg_metric), "seg_pearson"),
+    Wmt21Measure("system", "pearson-z", lambda items: (items.sys_human, items.sys_metric), "sys_pearson"),
+)
+
+
 def wmt21_measures(items: Wmt21Items, ties: str = "discordant") -> Dict[str, float]:
     """``seg_pearson`` (DA z), ``seg_tau`` (daRR from DA), ``ties`` (share) and ``sys_pearson``."""
-    return {
-        "seg_pearson": pearson(items.seg_human, items.seg_metric),
-        "seg_tau": tau_from_outcomes(items.outcomes, ties),
-        "ties": float(np.mean(items.outcomes == 0)),
-        "sys_pearson": pearson(items.sys_human, items.sys_metric),
-    }
+    values = {m.key: pearson(*m.items(items)) for m in WMT21_PEARSON if m.key}
+    return {"seg_pearson": values["seg_pearson"], "seg_tau": tau_from_outcomes(items.outcomes, ties),
+            "ties": float(np.mean(items.outcomes == 0)), "sys_pearson": values["sys_pearson"]}
