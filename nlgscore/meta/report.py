@@ -78,14 +78,17 @@ def _interval(row: Row) -> str:
 
 
 def format_table(rows: Sequence[Row]) -> str:
-    """Fixed-width text table, one line per row.
+    """Fixed-width text table, one line per row (the CI column only when some row has an interval).
 
     >>> print(format_table([Row("kk-en", "chrf", "segment", "tau", 0.322985, 0.31, 0.34)]))
     dataset  level    measure  metric  value   95% CI
     kk-en    segment  tau      chrf    0.3230  [0.3100, 0.3400]
     """
     header = ("dataset", "level", "measure", "metric", "value", "95% CI")
-    return text_table(header, [(r.dataset, r.level, r.measure, r.metric, f"{r.value:.4f}", _interval(r)) for r in rows])
+    lines = [(r.dataset, r.level, r.measure, r.metric, f"{r.value:.4f}", _interval(r)) for r in rows]
+    if not any(line[-1] for line in lines):  # no intervals at all (--bootstrap 0, WMT22-25 measures)
+        header, lines = header[:-1], [line[:-1] for line in lines]
+    return text_table(header, lines)
 
 
 def text_table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
