@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.errors import ArgumentTypeError, NlgscoreError
 from nlgscore.core.tables import table
 
 # The packaged model (the "embedded" extra) that works offline: suggested when a BERTScore model is not available.
@@ -117,7 +117,7 @@ def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None, flag
 
 def _resolve(model: Union[str, os.PathLike], revision: Optional[str]) -> ResolvedModel:
     if not isinstance(model, (str, os.PathLike)) or not str(model).strip():
-        raise TypeError(f"model must be a Hub id, a folder or an alias, got {model!r}")
+        raise ArgumentTypeError(f"model must be a Hub id, a folder or an alias, got {model!r}")
     text = str(model)
     aliases = table("aliases")
     if text in aliases and not text.startswith("_"):
