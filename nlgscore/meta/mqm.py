@@ -51,6 +51,11 @@ class _Human:
         self.sys = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
         self.common = rated.all(axis=0)  # SPA compares systems on the segments every one was rated on
         self.signs = stats.permutation_signs(int(self.common.sum())) if self.common.any() else None
+        self.p_values = stats.pairwise_p_values(self.seg[:, self.common], self.signs) if self.common.any() else None
+
+    def spa(self, metric: np.ndarray) -> float:
+        """SPA of a metric's ``(systems, segments)`` scores (the human p-values are computed once)."""
+        return stats.spa_from_p_values(self.p_values, stats.pairwise_p_values(metric[:, self.common], self.signs))
 
 
 def _metric_rows(human: _Human, seg: Optional[np.ndarray], system: np.ndarray, **common: str) -> Tuple[List[Row], Dict[str, Any]]:
@@ -62,7 +67,7 @@ def _metric_rows(human: _Human, seg: Optional[np.ndarray], system: np.ndarray, *
     keep: Dict[str, Any] = {"system": system}
     if seg is not None:
         if human.signs is not None:
-            values[("system", "spa")] = stats.soft_pairwise_accuracy(human.seg[:, human.common], seg[:, human.common], human.signs)
+            values[("system", "spa")] = human.spa(seg)
         for method in ("pearson", "kendall"):
             values[("segment", method)] = stats.correlation(human.seg, seg, method)
             values[("segment", f"{method}-item")] = stats.correlation(human.seg, seg, method, by_item=True)
@@ -80,11 +85,12 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
     """Cluster ranks per measure from pairwise permutation tests (mtme CompareMetrics + AssignRanks)."""
     value = {(r.metric, r.level, r.measure): r.value for r in table.rows if r.dataset == dataset}
     rated = ~np.isnan(human.seg)
-    tests = {
-        ("system", "pearson"): lambda k: (lambda v: stats.CORRELATIONS["pearson"](human.sys, v), "system", np.ones(len(human.sys), bool)),
-        ("system", "accuracy"): lambda k: (lambda v: stats.pairwise_accuracy(human.sys, v), "system", np.ones(len(human.sys), bool)),
-        ("system", "spa"): lambda k: (lambda m: stats.soft_pairwise_accuracy(human.seg[:, human.common], m[:, human.common], human.signs), "seg", rated),
-        ("segment", "pearson"): lambda k: (lambda m: stats.correlation(human.seg, m), "seg", rated),
+    every_system = np.ones(len(human.sys), bool)
+    tests = {  # measure -> (statistic of one metric's scores, which scores, the cells resampled)
+        ("system", "pearson"): (lambda v: stats.CORRELATIONS["pearson"](human.sys, v), "system", every_system),
+        ("system", "accuracy"): (lambda v: stats.pairwise_accuracy(human.sys, v), "system", every_system),
+        ("system", "spa"): (human.spa, "seg", rated),
+        ("segment", "pearson"): (lambda m: stats.correlation(human.seg, m), "seg", rated),
     }
     lines = []
     for level, measure in (*tests, ("segment", "acc-t")):
@@ -95,12 +101,11 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
         p = np.zeros((len(names), len(names)))
         for i, j in ((i, j) for i in range(len(names)) for j in range(i + 1, len(names))):
             a, b = kept[names[i]], kept[names[j]]
-            if measure == "acc-t":
-                pairs = a["pairs"]
-                p[i, j] = stats.pairs_permutation_test(stats._outcomes(pairs, a["epsilon"]), stats._outcomes(b["pairs"], b["epsilon"]),
-                                                       pairs.weight, resamples, seed)
+            if measure == "acc-t":  # each metric's pairwise outcomes at its own epsilon (WMT23/24 "pairs" test)
+                outcomes = [stats.pair_outcomes(m["pairs"], m["epsilon"]) for m in (a, b)]
+                p[i, j] = stats.pairs_permutation_test(*outcomes, a["pairs"].weight, resamples, seed)
             else:
-                statistic, key, mask = tests[level, measure](None)
+                statistic, key, mask = tests[level, measure]
                 p[i, j] = stats.permutation_test(statistic, a[key], b[key], mask, resamples, seed)
         ranks = stats.cluster_ranks(p)
         lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))

@@ -142,7 +142,11 @@ def soft_pairwise_accuracy(human: np.ndarray, metric: np.ndarray, signs: np.ndar
     >>> soft_pairwise_accuracy(h, 10 * h + 1, permutation_signs(4, 200))
     1.0
     """
-    p_human, p_metric = pairwise_p_values(human, signs), pairwise_p_values(metric, signs)
+    return spa_from_p_values(pairwise_p_values(human, signs), pairwise_p_values(metric, signs))
+
+
+def spa_from_p_values(p_human: np.ndarray, p_metric: np.ndarray) -> float:
+    """1 - mean over system pairs (upper triangle) of |p_human - p_metric| (pce.compute_one_minus_pce)."""
     upper = np.triu_indices(p_human.shape[0], 1)
     return float(1.0 - np.mean(np.abs(p_human - p_metric)[upper]))
 
@@ -181,7 +185,7 @@ def item_pairs(human: np.ndarray, metric: np.ndarray) -> ItemPairs:
     return ItemPairs(np.concatenate(signs), np.concatenate(diffs), item, weight)
 
 
-def _outcomes(pairs: ItemPairs, epsilon: float) -> np.ndarray:
+def pair_outcomes(pairs: ItemPairs, epsilon: float) -> np.ndarray:
     """1 where the pair counts for acc_eq at ``epsilon``: metric tie (|diff| <= eps) with a human
     tie, or no metric tie and the same order as humans; 0 otherwise (mtme ``acc_23``)."""
     tied = np.abs(pairs.metric_diff) <= epsilon
@@ -198,7 +202,7 @@ def acc_eq(human: np.ndarray, metric: np.ndarray, epsilon: float = 0.0) -> float
     if epsilon < 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     pairs = item_pairs(human, metric)
-    return pairs.accuracy(_outcomes(pairs, epsilon))
+    return pairs.accuracy(pair_outcomes(pairs, epsilon))
 
 
 def tie_calibration(pairs: ItemPairs) -> Tuple[float, float]:
@@ -208,8 +212,8 @@ def tie_calibration(pairs: ItemPairs) -> Tuple[float, float]:
     WMT23/24 acc-t tasks); the smallest epsilon among equal maxima wins (``nanargmax``).
     """
     gaps = np.abs(pairs.metric_diff)
-    base = _outcomes(pairs, -1.0) * pairs.weight  # no pair tied (0-gap pairs are handled by the gain)
-    gain = (_outcomes(pairs, np.inf) * pairs.weight) - base  # change when the pair becomes a tie
+    base = pair_outcomes(pairs, -1.0) * pairs.weight  # no pair tied (0-gap pairs are handled by the gain)
+    gain = (pair_outcomes(pairs, np.inf) * pairs.weight) - base  # change when the pair becomes a tie
     order = np.argsort(gaps, kind="stable")
     gaps, totals = gaps[order], base.sum() + np.cumsum(gain[order])
     last = np.r_[gaps[1:] != gaps[:-1], True]  # a threshold ties every pair with that gap
@@ -217,7 +221,7 @@ def tie_calibration(pairs: ItemPairs) -> Tuple[float, float]:
     if thresholds[0] > 0:
         thresholds, values = np.r_[0.0, thresholds], np.r_[base.sum(), values]
     best = float(thresholds[int(np.argmax(values))])
-    return pairs.accuracy(_outcomes(pairs, best)), best  # exact item means, not the running sum
+    return pairs.accuracy(pair_outcomes(pairs, best)), best  # exact item means, not the running sum
 
 
 def acc_t(human: np.ndarray, metric: np.ndarray) -> Tuple[float, float]:
