@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict
 
-from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, fail, positive_int, progress_enabled, runtime_settings
+from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, positive_int, progress_enabled, runtime_settings
 from nlgscore.cli.output import emit, output_format
 from nlgscore.meta.descriptors import DESCRIPTORS, Descriptor
 from nlgscore.meta.resample import DEFAULT_SEED
@@ -87,8 +87,6 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     from nlgscore.meta.precomputed import parse_scores_option
 
     descriptor: Descriptor = args.descriptor
-    if not args.metric and not args.scores:
-        fail("give at least one --metric SPEC or --scores NAME=FILE")
     check_device(args.device)
     cache = None if args.no_cache else ScoreCache(args.cache or default_cache())
     scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)

@@ -190,7 +190,8 @@ def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[
         raise ArgumentTypeError(f"scores must map a metric name to a score file, got {scores!r}")
     sources = [(spec, None) for spec in specs] + [(name, path) for name, path in (scores or {}).items()]
     if not sources:
-        raise ArgumentError("give at least one metric spec (metrics=, --metric) or score file (scores=, --scores)")
+        raise ArgumentError("give at least one metric to evaluate: metrics=[SPEC] or scores={NAME: FILE} "
+                            "(command line: at least one --metric SPEC or --scores NAME=FILE)")
     names = [name for name, _ in sources]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
