@@ -189,3 +189,33 @@ def test_loading_bar_only_with_progress(capfd):
     assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
     BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", progress=True)
     assert "Loading weights" in capfd.readouterr().err
+
+
+def test_cpu_kernel_choice_is_per_dtype(monkeypatch):
+    """A bfloat16 load chooses its own linear kernel; it never changes the float32 models' choice,
+    and float16 always takes F.linear."""
+    import torch
+    import torch.nn.functional as F
+
+    from nlgscore.core import gemm, runtime
+
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
+    monkeypatch.setitem(gemm._CHOICE, "kernel", "mkl")
+    monkeypatch.setitem(gemm._CHOICES["bfloat16"], "kernel", "onednn")
+    x, w = torch.randn(37, 64), torch.randn(16, 64)
+    with torch.inference_mode():
+        assert gemm.bucketed_rows(37, x, w) == 37  # float32: MKL, no row bucket
+        assert gemm.bucketed_rows(37, x.half(), w.half()) == 37
+        if gemm.onednn_available("bfloat16"):
+            assert gemm.bucketed_rows(37, x.bfloat16(), w.bfloat16()) == gemm.ROW_BUCKET
+        out, expected = gemm.linear(x.bfloat16(), w.bfloat16(), activation="gelu").float(), F.gelu(F.linear(x, w))
+        assert out.shape == (37, 16) and (out - expected).abs().max() <= 0.02 * (1 + expected.abs().max())
+    # A CPU without native bf16 cannot be had here: the detection is patched (only that).
+    monkeypatch.setattr(runtime, "cpu_native_bf16", lambda: False)
+    gemm.onednn_available.cache_clear()
+    try:
+        assert not gemm.onednn_available("bfloat16")
+        with torch.inference_mode():  # F.linear, whatever an earlier load chose
+            assert gemm.bucketed_rows(37, x.bfloat16(), w.bfloat16()) == 37
+    finally:
+        gemm.onednn_available.cache_clear()

@@ -239,8 +239,7 @@ def _onednn_chosen(dtype: str = "float32") -> bool:
     the packed encoder and the LM head follow the choice too, not only the swapped modules."""
     if _forced() is not None:
         return onednn_available(dtype)  # False when forced off
-    kernel = _CHOICES[dtype].get("kernel")
-    return onednn_available(dtype) if kernel is None else kernel == "onednn"
+    return _CHOICES[dtype].get("kernel") in (None, "onednn") and onednn_available(dtype)
 
 
 def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
