@@ -151,3 +151,21 @@ def test_short_names_and_bartscore_directions_from_one_pass(tmp_path):
     for direction, values in got.items():
         expected = scorer.compute(hyps, references=refs, direction=direction)
         np.testing.assert_allclose(values, expected.columns()[expected.primary], rtol=0, atol=1e-6)
+
+
+def test_export_scores_of_wmt21_and_summeval_read_back(tmp_path, capsys):
+    folder = _wmt21(tmp_path / "wmt21-xx-en")
+    export = tmp_path / "export"
+    base = ["meta", "wmt21", "--data", str(folder), "--bootstrap", "0", "--no-cache", "--quiet", "--json"]
+    assert main(base + ["--metric", "chrf", "--export-scores", str(export)]) == 0
+    first = json.loads(capsys.readouterr().out)["results"]
+    assert sorted(p.name for p in export.iterdir()) == ["chrf-refA.seg.score", "chrf-refA.sys.score", "chrf.jsonl"]
+    assert len((export / "chrf.jsonl").read_text().splitlines()) == 12  # 3 systems x 4 segments, as scored
+    assert main(base + ["--scores", f"chrf={export / 'chrf-refA.seg.score'}"]) == 0
+    again = json.loads(capsys.readouterr().out)["results"]
+    assert [(r["measure"], r["value"]) for r in again] == [(r["measure"], r["value"]) for r in first]
+    path = tmp_path / "sum-summeval.jsonl"
+    path.write_text("".join(json.dumps(_summeval_doc(d, [REFS[d]])) + "\n" for d in range(3)), encoding="utf-8")
+    assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "0", "--no-cache",
+                 "--quiet", "--export-scores", str(tmp_path / "summ")]) == 0
+    assert (tmp_path / "summ" / "chrf-refmax.seg.score").read_text().count("\n") == 12  # 4 systems x 3 documents

@@ -95,7 +95,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     options[descriptor.resampling] = getattr(args, descriptor.resampling)
     options[descriptor.data_param] = args.data
     options.update({o.param: getattr(args, o.param) for o in descriptor.options})
-    if descriptor.name == "mqm":
+    if descriptor.systems:
         options["export_scores"] = args.export_scores
     return options
 

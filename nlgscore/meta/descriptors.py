@@ -48,6 +48,7 @@ class Descriptor:
     scores_help: str
     resampling: str = "bootstrap"  # "bootstrap" (CIs, paired bootstrap) or "permutations" (WMT significance)
     options: Tuple[Option, ...] = ()
+    systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
 
 
 _TIES = Option(("--ties",), "ties", "a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
@@ -66,7 +67,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         _tasks.wmt19, "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
         'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
         options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
-                        dict(action="append", default=None)), _TIES)),
+                        dict(action="append", default=None)), _TIES), systems=False),
     Descriptor(
         "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
         "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "

@@ -29,7 +29,7 @@ from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import loaders, precomputed
 from nlgscore.meta.alignment import check_alignment
 from nlgscore.meta.engine import Scorers, short_name
-from nlgscore.meta.mtme import is_mtme_file, read_mtme
+from nlgscore.meta.mtme import is_mtme_file, read_mtme, write_mtme
 from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
@@ -138,7 +138,7 @@ def wmt21(
     scores: Optional[Mapping[str, Any]] = None, *, folder: Optional[PathLike] = None, reference: str = "A",
     include_human: bool = False, ties: str = "discordant", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
     limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, repeats: str = "error",
+    scorers: Optional[Scorers] = None, repeats: str = "error", export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
@@ -168,6 +168,8 @@ def wmt21(
                 flat, signature = scorers.score(name, hyps, refs, data.src[:n] * len(systems))
                 seg = np.array(flat).reshape(len(systems), n)
                 sys_values, how = system_scores(name, outputs, data.ref[:n], seg)
+                if export_scores is not None:
+                    write_mtme(export_scores, name, reference, dict(zip(systems, seg.tolist())), dict(zip(systems, sys_values)))
                 signature = f"{signature}|{how}"
             else:
                 seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
@@ -224,7 +226,7 @@ def summeval(
     data_dir: Optional[PathLike] = None, metrics: Sequence[str] = (), scores: Optional[Mapping[str, PathLike]] = None,
     *, aspects: Optional[Sequence[str]] = None, refs: str = "max", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
     limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
+    scorers: Optional[Scorers] = None, export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
 
@@ -258,6 +260,9 @@ def summeval(
                 flat, signature = scorers.score(name, hyps, ref_texts, srcs)
                 metric = _combine(np.array(flat).reshape(n_docs, len(data.systems), n_refs), refs)
                 signature = f"{signature}|refs:{refs}"
+                if export_scores is not None:  # items are documents; a system's score is its mean over them
+                    write_mtme(export_scores, name, None if refs == "first" else f"{refs}", dict(zip(data.systems, metric.T.tolist())),
+                               dict(zip(data.systems, metric.mean(axis=0).tolist())))
             else:
                 metric = precomputed.read_summeval_scores(path, data.ids, data.systems)[:n_docs]
                 signature = f"scores:{Path(path).name}"
