@@ -43,3 +43,23 @@ def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
     assert len(printed) == 2 and len(single) == 5
     for scores in printed:  # every process holds every score, in input order
         assert scores == pytest.approx(single, abs=1e-6)
+
+
+def test_cli_output_under_torchrun_rank_zero_writes_every_row(tmp_path):
+    """``nlgscore score ... -o`` on two processes: the windows are split, rank 0 writes all rows."""
+    import nlgscore
+
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    out = tmp_path / "scores.tsv"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+    cmd = [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "nlgscore", "score", "bertscore:minilm:L2",
+           "-c", "examples/cands.txt", "-r", "examples/refs.txt", "-o", str(out), "--window", "2", "--no-progress"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("f1: ") == 1  # one summary line: rank 0's
+    cands = (ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines()
+    refs = (ROOT / "examples" / "refs.txt").read_text(encoding="utf-8").splitlines()
+    want = nlgscore.load("bertscore:minilm:L2").compute(cands, references=refs).columns()["f1"]
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert rows[0] == "precision\trecall\tf1" and len(rows) == len(cands) + 1
+    assert [float(row.split("\t")[2]) for row in rows[1:]] == pytest.approx(want, abs=1e-6)

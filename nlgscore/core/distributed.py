@@ -84,6 +84,22 @@ def active_state(accelerator: Any = None) -> Any:
     return state if state.num_processes > 1 else None
 
 
+def broadcast_from_main(value: Any, accelerator: Any = None) -> Any:
+    """``value`` as the main process has it, on every process (itself on a single process).
+
+    >>> broadcast_from_main(3)
+    3
+    """
+    state = active_state(accelerator)
+    if state is None:
+        return value
+    from accelerate.utils import broadcast_object_list
+
+    box = [value if state.is_main_process else None]
+    broadcast_object_list(box, from_process=0)
+    return box[0]
+
+
 def shard(n: int, fn: Callable[[List[int]], Sequence[Any]], accelerator: Any = None) -> List[Any]:
     """Run ``fn(indices)`` on this process's share of ``range(n)``; return all ``n`` results in order.
 

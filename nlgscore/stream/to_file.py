@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.distributed import broadcast_from_main
+from nlgscore.core.errors import ArgumentError, DataError, NlgscoreError
 from nlgscore.core.resumable import ResumableOutput
 from nlgscore.stream.readers import Inputs
 from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
@@ -122,7 +123,9 @@ def score_to_file(
 ) -> Summary:
     """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
 
-    ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
+    In a launched multi-process run (torchrun, accelerate launch) every process calls this with
+    the same arguments and scores its share of each window; only the one with ``writer=True``
+    (rank 0) writes. ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
     the scorer's signature, the window, the format and the input files' size and SHA-256 are
     always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
     writing (the non-zero ranks of a multi-process run, which take part in every window).
@@ -131,8 +134,14 @@ def score_to_file(
     check_streamable(scorer)
     fmt = output_format(path, format)
     identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
-    out = ResumableOutput(path, identity, restart=restart) if writer else None
-    done = out.done if out is not None else 0
+    out, problem = None, None
+    if writer:
+        try:
+            out = ResumableOutput(path, identity, restart=restart)
+        except NlgscoreError as err:
+            problem = err
+    # Every process of a multi-process run scores the same windows: all start where the writer resumes.
+    done = _agree(problem, out.done if out is not None else 0)
     state: Dict[str, Any] = dict(out.state) if out is not None else {}
     digest, sums = RowDigest(), dict(state.get("sums", {}))
     resumed_at = done
@@ -141,11 +150,11 @@ def score_to_file(
     for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
         digest.update([row])
         skipped += 1
-    if done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
-        raise DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+    if out is not None and done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
+        problem = DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+    kernel = _agree(problem, state.get("kernel") or _kernel_in_use(scorer))
     from tqdm.auto import tqdm
 
-    kernel = state.get("kernel") or _kernel_in_use(scorer)
     with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc="scoring", unit="item") as bar:
         for chunk in chunks(rows, window):
             result = score_chunk(scorer, chunk, inputs, **options)
@@ -162,6 +171,17 @@ def score_to_file(
     if out is not None:
         out.finish()
     return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), sums, done, resumed_at)
+
+
+def _agree(problem: Optional[Exception], value: Any) -> Any:
+    """The writer's ``value`` on every process, or its ``problem`` raised on every process (none
+    waits for a writer that stopped)."""
+    agreed, message = broadcast_from_main((value, str(problem) if problem else None))
+    if problem is not None:
+        raise problem
+    if message is not None:
+        raise ArgumentError(message)
+    return agreed
 
 
 def _kernel_in_use(scorer: Any) -> Optional[str]:
