@@ -20,8 +20,10 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from nlgscore.meta.files import write_atomic
-from nlgscore.meta.scoring import segment_scores
+from nlgscore.meta.scoring import segment_scores, system_scores
 
 PathLike = Union[str, "os.PathLike[str]"]
 # The BARTScore directions one direction="f" call provides (its columns), and how.
@@ -74,13 +76,13 @@ class ScoreCache:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None  # absent or unreadable (a crash mid-write leaves no file: writes are atomic)
-        if record.get("spec") != spec or len(record.get("scores", ())) != len(hyps):
+        if record.get("spec") != spec or record.get("items") != len(hyps):
             return None
         self.hits += 1
         return [float(v) for v in record["scores"]], str(record["signature"])
 
     def put(self, spec: str, key: str, hyps, refs, srcs, scores: Sequence[float], signature: str) -> None:
-        record = {"spec": spec, "signature": signature, "scores": [float(v) for v in scores]}
+        record = {"spec": spec, "items": len(hyps), "signature": signature, "scores": [float(v) for v in scores]}
         write_atomic(self._path(spec, key, hyps, refs, srcs), json.dumps(record))
 
 
@@ -150,6 +152,22 @@ class Scorers:
         if self.scored is not None:
             self.scored.append((spec, list(hyps), list(refs), None if srcs is None else list(srcs), list(scores)))
         return scores, signature
+
+    def system_scores(self, spec: str, outputs: Sequence[Sequence[str]], refs: Sequence[str],
+                      segment: np.ndarray) -> Tuple[List[float], str]:
+        """``nlgscore.meta.scoring.system_scores`` with the corpus scores (chrF, BLEU) cached too."""
+        from nlgscore.meta.baselines import CORPUS_METRICS
+
+        if self.cache is None or spec.lower() not in CORPUS_METRICS:
+            return system_scores(spec, outputs, refs, segment)
+        flat = [line for lines in outputs for line in lines]
+        key, name = self._expected_signature(spec), f"{spec}|system:corpus"
+        hit = self.cache.get(name, key, flat, list(refs) * len(outputs), None)
+        if hit is not None:
+            return hit[0], "system:corpus"
+        values, how = system_scores(spec, outputs, refs, segment)
+        self.cache.put(name, key, flat, list(refs) * len(outputs), None, values, how)
+        return values, how
 
     def _expected_signature(self, spec: str) -> str:
         """The signature the scores will carry, before scoring: a one-line probe for a string metric,

@@ -30,7 +30,6 @@ from nlgscore.meta.ratings import RatingsFolder, load_ratings
 from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.runner import MetaTable, Run, check_limit, keep_finished, sources_of
-from nlgscore.meta.scoring import system_scores
 
 PathLike = Union[str, "os.PathLike[str]"]
 # (level, measure) -> how it is computed; the order of the table's rows.
@@ -171,7 +170,7 @@ def mqm(
             if file is None:
                 flat, signature = scorers.score(name, hyps, data.ref[:n] * len(systems), data.src[:n] * len(systems))
                 seg = np.array(flat).reshape(len(systems), n)
-                system, how = system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
+                system, how = scorers.system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
                 system, signature = np.array(system), f"{signature}|{how}"
                 for target in (export_mtme, export_scores):
                     _export(target, name, data.reference, systems, seg, system)

@@ -33,7 +33,6 @@ from nlgscore.meta.mtme import is_mtme_file, read_mtme, write_mtme
 from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
-from nlgscore.meta.scoring import system_scores
 from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
 from nlgscore.meta.wmt import darr_outcomes, pearson, williams_test_scores
 from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
@@ -167,7 +166,7 @@ def wmt21(
             if file is None:
                 flat, signature = scorers.score(name, hyps, refs, data.src[:n] * len(systems))
                 seg = np.array(flat).reshape(len(systems), n)
-                sys_values, how = system_scores(name, outputs, data.ref[:n], seg)
+                sys_values, how = scorers.system_scores(name, outputs, data.ref[:n], seg)
                 if export_scores is not None:
                     write_mtme(export_scores, name, reference, dict(zip(systems, seg.tolist())), dict(zip(systems, sys_values)))
                 signature = f"{signature}|{how}"
