@@ -12,7 +12,9 @@ kill at any moment the checkpoint names a prefix that is fully on disk; a resume
 whatever was appended past it (at most one chunk is recomputed). :meth:`ResumableOutput.finish`
 renames ``OUT.partial`` to ``OUT`` (atomic on one file system), so a file named ``OUT`` is always
 complete. A checkpoint written for other inputs or settings is refused with an error naming
-what differs; ``restart=True`` discards it.
+what differs; ``restart=True`` discards it. For byte-identical numbers after a resume, record
+:func:`kernel_in_use` in the state and score under :func:`same_kernel` of the recorded kernel
+(each process otherwise picks its CPU matmul kernel by timing, and the two round differently).
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp()) / "scores.tsv"
@@ -39,8 +41,9 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Iterator, Optional, Union
 
 from nlgscore.core.errors import ArgumentError, DataError
 
@@ -164,3 +167,40 @@ class ResumableOutput:
         os.replace(self.partial, self.path)
         self.checkpoint.unlink()
         return self.path
+
+
+def kernel_in_use(scorer: Any) -> Optional[str]:
+    """The CPU linear kernel (``onednn``/``mkl``) this process chose for the scorer's dtype; None off CPU.
+
+    A resumable writer records it in its checkpoint state and runs under :func:`same_kernel` of
+    the recorded one, so that a resumed run computes the same bits.
+    """
+    if not str(getattr(scorer, "device", "cpu")).startswith("cpu"):
+        return None
+    from nlgscore.core.gemm import kernel_choice
+
+    dtype = str(getattr(scorer, "dtype", "float32")).replace("torch.", "")
+    return kernel_choice(dtype if dtype in ("float32", "bfloat16") else "float32")["kernel"]
+
+
+@contextmanager
+def same_kernel(kernel: Optional[str]) -> Iterator[None]:
+    """Run with the CPU linear ``kernel`` of the run being resumed.
+
+    Each process times oneDNN against MKL when it loads a model (:mod:`nlgscore.core.gemm`) and
+    the two round differently in the last bits; a resumed run must use the first run's kernel
+    for its output to be byte-identical. ``NLGSCORE_ONEDNN`` is read on every call, so it is set
+    for the run and restored after.
+    """
+    from nlgscore.core.gemm import ENV_SWITCH
+
+    previous = os.environ.get(ENV_SWITCH)
+    if kernel is not None:
+        os.environ[ENV_SWITCH] = "1" if kernel == "onednn" else "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_SWITCH, None)
+        else:
+            os.environ[ENV_SWITCH] = previous

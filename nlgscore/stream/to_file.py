@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from nlgscore.core.distributed import broadcast_from_main
 from nlgscore.core.errors import ArgumentError, DataError, NlgscoreError
-from nlgscore.core.resumable import ResumableOutput
+from nlgscore.core.resumable import ResumableOutput, kernel_in_use, same_kernel
 from nlgscore.stream.readers import Inputs
 from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
@@ -152,7 +150,7 @@ def score_to_file(
         skipped += 1
     if out is not None and done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
         problem = DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
-    kernel = _agree(problem, state.get("kernel") or _kernel_in_use(scorer))
+    kernel = _agree(problem, state.get("kernel") or kernel_in_use(scorer))
     from tqdm.auto import tqdm
 
     with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc="scoring", unit="item") as bar:
@@ -182,39 +180,6 @@ def _agree(problem: Optional[Exception], value: Any) -> Any:
     if message is not None:
         raise ArgumentError(message)
     return agreed
-
-
-def _kernel_in_use(scorer: Any) -> Optional[str]:
-    """The CPU linear kernel (``onednn``/``mkl``) this process chose for the scorer's dtype, on CPU."""
-    if not str(getattr(scorer, "device", "cpu")).startswith("cpu"):
-        return None
-    from nlgscore.core.gemm import kernel_choice
-
-    dtype = str(getattr(scorer, "dtype", "float32")).replace("torch.", "")
-    return kernel_choice(dtype if dtype in ("float32", "bfloat16") else "float32")["kernel"]
-
-
-@contextmanager
-def same_kernel(kernel: Optional[str]) -> Iterator[None]:
-    """Run with the CPU linear ``kernel`` of the run being resumed.
-
-    Each process times oneDNN against MKL when it loads a model (:mod:`nlgscore.core.gemm`) and
-    the two round differently in the last bits; a resumed run must use the first run's kernel
-    for its output to be byte-identical. ``NLGSCORE_ONEDNN`` is read on every call, so it is set
-    for the run and restored after.
-    """
-    from nlgscore.core.gemm import ENV_SWITCH
-
-    previous = os.environ.get(ENV_SWITCH)
-    if kernel is not None:
-        os.environ[ENV_SWITCH] = "1" if kernel == "onednn" else "0"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(ENV_SWITCH, None)
-        else:
-            os.environ[ENV_SWITCH] = previous
 
 
 def _take(rows: Any, n: int) -> Any:
