@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Dict
 
 from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, positive_int, progress_enabled, runtime_settings
 from nlgscore.cli.output import emit, output_format
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.descriptors import DESCRIPTORS, Descriptor
 from nlgscore.meta.resample import DEFAULT_SEED
 
@@ -88,7 +90,14 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
     descriptor: Descriptor = args.descriptor
     check_device(args.device)
-    cache = None if args.no_cache else ScoreCache(args.cache or default_cache())
+    cache = None
+    if not args.no_cache:
+        try:
+            cache = ScoreCache(args.cache or default_cache())
+        except OSError as err:
+            if args.cache is not None:
+                raise ArgumentError(f"--cache {args.cache}: cannot create the folder ({err.strerror})") from None
+            warnings.warn(f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR")
     scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)
     options: Dict[str, Any] = dict(metrics=args.metric, scores=parse_scores_option(args.scores), seed=args.seed,
                                    limit=args.limit, progress=progress_enabled(args), scorers=scorers)

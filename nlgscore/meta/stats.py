@@ -18,7 +18,6 @@ value per system. Measure names as in nlgscore's tables:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -123,11 +122,11 @@ def pairwise_p_values(segments: np.ndarray, signs: np.ndarray) -> np.ndarray:
     """
     seg = np.asarray(segments, dtype=np.float32)
     totals = seg.sum(axis=1)
-    partial = signs.astype(np.float32) @ seg.T
-    n = seg.shape[0]
-    p = np.full((n, n), np.nan)
-    for a, b in itertools.combinations(range(n), 2):
-        p[a, b] = np.sum(partial[:, a] - partial[:, b] >= totals[a] - totals[b]) / signs.shape[0]
+    partial = np.asarray(signs, dtype=np.float32) @ seg.T  # (permutations, systems)
+    # every pair at once: null[k, a, b] = partial[k, a] - partial[k, b], against totals[a] - totals[b]
+    null = partial[:, :, None] - partial[:, None, :]
+    p = np.count_nonzero(null >= (totals[:, None] - totals[None, :]), axis=0) / signs.shape[0]
+    p[np.tril_indices(seg.shape[0])] = np.nan
     return p
 
 
