@@ -133,7 +133,12 @@ class Scorers:
         return self._loaded[spec]
 
     def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:
-        """One score per hypothesis and the signature; from the cache when these inputs were scored."""
+        """One score per hypothesis and the signature; from the cache when these inputs were scored.
+
+        >>> scores, signature = Scorers().score("chrf", ["the cat", "a cat"], ["the cat", "the cat"])
+        >>> [round(s, 2) for s in scores], signature.split("|")[0]
+        ([100.0, 31.25], 'chrF')
+        """
         key = self._expected_signature(spec) if self.cache is not None else ""
         hit = self.cache.get(spec, key, hyps, refs, srcs) if self.cache is not None else None
         if hit is not None:

@@ -79,7 +79,14 @@ def finite_number(text: str, where: str, what: str = "score") -> float:
 
 def check_writable(paths: Iterable[Optional[PathLike]]) -> None:
     """Fail before the work when an output cannot be written: a missing or read-only folder, a folder
-    given as a file. ArgumentError names the output."""
+    given as a file. ArgumentError names the output.
+
+    >>> check_writable([None, "out.json"])
+    >>> check_writable(["/no/such/folder/out.json"])
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: output /no/such/folder/out.json: folder /no/such/folder does not exist
+    """
     for path in paths:
         if path is None:
             continue

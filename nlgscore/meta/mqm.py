@@ -12,6 +12,20 @@ segments (the folder's ``<kind>-sys-scores.tsv`` when present); its metric score
 test set (sacreBLEU corpus chrF/BLEU for those two, the mean of segment scores for every other
 metric); human translations are left out unless ``include_human``; the reference in use is never a
 system. Statistics: ``nlgscore.meta.stats``.
+
+>>> import pathlib, tempfile
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> refs = ["the cat sat on the mat", "a dog ran in the park"]
+>>> outputs = {"A": ["the cat sat on a mat", "a dog ran in a park"], "B": ["the cat sat", "a dog ran"],
+...            "C": ["cat", "dog"], "refA": refs}
+>>> _ = (folder / "src.xx").write_text("s1\\ns2\\n"); _ = (folder / "ref.A.en").write_text("\\n".join(refs) + "\\n")
+>>> for name, lines in outputs.items():
+...     _ = (folder / f"hyp.{name}.en").write_text("\\n".join(lines) + "\\n")
+>>> rows = [f"{s}\\t{k}\\t{q - k}" for s, q in (("A", 0), ("B", -2), ("C", -5), ("refA", 0)) for k in (1, 2)]
+>>> _ = (folder / "mqm-seg-scores.tsv").write_text("\\n".join(rows) + "\\n")
+>>> table = mqm(folder, ["chrf"], permutations=0)
+>>> [(r.level, r.measure, round(r.value, 3)) for r in table.rows][:3]  # refA equals ref.A: never a system
+[('system', 'pearson', 1.0), ('system', 'accuracy', 1.0), ('system', 'spa', 1.0)]
 """
 
 from __future__ import annotations

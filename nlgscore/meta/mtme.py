@@ -103,7 +103,13 @@ def mtme_name(metric: str, reference: Optional[str], level: str) -> str:
 
 def write_mtme(folder: PathLike, metric: str, reference: Optional[str], seg: Mapping[str, Sequence[float]],
                system: Mapping[str, float]) -> List[Path]:
-    """Write a metric's segment and system scores as mtme files in ``folder``; returns their paths."""
+    """Write a metric's segment and system scores as mtme files in ``folder``; returns their paths.
+
+    >>> import tempfile
+    >>> seg_file, sys_file = write_mtme(tempfile.mkdtemp(), "mine", "A", {"S1": [0.5, 0.25], "S2": [1.0, 0.0]}, {"S1": 0.375, "S2": 0.5})
+    >>> [a.tolist() for a in read_mtme(seg_file, ["S1", "S2"], 2)]  # the .sys.score sibling is read too
+    [[[0.5, 0.25], [1.0, 0.0]], [0.375, 0.5]]
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     seg_path, sys_path = folder / mtme_name(metric, reference, "seg"), folder / mtme_name(metric, reference, "sys")

@@ -79,7 +79,15 @@ class MetaTable:
 
 
 def check_limit(limit: Any) -> Optional[int]:
-    """``limit`` as the CLI's ``--limit`` takes it: None or an integer >= 1."""
+    """``limit`` as the CLI's ``--limit`` takes it: None or an integer >= 1.
+
+    >>> check_limit(5), check_limit(None)
+    (5, None)
+    >>> check_limit(-10)
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: limit must be a positive integer (--limit N), got -10
+    """
     if limit is None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)):
@@ -90,7 +98,15 @@ def check_limit(limit: Any) -> Optional[int]:
 
 
 def check_names(value: Any, name: str) -> List[str]:
-    """A list of strings given as ``name`` (a lone string is a mistake, not a list of characters)."""
+    """A list of strings given as ``name`` (a lone string is a mistake, not a list of characters).
+
+    >>> check_names(("chrf", "bleu"), "metrics")
+    ['chrf', 'bleu']
+    >>> check_names("sentbleu", "metrics")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentTypeError: metrics must be a list of strings, got 'sentbleu'
+    """
     if value is None:
         return []
     if isinstance(value, (str, bytes)) or not all(isinstance(v, str) for v in value):
@@ -184,7 +200,11 @@ def keep_finished(table: MetaTable, run: Run, sources: Sequence[Tuple[str, Any]]
 
 
 def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
-    """``(name, score file or None)`` per metric, specs first; names must be unique."""
+    """``(name, score file or None)`` per metric, specs first; names must be unique.
+
+    >>> sources_of(["chrf"], {"mine": "mine.tsv"})
+    [('chrf', None), ('mine', 'mine.tsv')]
+    """
     specs = check_names(metrics, "metrics")
     if scores is not None and not isinstance(scores, Mapping):
         raise ArgumentTypeError(f"scores must map a metric name to a score file, got {scores!r}")
