@@ -108,7 +108,7 @@ class RewardFunction:
             result = self.scorer.compute(texts, **inputs)
         if self.column is None:
             return [float(v) for v in result.scores]
-        return [float(row[self.column]) for row in result.rows()]
+        return [float(value) for value in result.columns()[self.column]]
 
     def _column(self, need: str, prompts: Any, kwargs: Dict[str, Any], n: int) -> List[Any]:
         """The references or sources of this batch, checked under the dataset column's name."""
