@@ -55,7 +55,7 @@ def _checkpoint(out: Path):
         return None
 
 
-def _kill_at(cwd: Path, out: Path, rng: random.Random, target: int) -> None:
+def _kill_at(cwd: Path, out: Path, rng: random.Random, target: int, jitter: float = 0.02) -> None:
     """Start the command and SIGKILL it once the checkpoint reaches ``target`` rows (plus a random
     pause of up to one window's time, so some kills land mid-window); target 0: a random delay."""
     proc = subprocess.Popen(_command(out), cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -69,7 +69,7 @@ def _kill_at(cwd: Path, out: Path, rng: random.Random, target: int) -> None:
                 if state and state["done"] >= target and not state.get("complete"):
                     break
                 time.sleep(0.002)
-            time.sleep(rng.uniform(0.0, 0.02))
+            time.sleep(rng.uniform(0.0, jitter))
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -122,7 +122,7 @@ def test_kill_nine_then_resume_is_byte_identical(reference, tmp_path):
 def test_changed_input_or_setting_refuses_to_resume_and_restart_starts_over(reference, tmp_path, capsys):
     _copy_corpus(reference, tmp_path)
     out = tmp_path / "scores.tsv"
-    _kill_at(tmp_path, out, random.Random(1), 8)
+    _kill_at(tmp_path, out, random.Random(1), 8, jitter=0.0)
     assert _checkpoint(out)["done"] >= 8 and not out.exists()
 
     cwd = os.getcwd()
