@@ -143,14 +143,19 @@ def test_short_names_and_bartscore_directions_from_one_pass(tmp_path):
     assert short_name(f"bartscore:{tiny}:precision") == "bartscore:tiny-bart:precision"
     hyps, refs = ["the cat sat", "a dog", "the cat sat"], ["the cat sat on the mat", "a dog barked", "a cat"]
     scorers = Scorers({"device": "cpu"})
-    got = {d: scorers.score(f"bartscore:{tiny}:{d}", hyps, refs)[0] for d in ("f", "precision", "recall", "harmonic")}
+    srcs = ["die Katze sass", "ein Hund", "eine Katze"]
+    got = {d: scorers.score(f"bartscore:{tiny}:{d}", hyps, refs, srcs)[0] for d in ("f", "precision", "recall", "harmonic")}
     assert scorers.computed == 1  # one f pass gave all four directions
+    src = scorers.score(f"bartscore:{tiny}:src", hyps, refs, srcs)[0]
+    assert scorers.computed == 2 and len(scorers._loaded) == 2  # src: a second pass, the same loaded model
     from nlgscore.seq2seq.bartscore import BARTScorer
 
     scorer = BARTScorer(checkpoint=tiny, device="cpu")
     for direction, values in got.items():
         expected = scorer.compute(hyps, references=refs, direction=direction)
         np.testing.assert_allclose(values, expected.columns()[expected.primary], rtol=0, atol=1e-6)
+    expected = scorer.compute(hyps, sources=srcs, direction="src")
+    np.testing.assert_allclose(src, expected.columns()[expected.primary], rtol=0, atol=1e-6)
 
 
 def test_export_scores_of_wmt21_and_summeval_read_back(tmp_path, capsys):

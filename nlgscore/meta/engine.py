@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.files import write_atomic
 from nlgscore.meta.scoring import segment_scores, system_scores
 
@@ -87,9 +88,14 @@ class ScoreCache:
 
 
 def _bart_group(spec: str) -> Optional[Tuple[str, str]]:
-    """``(spec without its direction, direction)`` for a BARTScore spec whose direction one f pass gives."""
+    """``(the spec with direction f, direction)`` for a BARTScore spec naming its direction: every
+    direction of one checkpoint shares one loaded model (``src`` gets its own pass, the rest one f pass).
+
+    >>> _bart_group("bartscore:bart-large-cnn:recall"), _bart_group("bartscore:bart-large-cnn")
+    (('bartscore:bart-large-cnn:f', 'recall'), None)
+    """
     parts = spec.split(":")
-    if parts[0].lower() != "bartscore" or len(parts) < 3 or parts[-1] not in _FROM_F:
+    if parts[0].lower() != "bartscore" or len(parts) < 3 or parts[-1] not in (*_FROM_F, "src"):
         return None
     return ":".join(parts[:-1] + ["f"]), parts[-1]
 
@@ -145,7 +151,7 @@ class Scorers:
             return self._record(spec, hyps, refs, srcs, *hit)
         group = _bart_group(spec)
         if group is not None:
-            scores, signature = self._bart_direction(group, spec, hyps, refs)
+            scores, signature = self._bart_direction(group, hyps, refs, srcs)
         else:
             scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=self._model(spec))
             self.computed += 1
@@ -191,8 +197,14 @@ class Scorers:
 
         return None if is_string_metric(spec) else self._scorer(spec)
 
-    def _bart_direction(self, group: Tuple[str, str], spec: str, hyps, refs) -> Tuple[List[float], str]:
+    def _bart_direction(self, group: Tuple[str, str], hyps, refs, srcs) -> Tuple[List[float], str]:
         base, direction = group
+        if direction == "src":  # source -> hypothesis: its own pass, on the model the other directions use
+            if srcs is None:
+                raise ArgumentError(f"metric {base[:-2]}:src needs sources, but this data set has none")
+            result = self._scorer(base).compute(list(hyps), sources=list(srcs), direction="src")
+            self.computed += 1
+            return [float(v) for v in result.columns()[result.primary]], str(result.signature)
         key = ("bart-f", base, _digest(hyps, refs))
         if key not in self._loaded:  # one f pass gives every direction of this spec and these inputs
             scorer = self._scorer(base)

@@ -32,7 +32,7 @@ from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.mtme import is_mtme_file, read_mtme, write_mtme
 from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
-from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
+from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, check_names, keep_finished, sources_of
 from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
 from nlgscore.meta.wmt import darr_outcomes, pearson, williams_test_scores
 from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
@@ -43,7 +43,7 @@ SUMMEVAL_FILE = "sum-summeval.jsonl"
 
 def _darr_lps(data_dir: Optional[PathLike], pairs: Optional[Sequence[str]]) -> List[str]:
     if pairs:
-        return list(pairs)
+        return check_names(pairs, "pairs")
     folder = loaders.data_file("", data_dir)
     lps = sorted(p.name[len("wmt-"):-len(".jsonl")] for p in folder.glob("wmt-*.jsonl"))
     if not lps:
@@ -240,10 +240,10 @@ def summeval(
     scorers = scorers or Scorers(load_options)
     data = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data_dir))
     n_docs = min(len(data.ids), limit or len(data.ids))
-    aspects = list(aspects or sorted(data.human))
+    aspects = check_names(aspects, "aspects") or sorted(data.human)
     unknown = [a for a in aspects if a not in data.human]
     if unknown:
-        raise ValueError(f"unknown aspect(s) {unknown}; SummEval has {sorted(data.human)}")
+        raise ArgumentError(f"unknown aspect(s) {unknown} (--aspect); SummEval has {sorted(data.human)}")
     n_refs = 1 if refs == "first" else min(len(data.refs[d]) for d in range(n_docs))
     hyps, ref_texts, srcs = [], [], []
     for d in range(n_docs):
