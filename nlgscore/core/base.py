@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.batching import unique
-from nlgscore.core.distributed import active_state, shard
+from nlgscore.core.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_texts, make_items
 from nlgscore.core.progress import ItemProgress
@@ -320,18 +320,18 @@ class Scorer(ABC):
                 call.progress.close()
             return {name: np.asarray(values, dtype=np.float64) for name, values in columns.items()}
 
-        if active_state(self.accelerator) is None:
-            return run(list(range(len(distinct))))
-        empty: Dict[str, np.ndarray] = {}  # column names and trailing shapes, also for an empty share
+        scored: List[Tuple[int, Dict[str, np.ndarray]]] = []
 
-        def share(indices: List[int]) -> List[Tuple[Any, ...]]:
-            columns = run(indices)
-            empty.update({name: values[:0] for name, values in columns.items()})
-            return list(zip(*columns.values()))
+        def share(indices: List[int]) -> List[Dict[str, Any]]:
+            scored.append((len(indices), run(indices)))
+            columns = scored[-1][1]
+            return [dict(zip(columns, row)) for row in zip(*columns.values())]  # one row per item, for the gather
 
         rows = shard(len(distinct), share, self.accelerator)
-        empty = empty or run([])
-        return {name: np.stack([row[k] for row in rows]) if rows else values for k, (name, values) in enumerate(empty.items())}
+        if len(scored) == 1 and scored[0][0] == len(distinct):  # this process scored them all
+            return scored[0][1]
+        template = scored[0][1] if scored else run([])  # column names and trailing shapes
+        return {name: np.stack([row[name] for row in rows]) if rows else values for name, values in template.items()}
 
     # -- hooks ----------------------------------------------------------------------------
     def _prepare(self, call: Call, items: List[Item]) -> Any:

@@ -192,7 +192,7 @@ class PrismScorer(Scorer):
             warnings.warn(
                 f"{cut} of {len(pairs)} Prism input pairs are longer than the model's {self.tokenizer.max_positions} "
                 "positions and were truncated (the end of the text is not scored)",
-                stacklevel=7,  # the caller of score()/compute() (through the Scorer template and shard)
+                stacklevel=9,  # the caller of score()/compute() (through the Scorer template and shard)
             )
         if not pairs:
             return [], []
