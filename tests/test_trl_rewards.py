@@ -54,6 +54,14 @@ def test_reference_embeddings_are_cached_and_nothing_is_sharded(reward):
     reward(prompts=["q"], completions=["some new completion"], reference=["a reference kept across steps"])
     assert "a reference kept across steps" in scorer._ref_cache
     assert "some new completion" not in scorer._ref_cache  # completions change every step
+    encoder, encoded = scorer.encoder, []
+    embed = encoder.embed
+    encoder.embed = lambda id_lists: encoded.extend(id_lists) or embed(id_lists)  # counts, then encodes for real
+    try:
+        reward(prompts=["q", "q"], completions=["a later step", "its other completion"], reference=["a reference kept across steps"] * 2)
+    finally:
+        del encoder.embed
+    assert len(encoded) == 2, "a later step encodes its completions only; the reference comes from the cache"
     # every rank scores its own completions: the scorer never joins a process group
     assert active_state(scorer.accelerator) is None
     with pytest.raises(ArgumentError, match="accelerator"):
