@@ -134,3 +134,14 @@ def test_bad_rows_name_file_and_line(minilm_scorer, tmp_path):
         list(score_stream(minilm_scorer, readers.lists(PREDS, REFS), window=0))
     with pytest.raises(ArgumentError, match="cannot tell the format of"):
         readers.table_file(str(tmp_path / "c.txt.gz"))
+
+
+def test_idf_from_each_window_is_refused_fixed_idf_streams():
+    from nlgscore.bertscore import BERTScorer
+
+    per_call = BERTScorer(model_type="minilm", num_layers=1, idf=True)
+    with pytest.raises(ArgumentError, match="idf taken from each call's references would change with the window"):
+        list(score_stream(per_call, readers.lists(PREDS, REFS), window=4))
+    fixed = BERTScorer(model_type="minilm", num_layers=1, idf_sents=REFS)
+    want = fixed.compute(PREDS, references=REFS).columns()
+    _check(fixed, readers.lists(PREDS, REFS), want, window=4)
