@@ -174,3 +174,18 @@ def test_export_scores_of_wmt21_and_summeval_read_back(tmp_path, capsys):
     assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "0", "--no-cache",
                  "--quiet", "--export-scores", str(tmp_path / "summ")]) == 0
     assert (tmp_path / "summ" / "chrf-refmax.seg.score").read_text().count("\n") == 12  # 4 systems x 3 documents
+
+
+def test_compare_header_is_aligned_and_meta_has_a_description(tmp_path, capsys):
+    ref, base, other = tmp_path / "r.txt", tmp_path / "long-baseline-name.txt", tmp_path / "s.txt"
+    ref.write_text("the cat sat\na dog\n", encoding="utf-8")
+    base.write_text("the cat sat\na cat\n", encoding="utf-8")
+    other.write_text("cat\ndog\n", encoding="utf-8")
+    assert main(["compare", "-r", str(ref), "-c", str(base), "-c", str(other), "--n-samples", "50"]) == 0
+    header, first, second = capsys.readouterr().out.splitlines()[:3]
+    for column in ("chrf", "mean [95% CI]", "p-value"):  # every column starts where its header does
+        start = header.index(column)
+        assert first[start - 2:start] == "  " and first[start] != " " and second[start] != " ", column
+    with pytest.raises(SystemExit):
+        main(["meta", "--help"])
+    assert "Meta-evaluate metrics against human judgments" in capsys.readouterr().out
