@@ -25,7 +25,8 @@ import numpy as np
 
 from nlgscore.core.batching import unique
 from nlgscore.meta.loaders import DarrData
-from nlgscore.meta.wmt import darr_concordance, pearson
+from nlgscore.meta.stats import pearson
+from nlgscore.meta.wmt import darr_concordance
 from nlgscore.meta.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures
 
 COLUMNS = ("P", "R", "F")

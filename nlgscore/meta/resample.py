@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.meta.wmt import as_finite_array
+from nlgscore.meta.stats import as_finite_array
 
 Statistic = Callable[..., float]
 DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED, so runs are reproducible by default

@@ -14,6 +14,9 @@ value per system. Measure names as in nlgscore's tables:
 * segment: ``pearson`` / ``kendall`` (no grouping: all rated items in one vector), ``pearson-item``
   / ``kendall-item`` (per item across systems, then averaged), ``acc-t`` (acc_eq item-grouped
   with the tie threshold calibrated, Deutsch et al. 2023; WMT23-25) and ``acc-t-epsilon``.
+
+Also the checked Pearson r every meta-evaluation module shares (``pearson``: errors on constant
+input; WMT18 findings Eq. 2). The WMT17-21 daRR statistics and the Williams test are in ``wmt``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,44 @@ def _matrices(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.nda
     if not np.all(np.isfinite(metric[~np.isnan(human)])):
         raise ValueError("metric scores must be finite wherever there is a human score")
     return human, metric
+
+
+def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
+    """``values`` as a 1-D float array; ValueError naming ``name`` if empty or not finite.
+
+    >>> as_finite_array([1, 2.5], "scores")
+    array([1. , 2.5])
+    """
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers")
+    if not np.all(np.isfinite(array)):
+        bad = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name} has a NaN or infinite value at index {bad}")
+    return array
+
+
+def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3) -> float:
+    """Pearson r between human and metric scores (WMT18 findings Eq. 2).
+
+    System-level meta-evaluation needs at least ``min_items`` (3) systems; constant inputs
+    have no correlation and raise ValueError rather than returning NaN.
+
+    >>> round(pearson([1, 2, 3, 4], [2, 4, 5, 9]), 6)
+    0.964764
+    """
+    human_arr = as_finite_array(human, "human")
+    metric_arr = as_finite_array(metric, "metric")
+    if human_arr.shape != metric_arr.shape:
+        raise ValueError(f"human and metric differ in length: {human_arr.size} != {metric_arr.size}")
+    if human_arr.size < min_items:
+        raise ValueError(f"Pearson correlation needs at least {min_items} items, got {human_arr.size}")
+    for name, values in (("human", human_arr), ("metric", metric_arr)):
+        if np.ptp(values) == 0:
+            raise ValueError(f"{name} scores are all equal: the correlation is undefined")
+    h = human_arr - human_arr.mean()
+    m = metric_arr - metric_arr.mean()
+    return float(np.dot(h, m) / np.sqrt(np.dot(h, h) * np.dot(m, m)))
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:

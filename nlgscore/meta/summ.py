@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
-from nlgscore.meta.wmt import as_finite_array, pearson
+from nlgscore.meta.stats import as_finite_array, pearson
 
 CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "spearman": lambda h, m: float(scipy_stats.spearmanr(h, m)[0]),

@@ -34,7 +34,8 @@ from nlgscore.meta.report import Row
 from nlgscore.meta.resample import DEFAULT_SEED
 from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, check_names, keep_finished, sources_of
 from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
-from nlgscore.meta.wmt import darr_outcomes, pearson, williams_test_scores
+from nlgscore.meta.stats import pearson
+from nlgscore.meta.wmt import darr_outcomes, williams_test_scores
 from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -18,24 +18,11 @@ from typing import Hashable, Iterable, Mapping, Sequence, Tuple
 import numpy as np
 from scipy import stats as scipy_stats
 
+from nlgscore.meta.stats import as_finite_array, pearson  # noqa: F401  (the one definition; also re-exported here)
+
 # WMT18 daRR keeps a pair only when the raw DA scores differ by more than this (0-100 scale):
 # "greater than the 25 percentage point margin" (WMT18 findings, Sec. 3.1).
 DARR_MARGIN = 25.0
-
-
-def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
-    """``values`` as a 1-D float array; ValueError naming ``name`` if empty or not finite.
-
-    >>> as_finite_array([1, 2.5], "scores")
-    array([1. , 2.5])
-    """
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers")
-    if not np.all(np.isfinite(array)):
-        bad = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise ValueError(f"{name} has a NaN or infinite value at index {bad}")
-    return array
 
 
 def darr_concordance(
@@ -150,29 +137,6 @@ def darr_pairs_from_da(
             else:
                 pairs.append(DarrPair(segment, sys_b, sys_a, da_b, da_a))
     return pairs
-
-
-def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3) -> float:
-    """Pearson r between human and metric scores (WMT18 findings Eq. 2).
-
-    System-level meta-evaluation needs at least ``min_items`` (3) systems; constant inputs
-    have no correlation and raise ValueError rather than returning NaN.
-
-    >>> round(pearson([1, 2, 3, 4], [2, 4, 5, 9]), 6)
-    0.964764
-    """
-    human_arr = as_finite_array(human, "human")
-    metric_arr = as_finite_array(metric, "metric")
-    if human_arr.shape != metric_arr.shape:
-        raise ValueError(f"human and metric differ in length: {human_arr.size} != {metric_arr.size}")
-    if human_arr.size < min_items:
-        raise ValueError(f"Pearson correlation needs at least {min_items} items, got {human_arr.size}")
-    for name, values in (("human", human_arr), ("metric", metric_arr)):
-        if np.ptp(values) == 0:
-            raise ValueError(f"{name} scores are all equal: the correlation is undefined")
-    h = human_arr - human_arr.mean()
-    m = metric_arr - metric_arr.mean()
-    return float(np.dot(h, m) / np.sqrt(np.dot(h, h) * np.dot(m, m)))
 
 
 def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, float]:
