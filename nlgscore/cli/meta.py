@@ -129,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
     from nlgscore.meta.files import check_writable
 
     check_writable([args.json_out, args.csv, args.plot])  # before the work, not after it
+    if args.plot:
+        from nlgscore.core.extras import require
+
+        require("matplotlib", "plot", "--plot")  # a missing extra is found now, not after the scoring
     for folder in (args.export_scores, getattr(args, "export_mtme", None)):
         if folder is not None:  # the folder itself, or the one it will be created in
             check_writable([folder / "x"] if folder.is_dir() else [folder])
