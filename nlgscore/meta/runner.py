@@ -212,8 +212,11 @@ def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[
     if not sources:
         raise ArgumentError("give at least one metric to evaluate: metrics=[SPEC] or scores={NAME: FILE} "
                             "(command line: at least one --metric SPEC or --scores NAME=FILE)")
-    names = [name for name, _ in sources]
+    from nlgscore.meta.engine import short_name
+
+    names = [short_name(name) for name, _ in sources]  # as the tables name them
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise ArgumentError(f"metric name(s) {repeated} given more than once")
+        raise ArgumentError(f"metric name(s) {repeated} given more than once (checkpoints in different folders "
+                            "with one name: name the scores with --scores NAME=FILE)")
     return sources
