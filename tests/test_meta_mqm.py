@@ -152,3 +152,17 @@ def test_human_translations_and_bad_score_files(tmp_path):
                             + ["good\t1\t-3"])
     averaged = mqm(repeated, ["chrf"], repeats="average", permutations=0)
     assert np.isfinite([r.value for r in averaged.rows]).all()
+
+
+def test_mtme_files_may_list_systems_the_folder_dropped(tmp_path):
+    """mt-metrics-eval files hold every system of a WMT set; a folder may hold fewer (the shared zh-en
+    folder dropped metricsystem1-5 and ref-B): extra systems are skipped, a missing one is an error."""
+    folder = _tiny_folder(tmp_path / "tiny")
+    rows = [f"{s}\t{v}" for s, v in (("good", 3), ("mid", 2), ("bad", 1), ("worst", 0), ("metricsystem1", 9))]
+    path = tmp_path / "mine-refA.sys.score"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    values = _values(mqm(folder, scores={"mine": str(path)}, permutations=0))
+    assert values[("mine", "system", "accuracy")] == 1.0 and ("mine", "segment", "pearson") not in values
+    path.write_text("\n".join(rows[1:]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"no scores for system\(s\) \['good'\]"):
+        mqm(folder, scores={"mine": str(path)}, permutations=0)

@@ -130,9 +130,9 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
 
 def _file_scores(path: Any, data: RatingsFolder, systems: List[str], n: int) -> Tuple[Optional[np.ndarray], np.ndarray, str]:
     seg_path, sys_path = (str(path).split(",", 1) + [None])[:2] if not isinstance(path, (tuple, list)) else path
-    seg, system = read_mtme(seg_path, systems, len(data.src), known=data.hyps, first=n)
+    seg, system = read_mtme(seg_path, systems, len(data.src), first=n)
     if sys_path is not None:
-        _, system = read_mtme(sys_path, systems, 0, known=data.hyps)
+        _, system = read_mtme(sys_path, systems, 0)
     signature = f"scores:{Path(seg_path).name}"
     if seg is not None:
         seg = seg[:, :n]

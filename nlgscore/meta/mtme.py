@@ -47,13 +47,15 @@ def is_mtme_file(path: PathLike) -> bool:
     return False
 
 
-def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Iterable[str] = (), first: Optional[int] = None
+def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Optional[Iterable[str]] = None, first: Optional[int] = None
               ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """``(segment scores (systems, n) or None, system scores or None)`` from an mtme file.
 
     A file with ``n`` lines per system is a segment file (its ``.sys.score`` sibling, if any, gives
     the system scores); one line per system is a system file. Systems of the data set that are not
-    evaluated (``known``: references, human translations) may be in the file and are skipped. With
+    evaluated (``known``: references, human translations) may be in the file and are skipped; with
+    ``known=None`` any other system is (mt-metrics-eval files list every system of a WMT set, a folder
+    may hold fewer; a missing evaluated system is still an error). With
     ``first`` (a run on the first lines only), files of ``first`` lines per system are accepted too.
 
     >>> import tempfile, pathlib
@@ -66,7 +68,7 @@ def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Iterable[st
     path = Path(path)
     by_system: Dict[str, List[Tuple[str, float]]] = {}
     for where, system, value in _entries(path):
-        if system not in systems and system not in set(known):
+        if known is not None and system not in systems and system not in set(known):
             raise DataError(f"{where}: unknown system {system!r} (not in the data set)")
         by_system.setdefault(system, []).append((where, value))
     missing = [s for s in systems if s not in by_system]

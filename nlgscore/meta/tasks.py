@@ -119,9 +119,9 @@ def _wmt21_file_scores(path: Any, data, systems: List[str], n: int) -> Tuple[np.
     every = sorted(data.hyps)
     signature = f"scores:{Path(seg_path).name}"
     if is_mtme_file(seg_path):  # mt-metrics-eval's <system><TAB><score> files
-        seg, system = read_mtme(seg_path, systems, len(data.ref), known=every, first=n)
+        seg, system = read_mtme(seg_path, systems, len(data.ref), first=n)
         if sys_path is not None:
-            system = read_mtme(sys_path, systems, 0, known=every)[1]
+            system = read_mtme(sys_path, systems, 0)[1]
         if seg is None:
             raise DataError(f"{seg_path}: a system-level file; WMT21 needs segment scores")
         how = "mean-of-segments" if system is None else Path(sys_path or seg_path).name
