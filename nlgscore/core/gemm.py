@@ -70,6 +70,9 @@ PROBE_ROWS = 1024
 PROBE_RUNS = 3
 PROBE_SECONDS = 1.0
 PROBE_MARGIN = 1.05
+# dtype="auto" (measure_dtypes) takes the best of more runs: its answer changes scores, and on a
+# busy 2-core machine best-of-3 picked float32 in about one cold load of three.
+DTYPE_PROBE_RUNS = 6
 _OFF = ("0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on")
 # Dtypes with a oneDNN path, and how far (relative to the largest output) the op may differ from
@@ -127,7 +130,7 @@ def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32") -> 
         choice.clear()
         choice.update(kernel=kernel, reason=reason)
     else:
-        onednn_ms, mkl_ms = _measure(tuple(sorted(set(shapes))), dtype)
+        onednn_ms, mkl_ms = _measure(tuple(sorted(set(shapes))), (dtype,))[dtype]
         kernel = "onednn" if onednn_ms * PROBE_MARGIN < mkl_ms else "mkl"
         choice.clear()
         choice.update(kernel=kernel, reason="measured", onednn_ms=round(onednn_ms, 3), mkl_ms=round(mkl_ms, 3))
@@ -138,12 +141,8 @@ def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32") -> 
 def measure_dtypes(shapes: Iterable[Tuple[int, int]]) -> Dict[str, float]:
     """Milliseconds of the linears of ``shapes`` in float32 and in bfloat16, each with its faster
     available kernel (the same probe as :func:`choose_kernel`; for ``dtype="auto"``)."""
-    key = tuple(sorted(set(shapes)))
-    out = {}
-    for dtype in KERNEL_DTYPES:
-        onednn_ms, mkl_ms = _measure(key, dtype)
-        out[dtype] = min(onednn_ms, mkl_ms) if onednn_available(dtype) else mkl_ms
-    return out
+    timings = _measure(tuple(sorted(set(shapes))), tuple(KERNEL_DTYPES), DTYPE_PROBE_RUNS)
+    return {dtype: min(onednn_ms, mkl_ms) for dtype, (onednn_ms, mkl_ms) in timings.items()}
 
 
 def linear_shapes(model: Any) -> List[Tuple[int, int]]:
@@ -154,40 +153,42 @@ def linear_shapes(model: Any) -> List[Tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=32)
-def _measure(shapes: Tuple[Tuple[int, int], ...], dtype: str = "float32") -> Tuple[float, float]:
-    """Milliseconds (oneDNN, MKL) for one PROBE_ROWS-row product per weight shape in ``dtype``,
-    best of runs (oneDNN: inf where it is unavailable for ``dtype``)."""
+def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("float32",), runs: int = PROBE_RUNS) -> Dict[str, Tuple[float, float]]:
+    """Per dtype, milliseconds (oneDNN, MKL) for one PROBE_ROWS-row product per weight shape, best
+    of runs (oneDNN: inf where it is unavailable in that dtype). Every dtype and kernel is timed on
+    the same shapes (the time cap, PROBE_SECONDS per dtype, ends the loop between shapes)."""
     import torch
     import torch.nn.functional as F
 
     op = torch.ops.mkldnn._linear_pointwise
-    onednn = onednn_available(dtype)
-    totals = [0.0, 0.0]
-    deadline = time.perf_counter() + PROBE_SECONDS
+    totals = {dtype: [0.0 if onednn_available(dtype) else float("inf"), 0.0] for dtype in dtypes}  # [oneDNN, MKL]
+    deadline = time.perf_counter() + PROBE_SECONDS * len(dtypes)
     generator = torch.Generator().manual_seed(0)
     with torch.inference_mode():
         for out_features, in_features in shapes:
             out_features = max(1, min(out_features, PROBE_MAX_WEIGHT // max(in_features, 1)))
-            x = torch.randn(PROBE_ROWS, in_features, generator=generator).to(getattr(torch, dtype))
-            w = torch.randn(out_features, in_features, generator=generator).to(x.dtype)
-            b = torch.zeros(out_features, dtype=x.dtype)
-            kernels = ((lambda: op(x, w, b, "none", [], "")) if onednn else None, lambda: F.linear(x, w, b))
-            best = [float("inf"), float("inf")]
-            for run in kernels:
-                if run is not None:
-                    run()  # warm-up: oneDNN compiles a kernel per shape on first use
-            for _ in range(PROBE_RUNS):
-                for k, run in enumerate(kernels):  # interleaved, so load changes hit both
-                    if run is None:
-                        continue
+            x32 = torch.randn(PROBE_ROWS, in_features, generator=generator)
+            w32 = torch.randn(out_features, in_features, generator=generator)
+            kernels = []  # (dtype, 0 for oneDNN / 1 for MKL, run)
+            for dtype in dtypes:
+                x, w = x32.to(getattr(torch, dtype)), w32.to(getattr(torch, dtype))
+                b = torch.zeros(out_features, dtype=x.dtype)
+                if onednn_available(dtype):
+                    kernels.append((dtype, 0, functools.partial(op, x, w, b, "none", [], "")))
+                kernels.append((dtype, 1, functools.partial(F.linear, x, w, b)))
+            best = [float("inf")] * len(kernels)
+            for _, _, run in kernels:
+                run()  # warm-up: oneDNN compiles a kernel per shape on first use
+            for _ in range(runs):
+                for k, (_, _, run) in enumerate(kernels):  # interleaved, so load changes hit all
                     start = time.perf_counter()
                     run()
                     best[k] = min(best[k], time.perf_counter() - start)
-            totals[0] += best[0] * 1e3
-            totals[1] += best[1] * 1e3
+            for (dtype, kind, _), seconds in zip(kernels, best):
+                totals[dtype][kind] += seconds * 1e3
             if time.perf_counter() > deadline:
                 break
-    return totals[0], totals[1]
+    return {dtype: (values[0], values[1]) for dtype, values in totals.items()}
 
 
 @functools.lru_cache(maxsize=None)
