@@ -48,15 +48,21 @@ def grid_match(flat: Any, token_weights: Any, hyp_spans: List[Tuple[int, int]], 
     """
     import torch
 
+    # Texts of similar length share a tile, so its padded gathers waste little on padding.
+    hyp_order = sorted(range(len(hyp_spans)), key=lambda k: hyp_spans[k][1])
+    ref_order = sorted(range(len(ref_spans)), key=lambda k: ref_spans[k][1])
+    hyp_sorted, ref_sorted = [hyp_spans[k] for k in hyp_order], [ref_spans[k] for k in ref_order]
     p = flat.new_zeros((len(hyp_spans), len(ref_spans)), dtype=torch.float32)
     r = torch.zeros_like(p)
-    for h0, h1 in _tiles(hyp_spans):
-        hyp = _Side(hyp_spans[h0:h1], flat, token_weights)
-        for r0, r1 in _tiles(ref_spans):
-            ref = _Side(ref_spans[r0:r1], flat, token_weights)
+    for h0, h1 in _tiles(hyp_sorted):
+        hyp = _Side(hyp_sorted[h0:h1], flat, token_weights)
+        for r0, r1 in _tiles(ref_sorted):
+            ref = _Side(ref_sorted[r0:r1], flat, token_weights)
             # two matmuls rather than one and its transpose: each side's gathers read contiguous rows
             p[h0:h1, r0:r1] = hyp.weighted_sums(ref.segment_max(hyp.emb @ ref.emb.T))
             r[h0:h1, r0:r1] = ref.weighted_sums(hyp.segment_max(ref.emb @ hyp.emb.T)).T
+    back_h, back_r = torch.tensor(hyp_order).argsort(), torch.tensor(ref_order).argsort()
+    p, r = p[back_h][:, back_r], r[back_h][:, back_r]
     f = 2 * p * r / (p + r)
     return p, r, f
 
