@@ -77,7 +77,9 @@ def register(subparsers) -> None:
     )
     tasks = parser.add_subparsers(dest="meta_task", metavar="DATASET", required=True)
     for descriptor in DESCRIPTORS.values():
-        sub = tasks.add_parser(descriptor.name, help=descriptor.help, description=descriptor.description)
+        sub = tasks.add_parser(descriptor.name, help=descriptor.help, description=(
+            f"{descriptor.description} Data: {descriptor.files}. Human judgments: {descriptor.human}; reference: "
+            f"{descriptor.reference}; levels: {', '.join(descriptor.levels)}."))
         _common_options(sub, descriptor)
         for option in descriptor.options:
             sub.add_argument(*option.flags, dest=option.param, help=option.help, **option.settings)

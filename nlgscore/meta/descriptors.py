@@ -40,6 +40,7 @@ class Descriptor:
     help: str
     description: str
     task: Callable[..., Any]
+    files: str  # what --data must hold
     data_param: str  # the task keyword --data fills
     human: str
     reference: str
@@ -64,7 +65,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
         "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
         "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
-        _tasks.wmt19, "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
+        _tasks.wmt19, "wmt-<lp>.jsonl", "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
         'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
         options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
                         dict(action="append", default=None)), _TIES), systems=False),
@@ -72,7 +73,8 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
         "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
         "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
-        _tasks.wmt21, "data_dir", "DA", "A", ("segment", "system"),
+        _tasks.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
+        "data_dir", "DA", "A", ("segment", "system"),
         ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
         "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",
         options=(Option(("--lp",), "lp", "language pair: the folder is <data>/wmt21-<lp> unless --data is the folder "
@@ -85,7 +87,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "summeval", "SummEval: summary-level Spearman/Kendall per aspect",
         "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
         "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",
-        _tasks.summeval, "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
+        _tasks.summeval, "sum-summeval.jsonl", "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
         ("summary spearman", "summary kendall", "system pearson", "system spearman", "system kendall"),
         'JSONL {"id": <document id>, "system": <name>, "score": x}',
         options=(Option(("--aspect",), "aspects", "coherence, consistency, fluency or relevance (repeatable; default: all)",
@@ -98,7 +100,8 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "system Pearson, pairwise accuracy and soft pairwise accuracy; segment Pearson and Kendall "
         "(no grouping and item-grouped) and tie-calibrated acc-t, as mt-metrics-eval computes them; "
         "significance clusters from permutation tests; a WMT24-style summary (SPA, acc-t, average).",
-        _mqm.mqm, "folder", "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
+        _mqm.mqm, "src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l>, <kind>-seg-scores.tsv [, <kind>-sys-scores.tsv]",
+        "folder", "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
         ("system", "segment"), tuple(f"{level} {measure}" for level, measure in _mqm.MEASURES),
         "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score sibling used when "
         "present; or SEG,SYS)", resampling="permutations",
