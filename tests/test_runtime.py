@@ -149,6 +149,21 @@ def test_prism_and_bartscore_half_precision_on_cpu(prism, bart, dtype, bound):
         assert 0 < diff.max() <= bound, (type(half).__name__, diff.max())  # > 0: the half model really ran
 
 
+def test_prism_and_bartscore_auto_dtype_on_cpu():
+    """"auto" is settled on the loaded model (measured where the CPU has native bf16); the
+    model, the runtime and the signature agree on what it resolved to."""
+    from nlgscore.seq2seq.bartscore import BARTScorer
+    from nlgscore.seq2seq.prism import PrismScorer
+
+    cands, refs = _golden_pairs()
+    for scorer in (PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device="cpu", dtype="auto"),
+                   BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype="auto")):
+        model = scorer.model if isinstance(scorer, BARTScorer) else scorer._loaded.model
+        settled = scorer.runtime.dtype
+        assert settled in ("float32", "bfloat16") and str(next(model.parameters()).dtype) == f"torch.{settled}"
+        assert f"|dtype:{settled}|" in str(scorer.compute(cands[:5], refs[:5]).signature)
+
+
 _THREADS = textwrap.dedent("""
     import json, sys
     from concurrent.futures import ThreadPoolExecutor
