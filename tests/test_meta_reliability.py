@@ -138,7 +138,7 @@ def test_outputs_checked_before_the_work_and_written_atomically(tmp_path, capsys
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []  # the temporary file was renamed
 
 
-def test_short_names_and_bartscore_directions_from_one_pass(tmp_path):
+def test_short_names_and_bartscore_directions_from_one_pass(tmp_path, bart):
     tiny = str(Path(__file__).parent / "golden" / "tiny-bart")
     assert short_name(f"bartscore:{tiny}:precision") == "bartscore:tiny-bart:precision"
     hyps, refs = ["the cat sat", "a dog", "the cat sat"], ["the cat sat on the mat", "a dog barked", "a cat"]
@@ -148,9 +148,7 @@ def test_short_names_and_bartscore_directions_from_one_pass(tmp_path):
     assert scorers.computed == 1  # one f pass gave all four directions
     src = scorers.score(f"bartscore:{tiny}:src", hyps, refs, srcs)[0]
     assert scorers.computed == 2 and len(scorers._loaded) == 2  # src: a second pass, the same loaded model
-    from nlgscore.seq2seq.bartscore import BARTScorer
-
-    scorer = BARTScorer(checkpoint=tiny, device="cpu")
+    scorer = bart  # the session's scorer on the same checkpoint (conftest), for the expected values
     for direction, values in got.items():
         expected = scorer.compute(hyps, references=refs, direction=direction)
         np.testing.assert_allclose(values, expected.columns()[expected.primary], rtol=0, atol=1e-6)
