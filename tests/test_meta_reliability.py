@@ -187,3 +187,15 @@ def test_compare_header_is_aligned_and_meta_has_a_description(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["meta", "--help"])
     assert "Meta-evaluate metrics against human judgments" in capsys.readouterr().out
+
+
+def test_chart_leaves_tie_shares_and_thresholds_off_the_correlation_axis():
+    pytest.importorskip("matplotlib")
+    from nlgscore.meta.plot import plot_correlations
+
+    rows = [{"dataset": "d", "metric": "m", "level": "segment", "measure": measure, "value": value}
+            for measure, value in (("tau", 0.3), ("metric-ties", 0.15), ("acc-t", 0.5), ("acc-t-epsilon", 2.5))]
+    summary = [{"dataset": "d", "metric": "m", "spa": 0.8, "acc-t": 0.5, "average": 0.65}]
+    fig = plot_correlations({"results": rows, "summary": summary})
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == ["d · segment · tau", "d · segment · acc-t", "d · WMT24 · SPA+acc-t average"]
