@@ -107,6 +107,9 @@ def test_progress_counts_input_items(metric, request, minilm_scorer, capsys):
     scorer.compute(P * 4, R * 4, progress=True, max_tokens=32)
     err = capsys.readouterr().err
     assert f"{n}/{n}" in err and "/4 " not in err and "/5 " not in err
+    scorer.compute(P, [[r, "Another reference."] for r in R], progress=True)  # 10 items, 5 lines
+    err = capsys.readouterr().err
+    assert f"{len(P)}/{len(P)}" in err and "/10 " not in err
     scorer.compute(P, R)  # progress stays off for other calls
     assert capsys.readouterr().err == ""
 

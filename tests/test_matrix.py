@@ -104,5 +104,5 @@ def test_argument_errors_name_the_argument(minilm_scorer, prism):
         minilm_scorer.matrix(P, ["a", ["b"]])
     with pytest.raises(ValueError, match=r"^column must be one of precision, recall, f1"):
         minilm_scorer.matrix(P, R, column="H_cand_given_ref")
-    with pytest.raises(TypeError, match=r"^column must be"):
+    with pytest.raises((TypeError, ValueError), match=r"^column must be"):
         minilm_scorer.matrix(P, R, column=1)

@@ -302,18 +302,21 @@ class Scorer(ABC):
         items, owner = make_items(preds, refs, srcs)
         state = self._prepare(call, items)
         distinct, inverse = unique(items)
-        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse, minlength=len(distinct)), state)
-        per_item = {name: values[np.asarray(inverse, dtype=np.int64)] for name, values in columns_of_distinct.items()}
+        # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
+        owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
+        share_of_line = 1.0 / np.bincount(owner_arr, minlength=len(preds))[owner_arr]
+        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state)
+        per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
         columns = {name: aggregate(values, owner, len(preds), rule) for name, values in per_item.items()}
         result = self._finish(call, columns)
         return check_finite(result, self.name) if preds else result
 
     def _score_distinct(self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any) -> Dict[str, np.ndarray]:
         """Columns of the ``distinct`` items: this process's share scored, all gathered in order.
-        ``weight[i]`` input items stand behind distinct item ``i`` (what the progress bar counts)."""
+        ``weight[i]`` input predictions stand behind distinct item ``i`` (what the progress bar counts)."""
 
         def run(indices: List[int]) -> Dict[str, np.ndarray]:
-            call.progress = ItemProgress(int(weight[indices].sum()), bool(call.runtime.progress), self.name)
+            call.progress = ItemProgress(int(round(weight[indices].sum())), bool(call.runtime.progress), self.name)
             try:
                 columns = self._score_items([distinct[i] for i in indices], state)
             finally:
