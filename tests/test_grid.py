@@ -48,3 +48,20 @@ def test_dense_is_about_coverage():
 
     assert dense([(h, r) for h in range(3) for r in range(3, 6)])
     assert not dense([(k, k + 10) for k in range(10)])  # aligned pairs: the pair path
+
+
+def test_compute_over_a_product_takes_the_grid_and_agrees(minilm_scorer, monkeypatch):
+    from nlgscore.bertscore import grid
+
+    calls = []
+    real = grid.grid_match
+    monkeypatch.setattr(grid, "grid_match", lambda *a: calls.append(1) or real(*a))  # the real kernel, counted
+    import nlgscore.bertscore.pairs as pairs
+
+    monkeypatch.setattr(pairs, "grid_match", grid.grid_match)
+    with pytest.warns(UserWarning):
+        got = minilm_scorer.compute([c for c in C for _ in R], [r for _ in C for r in R]).columns()
+    assert calls  # the chunk was dense: the grid path of compute ran
+    expected = pair_path(minilm_scorer, monkeypatch)
+    for column in ("precision", "recall", "f1"):
+        np.testing.assert_allclose(np.asarray(got[column]).reshape(len(C), len(R)), expected[column], atol=1e-6, rtol=0)

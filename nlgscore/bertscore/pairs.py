@@ -154,18 +154,42 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
 def _grid_chunk(store: "_TokenStore", pairs: List[Tuple[int, int]], ids, n_special: int, out: np.ndarray, slots: List[int]) -> None:
     """A chunk that is (mostly) a utility matrix: every hyp text against every ref text in tiles
     (:mod:`nlgscore.bertscore.grid`), then each pair's cell."""
-    import torch
-
     hyps, _ = unique([h for h, _ in pairs])
     refs, _ = unique([r for _, r in pairs])
-    with torch.inference_mode():
-        p, r, f = grid_match(store.flat, store.token_weights, [store.span[u] for u in hyps], [store.span[u] for u in refs])
-        prf = torch.nan_to_num(torch.stack([p, r, f]), nan=0.0).cpu().numpy()  # (3, hyps, refs)
+    prf = _grid_values(store, hyps, refs, ids, n_special)
     row = {u: k for k, u in enumerate(hyps)}
     col = {u: k for k, u in enumerate(refs)}
     for k, (h, r_) in enumerate(pairs):
-        empty = len(ids[h]) == n_special or len(ids[r_]) == n_special
-        out[slots[k], :, 0] = 0.0 if empty else prf[:, row[h], col[r_]]
+        out[slots[k], :, 0] = prf[:, row[h], col[r_]]
+
+
+def _grid_values(store: "_TokenStore", hyps: List[int], refs: List[int], ids, n_special: int) -> np.ndarray:
+    """(P, R, F) of every text of ``hyps`` against every text of ``refs``: ``(3, hyps, refs)``;
+    a pair with an empty side scores 0 (as in the pair path)."""
+    import torch
+
+    with torch.inference_mode():
+        p, r, f = grid_match(store.flat, store.token_weights, [store.span[u] for u in hyps], [store.span[u] for u in refs])
+        prf = torch.nan_to_num(torch.stack([p, r, f]), nan=0.0).cpu().numpy().astype(np.float64)
+    prf[:, [len(ids[u]) == n_special for u in hyps], :] = 0.0
+    prf[:, :, [len(ids[u]) == n_special for u in refs]] = 0.0
+    return prf
+
+
+def text_grid(scorer: Any, runtime: Any, texts: List[str], ids: List[List[int]], weights: Any, hyps: List[int], refs: List[int]) -> np.ndarray:
+    """(P, R, F) of every text of ``hyps`` against every text of ``refs`` (indices into ``texts``),
+    ``(3, hyps, refs)``, single layer: every distinct text embedded once (the scorer's text cache
+    used as in :func:`score_pairs`), then :func:`~nlgscore.bertscore.grid.grid_match`. No list of
+    pairs is built; the caller keeps the texts few enough to hold their embeddings at once."""
+    needed, _ = unique(list(hyps) + list(refs))
+    cacheable = set()
+    if scorer.cache_references:
+        cacheable.update(refs)
+    if scorer.cache_candidates:
+        cacheable.update(hyps)
+    embeddings = _embed_chunk(scorer, runtime, needed, cacheable, texts, ids, {}, lambda u: False)
+    store = _TokenStore(needed, ids, embeddings, weights.to(scorer.encoder.device))
+    return _grid_values(store, list(hyps), list(refs), ids, scorer.encoder.n_special)
 
 
 class _TokenStore:
