@@ -13,6 +13,9 @@ tokenises, weights (idf) and rescales, and :mod:`nlgscore.bertscore.pairs` encod
 True
 >>> str(result.signature).startswith("nlgscore:bertscore|model:all-MiniLM-L6-v2|")
 True
+>>> grid = scorer.matrix(["The cat sat on the mat.", "Stocks fell."], ["A cat was sitting on the mat.", "Markets dropped."])
+>>> grid.shape, round(float(grid[0, 0]), 4)  # every prediction against every reference
+((2, 2), 0.8905)
 """
 
 from __future__ import annotations
