@@ -58,19 +58,23 @@ def plan_batches(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     max_batch_size: Optional[int] = None,
     group: Optional[Sequence[Hashable]] = None,
+    sort_keys: Optional[Sequence[Any]] = None,
 ) -> List[List[int]]:
     """Indices of ``lengths`` grouped into batches, longest first (stable for equal lengths).
 
     A batch never exceeds ``max_tokens`` padded tokens (a single item longer than the budget gets
     a batch of its own) nor ``max_batch_size`` items. ``group``, if given, is a secondary sort key
     placed after the length so that items sharing a key (e.g. the same source text) end up next to
-    each other and can share work inside a batch.
+    each other and can share work inside a batch. ``sort_keys``, if given, replaces the order
+    (items sorted by their key, e.g. one recurring source after the other).
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be positive, got {max_tokens}")
     if max_batch_size is not None and max_batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {max_batch_size}")
-    if group is None:
+    if sort_keys is not None:
+        order = sorted(range(len(lengths)), key=lambda i: sort_keys[i])
+    elif group is None:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     else:
         first_seen: Dict[Hashable, int] = {}
@@ -110,6 +114,7 @@ def run_batches(
     group: Optional[Sequence[Hashable]] = None,
     progress: Any = False,
     desc: Optional[str] = None,
+    sort_keys: Optional[Sequence[Any]] = None,
 ) -> int:
     """Call ``process(indices)`` on every batch :func:`plan_batches` makes; return the final budget.
 
@@ -118,7 +123,8 @@ def run_batches(
 
     def plan(remaining: List[int], budget: int) -> List[List[int]]:
         sub_group = None if group is None else [group[i] for i in remaining]
-        batches = plan_batches([lengths[i] for i in remaining], budget, max_batch_size, sub_group)
+        sub_keys = None if sort_keys is None else [sort_keys[i] for i in remaining]
+        batches = plan_batches([lengths[i] for i in remaining], budget, max_batch_size, sub_group, sub_keys)
         return [[remaining[j] for j in batch] for batch in batches]
 
     return run_with_backoff(len(lengths), plan, process, max_tokens, progress=progress, desc=desc)

@@ -138,15 +138,22 @@ def target_logprobs(
     # on both sides; pairs sharing a source and a length are adjacent (group key), and a recurring
     # source's encoder states are kept until its last pair is scored (see _Engine).
     lengths = [len(s) + len(t) for s, t in distinct]
+    pending = Counter(source_of)
+    sort_keys = None
+    if sum(len(source_keys[k]) for k, n in pending.items() if n > 1) > CACHE_BUDGETS * max_tokens:
+        # The states of every recurring source would not fit in the cache (a large utility
+        # matrix: each text the source of many pairs): take the sources one after the other,
+        # longest first, their targets longest first, so each is encoded once and then dropped.
+        sort_keys = [(-len(source_keys[source_of[i]]), source_of[i], -len(distinct[i][1])) for i in range(len(distinct))]
     results: List[Optional[np.ndarray]] = [None] * len(distinct)
-    engine = _Engine(model, pad_id, decoder_start_id, float(temperature), Counter(source_of), CACHE_BUDGETS * max_tokens)
+    engine = _Engine(model, pad_id, decoder_start_id, float(temperature), pending, CACHE_BUDGETS * max_tokens)
 
     def process(batch: List[int]) -> None:
         scored = engine.run([source_of[i] for i in batch], source_keys, [distinct[i][1] for i in batch])
         for i, values in zip(batch, scored):
             results[i] = values
 
-    run_batches(lengths, process, max_tokens=max_tokens, max_batch_size=max_batch_size, group=source_of, progress=progress, desc=desc)
+    run_batches(lengths, process, max_tokens=max_tokens, max_batch_size=max_batch_size, group=source_of, progress=progress, desc=desc, sort_keys=sort_keys)
     return [results[j].copy() for j in inverse]  # type: ignore[union-attr]
 
 
