@@ -9,8 +9,10 @@ because of four things, none of which changes a number beyond float rounding:
   little padding is computed; a CUDA out-of-memory error halves the budget and retries;
 * a recurring source (one reference against many candidates) is encoded once: the encoder runs
   on the distinct sources of a batch, its states are expanded with ``index_select`` for the
-  decoder, and states of sources with pairs left in later batches stay in a bounded cache; the
-  decoder's cross-attention keys and values are likewise projected once per distinct source;
+  decoder, and states of sources with pairs left in later batches stay in a bounded cache (when
+  they would outgrow it, as in a large utility matrix, the batches take one source after the
+  other instead); the decoder's cross-attention keys and values are likewise projected once per
+  distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
 >>> from nlgscore.core.models import resolve
