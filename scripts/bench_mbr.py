@@ -142,18 +142,20 @@ def table(report: Dict[str, Any], sizes: List[int], names: List[str]) -> str:
     """Markdown rows: per N and side, median seconds, items/s, pairs/s, nlgscore's speed-up (median
     of the per-repeat ratios) and how many chosen candidates are the same text as nlgscore's."""
     items = report["items"]
-    lines = ["| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | same choice as nlgscore |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | CPU seconds (median) | speed-up in CPU time | same choice as nlgscore |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for n in sizes:
         runs = report["runs"][str(n)]
         ours = runs.get("nlgscore")
         for name in names:
             sec = statistics.median(r["seconds"] for r in runs[name])
-            speed = same = ""
+            cpu = statistics.median(r.get("cpu_seconds", float("nan")) for r in runs[name])
+            speed = cpu_speed = same = ""
             if ours and name != "nlgscore":
                 speed = f"**{statistics.median(a['seconds'] / b['seconds'] for a, b in zip(runs[name], ours)):.2f}x**"
+                cpu_speed = f"{statistics.median(a.get('cpu_seconds', 0) / b.get('cpu_seconds', 1) for a, b in zip(runs[name], ours)):.2f}x"
                 same = f"{sum(a == b for a, b in zip(runs[name][0]['best_text'], ours[0]['best_text']))}/{items}"
-            lines.append(f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | {same} |")
+            lines.append(f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | {cpu:.2f} | {cpu_speed} | {same} |")
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ SIDE is ``nlgscore`` (the project's venv), ``bert_score`` (bert_score 0.3.13 on 
 N x (N-1) pairs) or ``mbrs`` (mbrs 0.1.8's ``DecoderMBR`` with its ``MetricBERTScore``; needs
 unbabel-comet, so it runs from its own venv). The side loads its model once, then answers one
 JSON command per stdin line with one JSON line on stdout:
-``{"cmd": "run", "items": [[candidates...], ...]}`` -> ``{"seconds", "best"}`` (``best`` =
+``{"cmd": "run", "items": [[candidates...], ...]}`` -> ``{"seconds", "cpu_seconds", "best"}`` (``best`` =
 chosen index per item). It imports nothing from nlgscore unless SIDE is nlgscore.
 """
 
@@ -87,10 +87,13 @@ def main(argv: List[str]) -> int:
         command: Any = json.loads(line)
         if command["cmd"] == "stop":
             break
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         with torch.inference_mode():
             best = run(command["items"])
-        print(json.dumps({"seconds": time.perf_counter() - start, "best": best}), file=out, flush=True)
+        # CPU seconds of this process (all its threads): less sensitive than wall time to other
+        # processes taking the cores on a shared machine
+        answer = {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu, "best": best}
+        print(json.dumps(answer), file=out, flush=True)
     return 0
 
 
