@@ -36,6 +36,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.batching import DEFAULT_MAX_TOKENS, run_batches, unique
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.gemm import linear, use_onednn_linears
 from nlgscore.core.loading import load_with_sdpa, model_loading
 from nlgscore.core.model_files import check_json_files, check_tokenizer, check_tokenizer_files
@@ -57,7 +58,7 @@ def check_seq2seq(model: Any, name: str = "model") -> None:
     """Raise TypeError unless ``model`` is a transformers encoder–decoder."""
     config = getattr(model, "config", None)
     if not getattr(config, "is_encoder_decoder", False) or not callable(getattr(model, "get_encoder", None)):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be an encoder–decoder (seq2seq) model such as BART or M2M100, "
             f"got {type(model).__name__} (config.is_encoder_decoder is not true)"
         )
@@ -83,7 +84,7 @@ def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
     check_json_files(resolved)
     config = AutoConfig.from_pretrained(resolved.path)
     if not getattr(config, "is_encoder_decoder", False):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"checkpoint {resolved.name!r} is a {config.model_type!r} model, not an encoder–decoder; "
             "a likelihood metric needs a seq2seq checkpoint such as facebook/bart-large-cnn"
         )
@@ -102,7 +103,7 @@ def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
 def _as_ids(seq: Sequence[int], name: str, i: int) -> Tuple[int, ...]:
     ids = tuple(int(t) for t in seq)
     if not ids:
-        raise ValueError(f"{name}[{i}] is an empty token list; every {name[:-1]} needs at least one token")
+        raise ArgumentError(f"{name}[{i}] is an empty token list; every {name[:-1]} needs at least one token")
     return ids
 
 
@@ -128,9 +129,9 @@ def target_logprobs(
     """
     check_seq2seq(model)
     if len(sources) != len(targets):
-        raise ValueError(f"sources and targets must have the same length, got {len(sources)} and {len(targets)}")
+        raise ArgumentError(f"sources and targets must have the same length, got {len(sources)} and {len(targets)}")
     if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+        raise ArgumentError(f"temperature must be a positive number, got {temperature!r}")
     pairs = [(_as_ids(s, "sources", i), _as_ids(t, "targets", i)) for i, (s, t) in enumerate(zip(sources, targets))]
     distinct, inverse = unique(pairs)
     if not distinct:
