@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.model_files import IncompleteModelError, read_json
 from nlgscore.core.tables import table
 
@@ -67,7 +68,7 @@ def language_ids(vocab: Mapping[str, int], tokenizer_config: Optional[Mapping] =
 
         codes = FAIRSEQ_LANGUAGE_CODES.get(config.get("language_codes", "m2m100"))
         if codes is None:
-            raise ValueError(f"unknown M2M100 language_codes {config.get('language_codes')!r} in tokenizer_config.json")
+            raise DataError(f"unknown M2M100 language_codes {config.get('language_codes')!r} in tokenizer_config.json")
         return {code: len(vocab) + i for i, code in enumerate(codes)}
     return {}
 
@@ -96,7 +97,7 @@ class PrismTokenizer:
         self.lang_ids = dict(lang_ids)
         for special in ("<pad>", "</s>", "<unk>"):
             if special not in self.vocab:
-                raise ValueError(f"vocabulary has no {special!r} entry; it is not a fairseq-ordered vocabulary")
+                raise DataError(f"vocabulary has no {special!r} entry; it is not a fairseq-ordered vocabulary")
         self.pad_id = self.vocab["<pad>"]
         self.eos_id = self.vocab["</s>"]
         self.unk_id = self.vocab["<unk>"]
@@ -121,7 +122,7 @@ class PrismTokenizer:
         """Id of the target-side tag of ``lang``; a ValueError naming ``lang`` if there is none."""
         if lang not in self.lang_ids:
             supported = ", ".join(sorted(self.lang_ids)) or "none"
-            raise ValueError(f"lang {lang!r} is not supported by this Prism checkpoint; supported: {supported}")
+            raise ArgumentError(f"lang {lang!r} is not supported by this Prism checkpoint; supported: {supported}")
         return self.lang_ids[lang]
 
     def pieces(self, text: str) -> List[str]:
