@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.core.gemm import use_onednn_linears
 from nlgscore.core.loading import model_loading
 from nlgscore.core.model_files import IncompleteModelError, read_json
@@ -66,7 +67,7 @@ class LoadedPrism:
 def read_config(path: str, checkpoint: str) -> Dict[str, Any]:
     config_path = os.path.join(path, "config.json")
     if not os.path.isfile(config_path):
-        raise ValueError(f"checkpoint {checkpoint!r} has no config.json in {path!r}")
+        raise ArgumentError(f"checkpoint {checkpoint!r} has no config.json in {path!r}")
     config = read_json(config_path, "model config")
     if not isinstance(config, dict):
         raise IncompleteModelError(f"model config {config_path!r} must be a JSON object, got a {type(config).__name__}")
@@ -86,7 +87,7 @@ def check_loading_info(info: Dict[str, Iterable], checkpoint: str) -> None:
     if mismatched:
         problems.append(f"weights of the wrong shape: {', '.join(mismatched)}")
     if problems:
-        raise ValueError(f"checkpoint {checkpoint!r} does not fit a Prism (fairseq transformer) model; " + "; ".join(problems))
+        raise ArgumentError(f"checkpoint {checkpoint!r} does not fit a Prism (fairseq transformer) model; " + "; ".join(problems))
 
 
 def fairseq_sinusoids(n: int, dim: int, padding_idx: int) -> Any:
@@ -111,7 +112,7 @@ def _stored_keys(path: str, checkpoint: str) -> List[str]:
 
     weights = os.path.join(path, "model.safetensors")
     if not os.path.isfile(weights):
-        raise ValueError(f"checkpoint {checkpoint!r} has no model.safetensors in {path!r}")
+        raise ArgumentError(f"checkpoint {checkpoint!r} has no model.safetensors in {path!r}")
     with safe_open(weights, framework="pt") as handle:
         return list(handle.keys())
 
@@ -145,9 +146,9 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     stored = {key if key.startswith(("model.", "lm_head.", "final_logits_bias")) else f"model.{key}": value for key, value in stored.items()}
     embeddings = [stored[key] for key in _EMBEDDINGS if key in stored]
     if not embeddings:
-        raise ValueError(f"checkpoint {checkpoint!r} stores no token embedding ({' or '.join(_EMBEDDINGS)})")
+        raise ArgumentError(f"checkpoint {checkpoint!r} stores no token embedding ({' or '.join(_EMBEDDINGS)})")
     if any(not e.equal(embeddings[0]) for e in embeddings[1:]):
-        raise ValueError(f"checkpoint {checkpoint!r} has distinct input/output embeddings; Prism shares one matrix")
+        raise ArgumentError(f"checkpoint {checkpoint!r} has distinct input/output embeddings; Prism shares one matrix")
     state = {"model.shared.weight": embeddings[0]}
     unexpected = []
     for key, tensor in stored.items():
@@ -161,7 +162,7 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     try:
         missing, extra = model.load_state_dict(state, strict=False)
     except RuntimeError as err:  # shapes that do not fit the config
-        raise ValueError(f"checkpoint {checkpoint!r}: weights of the wrong shape for its config.json: {err}") from err
+        raise ArgumentError(f"checkpoint {checkpoint!r}: weights of the wrong shape for its config.json: {err}") from err
     check_loading_info({"missing_keys": missing, "unexpected_keys": unexpected + list(extra)}, checkpoint)
     with torch.no_grad():
         for side in (model.model.encoder, model.model.decoder):
@@ -179,11 +180,11 @@ def _load_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
             return _pre_norm_model(path, raw, checkpoint)
         return _post_norm_model(path, raw, checkpoint)
     if not raw.get("is_encoder_decoder", False):
-        raise ValueError(
+        raise ArgumentError(
             f"checkpoint {checkpoint!r} is not an encoder-decoder model (model_type {model_type!r}); "
             "Prism needs a translation model with the fairseq transformer architecture"
         )
-    raise ValueError(
+    raise ArgumentError(
         f"checkpoint {checkpoint!r} has model_type {model_type!r}; Prism needs model_type 'prism' "
         "(dariast/prism, scripts/convert_prism_fairseq.py) or 'm2m_100'"
     )
@@ -216,5 +217,5 @@ def load_prism(
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.
     tokenizer.lang_ids = {code: i for code, i in tokenizer.lang_ids.items() if i < config.vocab_size}
     if not tokenizer.lang_ids:
-        raise ValueError(f"checkpoint {checkpoint!r} has no language tags (<en> or __en__) within its vocabulary of {config.vocab_size}")
+        raise ArgumentError(f"checkpoint {checkpoint!r} has no language tags (<en> or __en__) within its vocabulary of {config.vocab_size}")
     return LoadedPrism(model=model, tokenizer=tokenizer, name=resolved.name, revision=resolved.revision, dtype=dtype_name(torch_dtype))
