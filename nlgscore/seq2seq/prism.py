@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.base import Call, Item, Scorer
-from nlgscore.core.errors import ArgumentError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
@@ -69,9 +69,9 @@ def _mode(call: Call) -> str:
 
 def _check_temperature(temperature: Any) -> float:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
+        raise ArgumentTypeError(f"temperature must be a number, got {type(temperature).__name__}")
     if not math.isfinite(temperature) or not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:
-        raise ValueError(
+        raise ArgumentError(
             f"temperature must be a finite number between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g}, got {temperature!r} "
             "(a smaller one overflows the float32 logits into NaN)"
         )
@@ -109,12 +109,12 @@ class PrismScorer(Scorer):
     ) -> None:
         self.temperature = _check_temperature(temperature)
         if mode is not None and mode not in MODES:
-            raise ValueError(f"mode must be 'ref', 'src' or None, got {mode!r}")
+            raise ArgumentError(f"mode must be 'ref', 'src' or None, got {mode!r}")
         if not isinstance(lang, str):
-            raise TypeError(f"lang must be a language code such as 'en', got {type(lang).__name__}")
+            raise ArgumentTypeError(f"lang must be a language code such as 'en', got {type(lang).__name__}")
         if checkpoint is None and lang not in table("prism")["languages"]:
             # Fail before loading 3 GB of weights the language cannot be scored with.
-            raise ValueError(f"lang {lang!r} is not one of the 39 languages of Prism m39v1: {', '.join(table('prism')['languages'])}")
+            raise ArgumentError(f"lang {lang!r} is not one of the 39 languages of Prism m39v1: {', '.join(table('prism')['languages'])}")
         self.mode = mode
         self.needs = ("sources",) if mode == "src" else ("references",)
         self.lang = lang
@@ -144,7 +144,7 @@ class PrismScorer(Scorer):
         """The historical call: Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one);
         same numbers as :meth:`compute`."""
         if (refs is None) == (srcs is None):
-            raise ValueError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
+            raise ArgumentError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
         return self._run(cands, refs, srcs, names=("cands", "refs", "srcs"), mode="ref" if refs is not None else "src")  # type: ignore[return-value]
 
     def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
