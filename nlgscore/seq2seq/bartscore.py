@@ -37,6 +37,7 @@ import numpy as np
 
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.batching import unique
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import resolve
 from nlgscore.core.runtime import dtype_name
@@ -84,11 +85,11 @@ def prompt_list(prompt: Prompt) -> List[str]:
         return text_lines(sets[prompt])
     prompts = [prompt] if isinstance(prompt, str) else prompt
     if isinstance(prompts, (bytes, dict)) or not hasattr(prompts, "__len__") or not len(prompts):
-        raise TypeError(f"prompt must be a string, a non-empty list of strings, 'ref_hyp' or 'src_hyp', got {prompt!r}")
+        raise ArgumentTypeError(f"prompt must be a string, a non-empty list of strings, 'ref_hyp' or 'src_hyp', got {prompt!r}")
     out = check_texts("prompt", prompts)
     for i, text in enumerate(out):
         if not text.strip():
-            raise ValueError(f"prompt[{i}] is empty")
+            raise ArgumentError(f"prompt[{i}] is empty")
     return out
 
 
@@ -104,7 +105,7 @@ def prompt_label(prompt: Prompt) -> str:
 
 def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        raise ArgumentError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
 
 
@@ -138,12 +139,12 @@ class BARTScorer(Scorer):
     ) -> None:
         variants = variant_table()
         if variant not in variants:
-            raise ValueError(f"variant must be one of {', '.join(variants)}, got {variant!r}")
+            raise ArgumentError(f"variant must be one of {', '.join(variants)}, got {variant!r}")
         self.variant = variant
         self.direction = _choice("direction", direction, DIRECTIONS)
         self.needs = ("sources",) if direction == "src" else ("references",)
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-            raise ValueError(f"max_length must be an integer >= 2 (room for <s> and </s>), got {max_length!r}")
+            raise ArgumentError(f"max_length must be an integer >= 2 (room for <s> and </s>), got {max_length!r}")
         self.max_length = max_length
         runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)  # 0 is an error, not "no cap"/"default"
         entry = variants[variant]
@@ -152,7 +153,7 @@ class BARTScorer(Scorer):
         self.runtime = runtime.settled(next(self.model.parameters()).dtype)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit is not None and max_length > limit:
-            raise ValueError(f"max_length={max_length} exceeds the model's {limit} positions")
+            raise ArgumentError(f"max_length={max_length} exceeds the model's {limit} positions")
         self.para = "none"
         if "para_weights" in entry or para_weights is not None:
             self.para = load_para_weights(self.model, para_weights, entry.get("para_weights", {}))
@@ -182,7 +183,7 @@ class BARTScorer(Scorer):
         with ``sources=srcs`` swapped in; same numbers)."""
         srcs, tgts = check_texts("srcs", srcs), check_texts("tgts", tgts)
         if len(srcs) != len(tgts):
-            raise ValueError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
+            raise ArgumentError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
         runtime = self._call_runtime(batch_size=batch_size)
         self._truncated = 0
         scores = self._pair_scores(srcs, tgts, runtime).tolist()
@@ -320,7 +321,7 @@ def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) 
     source = source if source is not None else entry.get("hub_repo")
     filename = entry.get("filename", "bart.pth")
     if not source:
-        raise ValueError(
+        raise ArgumentError(
             "variant 'bart-large-cnn-para' needs the authors' ParaBank2 weights: pass para_weights=<path to "
             f"{filename}> (the BARTScore authors' Google Drive file id {entry.get('google_drive_id')}) or a Hub "
             "repo id holding it, or set para_weights.hub_repo in nlgscore/data/bartscore_variants.json"
@@ -334,14 +335,14 @@ def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) 
         label = f"{source}@{os.path.basename(os.path.dirname(path))}"
     state = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise TypeError(f"para_weights {source!r} is not a state dict of tensors")
+        raise ArgumentTypeError(f"para_weights {source!r} is not a state dict of tensors")
     outcome = model.load_state_dict(state, strict=False)
     own = model.state_dict()
     loaded = {own[k].data_ptr() for k in state if k in own}
     # Tied weights (lm_head = shared embeddings) need not be stored twice.
     missing = [k for k in outcome.missing_keys if own[k].data_ptr() not in loaded]
     if missing or outcome.unexpected_keys:
-        raise ValueError(
+        raise ArgumentError(
             f"para_weights {source!r} does not fit the checkpoint: missing keys {missing[:10]}, "
             f"unexpected keys {list(outcome.unexpected_keys)[:10]}"
         )
