@@ -1,9 +1,10 @@
 """Argument checking shared by every scorer: errors name the argument (and item) that is wrong.
 
 Texts must be sequences in a defined order: a ``dict`` (scored by its keys) or a ``set``
-(paired in hash order, so results would change with ``PYTHONHASHSEED``) is a TypeError. Lone
-surrogates (``"\\ud800"``, e.g. from a bad decode) cannot be tokenised: a ValueError names the
-argument and the index instead of a tokenizer-internal error.
+(paired in hash order, so results would change with ``PYTHONHASHSEED``) is an ArgumentTypeError (a
+TypeError). Lone surrogates (``"\\ud800"``, e.g. from a bad decode) cannot be tokenised: an
+ArgumentError (a ValueError) names the argument and the index instead of a tokenizer-internal
+error.
 """
 
 from __future__ import annotations
@@ -13,23 +14,25 @@ from collections.abc import Mapping, Set
 from itertools import chain, repeat
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _check_container(name: str, value: Any, what: str) -> None:
     if isinstance(value, (Mapping, Set)):
-        raise TypeError(f"{name} must be {what} in a fixed order, got a {type(value).__name__} (pass a list)")
+        raise ArgumentTypeError(f"{name} must be {what} in a fixed order, got a {type(value).__name__} (pass a list)")
     if isinstance(value, (str, bytes)) or value is None or not hasattr(value, "__len__"):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be {what}, got {type(value).__name__}")
 
 
 def check_text(name: str, text: Any) -> str:
     """``text`` if it is a str encodable as UTF-8, else a TypeError/ValueError naming ``name``."""
     if not isinstance(text, str):
-        raise TypeError(f"{name} must be a str, got {type(text).__name__}: {text!r}")
+        raise ArgumentTypeError(f"{name} must be a str, got {type(text).__name__}: {text!r}")
     bad = _SURROGATE.search(text)
     if bad:
-        raise ValueError(f"{name} contains a lone surrogate {bad.group()!r} at character {bad.start()} (not valid Unicode text; fix its decoding)")
+        raise ArgumentError(f"{name} contains a lone surrogate {bad.group()!r} at character {bad.start()} (not valid Unicode text; fix its decoding)")
     return text
 
 
@@ -41,7 +44,7 @@ def check_texts(name: str, texts: Any) -> List[str]:
     >>> check_texts("predictions", {"a", "b"})
     Traceback (most recent call last):
     ...
-    TypeError: predictions must be a list of strings in a fixed order, got a set (pass a list)
+    nlgscore.core.errors.ArgumentTypeError: predictions must be a list of strings in a fixed order, got a set (pass a list)
     """
     _check_container(name, texts, "a list of strings")
     out = list(texts)
@@ -63,7 +66,7 @@ def check_same_length(**named: Sequence[Any]) -> int:
     lengths = {name: len(values) for name, values in named.items() if values is not None}
     if len(set(lengths.values())) > 1:
         detail = ", ".join(f"{name}={n}" for name, n in lengths.items())
-        raise ValueError(f"inputs must have the same number of items, got {detail}")
+        raise ArgumentError(f"inputs must have the same number of items, got {detail}")
     return next(iter(lengths.values()), 0)
 
 
@@ -86,14 +89,14 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
             out.append([check_text(f"{name}[{i}]", item)])
             continue
         if isinstance(item, (Mapping, Set)) or item is None or isinstance(item, bytes) or not hasattr(item, "__len__"):
-            raise TypeError(f"{name}[{i}] must be a str or a list of str, got {type(item).__name__}: {item!r}")
+            raise ArgumentTypeError(f"{name}[{i}] must be a str or a list of str, got {type(item).__name__}: {item!r}")
         refs = list(item)
         if not refs:
-            raise ValueError(f"{name}[{i}] is an empty list: every item needs at least one reference")
+            raise ArgumentError(f"{name}[{i}] is an empty list: every item needs at least one reference")
         _check_each(f"{name}[{i}]", refs)
         out.append(refs)
     if n is not None and len(out) != n:
-        raise ValueError(f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)")
+        raise ArgumentError(f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)")
     return out
 
 
