@@ -69,9 +69,9 @@ def plan_batches(
     (items sorted by their key, e.g. one recurring source after the other).
     """
     if max_tokens < 1:
-        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        raise ArgumentError(f"max_tokens must be positive, got {max_tokens}")
     if max_batch_size is not None and max_batch_size < 1:
-        raise ValueError(f"batch_size must be positive, got {max_batch_size}")
+        raise ArgumentError(f"batch_size must be positive, got {max_batch_size}")
     if sort_keys is not None:
         order = sorted(range(len(lengths)), key=lambda i: sort_keys[i])
     elif group is None:
