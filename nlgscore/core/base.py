@@ -102,7 +102,7 @@ def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np
         np.maximum.at(out, owner_arr, values)
         return out
     if rule != "mean":
-        raise ValueError(f"multiref must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
+        raise ArgumentError(f"multiref must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
     out = np.zeros(shape)
     np.add.at(out, owner_arr, values)
     counts = np.bincount(owner_arr, minlength=n).reshape((n,) + (1,) * (values.ndim - 1))
