@@ -34,7 +34,7 @@ from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.core.batching import unique
 from nlgscore.core.cache import TextCache
-from nlgscore.core.errors import ArgumentError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.tables import table
@@ -118,15 +118,15 @@ class BERTScorer(Scorer):
         cache_candidates: bool = False,
     ) -> None:
         if lang is not None and not isinstance(lang, str):
-            raise TypeError(f"lang must be a language code string, got {type(lang).__name__}")
+            raise ArgumentTypeError(f"lang must be a language code string, got {type(lang).__name__}")
         if model_type is None:
             if lang is None:
-                raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
+                raise ArgumentError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
             model_type = default_model(lang)
         if idf is False and idf_sents is not None:
-            raise ValueError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
+            raise ArgumentError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
         if revision is not None and isinstance(model_type, str) and model_type in _aliases():
-            raise ValueError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
+            raise ArgumentError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
         runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)
         self._ref_cache = TextCache(reference_cache_size, "reference_cache_size")
         self.lang = lang.lower() if lang else None
@@ -155,7 +155,7 @@ class BERTScorer(Scorer):
             self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
             self.baseline_source = source
         elif baseline_path is not None:
-            raise ValueError("baseline_path is only used with rescale_with_baseline=True")
+            raise ArgumentError("baseline_path is only used with rescale_with_baseline=True")
         self.cache_references = cache_references
         self.cache_candidates = cache_candidates
         self.reference_cache_size = self._ref_cache.size
@@ -215,7 +215,7 @@ class BERTScorer(Scorer):
         """bert_score's ``BERTScorer.score(cands, refs)``: :meth:`compute` with bert_score's
         argument names (``refs`` is ``[str]`` or ragged ``[[str]]``); same numbers."""
         if refs is None:  # bert_score's signature has no default for refs
-            raise TypeError("refs must be a list of strings or a list of lists of strings, got NoneType")
+            raise ArgumentTypeError("refs must be a list of strings or a list of lists of strings, got NoneType")
         return self._run(cands, refs, None, names=("cands", "refs", "srcs"))  # type: ignore[return-value]
 
     def _prepare(self, call: Call, items: List[Item]) -> _CallState:
