@@ -22,6 +22,7 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.gemm import use_onednn_linears
 from nlgscore.core.loading import load_with_sdpa, model_loading
 from nlgscore.core.model_files import check_model_folder, check_tokenizer
@@ -74,7 +75,7 @@ def model_layer_count(config) -> int:
         value = getattr(config, name, None)
         if isinstance(value, int):
             return value
-    raise ValueError(f"cannot tell how many layers a {config.model_type!r} model has")
+    raise ArgumentError(f"cannot tell how many layers a {config.model_type!r} model has")
 
 
 class Encoder:
@@ -138,11 +139,11 @@ class Encoder:
         if num_layers is None:
             num_layers = default_layers
         if num_layers is None:
-            raise ValueError(f"num_layers is required for model {resolved.name!r}: it has no default layer in bertscore_model2layers")
+            raise ArgumentError(f"num_layers is required for model {resolved.name!r}: it has no default layer in bertscore_model2layers")
         if isinstance(num_layers, bool) or not isinstance(num_layers, int):
-            raise TypeError(f"num_layers must be an int, got {type(num_layers).__name__}")
+            raise ArgumentTypeError(f"num_layers must be an int, got {type(num_layers).__name__}")
         if not 0 <= num_layers <= total:
-            raise ValueError(f"num_layers must be between 0 and {total} for {resolved.name!r}, got {num_layers}")
+            raise ArgumentError(f"num_layers must be between 0 and {total} for {resolved.name!r}, got {num_layers}")
         tokenizer = AutoTokenizer.from_pretrained(resolved.path)
         check_tokenizer(tokenizer, config, resolved)
         model = load_with_sdpa(AutoModel, resolved.path, runtime.torch_dtype, resolved.name)
@@ -155,9 +156,9 @@ class Encoder:
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-                raise ValueError(f"max_length must be an int of at least 2, got {max_length!r}")
+                raise ArgumentError(f"max_length must be an int of at least 2, got {max_length!r}")
             if max_length > limit:
-                raise ValueError(f"max_length {max_length} exceeds what {resolved.name!r} supports ({limit})")
+                raise ArgumentError(f"max_length {max_length} exceeds what {resolved.name!r} supports ({limit})")
             limit = max_length
         prefix = _declared_tokenizer_class(resolved.path, config.model_type) in PREFIX_SPACE_TOKENIZERS
         encoder = cls(resolved, tokenizer, model, num_layers, all_layers, limit, prefix, device, torch_dtype)
@@ -207,7 +208,7 @@ class Encoder:
         for start in range(len(full) - len(bare) + 1):
             if full[start : start + len(bare)] == bare:
                 return list(full[:start]), list(full[start + len(bare) :])
-        raise ValueError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
+        raise ArgumentError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
 
     def tokenize(self, texts: Sequence[str]) -> Tuple[List[List[int]], int]:
         """Token ids with special tokens, truncated to ``max_length``; and how many were truncated."""
