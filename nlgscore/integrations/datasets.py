@@ -18,6 +18,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from nlgscore.core.base import Scorer
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 
 # One scorer per (spec, options) per process: map calls on several columns or splits reuse it.
 _SCORERS: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], Scorer] = {}
@@ -57,11 +58,11 @@ class ScoreColumns:
         options: Dict[str, Any],
     ) -> None:
         if not isinstance(metric, (str, Scorer)):
-            raise TypeError(f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}")
+            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}")
         if isinstance(metric, Scorer) and options:
-            raise ValueError(f"options {sorted(options)} only apply to a metric given as a spec string")
+            raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if reference_column is None and source_column is None:
-            raise ValueError("give reference_column, source_column or both")
+            raise ArgumentError("give reference_column, source_column or both")
         self.metric = metric
         self.prediction_column = prediction_column
         self.reference_column = reference_column
@@ -89,7 +90,7 @@ class ScoreColumns:
             raise KeyError(f"column(s) {missing} not in the dataset (columns: {sorted(batch)})")
         if isinstance(batch[self.prediction_column], str):
             # Without batched=True, datasets passes one row: its strings would be scored character by character.
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{self!r} got a single row (column {self.prediction_column!r} holds a string, not a list): "
                 "use dataset.map(fn, batched=True)"
             )
