@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from nlgscore.core.errors import ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 
 
@@ -44,7 +45,7 @@ class ScoreBatches:
         **options: Any,
     ) -> None:
         if not isinstance(metric, str):
-            raise TypeError(f"metric must be a spec string such as 'bertscore:minilm' (each actor loads it), got {type(metric).__name__}")
+            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore:minilm' (each actor loads it), got {type(metric).__name__}")
         self.columns = ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)
         self.columns.scorer  # noqa: B018 -- load the model now, once per actor, not on the first batch
 
