@@ -21,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
+
 # Below this many identical-output score pairs the check has too little power to say anything.
 MIN_IDENTICAL = 100
 PERMUTATIONS = 200
@@ -82,7 +84,7 @@ def check_alignment(
     scores = np.asarray(scores, dtype=float)
     n_systems, n_segments = scores.shape
     if len(hyps) != n_systems or any(len(h) != n_segments for h in hyps):
-        raise ValueError("hyps must hold one output per segment for every row of scores")
+        raise ArgumentError("hyps must hold one output per segment for every row of scores")
     pairs = list(itertools.combinations(range(n_systems), 2))
     x = np.array([scores[a] for a, _ in pairs])
     y = np.array([scores[b] for _, b in pairs])
