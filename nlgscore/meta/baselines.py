@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 
 SEGMENT_METRICS = ("chrf", "bleu", "sentbleu", "rouge1", "rouge2", "rougeL")
@@ -36,11 +37,11 @@ def _score_unique(
     hyps: Sequence[str], refs: Sequence[str], score_pair: Callable[[str, str], float]
 ) -> list[float]:
     if len(hyps) != len(refs):
-        raise ValueError(f"hyps and refs differ in length: {len(hyps)} != {len(refs)}")
+        raise ArgumentError(f"hyps and refs differ in length: {len(hyps)} != {len(refs)}")
     for name, texts in (("hyps", hyps), ("refs", refs)):
         for i, text in enumerate(texts):
             if not isinstance(text, str):
-                raise TypeError(f"{name}[{i}] must be a string, got {type(text).__name__}")
+                raise ArgumentTypeError(f"{name}[{i}] must be a string, got {type(text).__name__}")
     cache: Dict[Tuple[str, str], float] = {}
     scores = []
     for pair in zip(hyps, refs):
@@ -113,7 +114,7 @@ def string_metric(name: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[l
     try:
         return functions[key]
     except KeyError:
-        raise ValueError(f"unknown string metric {name!r}; choose from {SEGMENT_METRICS}") from None
+        raise ArgumentError(f"unknown string metric {name!r}; choose from {SEGMENT_METRICS}") from None
 
 
 def is_string_metric(name: str) -> bool:
