@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.core.batching import unique
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.loaders import DarrData
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.wmt import darr_concordance
@@ -40,7 +41,7 @@ def select_layer(human: Sequence[float], layer_scores: np.ndarray) -> Tuple[int,
     """
     layer_scores = np.asarray(layer_scores, dtype=float)
     if layer_scores.ndim != 2:
-        raise ValueError(f"layer_scores must be (layers+1, items), got shape {layer_scores.shape}")
+        raise ArgumentError(f"layer_scores must be (layers+1, items), got shape {layer_scores.shape}")
     correlations = np.array([pearson(human, row) for row in layer_scores])
     return int(np.argmax(correlations)), correlations
 
@@ -56,9 +57,9 @@ def score_all_layers(
     signature and the texts, so the calibration and the results table score a data set once.
     """
     if len(hyps) != len(refs):
-        raise ValueError(f"hyps and refs differ in length: {len(hyps)} != {len(refs)}")
+        raise ArgumentError(f"hyps and refs differ in length: {len(hyps)} != {len(refs)}")
     if not getattr(scorer, "all_layers", False):
-        raise ValueError("scorer must be built with all_layers=True")
+        raise ArgumentError("scorer must be built with all_layers=True")
     distinct, inverse = unique(list(zip(hyps, refs)))
     path = None
     if cache_dir is not None:
