@@ -73,7 +73,7 @@ def data_file(name: str, data_dir: Optional[PathLike] = None) -> Path:
 
 def _require(record: Mapping[str, Any], key: str, where: str) -> Any:
     if not isinstance(record, Mapping) or key not in record:
-        raise ValueError(f"{where}: missing field {key!r}")
+        raise DataError(f"{where}: missing field {key!r}")
     return record[key]
 
 
@@ -123,7 +123,7 @@ def load_darr(path: PathLike) -> DarrData:
         if data is None:
             data = DarrData(lp)
         elif lp != data.lp:
-            raise ValueError(f"{where}: language pair {lp!r} differs from {data.lp!r}")
+            raise DataError(f"{where}: language pair {lp!r} differs from {data.lp!r}")
         data.ids.append(str(record.get("id", len(data.ids))))
         data.src.append(_require(record, "src", where))
         data.ref.append(_require(record, "ref", where))
@@ -132,7 +132,7 @@ def load_darr(path: PathLike) -> DarrData:
             getattr(data, side).append(_require(entry, "text", f"{where} ({side})"))
             getattr(data, f"{side}_system").append(_require(entry, "system", f"{where} ({side})"))
     if data is None:
-        raise ValueError(f"{path}: no daRR pairs")
+        raise DataError(f"{path}: no daRR pairs")
     return data
 
 
@@ -185,7 +185,7 @@ def load_summeval(path: PathLike) -> SummaryData:
         if systems is None:
             systems = sorted(outputs)
         elif sorted(outputs) != systems:
-            raise ValueError(f"{where}: systems differ from the first document's {systems}")
+            raise DataError(f"{where}: systems differ from the first document's {systems}")
         ids.append(str(_require(record, "id", where)))
         srcs.append(_require(record, "src", where))
         refs.append(_references(record, where))
@@ -196,14 +196,14 @@ def load_summeval(path: PathLike) -> SummaryData:
             for aspect, value in _require(entry, "scores", f"{where} (system {name})").items():
                 row_scores.setdefault(aspect, []).append(float(value))
         if scores and set(row_scores) != set(scores):
-            raise ValueError(f"{where}: aspects {sorted(row_scores)} differ from {sorted(scores)}")
+            raise DataError(f"{where}: aspects {sorted(row_scores)} differ from {sorted(scores)}")
         for aspect, values in row_scores.items():
             if len(values) != len(systems):
-                raise ValueError(f"{where}: aspect {aspect!r} is not scored for every system")
+                raise DataError(f"{where}: aspect {aspect!r} is not scored for every system")
             scores.setdefault(aspect, []).append(values)
         texts.append(row_texts)
     if systems is None:
-        raise ValueError(f"{path}: no documents")
+        raise DataError(f"{path}: no documents")
     human = {aspect: np.array(rows) for aspect, rows in scores.items()}
     return SummaryData(ids, srcs, refs, systems, texts, human)
 
@@ -230,11 +230,11 @@ def load_bagel(path: PathLike) -> Data2TextData:
         texts.append(_require(record, "text", where))
         aspects = _require(record, "scores", where)
         if scores and set(aspects) != set(scores):
-            raise ValueError(f"{where}: aspects {sorted(aspects)} differ from {sorted(scores)}")
+            raise DataError(f"{where}: aspects {sorted(aspects)} differ from {sorted(scores)}")
         for aspect, value in aspects.items():
             scores.setdefault(aspect, []).append(float(value))
     if not ids:
-        raise ValueError(f"{path}: no samples")
+        raise DataError(f"{path}: no samples")
     return Data2TextData(ids, srcs, refs, texts, {a: np.array(v) for a, v in scores.items()})
 
 
