@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.core.extras import pyplot as _pyplot
 
 
@@ -36,7 +37,7 @@ def _rows(rows: Any) -> List[Dict[str, Any]]:
         record = dict(row) if isinstance(row, Mapping) else dict(vars(row))
         missing = {"dataset", "metric", "level", "measure", "value"} - set(record)
         if missing:
-            raise ValueError(f"meta-evaluation row {record} lacks {sorted(missing)}")
+            raise ArgumentError(f"meta-evaluation row {record} lacks {sorted(missing)}")
         if record["measure"] in NOT_CORRELATIONS:
             continue
         for key in ("value", "ci_low", "ci_high"):
@@ -44,7 +45,7 @@ def _rows(rows: Any) -> List[Dict[str, Any]]:
             record[key] = math.nan if value is None else float(value)
         out.append(record)
     if not out:
-        raise ValueError("nothing to plot: no meta-evaluation rows")
+        raise ArgumentError("nothing to plot: no meta-evaluation rows")
     return out
 
 
