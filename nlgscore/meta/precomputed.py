@@ -24,6 +24,7 @@ from typing import Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, 
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -40,9 +41,9 @@ def parse_scores_option(values: Iterable[str]) -> Dict[str, str]:
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name or not path:
-            raise ValueError(f"--scores takes NAME=FILE, got {value!r}")
+            raise ArgumentError(f"--scores takes NAME=FILE, got {value!r}")
         if name in out:
-            raise ValueError(f"--scores name {name!r} is given twice")
+            raise ArgumentError(f"--scores name {name!r} is given twice")
         out[name] = path
     return out
 
@@ -60,12 +61,12 @@ def _json_items(path: Path, key_fields: Sequence[str], value_fields: Sequence[st
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+            raise DataError(f"{where}: not valid JSON ({err.msg})") from None
         if not isinstance(record, dict):
-            raise ValueError(f"{where}: expected a JSON object")
+            raise DataError(f"{where}: expected a JSON object")
         missing = [f for f in (*key_fields, *value_fields) if f not in record]
         if missing:
-            raise ValueError(f"{where}: missing field(s) {missing}")
+            raise DataError(f"{where}: missing field(s) {missing}")
         key = tuple(str(record[f]) for f in key_fields)
         yield where, key[0] if len(key) == 1 else key, tuple(record[f] for f in value_fields)
 
@@ -74,20 +75,20 @@ def _tsv_items(path: Path, n_keys: int) -> Iterator[Item]:
     for where, line in _text_lines(path):
         fields = line.split("\t")
         if len(fields) != n_keys + 1:
-            raise ValueError(f"{where}: expected {n_keys + 1} tab-separated fields, got {len(fields)}")
+            raise DataError(f"{where}: expected {n_keys + 1} tab-separated fields, got {len(fields)}")
         key = tuple(fields[:n_keys])
         yield where, key[0] if n_keys == 1 else key, (fields[-1],)
 
 
 def _number(value: object, where: str, key: Hashable) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"{where}: score of {key!r} is not a number: {value!r}")
+        raise DataError(f"{where}: score of {key!r} is not a number: {value!r}")
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: score of {key!r} is not a number: {value!r}") from None
+        raise DataError(f"{where}: score of {key!r} is not a number: {value!r}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{where}: score of {key!r} is {value} (NaN or infinite)")
+        raise DataError(f"{where}: score of {key!r} is {value} (NaN or infinite)")
     return number
 
 
@@ -100,15 +101,15 @@ def collect(path: PathLike, items: Iterable[Item], expected: Mapping[Hashable, i
     first_seen: Dict[Hashable, str] = {}
     for where, key, values in items:
         if key not in expected:
-            raise ValueError(f"{where}: unknown item {key!r} (not in the data set)")
+            raise DataError(f"{where}: unknown item {key!r} (not in the data set)")
         if key in first_seen:
-            raise ValueError(f"{where}: duplicate item {key!r} (first at {first_seen[key].rsplit(':', 1)[-1]})")
+            raise DataError(f"{where}: duplicate item {key!r} (first at {first_seen[key].rsplit(':', 1)[-1]})")
         first_seen[key] = where
         found[expected[key]] = tuple(_number(v, where, key) for v in values)  # type: ignore[union-attr]
     missing = [key for key, i in expected.items() if found[i] is None]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise ValueError(f"{path}: no score for {', '.join(repr(k) for k in missing[:3])}{more} "
+        raise DataError(f"{path}: no score for {', '.join(repr(k) for k in missing[:3])}{more} "
                          f"({len(missing)} of {len(expected)} items missing)")
     return found  # type: ignore[return-value]
 
@@ -117,7 +118,7 @@ def _index(keys: Iterable[Hashable], what: str) -> Dict[Hashable, int]:
     index: Dict[Hashable, int] = {}
     for key in keys:
         if key in index:
-            raise ValueError(f"the data set has the {what} {key!r} twice: its items cannot be keyed")
+            raise DataError(f"the data set has the {what} {key!r} twice: its items cannot be keyed")
         index[key] = len(index)
     return index
 
