@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.stats import as_finite_array
 
 Statistic = Callable[..., float]
@@ -40,12 +41,12 @@ class Interval:
 def _as_items(data: Sequence[np.ndarray]) -> Tuple[Tuple[np.ndarray, ...], int]:
     arrays = tuple(np.asarray(a) for a in data)
     if not arrays:
-        raise ValueError("data must hold at least one array")
+        raise ArgumentError("data must hold at least one array")
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
-        raise ValueError(f"data arrays differ in length: {[len(a) for a in arrays]}")
+        raise ArgumentError(f"data arrays differ in length: {[len(a) for a in arrays]}")
     if n < 2:
-        raise ValueError(f"resampling needs at least 2 items, got {n}")
+        raise ArgumentError(f"resampling needs at least 2 items, got {n}")
     return arrays, n
 
 
@@ -53,7 +54,7 @@ def _evaluate(statistic: Statistic, arrays: Tuple[np.ndarray, ...], index: Optio
     picked = arrays if index is None else tuple(a[index] for a in arrays)
     value = float(statistic(*picked))
     if np.isnan(value):
-        raise ValueError("the statistic returned NaN on a resample; too few items or constant scores")
+        raise ArgumentError("the statistic returned NaN on a resample; too few items or constant scores")
     return value
 
 
@@ -68,7 +69,7 @@ def percentile_interval(samples: Sequence[float], alpha: float = 0.05) -> Tuple[
     """
     ordered = np.sort(np.asarray(samples, dtype=float))
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise ArgumentError(f"alpha must be in (0, 1), got {alpha}")
     k = int(len(ordered) * alpha / 2)
     return float(ordered[k]), float(ordered[len(ordered) - k - 1])
 
@@ -131,7 +132,7 @@ def paired_bootstrap(
     arrays_a, n = _as_items(data_a)
     arrays_b, n_b = _as_items(data_b)
     if n != n_b:
-        raise ValueError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
+        raise ArgumentError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
     rng = np.random.default_rng(seed)
     wins_a = wins_b = 0
     for _ in range(n_samples):
@@ -185,9 +186,9 @@ def subset_significance(
     arrays_a, n = _as_items(data_a)
     arrays_b, n_b = _as_items(data_b)
     if n != n_b:
-        raise ValueError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
+        raise ArgumentError(f"data_a and data_b hold different numbers of items: {n} != {n_b}")
     if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+        raise ArgumentError(f"fraction must be in (0, 1], got {fraction}")
     keep = max(1, int(n * fraction))
     rng = np.random.default_rng(seed)
     wins = 0
@@ -216,9 +217,9 @@ def _system_matrix(baseline: Sequence[float], systems: Sequence[Sequence[float]]
     rows += [as_finite_array(s, f"system {i + 1}") for i, s in enumerate(systems)]
     lengths = {len(r) for r in rows}
     if len(lengths) != 1:
-        raise ValueError(f"systems must have one score per segment of the same test set, got lengths {[len(r) for r in rows]}")
+        raise ArgumentError(f"systems must have one score per segment of the same test set, got lengths {[len(r) for r in rows]}")
     if len(rows[0]) < 2:
-        raise ValueError("system comparison needs at least 2 segments")
+        raise ArgumentError("system comparison needs at least 2 segments")
     return np.vstack(rows)
 
 
