@@ -29,6 +29,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from nlgscore.bertscore.rescale import HEADER, parse_baseline
+from nlgscore.core.errors import ArgumentError
 
 PathLike = Union[str, "os.PathLike[str]"]
 # 16 sentences give 120 pairs: one BERTScorer chunk on CPU, each sentence encoded once.
@@ -60,14 +61,14 @@ def load_corpora(paths: Sequence[PathLike]) -> List[str]:
     repeat in the data (a daRR file repeats its reference for every pair) are not over-drawn.
     """
     if not paths:
-        raise ValueError("corpus: give at least one file")
+        raise ArgumentError("corpus: give at least one file")
     seen = {}
     for path in paths:
         for text in read_corpus(path):
             seen.setdefault(text, None)
     sentences = list(seen)
     if len(sentences) < 2:
-        raise ValueError(f"corpus: need at least 2 distinct sentences, got {len(sentences)}")
+        raise ArgumentError(f"corpus: need at least 2 distinct sentences, got {len(sentences)}")
     return sentences
 
 
@@ -85,11 +86,11 @@ def sample_pair_groups(
     [[[1, 0]], [[0, 1]]]
     """
     if n_sentences < 2:
-        raise ValueError(f"n_sentences must be at least 2, got {n_sentences}")
+        raise ArgumentError(f"n_sentences must be at least 2, got {n_sentences}")
     if n_pairs < 1:
-        raise ValueError(f"n_pairs must be positive, got {n_pairs}")
+        raise ArgumentError(f"n_pairs must be positive, got {n_pairs}")
     if group_size < 2:
-        raise ValueError(f"group_size must be at least 2, got {group_size}")
+        raise ArgumentError(f"group_size must be at least 2, got {group_size}")
     rng = np.random.default_rng(seed)
     groups: List[np.ndarray] = []
     left = n_pairs
@@ -172,7 +173,7 @@ def compute_baseline(
     groups = sample_pair_groups(len(sentences), n_pairs, seed, group_size)
     scorer = scorer if scorer is not None else all_layers_scorer(model)
     if not getattr(scorer, "all_layers", False) or getattr(scorer, "idf", False) or getattr(scorer, "baseline", None) is not None:
-        raise ValueError("scorer must use all_layers=True, no idf and no rescaling (see all_layers_scorer)")
+        raise ArgumentError("scorer must use all_layers=True, no idf and no rescaling (see all_layers_scorer)")
     per_pair: List[np.ndarray] = []
     with tqdm(total=n_pairs, disable=not progress, desc="baseline pairs", unit="pair") as bar:
         for pairs in groups:
@@ -195,7 +196,7 @@ def write_baseline_text(table: np.ndarray) -> str:
     """``LAYER,P,R,F`` lines for a ``(layers+1, 3)`` table, float32 digits like the reference files."""
     table = np.asarray(table, dtype=np.float64)
     if table.ndim != 2 or table.shape[1] != 3:
-        raise ValueError(f"baseline table must have shape (layers+1, 3), got {table.shape}")
+        raise ArgumentError(f"baseline table must have shape (layers+1, 3), got {table.shape}")
     lines = [",".join(HEADER)]
     for layer, row in enumerate(table):
         lines.append(",".join([str(layer)] + [str(np.float32(value)) for value in row]))
