@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.baselines import CORPUS_METRICS, corpus_score, is_string_metric, string_metric
 
 
@@ -53,7 +54,7 @@ def segment_scores(
     """
     if len(hyps) != len(refs) or (srcs is not None and len(srcs) != len(hyps)):
         lengths = [len(hyps), len(refs)] + ([len(srcs)] if srcs is not None else [])
-        raise ValueError(f"hyps, refs and srcs must have equal lengths, got {lengths}")
+        raise ArgumentError(f"hyps, refs and srcs must have equal lengths, got {lengths}")
     if is_string_metric(spec):
         return string_metric(spec)(hyps, refs)
     from nlgscore import registry  # lazy: pulls in torch/transformers
@@ -69,7 +70,7 @@ def segment_scores(
         kwargs["references"] = [t[1] for t in unique]
     if "sources" in needs:
         if srcs is None:
-            raise ValueError(f"metric {spec!r} needs sources, but this data set has none")
+            raise ArgumentError(f"metric {spec!r} needs sources, but this data set has none")
         kwargs["sources"] = [t[2] for t in unique]
     result = scorer.compute([t[0] for t in unique], **kwargs)
     column = result.columns()[result.primary]
