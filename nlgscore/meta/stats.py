@@ -27,6 +27,8 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy as np
 from scipy import stats as scipy_stats
 
+from nlgscore.core.errors import ArgumentError
+
 # pce.compute_pairwise_p_values' defaults: 1000 paired permutations, seed 4.
 PCE_PERMUTATIONS = 1000
 PCE_SEED = 4
@@ -40,9 +42,9 @@ SIG_LEVEL = 0.05
 def _matrices(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     human, metric = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
     if human.shape != metric.shape or human.ndim != 2:
-        raise ValueError(f"human and metric must be (systems, items) arrays of one shape, got {human.shape} and {metric.shape}")
+        raise ArgumentError(f"human and metric must be (systems, items) arrays of one shape, got {human.shape} and {metric.shape}")
     if not np.all(np.isfinite(metric[~np.isnan(human)])):
-        raise ValueError("metric scores must be finite wherever there is a human score")
+        raise ArgumentError("metric scores must be finite wherever there is a human score")
     return human, metric
 
 
@@ -54,10 +56,10 @@ def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
     """
     array = np.asarray(values, dtype=float)
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers")
+        raise ArgumentError(f"{name} must be a non-empty 1-D sequence of numbers")
     if not np.all(np.isfinite(array)):
         bad = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise ValueError(f"{name} has a NaN or infinite value at index {bad}")
+        raise ArgumentError(f"{name} has a NaN or infinite value at index {bad}")
     return array
 
 
@@ -73,12 +75,12 @@ def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3)
     human_arr = as_finite_array(human, "human")
     metric_arr = as_finite_array(metric, "metric")
     if human_arr.shape != metric_arr.shape:
-        raise ValueError(f"human and metric differ in length: {human_arr.size} != {metric_arr.size}")
+        raise ArgumentError(f"human and metric differ in length: {human_arr.size} != {metric_arr.size}")
     if human_arr.size < min_items:
-        raise ValueError(f"Pearson correlation needs at least {min_items} items, got {human_arr.size}")
+        raise ArgumentError(f"Pearson correlation needs at least {min_items} items, got {human_arr.size}")
     for name, values in (("human", human_arr), ("metric", metric_arr)):
         if np.ptp(values) == 0:
-            raise ValueError(f"{name} scores are all equal: the correlation is undefined")
+            raise ArgumentError(f"{name} scores are all equal: the correlation is undefined")
     h = human_arr - human_arr.mean()
     m = metric_arr - metric_arr.mean()
     return float(np.dot(h, m) / np.sqrt(np.dot(h, h) * np.dot(m, m)))
@@ -139,7 +141,7 @@ def pairwise_accuracy(human: Sequence[float], metric: Sequence[float]) -> float:
     """
     h, m = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
     if h.shape != m.shape or h.size < 2:
-        raise ValueError("pairwise accuracy needs at least 2 systems with a human and a metric score")
+        raise ArgumentError("pairwise accuracy needs at least 2 systems with a human and a metric score")
     i, j = np.triu_indices(h.size, 1)
     return float(np.mean(np.sign(h[i] - h[j]) == np.sign(m[i] - m[j])))
 
@@ -219,7 +221,7 @@ def item_pairs(human: np.ndarray, metric: np.ndarray) -> ItemPairs:
         diffs.append(metric[i, column] - metric[j, column])
         counts.append(np.full(i.size, i.size))
     if not signs:
-        raise ValueError("no item was rated for two systems: acc_eq is undefined")
+        raise ArgumentError("no item was rated for two systems: acc_eq is undefined")
     item = np.concatenate([np.full(c.size, k) for k, c in enumerate(counts)])
     weight = 1.0 / (np.concatenate(counts) * len(counts))
     return ItemPairs(np.concatenate(signs), np.concatenate(diffs), item, weight)
@@ -240,7 +242,7 @@ def acc_eq(human: np.ndarray, metric: np.ndarray, epsilon: float = 0.0) -> float
     1.0
     """
     if epsilon < 0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+        raise ArgumentError(f"epsilon must be >= 0, got {epsilon}")
     pairs = item_pairs(human, metric)
     return pairs.accuracy(pair_outcomes(pairs, epsilon))
 
