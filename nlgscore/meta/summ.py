@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import stats as scipy_stats
 
+from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.stats import as_finite_array, pearson
 
 CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
@@ -27,15 +28,15 @@ def _correlation(method: str) -> Callable[[np.ndarray, np.ndarray], float]:
     try:
         return CORRELATIONS[method]
     except KeyError:
-        raise ValueError(f"method must be one of {sorted(CORRELATIONS)}, got {method!r}") from None
+        raise ArgumentError(f"method must be one of {sorted(CORRELATIONS)}, got {method!r}") from None
 
 
 def _as_matrix(values: np.ndarray, name: str) -> np.ndarray:
     matrix = np.asarray(values, dtype=float)
     if matrix.ndim != 2 or matrix.size == 0:
-        raise ValueError(f"{name} must be a non-empty (documents, systems) array")
+        raise ArgumentError(f"{name} must be a non-empty (documents, systems) array")
     if not np.all(np.isfinite(matrix)):
-        raise ValueError(f"{name} has NaN or infinite values")
+        raise ArgumentError(f"{name} has NaN or infinite values")
     return matrix
 
 
@@ -47,7 +48,7 @@ def informative_documents(human: np.ndarray, metric: np.ndarray) -> np.ndarray:
     """
     human_m, metric_m = _as_matrix(human, "human"), _as_matrix(metric, "metric")
     if human_m.shape != metric_m.shape:
-        raise ValueError(f"human and metric shapes differ: {human_m.shape} != {metric_m.shape}")
+        raise ArgumentError(f"human and metric shapes differ: {human_m.shape} != {metric_m.shape}")
     return (np.ptp(human_m, axis=1) > 0) & (np.ptp(metric_m, axis=1) > 0)
 
 
@@ -80,7 +81,7 @@ def document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "
     correlations = per_document_correlations(human, metric, method)
     kept = correlations[~np.isnan(correlations)]
     if kept.size == 0:
-        raise ValueError("every document has constant human or metric scores: no correlation")
+        raise ArgumentError("every document has constant human or metric scores: no correlation")
     return kept
 
 
@@ -104,7 +105,7 @@ def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float
     correct_a = as_finite_array(correct, "correct")
     incorrect_a = as_finite_array(incorrect, "incorrect")
     if correct_a.shape != incorrect_a.shape:
-        raise ValueError("correct and incorrect differ in length")
+        raise ArgumentError("correct and incorrect differ in length")
     return float(np.mean(correct_a > incorrect_a))
 
 
@@ -118,7 +119,7 @@ def corpus_correlation(human: Sequence[float], metric: Sequence[float], method: 
     """
     human_a, metric_a = as_finite_array(human, "human"), as_finite_array(metric, "metric")
     if human_a.shape != metric_a.shape:
-        raise ValueError("human and metric differ in length")
+        raise ArgumentError("human and metric differ in length")
     if human_a.size < 2 or np.ptp(human_a) == 0 or np.ptp(metric_a) == 0:
-        raise ValueError("correlation needs at least 2 samples and non-constant scores")
+        raise ArgumentError("correlation needs at least 2 samples and non-constant scores")
     return _correlation(method)(human_a, metric_a)
