@@ -57,7 +57,7 @@ def _per_lp(path: Any, lp: str, n_lps: int) -> str:
     if "{lp}" in text:
         return text.replace("{lp}", lp)
     if n_lps > 1:
-        raise ValueError(f"score file {text} serves several language pairs: name them with {{lp}} in the path")
+        raise ArgumentError(f"score file {text} serves several language pairs: name them with {{lp}} in the path")
     return text
 
 
@@ -155,7 +155,7 @@ def wmt21(
     judgments = wmt21_judgments(data, include_human=include_human, limit=limit)
     systems, n = judgments.systems, judgments.raw.shape[1]
     if not judgments.pairs:
-        raise ValueError(f"{path}: no daRR pairs in the first {n} segments")
+        raise DataError(f"{path}: no daRR pairs in the first {n} segments")
     hyps, refs = wmt21_inputs(data, judgments)
     outputs = [data.hyps[s][:n] for s in systems]  # per system, for system scores and the alignment check
     dataset = f"wmt21-{data.lp}"
@@ -273,7 +273,7 @@ def summeval(
                     per_doc[aspect][name] = correlations
                 kept = correlations[~np.isnan(correlations)]
                 if kept.size == 0:
-                    raise ValueError(f"{name}: every document has constant human or metric scores ({aspect})")
+                    raise ArgumentError(f"{name}: every document has constant human or metric scores ({aspect})")
                 table.rows.append(run.row(_nanmean, (kept,), dataset=f"summeval-{aspect}", metric=name,
                                           level="summary", measure=method, signature=signature))
             table.rows += _summeval_system_rows(data.human, aspects, metric, n_docs, name, signature)
