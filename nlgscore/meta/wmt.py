@@ -18,6 +18,7 @@ from typing import Hashable, Iterable, Mapping, Sequence, Tuple
 import numpy as np
 from scipy import stats as scipy_stats
 
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta.stats import as_finite_array, pearson  # noqa: F401  (the one definition; also re-exported here)
 
 # WMT18 daRR keeps a pair only when the raw DA scores differ by more than this (0-100 scale):
@@ -71,7 +72,7 @@ def darr_outcomes(better: Sequence[float], worse: Sequence[float], lower_is_bett
     better_arr = as_finite_array(better, "better")
     worse_arr = as_finite_array(worse, "worse")
     if better_arr.shape != worse_arr.shape:
-        raise ValueError(f"better and worse differ in length: {better_arr.size} != {worse_arr.size}")
+        raise ArgumentError(f"better and worse differ in length: {better_arr.size} != {worse_arr.size}")
     sign = -1 if lower_is_better else 1
     return (sign * np.sign(better_arr - worse_arr)).astype(np.int64)
 
@@ -91,7 +92,7 @@ def tau_from_outcomes(outcomes: Sequence[int], ties: str = "discordant") -> floa
     if ties == "exclude":
         kept = values[values != 0]
         return float(np.mean(kept)) if kept.size else float("nan")
-    raise ValueError(f"ties must be one of {TIES_RULES}, got {ties!r}")
+    raise ArgumentError(f"ties must be one of {TIES_RULES}, got {ties!r}")
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,12 @@ def darr_pairs_from_da(
     [('A', 'B')]
     """
     if margin < 0:
-        raise ValueError(f"margin must be >= 0, got {margin}")
+        raise ArgumentError(f"margin must be >= 0, got {margin}")
     by_segment: dict[Hashable, list[tuple[Hashable, float]]] = {}
     for (segment, system), score in da.items():
         score = float(score)
         if not np.isfinite(score):
-            raise ValueError(f"DA score of segment {segment!r}, system {system!r} is not finite")
+            raise DataError(f"DA score of segment {segment!r}, system {system!r} is not finite")
         by_segment.setdefault(segment, []).append((system, score))
     pairs = []
     for segment, judged in by_segment.items():
@@ -152,16 +153,16 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, fl
     (1.7292, 0.0509)
     """
     if n <= 3:
-        raise ValueError(f"the Williams test needs more than 3 items (df = n - 3), got n={n}")
+        raise ArgumentError(f"the Williams test needs more than 3 items (df = n - 3), got n={n}")
     for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
         if not -1.0 <= r <= 1.0:
-            raise ValueError(f"{name} must be a correlation in [-1, 1], got {r}")
+            raise ArgumentError(f"{name} must be a correlation in [-1, 1], got {r}")
     # K is the determinant of the 3x3 correlation matrix.
     # Rounding can leave the determinant of a singular matrix (identical metrics) slightly negative.
     k = max(1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23, 0.0)
     denominator = np.sqrt(2 * k * (n - 1) / (n - 3) + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3)
     if denominator == 0:
-        raise ValueError("the Williams test is undefined for perfectly collinear scores")
+        raise ArgumentError("the Williams test is undefined for perfectly collinear scores")
     t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / denominator
     p = scipy_stats.t.sf(t, df=n - 3)
     return float(t), float(p)
@@ -210,12 +211,12 @@ def hybrid_systems(
     human = np.asarray(human, dtype=float)
     metric = np.asarray(metric, dtype=float)
     if human.ndim != 2 or human.shape != metric.shape:
-        raise ValueError(f"human and metric must be (systems, segments) arrays of one shape, got {human.shape} and {metric.shape}")
+        raise ArgumentError(f"human and metric must be (systems, segments) arrays of one shape, got {human.shape} and {metric.shape}")
     n_systems, n_segments = human.shape
     if n_systems < 2:
-        raise ValueError(f"hybrids need at least 2 systems, got {n_systems}")
+        raise ArgumentError(f"hybrids need at least 2 systems, got {n_systems}")
     if not np.all(np.isfinite(metric)):
-        raise ValueError("metric scores contain NaN or infinite values")
+        raise ArgumentError("metric scores contain NaN or infinite values")
     rng = np.random.default_rng(seed)
     human_out = np.empty(n_hybrids)
     metric_out = np.empty(n_hybrids)
@@ -231,7 +232,7 @@ def hybrid_systems(
         sampled_human = human[chosen, columns]
         counts = np.sum(~np.isnan(sampled_human), axis=1)
         if np.any(counts == 0):
-            raise ValueError("a hybrid has no human-judged segment; too few DA judgments")
+            raise ArgumentError("a hybrid has no human-judged segment; too few DA judgments")
         human_out[start : start + size] = np.nansum(sampled_human, axis=1) / counts
         metric_out[start : start + size] = metric[chosen, columns].mean(axis=1)
     return human_out, metric_out
@@ -270,9 +271,9 @@ def model_selection(
     human_arr = as_finite_array(human, "human")
     metric_arr = as_finite_array(metric, "metric")
     if human_arr.shape != metric_arr.shape:
-        raise ValueError("human and metric differ in length")
+        raise ArgumentError("human and metric differ in length")
     if not 1 < sample_size <= human_arr.size:
-        raise ValueError(f"sample_size must be in 2..{human_arr.size}, got {sample_size}")
+        raise ArgumentError(f"sample_size must be in 2..{human_arr.size}, got {sample_size}")
     rng = np.random.default_rng(seed)
     hits = reciprocal = diff = 0.0
     for start in range(0, repeats, chunk):
