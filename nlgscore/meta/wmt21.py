@@ -110,7 +110,7 @@ def _sid(value: str, where: str, n: int) -> int:
 def _language_pair(folder: Path) -> str:
     sources = sorted(p.name.split(".", 1)[1] for p in folder.glob("src.*"))
     if len(sources) != 1:
-        raise ValueError(f"{folder}: expected one src.<language> file, found {len(sources)}; pass lp=")
+        raise DataError(f"{folder}: expected one src.<language> file, found {len(sources)}; pass lp=")
     return f"{sources[0]}-en"
 
 
@@ -133,7 +133,7 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
     src = _lines(folder / f"src.{source_lang}")
     ref = _lines(folder / f"ref.{reference}.{target_lang}")
     if len(src) != len(ref):
-        raise ValueError(f"{folder}: src has {len(src)} lines but ref.{reference} has {len(ref)}")
+        raise DataError(f"{folder}: src has {len(src)} lines but ref.{reference} has {len(ref)}")
     n = len(src)
     hyps: Dict[str, List[str]] = {}
     seg_raw: Dict[str, np.ndarray] = {}
@@ -154,13 +154,13 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
             if stem.startswith("ref."):
                 absent.add(name)
                 return None
-            raise ValueError(
+            raise DataError(
                 f"{where}: DA system {da_name!r} has no output file {path.name} in {folder}; "
                 "add its name to nlgscore/data/wmt_system_aliases.json"
             )
         hyps[name] = _lines(path)
         if len(hyps[name]) != n:
-            raise ValueError(f"{path}: {len(hyps[name])} lines, expected {n}")
+            raise DataError(f"{path}: {len(hyps[name])} lines, expected {n}")
         seg_raw[name], seg_z[name] = np.full(n, np.nan), np.full(n, np.nan)
         return name
 
@@ -219,10 +219,10 @@ def wmt21_judgments(data: Wmt21Data, include_human: bool = False, limit: Optiona
     """
     systems = sorted(s for s in data.hyps if include_human or s != HUMAN)
     if len(systems) < 2:
-        raise ValueError(f"{data.lp}: meta-evaluation needs at least 2 systems, got {systems}")
+        raise DataError(f"{data.lp}: meta-evaluation needs at least 2 systems, got {systems}")
     unscored = [s for s in systems if s not in data.sys_z]
     if unscored:
-        raise ValueError(f"{data.lp}: da-sys-scores.csv has no system score for {unscored}")
+        raise DataError(f"{data.lp}: da-sys-scores.csv has no system score for {unscored}")
     n = min(len(data.ref), limit or len(data.ref))
     raw = np.array([data.seg_raw[s][:n] for s in systems])
     z = np.array([data.seg_z[s][:n] for s in systems])
@@ -259,7 +259,7 @@ def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optio
     """
     scores = np.asarray(scores, dtype=float)
     if scores.shape != judgments.raw.shape:
-        raise ValueError(f"scores must have shape {judgments.raw.shape}, got {scores.shape}")
+        raise ArgumentError(f"scores must have shape {judgments.raw.shape}, got {scores.shape}")
     row = {s: i for i, s in enumerate(judgments.systems)}
     better = [scores[row[p.better], p.segment] for p in judgments.pairs]
     worse = [scores[row[p.worse], p.segment] for p in judgments.pairs]
