@@ -243,34 +243,26 @@ class BERTScorer(Scorer):
         layer = self.num_layers if self.all_layers else None
         return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
-        """:meth:`Scorer.matrix` (every prediction against every reference, equal to ``compute``
-        over all pairs to float rounding) without building the list of pairs: the distinct texts
-        are embedded once and matched in tiles (:func:`nlgscore.bertscore.pairs.text_grid`), so a
-        64 x 64 matrix costs one encoding pass and a few matmuls. Falls back on the template (which
-        chunks) for all layers, per-call idf, other call options, or distinct texts of more tokens
-        than one chunk of the pair path holds.
+    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+        """:meth:`Scorer.matrix` without building the list of pairs: the distinct texts are
+        embedded once and matched in tiles (:func:`nlgscore.bertscore.pairs.text_grid`), so a
+        64 x 64 matrix costs one encoding pass and a few matmuls. None (the template's chunked
+        product) for all layers, per-call idf, other call options, or distinct texts of more
+        tokens than one chunk of the pair path holds.
         """
-        preds, refs = check_texts("predictions", predictions), check_texts("references", references)
-        columns = ("precision", "recall", "f1")
-        if column is not None and column not in columns:
-            raise ArgumentError(f"column must be one of {', '.join(columns)} for this {self.name} call, got {column!r}")
         if self.all_layers or (self.idf and self._idf_table is None) or set(call_options) - {"batch_size", "max_tokens", "progress"}:
-            return super().matrix(preds, refs, column=column, **call_options)
+            return None
         runtime = self.runtime.replace(**call_options)
-        texts, inverse = unique(preds + refs)
+        texts, inverse = unique(predictions + references)
         ids, truncated = self.encoder.tokenize(texts)
-        # the pair path's bound on the distinct texts held at once (one chunk)
-        if sum(map(len, ids)) > runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET or not (preds and refs):
-            return super().matrix(preds, refs, column=column, **call_options)
-        hyp_of, ref_of = inverse[: len(preds)], inverse[len(preds):]
-        hyps, rows = unique(hyp_of)
-        others, cols = unique(ref_of)
-        self._warn_inputs(ids, hyp_of, ref_of, truncated, len(preds))
-        prf = text_grid(self, runtime, texts, ids, self._weights_for_call([ids[u] for u in others]), hyps, others)
+        if sum(map(len, ids)) > runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET:  # the pair path's bound on texts held at once
+            return None
+        hyp_of, ref_of = inverse[: len(predictions)], inverse[len(predictions):]
+        self._warn_inputs(ids, hyp_of, ref_of, truncated, len(predictions))
+        prf = text_grid(self, runtime, texts, ids, self._weights_for_call([ids[u] for u in ref_of]), hyp_of, ref_of)
         if self.baseline is not None:
             prf = rescale(prf, np.asarray(self.baseline)[:, None, None])
-        return prf[columns.index(column or "f1")][np.ix_(rows, cols)]
+        return {"precision": prf[0], "recall": prf[1], "f1": prf[2]}, "f1"
 
     def _weights_for_call(self, ref_ids: List[List[int]]):
         if not self.idf:

@@ -122,6 +122,11 @@ class Scorer(ABC):
     multiref: ClassVar[str] = "mean"
     # Which default budget of nlgscore.core.runtime.DEFAULT_BUDGETS: "encoder" or "seq2seq".
     budget_family: ClassVar[str] = "encoder"
+    # Capabilities, read by adapters instead of metric names: the scorer can keep text embeddings
+    # across calls (cache_references=), and a pair's score comes from per-text embeddings, so
+    # many items' utility matrices can share one encoding pass (MBR grouping).
+    caches_embeddings: ClassVar[bool] = False
+    pairs_from_embeddings: ClassVar[bool] = False
     _runtime: Optional[Runtime] = None
 
     # -- run-time settings: one Runtime, resolved once by the constructor ----------------------
@@ -238,16 +243,26 @@ class Scorer(ABC):
             )
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
-        result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], **call_options)
-        values = result._values
-        name = result.primary if column is None else column
+        fast = self._matrix_columns(up, ur, call_options) if up and ur else None
+        if fast is not None:
+            values, primary, layer = fast[0], fast[1], None
+        else:
+            result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], **call_options)
+            values, primary, layer = result._values, result.primary, getattr(result, "layer", None)
+        name = primary if column is None else column
         if name not in values:
             raise ArgumentError(f"column must be one of {', '.join(values)} for this {self.name} call, got {column!r}")
-        grid = values[name]
-        if grid.ndim == 2:  # one row per layer (BERTScore all_layers): the result's layer
-            grid = grid[result.layer if result.layer is not None else -1]
+        grid = np.asarray(values[name])
+        if fast is None and grid.ndim == 2:  # one row per layer (BERTScore all_layers): the result's layer
+            grid = grid[layer if layer is not None else -1]
         grid = grid.reshape(len(up), len(ur))
         return grid[np.ix_(pred_of, ref_of)] if preds and refs else np.zeros((len(preds), len(refs)))
+
+    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+        """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts: every
+        column as a ``(len(predictions), len(references))`` array and the primary column's name,
+        or None to score the product through :meth:`compute` (the default)."""
+        return None
 
     @property
     def signature(self) -> Signature:
