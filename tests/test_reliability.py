@@ -112,7 +112,6 @@ def _deep_helper(n: int):
     raise ValueError("an internal invariant does not hold")
 
 
-@pytest.mark.xfail(strict=True, reason="TEMPORARY: cli.is_user_error still accepts plain ValueError until the sweep of item 5 ends")
 def test_a_bug_shows_its_traceback_and_exits_1(capsys):
     registry.register("broken", Broken, replace=True)
     try:

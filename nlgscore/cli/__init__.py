@@ -137,19 +137,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def is_user_error(err: BaseException) -> bool:
-    """An error the user can fix: an :class:`NlgscoreError`, or the system refusing a named file
-    (not found, a folder, no permission), which says nothing about nlgscore's code.
+    """An error the user can fix: an :class:`NlgscoreError`, or the file system refusing a path
+    (not found, a folder, no permission), which says nothing about nlgscore's code. A plain
+    ``ValueError`` or ``TypeError`` is not one: user input is checked with NlgscoreErrors.
 
     >>> from nlgscore.core.errors import ArgumentError
     >>> is_user_error(ArgumentError("bad")), is_user_error(FileNotFoundError(2, "No such file", "x.txt"))
     (True, True)
+    >>> is_user_error(ValueError("an internal invariant")), is_user_error(KeyError("x"))
+    (False, False)
     """
-    if isinstance(err, _NOT_YET_SWEPT):  # TODO(issue 17 item 5): gone once every user-input check raises NlgscoreError
-        return True
-    return isinstance(err, NlgscoreError) or (isinstance(err, OSError) and err.filename is not None)
+    return isinstance(err, (NlgscoreError, *_PATH_ERRORS)) or (isinstance(err, OSError) and err.filename is not None)
 
 
-_NOT_YET_SWEPT = (ValueError, TypeError, LookupError, UnicodeError)
+# The file system refusing a path the user gave (raised by nlgscore with a message naming it, or by Python).
+_PATH_ERRORS = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
 def one_line(err: BaseException) -> str:
