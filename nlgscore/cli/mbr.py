@@ -47,7 +47,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.core.resumable import ResumableOutput
+    from nlgscore.core.resumable import ResumableOutput, kernel_in_use, same_kernel
     from nlgscore.mbr import decode
     from nlgscore.mbr.files import jsonl_rows, merge_parts, parts_folder, read_items, save_part
 
@@ -65,16 +65,19 @@ def run(args: argparse.Namespace) -> int:
     start = writer.done if writer is not None else 0
     if args.matrix_out is not None and start == 0:
         shutil.rmtree(parts_folder(args.matrix_out), ignore_errors=True)  # parts of another run
-    for first in range(start, len(items), args.chunk):
-        chunk = items[first:first + args.chunk]
-        choices = decode(scorer, chunk, column=args.column, keep_matrices=args.matrix_out is not None)
-        if args.matrix_out is not None:
-            save_part(args.matrix_out, first, choices)
-        if writer is not None:
-            writer.append(jsonl_rows(choices), len(chunk))
-        else:
-            sys.stdout.write(jsonl_rows(choices))
-            sys.stdout.flush()
+    # A resumed run computes with the CPU kernel of the run it continues (same bits as one run).
+    kernel = (writer.state.get("kernel") if writer is not None else None) or kernel_in_use(scorer)
+    with same_kernel(kernel):
+        for first in range(start, len(items), args.chunk):
+            chunk = items[first:first + args.chunk]
+            choices = decode(scorer, chunk, column=args.column, keep_matrices=args.matrix_out is not None)
+            if args.matrix_out is not None:
+                save_part(args.matrix_out, first, choices)
+            if writer is not None:
+                writer.append(jsonl_rows(choices), len(chunk), state={"kernel": kernel})
+            else:
+                sys.stdout.write(jsonl_rows(choices))
+                sys.stdout.flush()
     if writer is not None:
         writer.finish()
     if args.matrix_out is not None:
