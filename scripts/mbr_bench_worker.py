@@ -27,7 +27,9 @@ def nlgscore_side(model: str, layer: int) -> Callable[[List[List[str]]], List[in
     from nlgscore.bertscore import BERTScorer
     from nlgscore.mbr import decode
 
-    scorer = BERTScorer(model_type=model, num_layers=layer, device="cpu")
+    # NLGSCORE_BENCH_DTYPE=auto shows what bfloat16 buys on a CPU with native bf16 (not the
+    # baselines' fp32 numbers, so kept out of the default comparison).
+    scorer = BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype=os.environ.get("NLGSCORE_BENCH_DTYPE", "float32"))
     return lambda items: [choice.best_index for choice in decode(scorer, items)]
 
 
