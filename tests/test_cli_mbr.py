@@ -90,7 +90,7 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("lines, message", [
-    (['{"id": 1, "candidates": ["a", "b"]}', "not json"], "items.jsonl:2: not JSON"),
+    (['{"id": 1, "candidates": ["a", "b"]}', "not json"], "items.jsonl:2: not valid JSON"),
     (['{"id": 1}'], "items.jsonl:1: 'candidates' is required"),
     (['{"candidates": ["a", "b"]}'], "items.jsonl:1: 'id' is required"),
     (['{"id": 1, "candidates": ["a", 2]}'], r"items.jsonl:1: item 1: candidates\[1\]"),

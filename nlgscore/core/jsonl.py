@@ -26,7 +26,7 @@ def json_records(lines: Iterable[str], name: str) -> Iterator[Tuple[str, Dict[st
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise DataError(f"{where}: not JSON ({err.msg} at column {err.colno})") from None
+            raise DataError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
         if not isinstance(record, dict):
             raise DataError(f"{where}: each line must be a JSON object, got {type(record).__name__}")
         yield where, record

@@ -16,7 +16,6 @@ line and the key.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, 
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.jsonl import json_records
 from nlgscore.meta.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -57,13 +57,9 @@ def _text_lines(path: Path) -> Iterator[Tuple[str, str]]:
 
 
 def _json_items(path: Path, key_fields: Sequence[str], value_fields: Sequence[str]) -> Iterator[Item]:
-    for where, line in _text_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{where}: expected a JSON object")
+    if not path.is_file():
+        raise FileNotFoundError(f"scores file not found: {path}")
+    for where, record in json_records(read_lines(path, "scores file"), str(path)):
         missing = [f for f in (*key_fields, *value_fields) if f not in record]
         if missing:
             raise DataError(f"{where}: missing field(s) {missing}")
