@@ -145,3 +145,16 @@ def test_idf_from_each_window_is_refused_fixed_idf_streams():
     fixed = BERTScorer(model_type="minilm", num_layers=1, idf_sents=REFS)
     want = fixed.compute(PREDS, references=REFS).columns()
     _check(fixed, readers.lists(PREDS, REFS), want, window=4)
+
+
+def test_stdin_with_or_without_a_byte_buffer_reads_the_same(monkeypatch):
+    # The CLI reads its files through text_lines too (one encoding rule); a text-only stdin
+    # (IDLE, some notebook kernels have no .buffer) gives the same lines as a byte one.
+    import io
+
+    data = "\ufeffcafé\r\nline two\u2028same line\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data.encode("utf-8")), encoding="utf-8"))
+    with_buffer = list(readers.text_lines("-"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(data))
+    without_buffer = list(readers.text_lines("-"))
+    assert with_buffer == without_buffer == ["café", "line two\u2028same line"]

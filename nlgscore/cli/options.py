@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import math
 import pickle
-import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.runtime import DTYPES
+from nlgscore.stream.readers import STDIN, text_lines
 
-STDIN = "-"
 
 
 class UserError(NlgscoreError):
@@ -47,31 +46,14 @@ def read_lines(path: Union[str, Path], what: str = "input") -> List[str]:
     """Lines of a UTF-8 text file (a byte-order mark is dropped); ``-`` reads stdin.
 
     A missing file is an error, never read as literal text (bert_score #63); so is a file that is
-    not UTF-8 (the error names the file and the byte). Lines are split on ``\\n`` only, since other
-    Unicode line separators may sit inside a segment, and a trailing ``\\r`` is dropped.
+    not UTF-8 (the error names ``file:line`` and the byte). The rule is the streaming reader's
+    (:func:`nlgscore.stream.readers.text_lines`): split on ``\\n`` only, since other Unicode line
+    separators may sit inside a segment, and a trailing ``\\r`` dropped.
 
     >>> read_lines("examples/refs.txt", "reference")[0]
     'A cat was sitting on the mat.'
     """
-    if str(path) == STDIN:
-        stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-        data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogatepass")
-        name = "<stdin>"
-    else:
-        if not Path(path).is_file():
-            fail(f"{what} file not found: {path}")
-        data = Path(path).read_bytes()
-        name = str(path)
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        fail(f"{what} file {name} is UTF-16; convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        fail(f"{what} file {name} is not UTF-8: byte {err.start} ({data[err.start:err.start + 1]!r}) cannot be decoded")
-    if not text:
-        return []
-    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return list(text_lines(str(path), what))
 
 
 def check_text(text: str, flag: str) -> str:

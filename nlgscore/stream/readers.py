@@ -72,7 +72,11 @@ def _check_file(path: str, role: str) -> None:
 
 def _binary_lines(path: str) -> Iterator[bytes]:
     if path == STDIN:
-        yield from sys.stdin.buffer
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text-only stdin (IDLE, some notebook kernels): back to UTF-8 bytes
+            yield from (line.encode("utf-8", "surrogatepass") for line in sys.stdin)
+        else:
+            yield from buffer
         return
     with open(path, "rb") as handle:
         yield from handle
