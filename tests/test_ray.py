@@ -66,3 +66,11 @@ def test_map_batches_equals_compute_in_input_order_and_survives_a_killed_actor(l
     assert [row["id"] for row in rows] == list(range(len(PREDS)))  # each row exactly once, in input order
     for name in ("precision", "recall", "f1"):
         np.testing.assert_allclose([row[f"bertscore_{name}"] for row in rows], expected[name], atol=1e-6)
+
+
+@pytest.mark.parametrize("bad, error", [(0, "at least 1 actor"), (2.5, "an int"), (True, "an int")])
+def test_a_bad_actor_count_is_refused_naming_concurrency(bad, error):
+    from nlgscore.core.errors import NlgscoreError
+
+    with pytest.raises(NlgscoreError, match=f"concurrency must be .*{error}"):
+        score_dataset(None, SPEC, concurrency=bad)  # refused before the dataset is touched

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from nlgscore.core.errors import ArgumentTypeError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 
 
@@ -85,6 +85,13 @@ def score_dataset(
     ``.write_parquet(...)``)."""
     kwargs: Dict[str, Any] = {"metric": metric, "prediction_column": prediction_column, "reference_column": reference_column,
                               "source_column": source_column, "prefix": prefix, **options}
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        raise ArgumentTypeError(f"concurrency must be a number of actors (an int), got {concurrency!r}")
+    if concurrency < 1:
+        raise ArgumentError(f"concurrency must be at least 1 actor, got {concurrency}")
+    from ray.data import ActorPoolStrategy
+
     extra = {"num_gpus": num_gpus} if num_gpus else {}
-    return dataset.map_batches(scorer_class, fn_constructor_kwargs=kwargs, concurrency=concurrency, batch_size=batch_size,
-                               batch_format="numpy", **extra)
+    # A fixed pool through compute=: Ray >= 2.51 deprecates concurrency= for callable classes.
+    return dataset.map_batches(scorer_class, fn_constructor_kwargs=kwargs, compute=ActorPoolStrategy(size=concurrency),
+                               batch_size=batch_size, batch_format="numpy", **extra)
