@@ -44,7 +44,9 @@ def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
     two = subprocess.run([torchrun, "--standalone", "--nproc_per_node", "2", str(script)], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     assert two.returncode == 0, two.stderr[-3000:]
-    printed = [ast.literal_eval(line) for line in two.stdout.strip().splitlines() if line.startswith("[")]
+    # Each rank prints its list in one write, but the two ranks share the pipe, so a list may be
+    # followed by the other rank's list before its newline ("[...][...]\n\n"): find the lists.
+    printed = [ast.literal_eval(found) for found in re.findall(r"\[[^\[\]]*\]", two.stdout)]
     assert len(printed) == 2 and len(single) == 5
     for scores in printed:  # every process holds every score, in input order
         assert scores == pytest.approx(single, abs=1e-6)
