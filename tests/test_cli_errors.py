@@ -149,13 +149,6 @@ def test_not_utf8_input_names_the_file(tmp_path, capsys):  # 11 #16 (CLI side)
         assert str(path) in err and cause in err
 
 
-def _sigint_ignored(pid: int) -> bool:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("SigIgn:"):
-            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
-    return False
-
-
 def _blocked_reading_stdin(pid: int) -> bool:
     """The process's main thread sits in read(0, ...) (Linux /proc; syscall 0 is read on x86-64)."""
     try:
@@ -166,8 +159,8 @@ def _blocked_reading_stdin(pid: int) -> bool:
 
 def test_ctrl_c_exits_130_without_traceback(files):  # 11 #12
     # A real SIGINT to a real process blocked on reading stdin (nothing is mocked). The child gets
-    # the default SIGINT disposition, as under a shell: an ignored SIGINT is inherited across exec,
-    # and a test runner (or a library it loaded) may have left it ignored, which is not a Ctrl-C.
+    # the default SIGINT disposition, as a terminal's foreground job has: an ignored SIGINT is
+    # inherited across exec, and `make test &` in a non-interactive shell starts with it ignored.
     proc = subprocess.Popen(
         [sys.executable, "-m", "nlgscore", "bertscore", "--model", "minilm", "-c", "-", "-r", str(files["r"])],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
@@ -180,8 +173,6 @@ def test_ctrl_c_exits_130_without_traceback(files):  # 11 #12
         time.sleep(0.2)
     else:  # no /proc: give it the time to import and reach the read
         time.sleep(5)
-    ignored = proc.poll() is None and Path(f"/proc/{proc.pid}/status").exists() and _sigint_ignored(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert not ignored, "the child ignores SIGINT"
     assert proc.returncode == 130 and b"Traceback" not in err and b"interrupted" in err, (proc.returncode, err[-2000:])

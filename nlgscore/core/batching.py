@@ -42,7 +42,7 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentTypeError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}")
     if value < 1:
-        raise ArgumentError(f"{name} must be a positive integer (or None for the default), got {value!r}")
+        raise ArgumentError(f"{name} must be a positive integer{' (or None for the default)' if allow_none else ''}, got {value!r}")
     return value
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.core.batching import check_positive
+from nlgscore.core.errors import ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 
 
@@ -85,10 +86,7 @@ def score_dataset(
     ``.write_parquet(...)``)."""
     kwargs: Dict[str, Any] = {"metric": metric, "prediction_column": prediction_column, "reference_column": reference_column,
                               "source_column": source_column, "prefix": prefix, **options}
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-        raise ArgumentTypeError(f"concurrency must be a number of actors (an int), got {concurrency!r}")
-    if concurrency < 1:
-        raise ArgumentError(f"concurrency must be at least 1 actor, got {concurrency}")
+    check_positive("concurrency", concurrency, allow_none=False)
     from ray.data import ActorPoolStrategy
 
     extra = {"num_gpus": num_gpus} if num_gpus else {}
