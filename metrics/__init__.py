@@ -9,7 +9,7 @@ those of the installed package.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 
 def reference_lists(references: Any, chosen: Optional[Any] = None) -> Any:
@@ -71,25 +71,6 @@ def config_inputs(module: str, config: str, needs: str, predictions: Any, **give
     if predictions is not None or any(value is not None for value in given.values()):
         require_inputs(module, config, {"predictions": predictions, needs: given[needs]}, {k: v for k, v in given.items() if k != needs})
     return {needs: given[needs]}
-
-
-def cached_scorer(module: Any, key: tuple, build: Callable[[], Any]) -> Any:
-    """``module``'s scorer, built again by ``build()`` only when ``key`` changed.
-
-    ``key`` holds every argument that changes a number (the model, its options, idf sentences...).
-    The run-time options that change none (``batch_size``, ``max_tokens``, ``verbose``) are not
-    set on the kept scorer: the module passes them to that call's ``compute(..., batch_size=,
-    max_tokens=, progress=)``, so one call's settings never leak into the next.
-
-    >>> class Toy: pass
-    >>> module = Toy()
-    >>> first = cached_scorer(module, ("a",), Toy)
-    >>> cached_scorer(module, ("a",), Toy) is first, cached_scorer(module, ("b",), Toy) is first
-    (True, False)
-    """
-    if getattr(module, "_scorer_key", None) != key:
-        module._scorer, module._scorer_key = build(), key
-    return module._scorer
 
 
 def _uses_lists(chosen: Optional[Any]) -> bool:

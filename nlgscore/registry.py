@@ -24,7 +24,9 @@ True
 from __future__ import annotations
 
 import re
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
@@ -217,22 +219,117 @@ def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[s
     return name, given
 
 
-def load(spec: str, **options: Any) -> Any:
-    """A ready scorer for ``spec`` (see the module docstring); ``options`` go to its constructor.
+def build(spec: str, runtime: Any = None, **options: Any) -> Any:
+    """A ready scorer for ``spec`` (see the module docstring): THE one way to build a scorer, which
+    ``nlgscore.load``, the CLI, the evaluate modules and every integration use.
 
-    >>> scorer = load("bertscore:minilm:L4")
-    >>> scorer.signature["L"]
-    '4'
+    ``options`` are split by one rule: the run-time options every scorer takes
+    (:data:`nlgscore.core.runtime.RUNTIME_OPTIONS`: ``device``, ``dtype``, ``batch_size``,
+    ``max_tokens``, ``progress``, ``accelerator``) are resolved once into a
+    :class:`~nlgscore.core.runtime.Runtime` (over ``runtime``, a ready one, if given) that the
+    scorer gets as ``runtime=``; every other option goes to the metric's constructor, which
+    refuses one it does not list, naming it. Nothing is dropped silently. (A constructor that
+    takes no ``runtime=``, a model-free metric that never calls ``Scorer.__init__``, gets it set
+    after construction.)
+
+    >>> scorer = build("bertscore:minilm:L4", batch_size=8)
+    >>> scorer.signature["L"], scorer.runtime.batch_size
+    ('4', 8)
+    >>> build("bertscore:minilm", num_layer=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
     """
-    name, merged = spec_options(spec, options)
+    return _construct(*_split(spec, runtime, options))
+
+
+def _construct(name: str, own: Dict[str, Any], resolved: Any) -> Any:
     entry = _TABLE[name]
+    cls = entry.scorer_class()
     try:
-        return entry.scorer_class()(**merged)
+        if _takes_runtime(cls):
+            return cls(runtime=resolved, **own)
+        scorer = cls(**own)
+        scorer.runtime = resolved
+        return scorer
     except OSError as err:
         # name the keyword that chose the model (model_type= or checkpoint=) in offline errors
         if entry.model_option and hasattr(err, "for_flag"):
             raise err.for_flag(f"{entry.model_option}=") from err.__cause__
         raise
+
+
+def load(spec: str, **options: Any) -> Any:
+    """``build(spec, **options)`` (the historical name, kept: ``nlgscore.load`` is this).
+
+    >>> load("bertscore:minilm:L4").signature["L"]
+    '4'
+    """
+    return build(spec, **options)
+
+
+def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Any]:
+    """``spec`` and ``options`` as (metric name, the metric's own options, the resolved Runtime)."""
+    from nlgscore.core.base import scorer_runtime
+    from nlgscore.core.runtime import RUNTIME_OPTIONS
+
+    name, merged = spec_options(spec, options)
+    settings = {key: merged.pop(key) for key in RUNTIME_OPTIONS if key in merged}
+    return name, merged, scorer_runtime(_TABLE[name].scorer_class(), runtime, settings)
+
+
+def _takes_runtime(cls: type) -> bool:
+    import inspect
+
+    params = inspect.signature(cls).parameters.values()
+    return any(p.name == "runtime" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+# The scorer cache: content key -> scorer, least recently used evicted past SCORER_CACHE_SIZE.
+SCORER_CACHE_SIZE = 8
+_CACHE: "OrderedDict[Tuple[Any, ...], Any]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
+    """:func:`build`, once per process for the same content: the one scorer cache, which the
+    evaluate modules, ``map_function``, ``compute_metrics`` and the TRL and lighteval adapters share.
+
+    The key is the content of the build, never a ``repr``: the metric name with its options as the
+    spec parser made them (``"bertscore:minilm:L4"`` and ``("bertscore", model_type="minilm",
+    num_layers=4)`` are one entry; an ``idf_sents`` list is keyed by every sentence), and the
+    resolved run-time settings (an ``accelerator`` by identity). Thread-safe; the
+    :data:`SCORER_CACHE_SIZE` most recently used scorers are kept.
+
+    >>> cached("bertscore:minilm:L4") is cached("bertscore", model_type="minilm", num_layers=4, device="cpu")
+    True
+    >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
+    False
+    """
+    from nlgscore.core.cache import content_key
+
+    name, own, resolved = _split(spec, runtime, options)
+    settings = resolved.options()
+    accelerator = settings.pop("accelerator")
+    key = (name, content_key(own), content_key(settings), id(accelerator))
+    if key[1] is None:  # an option without stable content (an object): by identity, kept alive by the entry
+        key = key[:1] + (tuple((k, id(v)) for k, v in sorted(own.items())),) + key[2:]
+    with _CACHE_LOCK:
+        entry = _CACHE.get(key)
+        if entry is None:
+            # the entry keeps the options and the accelerator alive, so that their ids stay theirs
+            entry = (_construct(name, own, resolved), own, accelerator)
+            _CACHE[key] = entry
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > SCORER_CACHE_SIZE:
+            _CACHE.popitem(last=False)
+        return entry[0]
+
+
+def clear_cache() -> None:
+    """Forget every cached scorer (the next :func:`cached` call builds again)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def _model_part(parts: List[str], last: str) -> str:

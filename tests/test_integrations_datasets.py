@@ -47,14 +47,14 @@ def test_num_proc_2_matches_single_process(table, minilm_scorer):
 
 
 def test_model_loaded_once_per_process():
-    from nlgscore.integrations import datasets as integration
+    from nlgscore import registry
 
     fn = map_function("bertscore:minilm", num_layers=2)
     fn({"prediction": ["a"], "reference": ["b"]})
     first = fn.scorer
     map_function("bertscore:minilm", num_layers=2)({"prediction": ["c"], "reference": ["d"]})
     assert map_function("bertscore:minilm", num_layers=2).scorer is first
-    assert sum(s is first for s in integration._SCORERS.values()) == 1
+    assert sum(entry[0] is first for entry in registry._CACHE.values()) == 1
 
 
 def test_multi_reference_column_and_bare_names(minilm_scorer):

@@ -132,10 +132,11 @@ def test_last_empty_batch_does_not_pull_the_mean_down(tokenizer, minilm_scorer):
 
 
 def test_model_is_loaded_when_compute_metrics_is_built(tokenizer, tmp_path):  # issue 12 item 5
-    from nlgscore.integrations import datasets as integration
+    from nlgscore import registry
 
+    registry.clear_cache()
     fn = compute_metrics(tokenizer, metric="bertscore:minilm", num_layers=3)
-    assert any(key[0] == "bertscore:minilm" and ("num_layers", "3") in key[1] for key in integration._SCORERS)
+    assert [entry[0].signature["L"] for entry in registry._CACHE.values()] == ["3"]  # built by compute_metrics itself
     assert fn.scorer.signature["L"] == "3"
     missing = tmp_path / "no-such-model"
     with pytest.raises((OSError, ValueError), match="no-such-model"):  # fails before any training

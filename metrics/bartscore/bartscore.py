@@ -4,8 +4,8 @@ import datasets
 import evaluate
 
 from nlgscore.core.tables import table
-from nlgscore.evaluate_modules import cached_scorer, reference_lists, require_inputs
-from nlgscore.seq2seq.bartscore import BARTScorer
+from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{yuan2021bartscore,
   title={BARTScore: Evaluating Generated Text as Text Generation},
@@ -83,10 +83,8 @@ class BARTScore(evaluate.Metric):
                  agg="mean", checkpoint=None, para_weights=None, device=None, dtype=None, revision=None,
                  batch_size=None, max_tokens=None, max_length=1024, verbose=False, use_references=True, use_sources=True):
         variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
-        key = (variant, checkpoint or self.checkpoint, para_weights, device, dtype, revision, max_length)
-        scorer = cached_scorer(self, key, lambda: BARTScorer(
-            checkpoint=key[1], variant=variant, para_weights=para_weights, device=device, dtype=dtype, revision=revision,
-            max_length=max_length))
+        scorer = self._scorer = cached("bartscore", checkpoint=checkpoint or self.checkpoint, variant=variant, para_weights=para_weights,
+                                       device=device, dtype=dtype, revision=revision, max_length=max_length)
         direction = direction or ("src" if use_sources and not use_references else "f")
         result = scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
                                       direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,

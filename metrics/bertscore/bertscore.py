@@ -3,9 +3,8 @@
 import datasets
 import evaluate
 
-from nlgscore.bertscore import BERTScorer
-from nlgscore.bertscore.idf import sentences_digest
-from nlgscore.evaluate_modules import ReferenceListsInputs, cached_scorer, require_inputs
+from nlgscore.evaluate_modules import ReferenceListsInputs, require_inputs
+from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -73,14 +72,14 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
                  idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,
                  baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None):
-        # Every argument that changes a number is in the key, idf sentences included (the Hub
-        # module reused the idf of its first call for later references).
-        key = (lang, model_type, num_layers, idf, None if idf_sents is None else sentences_digest(idf_sents), device,
-               all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision)
-        scorer = cached_scorer(self, key, lambda: BERTScorer(
-            model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
-            rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
-            device=device, max_length=max_length, dtype=dtype, revision=revision))
+        if lang is None and model_type is None:  # as the Hub module: no silent default language
+            raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
+        # The scorer cache keys every option by content, idf sentences included (the Hub module
+        # reused the idf of its first call for later references); batch_size, max_tokens and
+        # verbose go to this call only, so one call's settings never leak into the next.
+        scorer = self._scorer = cached("bertscore", model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
+                                       rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
+                                       device=device, max_length=max_length, dtype=dtype, revision=revision)
         result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         columns = result.columns()
         return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, cached_scorer, config_inputs
-from nlgscore.seq2seq.prism import PrismScorer
+from nlgscore.evaluate_modules import ReferenceListsInputs, config_inputs
+from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
   title={Automatic Machine Translation Evaluation in Many Languages via Zero-Shot Paraphrasing},
@@ -79,9 +79,7 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
 
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
                  max_tokens=None, device=None, dtype=None, verbose=False):
-        key = (lang, temperature, device, dtype)
-        scorer = cached_scorer(self, key, lambda: PrismScorer(
-            checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
-            mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype))
+        scorer = self._scorer = cached("prism", checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
+                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype)
         result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -22,7 +22,7 @@ class NlgscoreBert:
     """``nlgscore.bertscore.scorer.BERTScorer``; the library's defaults unless the spec overrides them."""
 
     def __init__(self, spec: Dict[str, Any], cache_references: bool = False) -> None:
-        from nlgscore.bertscore import BERTScorer
+        from nlgscore.registry import build
 
         kwargs: Dict[str, Any] = {
             "model_type": spec["model"],
@@ -34,7 +34,7 @@ class NlgscoreBert:
         if spec.get("max_tokens"):
             kwargs["max_tokens"] = spec["max_tokens"]
         self.spec = spec
-        self.scorer = BERTScorer(**kwargs)
+        self.scorer = build("bertscore", **kwargs)
 
     def score(self, cands: Sequence[str], refs: Sequence[str]) -> List[float]:
         return _floats(self.scorer.score(list(cands), list(refs)).f1)
@@ -79,13 +79,13 @@ class NlgscoreBart:
     """``nlgscore.seq2seq.bartscore.BARTScorer`` on a checkpoint folder."""
 
     def __init__(self, spec: Dict[str, Any], cache_references: bool = False) -> None:
-        from nlgscore.seq2seq.bartscore import BARTScorer
+        from nlgscore.registry import build
 
         kwargs: Dict[str, Any] = {"checkpoint": spec["model"], "device": spec["device"], "dtype": spec.get("dtype", "float32")}
         if spec.get("max_tokens"):
             kwargs["max_tokens"] = spec["max_tokens"]
         self.spec = spec
-        self.scorer = BARTScorer(**kwargs)
+        self.scorer = build("bartscore", **kwargs)
 
     def score(self, srcs: Sequence[str], tgts: Sequence[str]) -> List[float]:
         return _floats(self.scorer.score(list(srcs), list(tgts)))

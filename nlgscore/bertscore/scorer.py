@@ -105,17 +105,12 @@ class BERTScorer(Scorer):
         rescale_with_baseline: bool = False,
         baseline_path: Optional[str] = None,
         all_layers: bool = False,
-        device=None,
-        batch_size: Optional[int] = None,
         max_length: Optional[int] = None,
-        max_tokens: Optional[int] = None,
-        dtype=None,
         revision: Optional[str] = None,
-        progress: bool = False,
-        accelerator: Any = None,
         cache_references: bool = False,
         reference_cache_size: int = 100_000,
         cache_candidates: bool = False,
+        **runtime_options: Any,
     ) -> None:
         if lang is not None and not isinstance(lang, str):
             raise ArgumentTypeError(f"lang must be a language code string, got {type(lang).__name__}")
@@ -127,7 +122,8 @@ class BERTScorer(Scorer):
             raise ArgumentError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
         if revision is not None and isinstance(model_type, str) and model_type in _aliases():
             raise ArgumentError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
-        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)
+        super().__init__(**runtime_options)  # device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        runtime = self.runtime
         self._ref_cache = TextCache(reference_cache_size, "reference_cache_size")
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(

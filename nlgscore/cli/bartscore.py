@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     check_device(args.device)
 
     def build():
-        from nlgscore.registry import load
+        from nlgscore.registry import build
 
-        return load(
+        return build(
             "bartscore", checkpoint=args.checkpoint, variant=args.variant, para_weights=args.para_weights,
             direction=direction, **runtime_settings(args),
         )

@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     check_device(args.device)
 
     def build():
-        from nlgscore.registry import load
+        from nlgscore.registry import build
 
-        return load(
+        return build(
             "bertscore", model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
             rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, **runtime_settings(args),
         )

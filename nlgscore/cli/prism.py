@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
     mode = "src" if srcs is not None else "ref"
 
     def build():
-        from nlgscore.registry import load
+        from nlgscore.registry import build
 
-        return load(
+        return build(
             f"prism:{mode}", checkpoint=args.checkpoint, lang=args.lang, temperature=args.temperature,
             revision=args.revision, **runtime_settings(args),
         )

@@ -17,7 +17,6 @@ available here without any other change.
 from __future__ import annotations
 
 import argparse
-import inspect
 from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
@@ -79,23 +78,13 @@ def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
     from nlgscore.core.distributed import active_state
 
-    name, _ = registry.parse_spec(args.spec)
+    registry.parse_spec(args.spec)  # an unknown metric fails before any file is read
     inputs = read_corpus(args)
     check_device(args.device)
     options = runtime_settings(args)
-    progress = options.pop("progress")
-
-    def build():
-        cls = registry.metric(name).scorer_class()
-        accepted = inspect.signature(cls).parameters
-        unknown = [key for key in options if key not in accepted]
-        if unknown:
-            fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
-        if "progress" in accepted:  # per-window bars of a corpus run would be noise: one bar over items instead
-            options["progress"] = progress and args.output is None
-        return registry.load(args.spec, **options)
-
-    scorer = load_scorer(build, {"SPEC": args.spec})
+    progress = options["progress"]
+    options["progress"] = progress and args.output is None  # a corpus run draws one bar over items, not one per window
+    scorer = load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec})
     state = active_state()  # launched on several processes: every rank scores its share, rank 0 writes
     main_process = state is None or state.is_main_process
     if args.output is not None:

@@ -57,14 +57,14 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_texts, make_items
 from nlgscore.core.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
-from nlgscore.core.runtime import Runtime, resolve_runtime
+from nlgscore.core.runtime import RUNTIME_OPTIONS, Runtime, resolve_runtime
 from nlgscore.core.signature import Signature
 
 MULTIREF_RULES = ("mean", "max")
 INPUT_NAMES = ("predictions", "references", "sources")
 NEEDS = INPUT_NAMES[1:]  # what a metric can score with, besides the predictions
 
-__all__ = ["Call", "Item", "Scorer", "aggregate", "MULTIREF_RULES", "NEEDS"]
+__all__ = ["Call", "Item", "Scorer", "aggregate", "metric_options", "scorer_runtime", "MULTIREF_RULES", "NEEDS", "RUNTIME_OPTIONS"]
 
 
 @dataclass
@@ -109,6 +109,45 @@ def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np
     return out / np.maximum(counts, 1)
 
 
+def metric_options(cls: type) -> List[str]:
+    """The options a scorer class's constructor lists itself (the run-time ones excluded).
+
+    >>> metric_options(Scorer)
+    []
+    """
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [p.name for p in params if p.kind in kinds and p.name not in ("self", "runtime", *RUNTIME_OPTIONS)]
+
+
+def scorer_runtime(cls: type, runtime: Optional[Runtime] = None, options: Optional[Dict[str, Any]] = None) -> Runtime:
+    """The resolved :class:`~nlgscore.core.runtime.Runtime` of a ``cls`` scorer given ``runtime``
+    (a ready one, or None) and run-time ``options`` (None keeps a setting of ``runtime``): the one
+    rule of :meth:`Scorer.__init__` and of :func:`nlgscore.registry.build`. An option that is not
+    a run-time one is an error naming it and listing what ``cls`` takes.
+
+    >>> scorer_runtime(Scorer, None, {"device": "cpu", "batch_size": 4}).batch_size
+    4
+    """
+    given = dict(options or {})
+    unknown = [name for name in given if name not in RUNTIME_OPTIONS]
+    if unknown:
+        own = ", ".join(metric_options(cls)) or "none"
+        raise ArgumentTypeError(
+            f"{cls.__name__} got an unknown option {'=, '.join(unknown)}=; its options: {own}; "
+            f"run-time options: {', '.join(RUNTIME_OPTIONS)}, runtime"
+        )
+    if runtime is None:
+        return resolve_runtime(cls.budget_family, **given)
+    if not isinstance(runtime, Runtime):
+        raise ArgumentTypeError(f"runtime must be a nlgscore.core.runtime.Runtime or None, got {type(runtime).__name__}")
+    settings = runtime.options()
+    settings.update({name: value for name, value in given.items() if value is not None})
+    return resolve_runtime(cls.budget_family, **settings)
+
+
 class Scorer(ABC):
     """A loaded metric: ``compute(predictions, references=None, sources=None)`` → :class:`Result`.
 
@@ -130,18 +169,35 @@ class Scorer(ABC):
     _runtime: Optional[Runtime] = None
 
     # -- run-time settings: one Runtime, resolved once by the constructor ----------------------
-    def _init_runtime(self, device: Any = None, dtype: Any = None, batch_size: Any = None, max_tokens: Any = None,
-                      progress: Any = False, accelerator: Any = None) -> Runtime:
-        """Resolve and keep the scorer's :class:`~nlgscore.core.runtime.Runtime` (before loading a
-        model, so that a bad argument fails fast); the loader then settles ``dtype="auto"``."""
-        self._runtime = resolve_runtime(self.budget_family, device, dtype, batch_size, max_tokens, progress, accelerator)
-        return self._runtime
+    def __init__(self, *, runtime: Optional[Runtime] = None, **runtime_options: Any) -> None:
+        """Resolve and keep the scorer's run-time settings (:data:`RUNTIME_OPTIONS`: device, dtype,
+        batch_size, max_tokens, progress, accelerator) through the one policy,
+        :func:`nlgscore.core.runtime.resolve_runtime`, before a model loads, so that a bad
+        argument fails fast; or take a ready :class:`~nlgscore.core.runtime.Runtime`
+        (``runtime=``, the given options overriding its settings). A metric's constructor lists
+        only its own options and forwards ``**runtime_options`` here; the loader then settles
+        ``dtype="auto"`` (``self.runtime = self.runtime.settled(dtype)``). Any other keyword is an
+        error naming it.
+
+        >>> class Toy(Scorer):
+        ...     def __init__(self, lowercase: bool = False, **runtime_options):
+        ...         super().__init__(**runtime_options)
+        ...         self.lowercase = lowercase
+        ...     _score_items = _finish = _signature_fields = None
+        >>> Toy(device="cpu", max_tokens=512).runtime.max_tokens
+        512
+        >>> Toy(lowercas=True)
+        Traceback (most recent call last):
+        ...
+        nlgscore.core.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        """
+        self._runtime = scorer_runtime(type(self), runtime, runtime_options)
 
     @property
     def runtime(self) -> Runtime:
         """Device, dtype, budget, progress and accelerator of this scorer (a call's overrides
         go to ``compute(..., batch_size=, max_tokens=, progress=)``, never here)."""
-        if self._runtime is None:  # a model-free metric that never called _init_runtime
+        if self._runtime is None:  # a constructor that does not call Scorer.__init__ (a model-free metric)
             self._runtime = resolve_runtime(self.budget_family, device="cpu")
         return self._runtime
 

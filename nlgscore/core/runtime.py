@@ -47,6 +47,9 @@ DEFAULT_BUDGETS = {
     "encoder": {"cpu": DEFAULT_MAX_TOKENS, "accelerator": 16384},
     "seq2seq": {"cpu": 2 * DEFAULT_MAX_TOKENS, "accelerator": 16384},
 }
+# The run-time options every scorer takes (Scorer.__init__), in the order of resolve_runtime: they
+# never change a score beyond float rounding, except dtype, which the signature records.
+RUNTIME_OPTIONS = ("device", "dtype", "batch_size", "max_tokens", "progress", "accelerator")
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
 DEVICE_KINDS = ("cpu", "cuda", "mps", "xpu")
@@ -119,6 +122,18 @@ class Runtime:
                 if wanted not in (self.dtype, "auto"):
                     raise ArgumentError(f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); build another scorer with dtype={value!r}")
         return dataclasses.replace(self, **changes) if changes else self
+
+    def options(self) -> Dict[str, Any]:
+        """These settings as the keywords of :func:`resolve_runtime` (:data:`RUNTIME_OPTIONS`);
+        ``max_tokens`` is None where it is the family's default for the device, so that another
+        family resolving them gets its own default budget.
+
+        >>> resolve_runtime("encoder", device="cpu", batch_size=8).options()["batch_size"], resolve_runtime("encoder", device="cpu").options()["max_tokens"]
+        (8, None)
+        """
+        default = DEFAULT_BUDGETS[self.family]["cpu" if self.device.type == "cpu" else "accelerator"]
+        return dict(device=self.device, dtype=self.dtype, batch_size=self.batch_size,
+                    max_tokens=None if self.max_tokens == default else self.max_tokens, progress=self.progress, accelerator=self.accelerator)
 
     def settled(self, dtype: Any) -> "Runtime":
         """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed)."""

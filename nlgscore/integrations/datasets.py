@@ -14,27 +14,11 @@ dict_keys(['bertscore_precision', 'bertscore_recall', 'bertscore_f1'])
 from __future__ import annotations
 
 import os
-import threading
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-
-# One scorer per (spec, options) per process: map calls on several columns or splits reuse it.
-_SCORERS: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], Scorer] = {}
-_LOCK = threading.Lock()
-
-
-def cached_scorer(spec: str, options: Dict[str, Any]) -> Scorer:
-    """``nlgscore.registry.load(spec, **options)``, built once per process for equal arguments."""
-    from nlgscore.registry import load
-
-    key = (spec, tuple(sorted((name, repr(value)) for name, value in options.items())))
-    with _LOCK:
-        if key not in _SCORERS:
-            _SCORERS[key] = load(spec, **options)
-        return _SCORERS[key]
-
+from nlgscore.registry import cached
 
 def metric_prefix(metric: Union[str, Scorer]) -> str:
     """Default column prefix: the metric's name (``bertscore:minilm`` → ``bertscore``)."""
@@ -75,7 +59,7 @@ class ScoreColumns:
     def scorer(self) -> Scorer:
         if isinstance(self.metric, Scorer):
             return self.metric
-        return cached_scorer(self.metric, self.options)
+        return cached(self.metric, **self.options)
 
     def __call__(self, batch: Dict[str, List[Any]], rank: Optional[int] = None) -> Dict[str, List[float]]:
         """Score one batch; ``rank`` (``map(..., with_rank=True)``) picks a GPU per worker."""
@@ -137,7 +121,7 @@ def map_function(
 ) -> ScoreColumns:
     """A function for ``Dataset.map(fn, batched=True)`` adding one column per score.
 
-    ``metric`` is a spec for :func:`nlgscore.registry.load` (``"bertscore:minilm"``,
+    ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore:minilm"``,
     ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) with ``options`` for its constructor, or a
     ready :class:`~nlgscore.core.base.Scorer` (pickled whole into each worker, so prefer a spec with
     ``num_proc > 1``). Columns are ``<prefix>_<name>`` for every column of the result (e.g.

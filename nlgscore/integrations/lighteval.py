@@ -38,7 +38,8 @@ from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 from nlgscore.core.inputs import check_references, check_texts
-from nlgscore.integrations.datasets import cached_scorer, metric_prefix
+from nlgscore.integrations.datasets import metric_prefix
+from nlgscore.registry import cached
 
 
 class ColumnMeans:
@@ -76,7 +77,7 @@ class Columns:
 
     @property
     def scorer(self) -> Scorer:
-        return cached_scorer(self.spec, self.options)
+        return cached(self.spec, **self.options)
 
     def rows(self, docs: Sequence[Any], responses: Sequence[Any]) -> List[Dict[str, float]]:
         """One dict of score columns per (doc, response), in order; one ``compute`` call."""
@@ -143,7 +144,7 @@ def metric(
 ) -> Any:
     """A lighteval ``SampleLevelMetric`` (batched) scoring generations with ``spec``.
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.load`; the metric's name and
+    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build`; the metric's name and
     the column prefix is ``prefix`` (default: the metric's name, ``"bertscore"``);
     ``normalize_pred``/``normalize_gold`` are applied to the texts first (as lighteval's own
     metrics allow). See the module docstring.

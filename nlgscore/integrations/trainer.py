@@ -36,7 +36,8 @@ import numpy as np
 
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.integrations.datasets import cached_scorer, metric_prefix
+from nlgscore.integrations.datasets import metric_prefix
+from nlgscore.registry import cached
 
 IGNORE_INDEX = -100  # what transformers puts in labels (and gathered predictions) to be ignored
 
@@ -91,7 +92,7 @@ class GenerationMetrics:
     def scorer(self) -> Scorer:
         if isinstance(self.metric, Scorer):
             return self.metric
-        return cached_scorer(self.metric, self.options)
+        return cached(self.metric, **self.options)
 
     def decode(self, ids: Any) -> List[str]:
         """Token ids → stripped texts, special tokens removed, ``-100`` treated as padding."""
@@ -155,7 +156,7 @@ def _unpack(eval_pred: Any):
 def compute_metrics(tokenizer: Any, metric: Union[str, Scorer] = "bertscore", prefix: Optional[str] = None, **options: Any) -> GenerationMetrics:
     """A ``compute_metrics(EvalPrediction)`` for ``Seq2SeqTrainer`` (see the module docstring).
 
-    ``metric`` is a spec for :func:`nlgscore.registry.load` (``"bertscore"``, ``"bertscore:minilm"``,
+    ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore"``, ``"bertscore:minilm"``,
     ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) whose constructor gets ``options`` (for
     example ``num_layers=``, ``device=``, ``accelerator=``), or a ready Scorer. Keys are
     ``<prefix>_<column>``; ``prefix`` defaults to the metric name.

@@ -38,7 +38,7 @@ from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
-from nlgscore.integrations.datasets import cached_scorer
+from nlgscore.registry import cached
 
 # What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
 TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
@@ -58,8 +58,11 @@ class ThisProcessOnly:
     num_processes = 1
     process_index = 0
 
-    def __repr__(self) -> str:  # part of the cached scorer's key: one stable value
+    def __repr__(self) -> str:
         return "ThisProcessOnly()"
+
+    def __reduce__(self) -> str:  # unpickled as the one instance: the scorer cache keys an accelerator by identity
+        return "THIS_PROCESS_ONLY"
 
 
 THIS_PROCESS_ONLY = ThisProcessOnly()
@@ -98,7 +101,7 @@ class RewardFunction:
 
     @property
     def scorer(self) -> Scorer:
-        return cached_scorer(self.spec, self.options)
+        return cached(self.spec, **self.options)
 
     def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:
         """One reward per completion, in order (see the module docstring)."""
@@ -181,7 +184,7 @@ def reward_function(
 ) -> RewardFunction:
     """A TRL reward function scoring completions with ``spec`` (see the module docstring).
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.load` (``"bertscore:minilm"``,
+    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build` (``"bertscore:minilm"``,
     ``num_layers=``, ``device=``, ``"prism:src"``, ...); ``column`` picks a score column other
     than the primary one (``"precision"``); ``name`` replaces the logged name. The model is
     loaded here, so that a model that cannot be loaded fails before training.

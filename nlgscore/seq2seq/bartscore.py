@@ -127,15 +127,10 @@ class BARTScorer(Scorer):
         checkpoint: Optional[str] = None,
         variant: str = "bart-large-cnn",
         max_length: int = 1024,
-        device: Any = None,
-        batch_size: Optional[int] = None,
-        max_tokens: Optional[int] = None,
-        dtype: Any = None,
         revision: Optional[str] = None,
         para_weights: Optional[str] = None,
         direction: str = "f",
-        progress: bool = False,
-        accelerator: Any = None,
+        **runtime_options: Any,
     ) -> None:
         variants = variant_table()
         if variant not in variants:
@@ -146,7 +141,8 @@ class BARTScorer(Scorer):
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
             raise ArgumentError(f"max_length must be an integer >= 2 (room for <s> and </s>), got {max_length!r}")
         self.max_length = max_length
-        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)  # 0 is an error, not "no cap"/"default"
+        super().__init__(**runtime_options)  # max_tokens=0 is an error, not "no cap"/"default"
+        runtime = self.runtime
         entry = variants[variant]
         self.resolved = resolve(checkpoint or entry["checkpoint"], revision, flag="checkpoint=")
         self.model, self.tokenizer = load_seq2seq(self.resolved, runtime.device, runtime.dtype, progress=runtime.progress)

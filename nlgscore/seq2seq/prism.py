@@ -99,13 +99,8 @@ class PrismScorer(Scorer):
         lang: str = "en",
         temperature: float = 1.0,
         mode: Optional[str] = None,
-        device: Any = None,
-        batch_size: Optional[int] = None,
-        max_tokens: Optional[int] = None,
-        dtype: Any = None,
         revision: Optional[str] = None,
-        progress: bool = False,
-        accelerator: Any = None,
+        **runtime_options: Any,
     ) -> None:
         self.temperature = _check_temperature(temperature)
         if mode is not None and mode not in MODES:
@@ -118,7 +113,8 @@ class PrismScorer(Scorer):
         self.mode = mode
         self.needs = ("sources",) if mode == "src" else ("references",)
         self.lang = lang
-        runtime = self._init_runtime(device, dtype, batch_size, max_tokens, progress, accelerator)
+        super().__init__(**runtime_options)
+        runtime = self.runtime
         self._loaded = load_prism(checkpoint, revision=revision, device=runtime.device, dtype=runtime.dtype, progress=runtime.progress)
         self.runtime = runtime.settled(self._loaded.dtype)
         self.tokenizer = self._loaded.tokenizer
