@@ -89,6 +89,7 @@ class BERTScorer(Scorer):
 
     name = "bertscore"
     multiref = "max"
+    columns = ("precision", "recall", "f1")
     # A pair's score is a cheap function of the two texts' embeddings (a utility matrix is one
     # encoding pass plus matmuls), so callers may put several small matrices in one call.
     pairs_from_embeddings = True
@@ -228,6 +229,9 @@ class BERTScorer(Scorer):
         pairs = [(index[item.prediction], index[item.reference]) for item in items]
         values = score_pairs(self, pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
         return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2]}  # (pairs, layers) each
+
+    def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
+        return {name: np.zeros((0, self._layer_count())) for name in self.columns}  # (pairs, layers) each
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BERTScoreResult:
         scores = np.stack([columns["precision"], columns["recall"], columns["f1"]]).transpose(0, 2, 1)  # (P/R/F, layers, items)

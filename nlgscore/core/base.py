@@ -19,7 +19,9 @@ references=None, sources=None)`` runs the shared steps once, here:
 
 A metric supplies small hooks: :meth:`Scorer._prepare` (optional per-call work on all the items,
 e.g. tokenising or idf), :meth:`Scorer._score_items` (columns of a share of distinct items),
-:meth:`Scorer._finish` (per-prediction columns → Result) and :meth:`Scorer._signature_fields`;
+:meth:`Scorer._finish` (per-prediction columns → Result) and :meth:`Scorer._signature_fields`,
+and names its :attr:`Scorer.columns` (an empty call returns them without any hook seeing zero
+items; a metric whose columns depend on the call overrides :meth:`Scorer._empty_columns`);
 a metric whose inputs depend on the call (Prism's ``mode``, BARTScore's ``direction``) says which
 in :meth:`Scorer._call_needs`. Every hook reads the call's run-time settings (``call.runtime``:
 budget, batch size, progress), never the scorer's. Token-budget batching with OOM back-off lives
@@ -29,6 +31,7 @@ reference (a utility matrix) through the same template.
 >>> import numpy as np
 >>> class Overlap(Scorer):
 ...     name = "overlap"
+...     columns = ("jaccard",)
 ...     def _score_items(self, items, state):
 ...         words = [(set(i.prediction.split()), set(i.reference.split())) for i in items]
 ...         return {"jaccard": np.array([len(p & r) / len(p | r) for p, r in words])}
@@ -41,6 +44,8 @@ reference (a utility matrix) through the same template.
 ([0.75, 0.0], ['nlgscore:overlap', 'tok:space', 'multiref:mean'])
 >>> Overlap().matrix(["a b", "c"], ["a", "c", "a b"]).tolist()  # every prediction against every reference
 [[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
+>>> Overlap().compute([], []).columns()  # the empty call: the columns, no hook sees zero items
+{'jaccard': []}
 """
 
 from __future__ import annotations
@@ -159,6 +164,8 @@ class Scorer(ABC):
     name: ClassVar[str] = ""
     needs: Tuple[str, ...] = ("references",)
     multiref: ClassVar[str] = "mean"
+    # The names of the columns _score_items returns (what an empty call returns; see _empty_columns).
+    columns: ClassVar[Tuple[str, ...]] = ()
     # Which default budget of nlgscore.core.runtime.DEFAULT_BUDGETS: "encoder" or "seq2seq".
     budget_family: ClassVar[str] = "encoder"
     # Capabilities, read by adapters instead of metric names: the scorer can keep text embeddings
@@ -370,6 +377,8 @@ class Scorer(ABC):
         if rule not in MULTIREF_RULES:
             raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
         call = Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options)
+        if not preds:  # the empty call (TRL's probe, an empty file): no hook sees zero items
+            return self._finish(call, self._empty_columns(call))
         items, owner = make_items(preds, refs, srcs)
         state = self._prepare(call, items)
         distinct, inverse = unique(items)
@@ -404,10 +413,20 @@ class Scorer(ABC):
         rows = shard(len(distinct), share, self.accelerator)
         if len(scored) == 1 and scored[0][0] == len(distinct):  # this process scored them all
             return scored[0][1]
-        template = scored[0][1] if scored else run([])  # column names and trailing shapes
+        template = scored[0][1] if scored else self._empty_columns(call)  # column names and trailing shapes
         return {name: np.stack([row[name] for row in rows]) if rows else values for name, values in template.items()}
 
     # -- hooks ----------------------------------------------------------------------------
+    def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
+        """The columns of no items, as :meth:`_score_items` shapes them (zero rows), for the empty
+        call and a process whose share is empty, so that :meth:`_prepare` and
+        :meth:`_score_items` never see zero items. Default: an empty array per name of
+        :attr:`columns`; a metric whose columns depend on the call (a mode, a direction, layers)
+        overrides this."""
+        if not self.columns:
+            raise TypeError(f"{type(self).__name__} must declare its columns (columns = ('name', ...)) or override _empty_columns")
+        return {name: np.zeros(0) for name in self.columns}
+
     def _prepare(self, call: Call, items: List[Item]) -> Any:
         """Per-call work on all the call's items (duplicates included) before scoring; what it
         returns is the ``state`` of :meth:`_score_items` (default: the call itself)."""
@@ -415,8 +434,7 @@ class Scorer(ABC):
 
     @abstractmethod
     def _score_items(self, items: List[Item], state: Any) -> Dict[str, np.ndarray]:
-        """Columns for distinct ``items``: arrays with items first (also for no items, so that
-        empty results keep their columns)."""
+        """Columns for distinct ``items`` (never none: see :meth:`_empty_columns`): arrays with items first."""
 
     @abstractmethod
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:

@@ -121,6 +121,7 @@ class BARTScorer(Scorer):
 
     name = "bartscore"
     budget_family = "seq2seq"
+    columns = ("scores", "precision", "recall")  # directions f and harmonic; the others: scores
 
     def __init__(
         self,
@@ -267,9 +268,6 @@ class BARTScorer(Scorer):
         """Per item and prompt: ``(items, prompts)`` columns."""
         options = call.options
         direction, prompts, side = options["direction"], options["prompts"], options["prompt_side"]
-        if not items:
-            empty = np.zeros((0, len(prompts)))
-            return {"scores": empty, "precision": empty, "recall": empty} if direction in ("f", "harmonic") else {"scores": empty}
         hyps = [item.prediction for item in items]
         flat = [item.source if direction == "src" else item.reference for item in items]
         # One likelihood call for every prompt and both directions: dedup and batching see it all.
@@ -288,6 +286,10 @@ class BARTScorer(Scorer):
             pair = (p + r) / 2 if direction == "f" else (p * r) / (p + r)
             return {"scores": pair, "precision": p, "recall": r}
         return {"scores": values[:, 0, :].T}
+
+    def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
+        names = self.columns if call.options["direction"] in ("f", "harmonic") else self.columns[:1]
+        return {name: np.zeros((0, len(call.options["prompts"]))) for name in names}  # (items, prompts)
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BARTScoreResult:
         # Each column is (items, prompts), aggregated over references: average the prompts (Eq. 3).

@@ -62,6 +62,9 @@ class PrismResult(Result):
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (columns: {', '.join(values)})")
 
 
+SRC_COLUMNS = ("segment", "H_cand_given_src", "G_cand_given_src")  # the columns of mode src
+
+
 def _mode(call: Call) -> str:
     """The Prism mode a call scores in: ``"src"`` with sources, else ``"ref"``."""
     return "src" if "sources" in call.needs else "ref"
@@ -91,6 +94,7 @@ class PrismScorer(Scorer):
 
     name = "prism"
     multiref = "mean"
+    columns = ("segment", "H_cand_given_ref", "H_ref_given_cand", "G_cand_given_ref", "G_ref_given_cand")  # mode ref
     budget_family = "seq2seq"
 
     def __init__(
@@ -169,6 +173,10 @@ class PrismScorer(Scorer):
             "G_cand_given_ref": g_arr[:n],
             "G_ref_given_cand": g_arr[n:],
         }
+
+    def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
+        names = SRC_COLUMNS if _mode(call) == "src" else self.columns
+        return {name: np.zeros(0) for name in names}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> PrismResult:
         return PrismResult(self.make_signature(call), columns, _mode(call))
