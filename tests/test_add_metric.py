@@ -1,13 +1,16 @@
 """CONTRIBUTING's "Add a metric" recipe, followed for real on a copy of the package.
 
-The recipe is: one package folder (``nlgscore/<metric>/``), one registry row at the bottom of
-``nlgscore/registry.py``, and the metric's evaluate module and card (``metrics/<metric>/``,
-``hub_cards/<metric>/``). This test copies the package to a temporary folder, adds a toy metric
-(unigram overlap, no model) by exactly those steps and nothing else, then runs the
-registry-parametrised tests (properties through the API, the evaluate module and the CLI; the
-cards; the layer check; the Hub push script's listing) on the copy, in a subprocess whose
-``PYTHONPATH`` is the copy. If a metric needed one more edit anywhere, these tests would fail or
-would not see it.
+The recipe: a new metric = its folder, one registry row and its card. This test copies the
+package to a temporary folder and adds CONTRIBUTING's worked example, a reference+source metric
+(COMET-style, on the embedded MiniLM), by writing each ``python file=PATH`` block of CONTRIBUTING.md
+to the file it names (the registry row appended at the bottom of ``nlgscore/registry.py``) plus its
+cards, and nothing else. Then, in a subprocess whose ``PYTHONPATH`` is the copy, it runs the
+registry-parametrised tests on the new metric: every entry point (``nlgscore score`` and ``mbr``,
+the evaluate module, ``map_function``, the TRL reward and its empty probe, lighteval, ``nlgscore
+meta wmt19 --metric``), the empty call, the properties, the cards, the layout and the Hub push
+listing, and the new modules' doctests with the registry's and the package's. If the metric
+needed one more edit anywhere, these would fail or would not see it. The size of the addition
+(files and lines) is measured on the copy and printed.
 """
 
 from __future__ import annotations
@@ -19,112 +22,71 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_docs import file_blocks
+
 ROOT = Path(__file__).resolve().parent.parent
-NAME = "overlap"
-
-SCORER = '''"""Unigram overlap: the F1 of the two texts' word sets (a toy metric for the recipe test)."""
-
-import numpy as np
-
-from nlgscore.core.base import Scorer
-from nlgscore.core.result import Result
-
-
-def _f1(prediction: str, reference: str) -> float:
-    a, b = set(prediction.split()), set(reference.split())
-    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 1.0
-
-
-class OverlapScorer(Scorer):
-    name = "overlap"
-    needs = ("references",)
-    multiref = "max"
-
-    def _score_items(self, items, state):
-        return {"f1": np.array([_f1(i.prediction, i.reference) for i in items], dtype=float)}
-
-    def _finish(self, call, columns):
-        return Result(self.make_signature(call), columns, primary="f1")
-
-    def _signature_fields(self, call):
-        return {"tok": "space"}
-'''
-
-MODULE = '''"""Unigram overlap as a Hugging Face evaluate module, computed by nlgscore."""
-
-import datasets
-import evaluate
-
-import nlgscore
-
-_TEXT = datasets.Value("string", id="sequence")
-
-
-class Overlap(evaluate.Metric):
-    def _info(self):
-        return evaluate.MetricInfo(
-            description="F1 of the word sets of prediction and reference.", citation="", inputs_description="",
-            features=[datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT)}),
-                      datasets.Features({"predictions": _TEXT, "references": _TEXT})],
-        )
-
-    def _compute(self, predictions, references):
-        result = nlgscore.load("overlap").compute(list(predictions), list(references))
-        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
-'''
+NAME = "triangle"
 
 CARD = '''---
-title: Overlap
-emoji: 🤗
+title: Triangle (nlgscore)
+emoji: 🔺
 colorFrom: blue
 colorTo: red
 sdk: gradio
-sdk_version: 4.0.0
+sdk_version: 3.19.1
 app_file: app.py
 pinned: false
 tags:
 - evaluate
 - metric
 description: >-
-  Unigram overlap: the F1 of the word sets of a prediction and its reference, computed by nlgscore;
-  a toy metric that shows how a metric is added.
+  Triangle: a toy COMET-style metric over the source, the prediction and the reference, computed by
+  nlgscore on mean-pooled sentence embeddings; the worked example of how a metric is added.
 ---
 
-# Metric Card for Overlap
+# Metric Card for Triangle (nlgscore)
 
 ## Metric Description
-The F1 of the two texts' sets of space-separated words.
+A fixed logistic head over three cosines of mean-pooled sentence embeddings: prediction and
+reference, prediction and source, reference and source.
 
 ## How to Use
 ```python
 import evaluate
-overlap = evaluate.load("nlgscore/overlap")
-print(overlap.compute(predictions=["the cat sat"], references=["the cat ran"])["scores"])
+triangle = evaluate.load("nlgscore/triangle")
+print(triangle.compute(predictions=["The cat sat."], references=["A cat was sitting."],
+                       sources=["A cat sat on the mat."])["scores"])
 ```
 
 ### Inputs
-predictions and references, lists of strings.
+predictions, references (one or several per prediction) and sources, lists of strings.
 
 ## Output Values
-scores, one per prediction, in [0, 1].
+scores, one per prediction, in (0, 1); mean; signature.
 
 ### Values from Popular Papers
 None: a toy.
 
 ## Limitations and Bias
-Words only.
+Fixed weights, not trained on human judgments.
 
 ## Citation
 @inproceedings{none, title={None}}
 '''
 
-APP = '''from pathlib import Path
+APP = f'''"""Gradio widget of the {NAME} module (this Space holds {NAME}.py next to this file)."""
+
+from pathlib import Path
 
 import evaluate
 from evaluate.utils import launch_gradio_widget
 
-launch_gradio_widget(evaluate.load(str(Path(__file__).with_name("overlap.py"))))
+launch_gradio_widget(evaluate.load(str(Path(__file__).with_name("{NAME}.py"))))
 '''
+
+REQUIREMENTS = "nlgscore\nevaluate>=0.4\ngradio\n"
+# what the copy runs: the registry-parametrised tests, selected for the new metric
+TESTS = ("test_entry_points.py", "test_empty_call.py", "test_properties.py", "test_cards.py", "test_layout.py")
 
 
 def _copy(target: Path) -> None:
@@ -132,7 +94,7 @@ def _copy(target: Path) -> None:
     for folder in ("nlgscore", "metrics", "hub_cards", "baselines", "scripts"):
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
     (target / "tests").mkdir()
-    for name in ("conftest.py", "hubserver.py", "test_properties.py", "test_cards.py", "test_layout.py"):
+    for name in ("conftest.py", "hubserver.py", "offline.py", *TESTS):
         shutil.copy(ROOT / "tests" / name, target / "tests" / name)
     (target / "tests" / "golden").symlink_to(ROOT / "tests" / "golden")
     for name in ("setup.cfg", "setup.py", "pyproject.toml"):
@@ -143,46 +105,57 @@ def _copy(target: Path) -> None:
     (target / "nlgscore" / "baselines").symlink_to(target / "baselines")
 
 
-def _add_metric_by_the_recipe(target: Path) -> None:
-    package = target / "nlgscore" / NAME  # 1. one package folder
-    package.mkdir()
-    (package / "__init__.py").write_text('"""The overlap metric."""\n', encoding="utf-8")
-    (package / "scorer.py").write_text(SCORER, encoding="utf-8")
-    registry = target / "nlgscore" / "registry.py"  # 2. one registry row, at the bottom
-    registry.write_text(registry.read_text(encoding="utf-8")
-                        + f'register("{NAME}", "nlgscore.{NAME}.scorer:OverlapScorer", help="unigram overlap: {NAME}")\n',
-                        encoding="utf-8")
-    module = target / "metrics" / NAME  # 3. its evaluate module and card
-    module.mkdir()
-    (module / f"{NAME}.py").write_text(MODULE, encoding="utf-8")
-    (module / "README.md").write_text(CARD, encoding="utf-8")
-    card = target / "hub_cards" / NAME
-    card.mkdir()
-    (card / "README.md").write_text(CARD, encoding="utf-8")
-    (card / "app.py").write_text(APP, encoding="utf-8")
-    (card / "requirements.txt").write_text("nlgscore\nevaluate>=0.4\ngradio\n", encoding="utf-8")
+def _add_metric_by_the_recipe(target: Path) -> dict:
+    """CONTRIBUTING's blocks written to the files they name, and the cards; ``{path: lines added}``."""
+    added = {}
+    for path, code in file_blocks().items():
+        file = target / path
+        if file.exists():  # the registry row: appended at the bottom
+            file.write_text(file.read_text(encoding="utf-8") + code, encoding="utf-8")
+        else:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(code, encoding="utf-8")
+        added[path] = len(code.splitlines())
+    cards = {f"metrics/{NAME}/README.md": CARD, f"hub_cards/{NAME}/README.md": CARD,
+             f"hub_cards/{NAME}/app.py": APP, f"hub_cards/{NAME}/requirements.txt": REQUIREMENTS}
+    for path, text in cards.items():
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        (target / path).write_text(text, encoding="utf-8")
+        added[path] = len(text.splitlines())
+    return added
 
 
-def test_a_metric_added_by_the_recipe_passes_the_registry_tests(tmp_path):
+def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_entry_point(tmp_path):
     _copy(tmp_path)
-    _add_metric_by_the_recipe(tmp_path)
+    added = _add_metric_by_the_recipe(tmp_path)
+    code = {path: n for path, n in added.items() if "README" not in path and "hub_cards" not in path}
+    # the target: its folder, one registry row and its card; at most 3 files besides the cards
+    assert set(code) == {f"nlgscore/{NAME}/__init__.py", "nlgscore/registry.py", f"metrics/{NAME}/{NAME}.py"}
+    assert added["nlgscore/registry.py"] <= 3
+    print(f"recipe: {len(code)} files besides the cards, +{sum(code.values())} lines; cards {len(added) - len(code)} files, "
+          f"+{sum(added.values()) - sum(code.values())} lines: {added}")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    selected = f"{NAME} or layout or push_dry_run or swaps"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", selected,
-         "tests/test_properties.py", "tests/test_cards.py", "tests/test_layout.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-6000:]
-    passed = re.findall(r"^PASSED (\S+)", out, re.M)
-    # the copy, not the checkout, was tested, and every registry-parametrised test saw the new metric
     assert str(tmp_path) in subprocess.run([sys.executable, "-c", "import nlgscore; print(nlgscore.__file__)"],
                                            env=env, cwd=tmp_path, capture_output=True, text=True).stdout
-    for test in ("test_one_finite_score_per_item_or_a_named_error", "test_permuting_or_duplicating_pairs",
-                 "test_ragged_references", "test_evaluate_module_cli_and_api_agree", "test_card_header_and_sections",
+    selected = f"{NAME} or layout or push_dry_run or covered"
+    doctests = [f"nlgscore/{NAME}/__init__.py", f"metrics/{NAME}/{NAME}.py", "nlgscore/registry.py", "nlgscore/__init__.py"]
+    out = ""
+    for args in (["-k", selected, *(f"tests/{name}" for name in TESTS)], ["--doctest-modules", *doctests]):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        out += done.stdout + done.stderr
+        assert done.returncode == 0, out[-6000:]
+    passed = re.findall(r"^(?:PASSED|XFAIL) (\S+)", out, re.M)
+    for test in ("test_cli_score", "test_evaluate_module", "test_map_function", "test_trl_reward_and_its_empty_probe",
+                 "test_lighteval", "test_meta_wmt19_metric", "test_cli_mbr_equals_brute_force",
+                 "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items",
+                 "test_one_finite_score_per_item_or_a_named_error", "test_permuting_or_duplicating_pairs",
+                 "test_evaluate_module_cli_and_api_agree", "test_card_header_and_sections",
                  "test_card_how_to_use_runs_on_tiny_models", "test_app_and_requirements"):
-        assert any(test in p and f"[{NAME}]" in p for p in passed), f"{test}[{NAME}] did not pass:\n{out[-3000:]}"
+        assert any(test in p and NAME in p for p in passed), f"{test}[{NAME}] did not pass:\n{out[-3000:]}"
+    for module in doctests:  # every doctest of the new modules, and the registry's, ran and passed
+        assert any(p.startswith(module) for p in passed), f"no doctest of {module} passed:\n{out[-3000:]}"
     assert any("test_push_dry_run_lists_card_and_module" in p for p in passed)
     assert any("test_every_subpackage_has_a_layer" in p for p in passed)
+    assert any("test_every_registered_metric_is_covered" in p for p in passed)

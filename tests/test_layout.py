@@ -29,8 +29,8 @@ LAYERS = {
     "core": 0,
     "data": 0,
     "baselines": 0,
-    # a metric family: the package of a built-in registry row's scorer ("nlgscore.<family>.module:Class")
-    **{registry.metric(name).scorer.split(".")[1]: 1 for name in registry.metric_names(builtin=True)},
+    # a metric family: the package of a built-in registry row's scorer ("nlgscore.<family>[.module]:Class")
+    **{registry.metric(name).scorer.split(":")[0].split(".")[1]: 1 for name in registry.metric_names(builtin=True)},
     "registry": 2,
     "meta": 3,
     "integrations": 3,

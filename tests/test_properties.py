@@ -8,10 +8,10 @@ emoji, special-token spellings, long strings) and arbitrary reference nesting:
 * permuting or duplicating input pairs permutes or duplicates their scores;
 * the evaluate module, the CLI (``--seg --json``) and the Python API give the same numbers.
 
-The metrics are the registry's built-in rows (``registry.metric_names(builtin=True)``); OFFLINE
-says how the three whose default models live on the Hub run here (tiny checkpoints, the packaged
-MiniLM, their own commands); any other metric runs as ``nlgscore.load(name)``, its evaluate module
-``metrics/<name>`` and ``nlgscore score <name>``.
+The metrics are the registry's built-in rows (``registry.metric_names(builtin=True)``), run as
+``tests/offline.py`` says (tiny checkpoints and the packaged MiniLM for the three whose default
+models live on the Hub; any other metric as ``nlgscore.load(name)``, its evaluate module
+``metrics/<name>`` and ``nlgscore score <name>``).
 
 Run time is bounded: tiny checkpoints, short texts, a fixed ``max_examples`` per property, no
 deadline (model calls on a shared 2-core machine have uneven latency).
@@ -24,7 +24,6 @@ import json
 import math
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -34,8 +33,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 import nlgscore  # noqa: E402
 from nlgscore import registry  # noqa: E402
+from offline import ENTRY_POINTS, OFFLINE  # noqa: E402  (tests/offline.py: the one table of offline stand-ins)
 
-GOLDEN = Path(__file__).parent / "golden"
 TOLERANCE = 1e-5
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -61,31 +60,6 @@ TEXT = st.one_of(st.sampled_from(TRICKY), st.text(min_size=0, max_size=40))
 PLAIN = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
 
 
-TINY_PRISM, TINY_BART = str(GOLDEN / "tiny-prism"), str(GOLDEN / "tiny-bart")
-
-
-class Entry(NamedTuple):
-    """How one metric (``label``: e.g. prism:src) is run through the API, its evaluate module and the CLI."""
-
-    metric: str
-    spec: str
-    config: Optional[str] = None  # the evaluate module's configuration name
-    load: Dict[str, Any] = {}  # evaluate.load options
-    compute: Dict[str, Any] = {}  # module.compute options (the Hub's bertscore takes its model there)
-    key: str = "scores"  # the module's and the CLI's per-item output
-    cli: Tuple[str, ...] = ()  # argv before -c (default: nlgscore score SPEC)
-
-
-OFFLINE = {
-    "bertscore": {"bertscore": Entry("bertscore", "bertscore:minilm:L4", compute={"model_type": "minilm", "num_layers": 4},
-                                     key="f1", cli=("bertscore", "--model", "minilm", "-l", "4"))},
-    "prism": {f"prism:{mode}": Entry("prism", f"prism:{mode}:{TINY_PRISM}", mode, {"checkpoint": TINY_PRISM},
-                                     cli=("prism", "--checkpoint", TINY_PRISM)) for mode in ("ref", "src")},
-    "bartscore": {"bartscore": Entry("bartscore", f"bartscore:{TINY_BART}", "bart-large-cnn", {"checkpoint": TINY_BART},
-                                     cli=("bartscore", "--checkpoint", TINY_BART))},
-}
-ENTRY_POINTS = {label: entry for name in registry.metric_names(builtin=True)
-                for label, entry in OFFLINE.get(name, {name: Entry(name, name)}).items()}
 _LOADED: dict = {}
 
 

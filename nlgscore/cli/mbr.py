@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             fail(f"{flag} {path}: folder {Path(path).parent} does not exist")
     items, digest = read_items(args.input)
     check_device(args.device)
-    scorer = load_scorer(lambda: registry.load(args.metric, **runtime_settings(args)), {"--metric": args.metric})
+    scorer = load_scorer(lambda: registry.build(args.metric, **runtime_settings(args)), {"--metric": args.metric})
     writer = None
     if args.output is not None:
         identity = {"input": f"sha256={digest}", "metric": str(scorer.signature), "column": args.column,
