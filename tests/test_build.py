@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from nlgscore.core.base import Scorer, metric_options
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import RUNTIME_OPTIONS, resolve_runtime
+
+GOLDEN = Path(__file__).parent / "golden"
 
 
 class Counted(Scorer):
@@ -147,3 +150,26 @@ def test_spec_and_options_spellings_share_one_entry(minilm_scorer):
     assert registry.cached("bertscore", model_type="minilm", num_layers=2) is a
     assert registry.cached("bertscore:minilm:L2", device="cpu", dtype="float32", progress=False) is a
     registry.clear_cache()
+
+
+def test_capabilities_are_class_attributes_the_adapters_read(minilm_scorer):
+    """What adapters used to detect by name or private attribute is declared by the scorer."""
+    from nlgscore.stream.windows import check_streamable
+
+    classes = [registry.metric(name).scorer_class() for name in registry.metric_names(builtin=True)]
+    for cls in classes:
+        assert isinstance(cls.caches_embeddings, bool) and isinstance(cls.pairs_from_embeddings, bool)
+        assert cls.one_pass is None or (isinstance(cls.one_pass, tuple) and len(cls.one_pass) == 3)
+    bart = registry.build(f"bartscore:{GOLDEN / 'tiny-bart'}")
+    option, value, columns = bart.one_pass
+    one = bart.compute(["a cat sat"], ["the cat sat"], **{option: value})
+    for other, column in columns.items():  # each direction's own call equals the column of the one pass
+        assert bart.compute(["a cat sat"], ["the cat sat"], **{option: other}).scores == pytest.approx(one.columns()[column], abs=1e-6)
+    assert not minilm_scorer.call_dependent
+    per_call_idf = registry.build("bertscore:minilm:L2", idf=True)
+    assert per_call_idf.call_dependent
+    with pytest.raises(ArgumentError, match="idf taken from each call's references"):
+        check_streamable(per_call_idf)
+    per_call_idf.compute_idf(["a cat", "a dog"])
+    assert not per_call_idf.call_dependent
+    check_streamable(per_call_idf)

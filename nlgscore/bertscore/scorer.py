@@ -157,6 +157,11 @@ class BERTScorer(Scorer):
         self.cache_candidates = cache_candidates
         self.reference_cache_size = self._ref_cache.size
 
+    @property
+    def call_dependent(self) -> bool:  # type: ignore[override]
+        """idf taken from each call's references (``idf=True`` without ``idf_sents``)."""
+        return bool(self.idf) and self._idf_table is None
+
     def _layer_count(self) -> int:
         """Layers per score: all hidden states (embeddings included) with all_layers, else one."""
         return self.encoder.total_layers + 1 if self.all_layers else 1

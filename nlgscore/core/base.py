@@ -133,6 +133,14 @@ class Scorer(ScorerRuntime, ABC):
     # many items' utility matrices can share one encoding pass (MBR grouping).
     caches_embeddings: ClassVar[bool] = False
     pairs_from_embeddings: ClassVar[bool] = False
+    # An item's score depends on the other items of its call (BERTScore's idf taken from each
+    # call's references): a corpus cannot be scored window by window. A metric whose settings
+    # decide it makes this a property.
+    call_dependent: bool = False
+    # One call gives the results of several values of a call option as columns (BARTScore:
+    # direction="f" returns the precision and recall directions too): (option, the value to call
+    # with, {value: column of that call}), or None.
+    one_pass: ClassVar[Optional[Tuple[str, str, Dict[str, str]]]] = None
     def compute(
         self,
         predictions: Sequence[str],

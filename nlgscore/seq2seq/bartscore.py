@@ -122,6 +122,8 @@ class BARTScorer(Scorer):
     name = "bartscore"
     budget_family = "seq2seq"
     columns = ("scores", "precision", "recall")  # directions f and harmonic; the others: scores
+    # a direction="f" call gives the precision and recall directions too (src needs its own pass)
+    one_pass = ("direction", "f", {"f": "scores", "precision": "precision", "recall": "recall"})
 
     def __init__(
         self,

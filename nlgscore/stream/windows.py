@@ -42,8 +42,8 @@ def check_window(window: Any) -> int:
 
 def check_streamable(scorer: "Scorer") -> None:
     """Refuse settings whose scores depend on the whole call (not on each pair alone)."""
-    # BERTScore's idf=True without idf_sents takes the idf from each call's references.
-    if getattr(scorer, "idf", False) and getattr(scorer, "_idf_table", True) is None:
+    # the scorer's capability, e.g. BERTScore's idf=True without idf_sents (idf from each call's references)
+    if getattr(scorer, "call_dependent", False):  # a duck-typed scorer (a remote one) declares it or is per-item
         raise ArgumentError(
             "idf taken from each call's references would change with the window: fix the idf first "
             "(idf_sents=..., or scorer.compute_idf(sentences)) to score a corpus in windows"
