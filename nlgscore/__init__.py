@@ -8,7 +8,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-__version__ = "0.1.0"
+from nlgscore.core.version import __version__
 
 # public name -> (module, attribute); every metric's scorer class is added from its registry row
 _LAZY = {

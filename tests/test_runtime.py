@@ -84,9 +84,9 @@ def test_unavailable_device_is_an_argument_error_for_every_scorer(device):
 
 def test_auto_is_float32_on_a_cpu_without_native_bf16(monkeypatch):
     # A CPU without bf16 arithmetic cannot be had here: the detection is patched (only that).
-    from nlgscore.core import runtime
+    from nlgscore.core import gemm
 
-    monkeypatch.setattr(runtime, "cpu_native_bf16", lambda: False)
+    monkeypatch.setattr(gemm, "cpu_native_bf16", lambda: False)
     assert resolve_runtime("encoder", device="cpu", dtype="auto").dtype == "float32"
 
 
@@ -111,7 +111,7 @@ def test_bertscore_half_precision_on_cpu(minilm_scorer, dtype):
     assert f"|dtype:{settled}|" in str(result.signature)
     expected = np.array(minilm_scorer.compute(cands, refs).f1)
     assert np.abs(np.array(result.f1) - expected).max() <= BF16_BERTSCORE_BOUND
-    if dtype == "auto" and runtime.cpu_native_bf16():
+    if dtype == "auto" and gemm.cpu_native_bf16():
         assert runtime.AUTO_CHOICE["dtype"] == settled and runtime.AUTO_CHOICE["bfloat16_ms"] > 0
     if settled == "bfloat16":  # the bf16 load chose its own kernel, measured in bf16
         assert gemm.kernel_choice("bfloat16")["reason"] in ("measured", "oneDNN linear unavailable")
@@ -123,7 +123,7 @@ def test_bertscore_bfloat16_is_faithful_on_wmt19_kk_en(minilm_scorer):
 
     path = require_data("wmt-kk-en.jsonl")
     with open(path, encoding="utf-8") as handle:
-        rows = [json.loads(line) for line, _ in zip(handle, range(1000))]
+        rows = [json.loads(line) for line, _ in zip(handle, range(1000), strict=False)]  # the first 1000 lines
     cands = [r["better"]["text"] for r in rows] + [r["worse"]["text"] for r in rows]
     refs = [r["ref"] for r in rows] * 2
     full = np.array(minilm_scorer.compute(cands, refs).f1)
@@ -212,7 +212,7 @@ def test_cpu_kernel_choice_is_per_dtype(monkeypatch):
     import torch
     import torch.nn.functional as F
 
-    from nlgscore.core import gemm, runtime
+    from nlgscore.core import gemm
 
     monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
     monkeypatch.setitem(gemm._CHOICE, "kernel", "mkl")
@@ -226,7 +226,7 @@ def test_cpu_kernel_choice_is_per_dtype(monkeypatch):
         out, expected = gemm.linear(x.bfloat16(), w.bfloat16(), activation="gelu").float(), F.gelu(F.linear(x, w))
         assert out.shape == (37, 16) and (out - expected).abs().max() <= 0.02 * (1 + expected.abs().max())
     # A CPU without native bf16 cannot be had here: the detection is patched (only that).
-    monkeypatch.setattr(runtime, "cpu_native_bf16", lambda: False)
+    monkeypatch.setattr(gemm, "cpu_native_bf16", lambda: False)
     gemm.onednn_available.cache_clear()
     try:
         assert not gemm.onednn_available("bfloat16")

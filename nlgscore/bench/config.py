@@ -62,7 +62,7 @@ def median(values: Sequence[float]) -> float:
 def max_abs_diff(a: Sequence[float], b: Sequence[float]) -> float:
     if len(a) != len(b):
         raise RuntimeError(f"the two sides returned {len(a)} and {len(b)} scores")
-    return max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+    return max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0)
 
 
 def machine_info(device: str) -> Dict[str, Any]:
@@ -70,7 +70,7 @@ def machine_info(device: str) -> Dict[str, Any]:
     import torch
     import transformers
 
-    from nlgscore import __version__
+    from nlgscore.core.version import __version__
     from nlgscore.core.gemm import cpu_model
 
     info: Dict[str, Any] = {

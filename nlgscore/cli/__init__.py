@@ -42,7 +42,7 @@ COMMANDS = {
 
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
     """The parser; only the command named in ``argv`` gets its full options (all of them when None)."""
-    from nlgscore import __version__
+    from nlgscore.core.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="nlgscore",

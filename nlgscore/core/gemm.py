@@ -78,6 +78,9 @@ _ON = ("1", "true", "yes", "on")
 # Dtypes with a oneDNN path, and how far (relative to the largest output) the op may differ from
 # F.linear on the availability probe: float rounding of the output in that dtype.
 KERNEL_DTYPES = {"float32": 1e-5, "bfloat16": 2e-2}
+# CPU flags (``/proc/cpuinfo``) of native bf16 arithmetic; without them oneDNN emulates bf16. Read
+# here, by the kernel choice and by dtype="auto" (nlgscore.core.runtime), which imports this module.
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 # The current choice per dtype (process-wide: the last model loaded in that dtype decides); see kernel_choice().
 _CHOICE: Dict[str, Any] = {"kernel": None, "reason": "no model loaded yet"}
@@ -184,11 +187,31 @@ def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("fl
                     start = time.perf_counter()
                     run()
                     best[k] = min(best[k], time.perf_counter() - start)
-            for (dtype, kind, _), seconds in zip(kernels, best):
+            for (dtype, kind, _), seconds in zip(kernels, best, strict=True):
                 totals[dtype][kind] += seconds * 1e3
             if time.perf_counter() > deadline:
                 break
     return {dtype: (values[0], values[1]) for dtype, values in totals.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_native_bf16() -> bool:
+    """True when this CPU does bf16 arithmetic natively (a flag of :data:`NATIVE_BF16_FLAGS` in
+    ``/proc/cpuinfo``) and torch's oneDNN can use it; False when unknown (not Linux).
+
+    >>> isinstance(cpu_native_bf16(), bool)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = {word for line in handle if line.startswith("flags") for word in line.split(":", 1)[1].split()}
+    except OSError:
+        return False
+    if not flags & set(NATIVE_BF16_FLAGS):
+        return False
+    import torch
+
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,8 +227,6 @@ def onednn_available(dtype: str = "float32") -> bool:
         if not torch.backends.mkldnn.is_available():
             return False
         if dtype == "bfloat16":
-            from nlgscore.core.runtime import cpu_native_bf16
-
             if not cpu_native_bf16():
                 return False
         op = torch.ops.mkldnn._linear_pointwise

@@ -30,11 +30,11 @@ nlgscore.core.errors.ArgumentError: batch_size must be a positive integer (or No
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from nlgscore.core import gemm  # the CPU's bf16 support and the linear timings "auto" reads
 from nlgscore.core.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 
@@ -54,8 +54,6 @@ DTYPES = ("float32", "bfloat16", "float16", "auto")
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
 DEVICE_KINDS = ("cpu", "cuda", "mps", "xpu")
 _DEVICE_HINT = "use cpu, cuda, cuda:N, mps or xpu"
-# CPU flags (``/proc/cpuinfo``) of native bf16 arithmetic; without them oneDNN emulates bf16.
-NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 # "auto" takes bfloat16 on CPU only when the measured bf16 linears beat float32 by this factor:
 # bf16 changes scores (|dF| ~1e-3), which a tie does not pay for.
 AUTO_BF16_MARGIN = 1.15
@@ -263,27 +261,7 @@ def _auto_without_measurement(device: Any) -> str:
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
     if device.type != "cpu":
         return "bfloat16"
-    return "auto" if cpu_native_bf16() else "float32"
-
-
-@functools.lru_cache(maxsize=None)
-def cpu_native_bf16() -> bool:
-    """True when this CPU does bf16 arithmetic natively (a flag of :data:`NATIVE_BF16_FLAGS` in
-    ``/proc/cpuinfo``) and torch's oneDNN can use it; False when unknown (not Linux).
-
-    >>> isinstance(cpu_native_bf16(), bool)
-    True
-    """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            flags = {word for line in handle if line.startswith("flags") for word in line.split(":", 1)[1].split()}
-    except OSError:
-        return False
-    if not flags & set(NATIVE_BF16_FLAGS):
-        return False
-    import torch
-
-    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return "auto" if gemm.cpu_native_bf16() else "float32"
 
 
 def settle_dtype(model: Any, dtype: str) -> Any:
@@ -301,9 +279,7 @@ def settle_dtype(model: Any, dtype: str) -> Any:
 
     name = dtype_name(dtype)
     if name == "auto":
-        from nlgscore.core.gemm import linear_shapes, measure_dtypes
-
-        timings = measure_dtypes(linear_shapes(model))
+        timings = gemm.measure_dtypes(gemm.linear_shapes(model))
         name = "bfloat16" if timings["bfloat16"] * AUTO_BF16_MARGIN < timings["float32"] else "float32"
         AUTO_CHOICE.clear()
         AUTO_CHOICE.update(dtype=name, float32_ms=round(timings["float32"], 3), bfloat16_ms=round(timings["bfloat16"], 3))

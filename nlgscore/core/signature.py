@@ -41,7 +41,7 @@ def library_versions() -> Dict[str, str]:
     import torch
     import transformers
 
-    from nlgscore import __version__
+    from nlgscore.core.version import __version__
 
     return {"version": __version__, "transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
 
