@@ -8,7 +8,8 @@ cards, and nothing else. Then, in a subprocess whose ``PYTHONPATH`` is the copy,
 registry-parametrised tests on the new metric: every entry point (``nlgscore score`` and ``mbr``,
 the evaluate module, ``map_function``, the TRL reward and its empty probe, lighteval, ``nlgscore
 meta wmt19 --metric``), the empty call, the properties, the cards, the layout and the Hub push
-listing, and the new modules' doctests with the registry's and the package's. If the metric
+listing, the evaluate module's own examples, and the new module's doctests with the registry's and
+the package's. If the metric
 needed one more edit anywhere, these would fail or would not see it. The size of the addition
 (files and lines) is measured on the copy and printed.
 """
@@ -86,7 +87,8 @@ launch_gradio_widget(evaluate.load(str(Path(__file__).with_name("{NAME}.py"))))
 
 REQUIREMENTS = "nlgscore\nevaluate>=0.4\ngradio\n"
 # what the copy runs: the registry-parametrised tests, selected for the new metric
-TESTS = ("test_entry_points.py", "test_empty_call.py", "test_properties.py", "test_cards.py", "test_layout.py")
+TESTS = ("test_entry_points.py", "test_empty_call.py", "test_evaluate_modules.py", "test_properties.py", "test_cards.py",
+         "test_layout.py")
 
 
 def _copy(target: Path) -> None:
@@ -139,7 +141,8 @@ def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_en
     assert str(tmp_path) in subprocess.run([sys.executable, "-c", "import nlgscore; print(nlgscore.__file__)"],
                                            env=env, cwd=tmp_path, capture_output=True, text=True).stdout
     selected = f"{NAME} or layout or push_dry_run or covered"
-    doctests = [f"nlgscore/{NAME}/__init__.py", f"metrics/{NAME}/{NAME}.py", "nlgscore/registry.py", "nlgscore/__init__.py"]
+    # the evaluate module's own examples run in test_evaluate_modules (as evaluate's common test runs them)
+    doctests = [f"nlgscore/{NAME}/__init__.py", "nlgscore/registry.py", "nlgscore/__init__.py"]
     out = ""
     for args in (["-k", selected, *(f"tests/{name}" for name in TESTS)], ["--doctest-modules", *doctests]):
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *args],
@@ -149,7 +152,7 @@ def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_en
     passed = re.findall(r"^(?:PASSED|XFAIL) (\S+)", out, re.M)
     for test in ("test_cli_score", "test_evaluate_module", "test_map_function", "test_trl_reward_and_its_empty_probe",
                  "test_lighteval", "test_meta_wmt19_metric", "test_cli_mbr_equals_brute_force",
-                 "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items",
+                 "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items", "test_module_contract_and_its_examples",
                  "test_one_finite_score_per_item_or_a_named_error", "test_permuting_or_duplicating_pairs",
                  "test_evaluate_module_cli_and_api_agree", "test_card_header_and_sections",
                  "test_card_how_to_use_runs_on_tiny_models", "test_app_and_requirements"):

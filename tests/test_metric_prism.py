@@ -1,8 +1,6 @@
 """The evaluate module metrics/prism: offline load with checkpoint=, ref/src configs, doctests."""
 
-import doctest
 import inspect
-import sys
 from pathlib import Path
 
 import pytest
@@ -53,16 +51,13 @@ def test_bad_config_and_missing_input():
         metric.compute(predictions=CANDS, references=REFS)
 
 
-def test_module_contract_and_doctests(monkeypatch):
+def test_module_contract():  # its examples run in tests/test_evaluate_modules.py
     metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
     assert "kwargs" not in str(inspect.signature(metric._compute))
     assert len((REPO / "metrics" / "prism" / "prism.py").read_text().splitlines()) < 100
     card = (REPO / "metrics" / "prism" / "README.md").read_text(encoding="utf-8")
     for section in ("## Metric description", "## How to use", "### Inputs", "## Output values", "### Values from popular papers", "## Limitations and bias", "## Citation"):
         assert section in card, section
-    monkeypatch.chdir(REPO)
-    results = doctest.testmod(sys.modules[type(metric).__module__], raise_on_error=False)
-    assert results.attempted > 1 and results.failed == 0
 
 
 def test_mixed_string_and_list_references_score_as_the_core(scorer):
