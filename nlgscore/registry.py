@@ -24,13 +24,12 @@ True
 from __future__ import annotations
 
 import re
-import threading
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+from nlgscore.core.cache import ScorerCache, content_key
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
@@ -286,10 +285,9 @@ def _takes_runtime(cls: type) -> bool:
     return any(p.name == "runtime" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
-# The scorer cache: content key -> scorer, least recently used evicted past SCORER_CACHE_SIZE.
+# The scorer cache: content key -> (scorer, what keeps its key's ids alive), LRU past SCORER_CACHE_SIZE.
 SCORER_CACHE_SIZE = 8
-_CACHE: "OrderedDict[Tuple[Any, ...], Any]" = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE = ScorerCache(SCORER_CACHE_SIZE)
 
 
 def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
@@ -307,30 +305,25 @@ def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
     >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
     False
     """
-    from nlgscore.core.cache import content_key
-
     name, own, resolved = _split(spec, runtime, options)
     settings = resolved.options()
     accelerator = settings.pop("accelerator")
-    key = (name, content_key(own), content_key(settings), id(accelerator))
-    if key[1] is None:  # an option without stable content (an object): by identity, kept alive by the entry
-        key = key[:1] + (tuple((k, id(v)) for k, v in sorted(own.items())),) + key[2:]
-    with _CACHE_LOCK:
-        entry = _CACHE.get(key)
-        if entry is None:
-            # the entry keeps the options and the accelerator alive, so that their ids stay theirs
-            entry = (_construct(name, own, resolved), own, accelerator)
-            _CACHE[key] = entry
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > SCORER_CACHE_SIZE:
-            _CACHE.popitem(last=False)
-        return entry[0]
+    own_key = content_key(own)
+    if own_key is None:  # an option without stable content (an object): by identity, kept alive by the entry
+        own_key = repr(sorted((k, id(v)) for k, v in own.items()))
+    key = (name, own_key, content_key(settings), id(accelerator))
+    # the entry keeps the options and the accelerator alive, so that their ids stay theirs
+    return _CACHE.get_or_build(key, lambda: (_construct(name, own, resolved), own, accelerator))[0]
+
+
+def cached_scorers() -> List[Any]:
+    """The scorers the cache holds now, least recently used first."""
+    return [entry[0] for entry in _CACHE.values()]
 
 
 def clear_cache() -> None:
     """Forget every cached scorer (the next :func:`cached` call builds again)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _CACHE.clear()
 
 
 def _model_part(parts: List[str], last: str) -> str:

@@ -54,7 +54,7 @@ def test_model_loaded_once_per_process():
     first = fn.scorer
     map_function("bertscore:minilm", num_layers=2)({"prediction": ["c"], "reference": ["d"]})
     assert map_function("bertscore:minilm", num_layers=2).scorer is first
-    assert sum(entry[0] is first for entry in registry._CACHE.values()) == 1
+    assert sum(scorer is first for scorer in registry.cached_scorers()) == 1
 
 
 def test_multi_reference_column_and_bare_names(minilm_scorer):

@@ -136,7 +136,7 @@ def test_model_is_loaded_when_compute_metrics_is_built(tokenizer, tmp_path):  # 
 
     registry.clear_cache()
     fn = compute_metrics(tokenizer, metric="bertscore:minilm", num_layers=3)
-    assert [entry[0].signature["L"] for entry in registry._CACHE.values()] == ["3"]  # built by compute_metrics itself
+    assert [scorer.signature["L"] for scorer in registry.cached_scorers()] == ["3"]  # built by compute_metrics itself
     assert fn.scorer.signature["L"] == "3"
     missing = tmp_path / "no-such-model"
     with pytest.raises((OSError, ValueError), match="no-such-model"):  # fails before any training

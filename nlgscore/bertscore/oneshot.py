@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.bertscore.scorer import BERTScorer
-from nlgscore.core.cache import TextCache, content_key
+from nlgscore.core.cache import ScorerCache, content_key
 
 _ONE_SHOT_SIZE = 2
-_ONE_SHOT = TextCache(_ONE_SHOT_SIZE)  # content_key(options) -> BERTScorer, least recently used evicted
+_ONE_SHOT = ScorerCache(_ONE_SHOT_SIZE)  # content_key(options) -> BERTScorer, least recently used evicted
 
 
 def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScoreResult:
@@ -25,9 +25,4 @@ def bertscore(cands: Sequence[str], refs: Sequence, **options: Any) -> BERTScore
     0.749
     """
     key = content_key(options) if "accelerator" not in options else None
-    scorer = _ONE_SHOT.get(key) if key is not None else None
-    if scorer is None:
-        scorer = BERTScorer(**options)
-        if key is not None:
-            _ONE_SHOT.put(key, scorer)
-    return scorer.score(cands, refs)
+    return _ONE_SHOT.get_or_build(key, lambda: BERTScorer(**options)).score(cands, refs)

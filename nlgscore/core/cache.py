@@ -1,8 +1,10 @@
 """Caches shared by the scorers, with one keying scheme: by content, never by ``repr()``.
 
 ``TextCache`` keeps per-text values (embeddings) in LRU order, keyed by the text itself;
-``content_key`` turns scorer options into a digest of their content (a pandas Series or a
-numpy array of 10,000 sentences is keyed by every sentence, not by an elided ``repr``).
+``ScorerCache`` keeps built scorers (thread-safe, each key built once: ``registry.cached`` and the
+one-shot ``nlgscore.bertscore``); ``content_key`` turns scorer options into a digest of their
+content (a pandas Series or a numpy array of 10,000 sentences is keyed by every sentence, not by
+an elided ``repr``).
 
 >>> cache = TextCache(2)
 >>> cache.put("a", 1); cache.put("b", 2); cache.put("c", 3)
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Hashable, List, Optional
 
 from nlgscore.core.batching import check_positive
 
@@ -54,6 +57,35 @@ class TextCache:
 
     def clear(self) -> None:
         self._items.clear()
+
+
+class ScorerCache(TextCache):
+    """Built scorers by content key, at most ``size`` (least recently used evicted); thread-safe:
+    concurrent requests for one key build it once.
+
+    >>> cache = ScorerCache(2)
+    >>> first = cache.get_or_build("k", object)
+    >>> cache.get_or_build("k", object) is first, cache.get_or_build(None, object) is first  # None: no stable key, not kept
+    (True, False)
+    """
+
+    def __init__(self, size: int, name: str = "cache_size") -> None:
+        super().__init__(size, name)
+        self._lock = threading.Lock()
+
+    def get_or_build(self, key: Optional[Hashable], build: Callable[[], Any]) -> Any:
+        if key is None:
+            return build()
+        with self._lock:  # a model load is serialised anyway (nlgscore.core.loading)
+            value = self.get(key)  # type: ignore[arg-type]
+            if value is None:
+                value = build()
+                self.put(key, value)  # type: ignore[arg-type]
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            super().clear()
 
 
 def _canonical(value: Any) -> Any:
