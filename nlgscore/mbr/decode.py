@@ -8,9 +8,12 @@ evidence for itself), as COMET's ``comet-mbr`` does; ``mbrs`` (0.1.8) keeps it, 
 self-utility to every row before dividing by ``N`` instead of ``N - 1``. The left-out column is a
 *position*: a candidate text that occurs twice still counts its twin as a sample.
 
-A source-based metric (``prism:src``, ``bartscore:...:src``) gives quality-estimation reranking:
-each candidate's utility is its score against the item's source (one ``compute`` call over all
-items), and the "matrix" has one column.
+A metric that scores with references *and* sources (COMET-style, as COMET's own ``comet-mbr``
+uses) gets each item's source in every cell of that item's matrix (``scorer.matrix(...,
+source=item.source)``); an item without a source is refused, naming it. A metric that does not
+score with sources never sees the items' sources. A source-only metric (``prism:src``,
+``bartscore:...:src``) gives quality-estimation reranking: each candidate's utility is its score
+against the item's source (one ``compute`` call over all items), and the "matrix" has one column.
 
 The best candidate has the highest expected utility; exactly equal values go to the **lowest
 index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified).
@@ -27,7 +30,7 @@ Row sums are taken in sorted order, so duplicate candidates tie exactly rather t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -55,10 +58,19 @@ class Choice:
                 "expected_utility": [float(v) for v in self.expected_utility]}
 
 
+def _needs(scorer: Any) -> Tuple[str, ...]:
+    return tuple(getattr(scorer, "needs", ("references",)))
+
+
 def is_source_based(scorer: Any) -> bool:
     """True for a metric scored against sources only (QE reranking), from its ``needs``."""
-    needs = tuple(getattr(scorer, "needs", ("references",)))
-    return "sources" in needs and "references" not in needs
+    return "sources" in _needs(scorer) and "references" not in _needs(scorer)
+
+
+def uses_sources(scorer: Any) -> bool:
+    """True for a metric that scores with references and sources: each item's source goes to
+    every cell of its utility matrix."""
+    return "sources" in _needs(scorer) and "references" in _needs(scorer)
 
 
 def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
@@ -130,24 +142,31 @@ def _load(metric: Any, options: Dict[str, Any]) -> Any:
 
 
 def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
-    """Each item's (N, M) utility matrix from ``scorer.matrix``.
+    """Each item's (N, M) utility matrix from ``scorer.matrix`` (with the item's source for a
+    metric that scores with sources).
 
     For a metric whose pair scores are cheap once its texts are encoded
     (``pairs_from_embeddings``, e.g. BERTScore), consecutive items share one ``matrix`` call of
     up to :data:`GROUP_CANDIDATES` candidates: their texts are encoded in one pass (bigger
-    batches), and the diagonal blocks are kept; the off-diagonal pairs cost a few matmuls. Other
-    metrics (Prism, BARTScore: a decoder pass per pair) get one call per item.
+    batches), and the diagonal blocks are kept; the off-diagonal pairs cost a few matmuls. Items
+    share a call only under one source. Other metrics (Prism, BARTScore: a decoder pass per pair)
+    get one call per item.
     """
+    with_source = uses_sources(scorer)
+    if with_source:
+        _require_sources(scorer, items)
     limit = GROUP_CANDIDATES if getattr(scorer, "pairs_from_embeddings", False) else 0
     out: List[np.ndarray] = []
     start = 0
     while start < len(items):
         stop, used = start + 1, items[start].n
-        while stop < len(items) and used + items[stop].n <= limit:
+        source = items[start].source if with_source else None
+        while stop < len(items) and used + items[stop].n <= limit and (not with_source or items[stop].source == source):
             used += items[stop].n
             stop += 1
         group = items[start:stop]
-        grid = scorer.matrix([c for item in group for c in item.candidates], [s for item in group for s in item.samples], column=column)
+        grid = scorer.matrix([c for item in group for c in item.candidates], [s for item in group for s in item.samples],
+                             source=source, column=column)
         rows = np.cumsum([0] + [item.n for item in group])
         cols = np.cumsum([0] + [len(item.samples) for item in group])
         out.extend(np.array(grid[rows[k]:rows[k + 1], cols[k]:cols[k + 1]], dtype=np.float64) for k in range(len(group)))
@@ -155,11 +174,15 @@ def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -
     return out
 
 
-def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
-    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+def _require_sources(scorer: Any, items: List[Item]) -> None:
     missing = [item.id for item in items if item.source is None]
     if missing:
-        raise ArgumentError(f"metric {scorer.name!r} scores against sources; item {missing[0]!r} has no source")
+        raise ArgumentError(f"metric {scorer.name!r} scores with sources; item {missing[0]!r} has no source")
+
+
+def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+    _require_sources(scorer, items)
     preds = [c for item in items for c in item.candidates]
     srcs = [item.source for item in items for _ in item.candidates]
     values = np.asarray(_column(scorer.compute(preds, sources=srcs), column), dtype=np.float64)
