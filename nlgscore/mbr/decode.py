@@ -51,11 +51,25 @@ class Choice:
     best_index: int
     expected_utility: np.ndarray  # (N,)
     matrix: Optional[np.ndarray] = None  # (N, M) utilities; (N, 1) for source-based metrics
+    candidates: Optional[List[str]] = None  # the item's candidates (for nbest)
+    nbest: int = 0  # how many best candidates to_dict lists (0: none)
+
+    def top(self, k: int) -> List[Dict[str, Any]]:
+        """The ``k`` best candidates (all of them if fewer), best first, ties to the lower index:
+        ``[{"index", "candidate", "expected_utility"}, ...]``; the first is :attr:`best`."""
+        eu = self.expected_utility
+        order = sorted(range(len(eu)), key=lambda i: (-eu[i], i))[:k]
+        texts = self.candidates or []
+        return [{"index": i, "candidate": texts[i] if i < len(texts) else None, "expected_utility": float(eu[i])} for i in order]
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility``."""
-        return {"id": self.id, "best": self.best, "best_index": self.best_index,
-                "expected_utility": [float(v) for v in self.expected_utility]}
+        """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility`` (and
+        ``nbest``, the :meth:`top` ``nbest`` candidates, when asked for)."""
+        row = {"id": self.id, "best": self.best, "best_index": self.best_index,
+               "expected_utility": [float(v) for v in self.expected_utility]}
+        if self.nbest:
+            row["nbest"] = self.top(self.nbest)
+        return row
 
 
 def _needs(scorer: Any) -> Tuple[str, ...]:
@@ -103,6 +117,7 @@ def decode(
     *,
     column: Optional[str] = None,
     keep_matrices: bool = False,
+    nbest: Optional[int] = None,
     **options: Any,
 ) -> List[Choice]:
     """MBR selection (or QE reranking for a source-based metric) for each of ``items``.
@@ -111,9 +126,11 @@ def decode(
     ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`Item` objects,
     dicts with the same fields, or plain lists of candidates. ``column`` picks a non-primary
     score (e.g. ``"precision"``). One :class:`Choice` per item, in input order; with
-    ``keep_matrices`` each keeps its utility matrix.
+    ``keep_matrices`` each keeps its utility matrix; with ``nbest=K`` its output row lists the
+    K best candidates with their expected utilities (all of them when an item has fewer).
     """
-    scorer = _load(metric, options)
+    nbest = check_nbest(nbest)
+    scorer = load_metric(metric, options)
     checked = as_items(items)
     if is_source_based(scorer):
         matrices = _source_matrices(scorer, checked, column)
@@ -125,11 +142,30 @@ def decode(
         if not np.all(np.isfinite(eu)):
             raise ArgumentError(f"item {item.id!r}: the metric gave a non-finite utility; cannot choose a candidate")
         k = best_index(eu)
-        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None))
+        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None, item.candidates, nbest))
     return choices
 
 
-def _load(metric: Any, options: Dict[str, Any]) -> Any:
+def check_nbest(nbest: Any) -> int:
+    """``nbest`` as a count of candidates to list (None: 0, none), else an error naming it.
+
+    >>> check_nbest(None), check_nbest(3)
+    (0, 3)
+    """
+    if nbest is None:
+        return 0
+    if isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1:
+        raise ArgumentError(f"nbest must be a positive integer (candidates listed per item) or None, got {nbest!r}")
+    return nbest
+
+
+def load_metric(metric: Any, options: Dict[str, Any]) -> Any:
+    """The scorer of ``metric``: a spec (loaded with ``options``), a loaded scorer, or a function
+    returning one."""
+    if callable(metric) and not hasattr(metric, "compute"):
+        if options:
+            raise ArgumentError(f"options {sorted(options)} are for a metric spec; this metric is built by a function")
+        metric = metric()
     if isinstance(metric, str):
         from nlgscore.registry import load
 

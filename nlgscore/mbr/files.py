@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -96,7 +95,8 @@ def save_part(matrix_out: str, start: int, choices: Sequence[Any]) -> None:
 
 
 def merge_parts(matrix_out: str, done: int) -> None:
-    """Join the parts of the first ``done`` items into ``matrix_out`` (atomic), then drop them."""
+    """Join the parts of the first ``done`` items into ``matrix_out`` (atomic). The parts stay
+    until the caller has published its output too (a kill in between merges them again)."""
     folder = parts_folder(matrix_out)
     merged: Dict[str, np.ndarray] = {}
     for part in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
@@ -104,7 +104,6 @@ def merge_parts(matrix_out: str, done: int) -> None:
             with np.load(part) as arrays:
                 merged.update((key, arrays[key]) for key in arrays.files)
     _save_npz(Path(matrix_out), merged)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _save_npz(path: Path, arrays: Dict[str, np.ndarray]) -> None:
