@@ -62,6 +62,12 @@ def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
     return {"partial": path.with_name(path.name + PARTIAL_SUFFIX), "checkpoint": path.with_name(path.name + CHECKPOINT_SUFFIX)}
 
 
+def check_output_folder(path: Path) -> None:
+    """Refuse an output whose folder does not exist (before any work), naming both."""
+    if not path.parent.is_dir():
+        raise ArgumentError(f"output folder does not exist: {path.parent} (for {path})")
+
+
 def describe_mismatch(old: Dict[str, Any], new: Dict[str, Any]) -> str:
     """``key was X, now Y`` for every key whose value differs (missing keys shown as None).
 
@@ -100,8 +106,7 @@ class ResumableOutput:
         sidecars = sidecar_paths(self.path)
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
         self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
-        if not self.path.parent.is_dir():
-            raise ArgumentError(f"output folder does not exist: {self.path.parent} (for {self.path})")
+        check_output_folder(self.path)
         self.done, self.state, self._bytes = 0, {}, 0
         self.resumed = False
         if self.checkpoint.exists() and not restart:

@@ -10,6 +10,10 @@ once for every caller:
   written and flushed chunk by chunk, nothing to resume);
 * kernel pinning: the chunks are computed under the CPU kernel recorded by the run being
   resumed (:func:`~nlgscore.core.resumable.same_kernel`), so a resumed output is byte-identical;
+* one run per output: the writer holds the output's lock (:class:`~nlgscore.core.output_lock.OutputLock`,
+  and the lock of every side file it names in ``locks``) from before it reads the checkpoint
+  until the output is published or the run fails; a second run on the same output is refused
+  with an error naming the holder's PID;
 * rank-0 writing: in a launched multi-process run every process calls it with the same
   arguments and computes its share of each chunk; only the one with ``writer=True`` writes, and
   a problem found by the writer (a refused resume) is raised on every process, so none waits.
@@ -23,12 +27,14 @@ once for every caller:
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Union
 
 from nlgscore.core.distributed import broadcast_from_main
 from nlgscore.core.errors import ArgumentError, NlgscoreError
+from nlgscore.core.output_lock import OutputLock
 from nlgscore.core.resumable import ResumableOutput, kernel_in_use, same_kernel
 
 
@@ -63,7 +69,9 @@ def run_chunks(
     restart: bool = False,
     writer: bool = True,
     verify: Optional[Callable[[int, Dict[str, Any]], None]] = None,
-    publish: Optional[Callable[[int], None]] = None,
+    before_finish: Optional[Callable[[int], None]] = None,
+    after_finish: Optional[Callable[[], None]] = None,
+    locks: Sequence[Union[str, Path]] = (),
     progress: bool = False,
     desc: str = "scoring",
 ) -> Outcome:
@@ -73,41 +81,49 @@ def run_chunks(
     resumed run's, the same on every process) and may raise to refuse the resume;
     ``work(chunk, start)`` computes one chunk whose first item is number ``start``.
     ``verify(done, state)`` runs on the writer of a resumed run before any work (side files it
-    reuses); ``publish(done)`` runs on the writer after the last chunk, before the output is
-    published. ``scorer`` gives the CPU kernel to pin (None: nothing pinned).
+    reuses); ``before_finish(done)`` runs on the writer after the last chunk, before the output
+    is published (e.g. a side file merged), ``after_finish()`` after it (side files removed),
+    still under the lock. ``locks`` are side files (e.g. a matrix file) locked with the output.
+    ``scorer`` gives the CPU kernel to pin (None: nothing pinned).
     """
     resumable = isinstance(output, (str, Path))
-    out, problem = None, None
-    if writer and resumable:
-        try:
-            out = ResumableOutput(output, identity, restart=restart)
-            if out.done and verify is not None:
-                verify(out.done, out.state)
-        except NlgscoreError as err:
-            problem = err
-    # Every process starts where the writer resumes, with its state.
-    done, state = _agree(problem, (out.done, out.state) if out is not None else (0, {}))
-    resumed_at = done
-    pieces = chunks(done, state)
-    kernel = _agree(None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
-    from tqdm.auto import tqdm
+    with ExitStack() as held:  # the locks, released however the run ends
+        out, problem = None, None
+        if writer:
+            try:
+                for path in ([output] if resumable else []) + list(locks):
+                    held.enter_context(OutputLock(path))
+                if resumable:
+                    out = ResumableOutput(output, identity, restart=restart)
+                    if out.done and verify is not None:
+                        verify(out.done, out.state)
+            except NlgscoreError as err:
+                problem = err
+        # Every process starts where the writer resumes, with its state.
+        done, state = _agree(problem, (out.done, out.state) if out is not None else (0, {}))
+        resumed_at = done
+        pieces = chunks(done, state)
+        kernel = _agree(None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
+        from tqdm.auto import tqdm
 
-    with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc=desc, unit="item") as bar:
-        for chunk in pieces:
-            piece = work(chunk, done)
-            state = dict(piece.state, kernel=kernel)
-            text = (piece.header if done == 0 else "") + piece.text
-            if out is not None:
-                out.append(text, piece.count, state)
-            elif writer and not resumable:
-                output.write(text)
-                output.flush()
-            done += piece.count
-            bar.update(piece.count)
-    if writer and publish is not None:
-        publish(done)
-    if out is not None:
-        out.finish()
+        with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc=desc, unit="item") as bar:
+            for chunk in pieces:
+                piece = work(chunk, done)
+                state = dict(piece.state, kernel=kernel)
+                text = (piece.header if done == 0 else "") + piece.text
+                if out is not None:
+                    out.append(text, piece.count, state)
+                elif writer and not resumable:
+                    output.write(text)
+                    output.flush()
+                done += piece.count
+                bar.update(piece.count)
+        if writer and before_finish is not None:
+            before_finish(done)
+        if out is not None:
+            out.finish()
+        if writer and after_finish is not None:
+            after_finish()
     return Outcome(done, resumed_at, state)
 
 

@@ -96,15 +96,17 @@ def decode_to_file(
             save_part(matrices, start, choices)  # before the checkpoint that counts these items
         return Piece(jsonl_rows(choices), len(part))
 
-    def publish(done: int) -> None:
+    def merge(done: int) -> None:
         if matrices is not None:
             merge_parts(matrices, done)
 
+    def clean() -> None:
+        if matrices is not None:
+            shutil.rmtree(parts_folder(matrices), ignore_errors=True)
+
     target = Path(output) if isinstance(output, (str, Path)) else output
-    outcome = run_chunks(target, identity, chunks_after, work, scorer=scorer, restart=restart, writer=writer, publish=publish,
-                         progress=progress, desc="decoding")
-    if writer and matrices is not None:
-        shutil.rmtree(parts_folder(matrices), ignore_errors=True)
+    outcome = run_chunks(target, identity, chunks_after, work, scorer=scorer, restart=restart, writer=writer, before_finish=merge,
+                         after_finish=clean, locks=[matrices] if matrices is not None else [], progress=progress, desc="decoding")
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 
 
