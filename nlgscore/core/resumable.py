@@ -5,7 +5,12 @@
 * ``OUT.partial``: the finished chunks, appended in input order (never named like a complete file);
 * ``OUT.ckpt.json``: the checkpoint, i.e. the run's ``identity`` (inputs, signature, settings: a flat
   dict of strings/numbers), how many items are done, the byte length of ``OUT.partial`` that holds
-  them, and a caller ``state`` (e.g. running sums).
+  them, its SHA-256 and line count, and a caller ``state`` (e.g. running sums).
+
+Each item is one line of output; a header's lines are counted apart. A resume verifies what it
+reuses: the partial file's first ``bytes`` must have the recorded SHA-256 and hold one line per
+item done (plus the header's), else it is refused naming what differs (a partial file changed
+after the checkpoint, a count raised by hand), never finished short.
 
 Each chunk is appended and fsync'd *before* the checkpoint is atomically replaced, so after a
 kill at any moment the checkpoint names a prefix that is fully on disk; a resumed run truncates
@@ -39,6 +44,7 @@ nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from contextlib import contextmanager
@@ -49,7 +55,7 @@ from nlgscore.core.errors import ArgumentError, DataError
 
 PARTIAL_SUFFIX = ".partial"
 CHECKPOINT_SUFFIX = ".ckpt.json"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: the partial file's sha256 and header lines are recorded and verified
 
 
 def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
@@ -107,7 +113,8 @@ class ResumableOutput:
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
         self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
         check_output_folder(self.path)
-        self.done, self.state, self._bytes = 0, {}, 0
+        self.done, self.state, self._bytes, self._header_lines = 0, {}, 0, 0
+        self._hash = hashlib.sha256()
         self.resumed = False
         if self.checkpoint.exists() and not restart:
             self._resume()
@@ -121,14 +128,18 @@ class ResumableOutput:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        self._bytes = len(data)
+        self._bytes, self._header_lines = len(data), data.count(b"\n")
+        self._hash.update(data)
         self._save(complete=False)
 
     def _resume(self) -> None:
         try:
             saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
+            if saved.get("version") != CHECKPOINT_VERSION:
+                raise ValueError(f"version {saved.get('version')!r}, this nlgscore writes and verifies version {CHECKPOINT_VERSION}")
             done, size, state, identity = int(saved["done"]), int(saved["bytes"]), dict(saved["state"]), dict(saved["identity"])
-        except (ValueError, KeyError, TypeError) as err:
+            digest, header_lines = str(saved["sha256"]), int(saved["header_lines"])
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"checkpoint {self.checkpoint} is unreadable ({err}); delete it or pass --restart") from None
         if identity != self.identity:
             raise ArgumentError(
@@ -139,21 +150,42 @@ class ResumableOutput:
             os.replace(self.path, self.partial)  # killed between the final rename and the clean-up
         if not self.partial.exists() or self.partial.stat().st_size < size:
             raise DataError(f"{self.partial} is missing or shorter than its checkpoint {self.checkpoint} says; pass --restart")
+        lines = self._read_prefix(size)
+        where = f"cannot resume {self.path}: {self.partial}"
+        if self._hash.hexdigest() != digest:
+            raise DataError(f"{where} is not what its checkpoint {self.checkpoint} recorded (its first {size} bytes have another "
+                            "SHA-256: changed after the checkpoint); pass --restart")
+        if lines != done + header_lines:
+            raise DataError(f"{where} holds {lines - header_lines} item rows but its checkpoint {self.checkpoint} counts {done}; "
+                            "pass --restart")
         with open(self.partial, "r+b") as handle:
             handle.truncate(size)  # drop a chunk appended after the last checkpoint
-        self.done, self.state, self._bytes, self.resumed = done, state, size, True
+        self.done, self.state, self._bytes, self._header_lines, self.resumed = done, state, size, header_lines, True
+
+    def _read_prefix(self, size: int) -> int:
+        """Hash the partial file's first ``size`` bytes (into ``_hash``); their line count."""
+        lines, left = 0, size
+        with open(self.partial, "rb") as handle:
+            while left:
+                block = handle.read(min(left, 1 << 20))
+                self._hash.update(block)
+                lines += block.count(b"\n")
+                left -= len(block)
+        return lines
 
     def _save(self, complete: bool) -> None:
         record = {
             "version": CHECKPOINT_VERSION, "identity": self.identity, "done": self.done, "bytes": self._bytes,
-            "state": self.state, "complete": complete,
+            "sha256": self._hash.hexdigest(), "header_lines": self._header_lines, "state": self.state, "complete": complete,
         }
         _fsync_write(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
 
     # -- writing ------------------------------------------------------------------------------
-    def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None) -> None:
-        """Append ``text`` holding ``count`` more finished items, then checkpoint (with ``state``)."""
-        data = text.encode("utf-8")
+    def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None, *, header: str = "") -> None:
+        """Append ``header`` (lines that are not items) and ``text`` holding ``count`` more finished
+        items, one line each, then checkpoint (with ``state``)."""
+        self._header_lines += header.count("\n")
+        data = (header + text).encode("utf-8")
         with open(self.partial, "r+b") as handle:
             handle.seek(self._bytes)
             handle.write(data)
@@ -161,6 +193,7 @@ class ResumableOutput:
             handle.flush()
             os.fsync(handle.fileno())
         self._bytes += len(data)
+        self._hash.update(data)
         self.done += count
         if state is not None:
             self.state = json.loads(json.dumps(state))

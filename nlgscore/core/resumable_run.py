@@ -110,11 +110,11 @@ def run_chunks(
             for chunk in pieces:
                 piece = work(chunk, done)
                 state = dict(piece.state, kernel=kernel)
-                text = (piece.header if done == 0 else "") + piece.text
+                header = piece.header if done == 0 else ""
                 if out is not None:
-                    out.append(text, piece.count, state)
+                    out.append(piece.text, piece.count, state, header=header)
                 elif writer and not resumable:
-                    output.write(text)
+                    output.write(header + piece.text)
                     output.flush()
                 done += piece.count
                 bar.update(piece.count)

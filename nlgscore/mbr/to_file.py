@@ -25,10 +25,10 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
-from nlgscore.mbr.files import jsonl_rows, merge_parts, parts_folder, read_items, save_part
+from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
 from nlgscore.mbr.items import Item, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
@@ -96,16 +96,26 @@ def decode_to_file(
             save_part(matrices, start, choices)  # before the checkpoint that counts these items
         return Piece(jsonl_rows(choices), len(part))
 
+    def parts(done: int) -> List[Tuple[int, List[str]]]:
+        return [(first, [str(item.id) for item in checked[first:first + chunk]]) for first in range(0, done, chunk)]
+
+    def verify(done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
+        for first, ids in parts(done) if matrices is not None else []:
+            try:
+                check_part(matrices, first, ids)
+            except DataError as err:
+                raise DataError(f"cannot resume {output} with --matrix-out {matrices}: {err}; pass --restart") from None
+
     def merge(done: int) -> None:
         if matrices is not None:
-            merge_parts(matrices, done)
+            merge_parts(matrices, parts(done))
 
     def clean() -> None:
         if matrices is not None:
             shutil.rmtree(parts_folder(matrices), ignore_errors=True)
 
     target = Path(output) if isinstance(output, (str, Path)) else output
-    outcome = run_chunks(target, identity, chunks_after, work, scorer=scorer, restart=restart, writer=writer, before_finish=merge,
+    outcome = run_chunks(target, identity, chunks_after, work, scorer=scorer, restart=restart, writer=writer, verify=verify, before_finish=merge,
                          after_finish=clean, locks=[matrices] if matrices is not None else [], progress=progress, desc="decoding")
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 
