@@ -136,3 +136,22 @@ def test_resumable_output_with_a_header_counts_item_rows(tmp_path):
     again = ResumableOutput(out, {"metric": "toy"})
     assert again.done == 3
     assert again.finish().read_text() == "score\n0.5\n0.25\n1.0\n"
+
+
+def test_a_refused_resume_names_the_field_that_differs(interrupted, capsys):
+    args, out, _ = interrupted
+    err = _refused(args + ["--dtype", "bfloat16"], capsys, "cannot resume", "metric dtype: float32 → bfloat16", "--restart")
+    assert "nlgscore:bertscore" not in err and "..." not in err  # no truncated signatures
+    err = _refused(args + ["--nbest", "2", "--chunk", "8"], capsys, "chunk: 4 → 8", "nbest: None → 2")
+    assert err.index("chunk") < err.index("nbest")
+
+
+def test_describe_mismatch_of_real_signatures(minilm_scorer, tmp_path):
+    from nlgscore.bertscore import BERTScorer
+
+    other = BERTScorer(model_type="minilm", num_layers=2, idf=False)
+    text = describe_mismatch({"signature": str(minilm_scorer.signature), "window": 4}, {"signature": str(other.signature), "window": 4})
+    assert text == "signature L: 4 → 2"
+    ResumableOutput(tmp_path / "o.tsv", {"metric": "a"})  # leaves a checkpoint of another identity
+    with pytest.raises(ArgumentError, match="cannot resume .*: metric: 'a' → 'b'; "):
+        ResumableOutput(tmp_path / "o.tsv", {"metric": "b"})

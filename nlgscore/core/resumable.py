@@ -39,7 +39,7 @@ what differs; ``restart=True`` discards it. For byte-identical numbers after a r
 >>> ResumableOutput(out.with_name("other.tsv"), {"metric": "other"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric was 'toy', now 'other'; ...
+nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric: 'toy' → 'other'; ...
 """
 
 from __future__ import annotations
@@ -75,13 +75,39 @@ def check_output_folder(path: Path) -> None:
 
 
 def describe_mismatch(old: Dict[str, Any], new: Dict[str, Any]) -> str:
-    """``key was X, now Y`` for every key whose value differs (missing keys shown as None).
+    """``key: old → new`` for every key whose value differs (a missing key shows as None); for
+    two signatures, the fields that differ (``signature dtype: float32 → bfloat16``), not the
+    two long strings.
 
     >>> describe_mismatch({"a": 1, "b": "x"}, {"a": 2, "b": "x", "c": 3})
-    'a was 1, now 2; c was None, now 3'
+    'a: 1 → 2; c: None → 3'
+    >>> describe_mismatch({"signature": "nlgscore:toy|L:2|dtype:float32"}, {"signature": "nlgscore:toy|L:2|dtype:bfloat16"})
+    'signature dtype: float32 → bfloat16'
     """
     keys = list(old) + [key for key in new if key not in old]
-    return "; ".join(f"{key} was {_short(old.get(key))}, now {_short(new.get(key))}" for key in keys if old.get(key) != new.get(key))
+    return "; ".join(_difference(key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key))
+
+
+def _difference(key: str, old: Any, new: Any) -> str:
+    fields_old, fields_new = _signature_fields(old), _signature_fields(new)
+    if fields_old is None or fields_new is None:
+        return f"{key}: {_short(old)} → {_short(new)}"
+    names = list(fields_old) + [name for name in fields_new if name not in fields_old]
+    changed = [f"{name}: {fields_old.get(name, 'none')} → {fields_new.get(name, 'none')}"
+               for name in names if fields_old.get(name) != fields_new.get(name)]
+    return f"{key} " + ", ".join(changed)
+
+
+def _signature_fields(value: Any) -> Optional[Dict[str, str]]:
+    """The fields of a signature string (``nlgscore:...|key:value|...``), else None."""
+    if not isinstance(value, str) or not value.startswith("nlgscore:"):
+        return None
+    from nlgscore.core.signature import Signature
+
+    try:
+        return Signature.parse(value).to_dict()
+    except ArgumentError:
+        return None
 
 
 def _short(value: Any, limit: int = 120) -> str:
