@@ -33,6 +33,7 @@ class RefSource(Scorer):
     multiref = "max"
 
     def __init__(self, bert) -> None:
+        super().__init__()
         self.bert = bert
 
     def _score_items(self, items, state):

@@ -222,54 +222,43 @@ class Scorer(ABC):
         """
         return self._run(predictions, references, sources, runtime=self._call_runtime(batch_size, max_tokens, progress))
 
-    def matrix(
-        self,
-        predictions: Sequence[str],
-        references: Sequence[str],
-        *,
-        source: Optional[str] = None,
-        column: Optional[str] = None,
-        **call_options: Any,
-    ) -> np.ndarray:
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
+               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
         """The score of every ``(predictions[i], references[j])`` pair: an array of shape
         ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
         or consensus), equal to :meth:`compute` over all pairs.
 
-        ``source`` is for a metric that scores with references *and* sources (COMET-style):
-        every cell is scored with that one source (MBR scores one item's candidates against
-        each other under the item's source), and it is required there. A metric that does not
-        score with sources refuses ``source`` (an error naming it, rather than a matrix that
-        silently ignores it); a source-only metric has no reference axis, so its QE reranking
-        is ``compute(predictions, sources=...)``. ``column`` picks another column than the
-        primary one (e.g. ``"precision"``); ``call_options`` go to :meth:`compute`. Each
-        distinct pair is scored once and each distinct text encoded once.
+        ``source``: for a metric that scores with references *and* sources (COMET-style), the one
+        source of every cell (MBR: an item's candidates under its source); required there, and
+        refused (an error naming it, never silently ignored) by a metric that cannot use it. A
+        source-only metric's QE reranking is ``compute(predictions, sources=...)``. ``column``
+        picks another column than the primary one (e.g. ``"precision"``); ``call_options`` go to
+        :meth:`compute`. Each distinct pair is scored once and each distinct text encoded once.
         """
         preds = check_texts("predictions", predictions)
         refs = check_texts("references", references)
         if column is not None and not isinstance(column, str):
             raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
-        if source is not None:
-            check_text("source", source)
-        # What the call scores with, asked as compute() would be asked without sources: a metric
-        # that scores with sources says so itself (a Prism with no mode must not switch to QE).
+        source = None if source is None else check_text("source", source)
+        # Asked as compute() is asked without sources: a metric that scores with sources says so
+        # itself (a Prism with no mode must not switch to QE).
         needs = self._call_needs(refs, None, call_options)
         if "references" not in needs:
             raise ArgumentError(
                 f"matrix scores predictions against references, but this {self.name} call scores with sources only; "
                 "to rank predictions by their source, use compute(predictions, sources=...)"
             )
-        if "sources" in needs and source is None:
-            raise ArgumentError(f"source is required: this {self.name} call scores with references and sources (pass source=TEXT)")
-        if "sources" not in needs and source is not None:
-            raise ArgumentError(f"source must be None: this {self.name} call scores with references only, got source={source!r}")
+        if ("sources" in needs) != (source is not None):
+            raise ArgumentError(f"source is required: this {self.name} call scores with references and sources (pass source=TEXT)"
+                                if source is None else
+                                f"source must be None: this {self.name} call scores with references only, got source={source!r}")
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
         fast = self._matrix_columns(up, ur, call_options, source) if up and ur else None
         if fast is not None:
             values, primary, layer = fast[0], fast[1], None
         else:
-            pairs = len(up) * len(ur)
-            sources = None if source is None else [source] * pairs
+            sources = None if source is None else [source] * (len(up) * len(ur))
             result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call_options)
             values, primary, layer = result._values, result.primary, getattr(result, "layer", None)
         name = primary if column is None else column
@@ -281,9 +270,8 @@ class Scorer(ABC):
         grid = grid.reshape(len(up), len(ur))
         return grid[np.ix_(pred_of, ref_of)] if preds and refs else np.zeros((len(preds), len(refs)))
 
-    def _matrix_columns(
-        self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None
-    ) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any],
+                        source: Optional[str] = None) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts (and the
         call's one ``source``, None unless the metric scores with sources): every column as a
         ``(len(predictions), len(references))`` array and the primary column's name, or None to
