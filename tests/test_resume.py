@@ -132,12 +132,13 @@ def test_changed_input_or_setting_refuses_to_resume_and_restart_starts_over(refe
         Path("r.txt").write_text(refs.replace("cat", "kitten", 1), encoding="utf-8")
         assert main(_command(out)[3:]) == 2
         err = capsys.readouterr().err
-        assert "cannot resume" in err and "references r.txt was 'size=" in err and "--restart" in err
+        assert "cannot resume" in err and "references r.txt: 'size=" in err and "--restart" in err
         Path("r.txt").write_text(refs, encoding="utf-8")
         assert main(_command(out, "--window", "16")[3:]) == 2
-        assert "window was 4, now 16" in capsys.readouterr().err
+        assert "window: 4 → 16" in capsys.readouterr().err
         assert main(_command(out)[3:] + ["--dtype", "bfloat16"]) == 2
-        assert "signature was" in capsys.readouterr().err
+        err = capsys.readouterr().err  # the field that differs, not two truncated signatures (issue 27 item 10)
+        assert "signature dtype: float32 → bfloat16" in err and "nlgscore:bertscore" not in err
         assert not out.exists()
         assert main(_command(out, "--restart")[3:]) == 0
         assert "f1:" in capsys.readouterr().out

@@ -248,12 +248,15 @@ class BERTScorer(Scorer):
         layer = self.num_layers if self.all_layers else None
         return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
 
-    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+    def _matrix_columns(
+        self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None
+    ) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """:meth:`Scorer.matrix` without building the list of pairs: the distinct texts are
         embedded once and matched in tiles (:func:`nlgscore.bertscore.pairs.text_grid`), so a
         64 x 64 matrix costs one encoding pass and a few matmuls. None (the template's chunked
         product) for all layers, per-call idf, other call options, or distinct texts of more
-        tokens than one chunk of the pair path holds.
+        tokens than one chunk of the pair path holds. ``source`` is always None (BERTScore scores
+        with references only).
         """
         if self.all_layers or (self.idf and self._idf_table is None) or set(call_options) - {"batch_size", "max_tokens", "progress"}:
             return None

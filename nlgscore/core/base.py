@@ -59,7 +59,7 @@ import numpy as np
 from nlgscore.core.batching import unique
 from nlgscore.core.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.inputs import Item, check_references, check_same_length, check_texts, make_items
+from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
 from nlgscore.core.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.runtime import RUNTIME_OPTIONS
@@ -158,32 +158,44 @@ class Scorer(ScorerRuntime, ABC):
         """
         return self._run(predictions, references, sources, runtime=self._call_runtime(batch_size, max_tokens, progress))
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
+               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
         """The score of every ``(predictions[i], references[j])`` pair: an array of shape
         ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
         or consensus), equal to :meth:`compute` over all pairs.
 
-        ``column`` picks another column than the primary one (e.g. ``"precision"``);
-        ``call_options`` go to :meth:`compute`. Each distinct pair is scored once and each
-        distinct text encoded once. Source-based scoring (QE reranking) is
-        ``compute(predictions, sources=...)``.
+        ``source``: for a metric that scores with references *and* sources (COMET-style), the one
+        source of every cell (MBR: an item's candidates under its source); required there, and
+        refused (an error naming it, never silently ignored) by a metric that cannot use it. A
+        source-only metric's QE reranking is ``compute(predictions, sources=...)``. ``column``
+        picks another column than the primary one (e.g. ``"precision"``); ``call_options`` go to
+        :meth:`compute`. Each distinct pair is scored once and each distinct text encoded once.
         """
         preds = check_texts("predictions", predictions)
         refs = check_texts("references", references)
         if column is not None and not isinstance(column, str):
             raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
-        if "sources" in self._call_needs(refs, None, call_options):
+        source = None if source is None else check_text("source", source)
+        # Asked as compute() is asked without sources: a metric that scores with sources says so
+        # itself (a Prism with no mode must not switch to QE).
+        needs = self._call_needs(refs, None, call_options)
+        if "references" not in needs:
             raise ArgumentError(
-                f"matrix scores predictions against references, but this {self.name} call scores with sources; "
+                f"matrix scores predictions against references, but this {self.name} call scores with sources only; "
                 "to rank predictions by their source, use compute(predictions, sources=...)"
             )
+        if ("sources" in needs) != (source is not None):
+            raise ArgumentError(f"source is required: this {self.name} call scores with references and sources (pass source=TEXT)"
+                                if source is None else
+                                f"source must be None: this {self.name} call scores with references only, got source={source!r}")
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
-        fast = self._matrix_columns(up, ur, call_options) if up and ur else None
+        fast = self._matrix_columns(up, ur, call_options, source) if up and ur else None
         if fast is not None:
             values, primary, layer = fast[0], fast[1], None
         else:
-            result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], **call_options)
+            sources = None if source is None else [source] * (len(up) * len(ur))
+            result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call_options)
             values, primary, layer = result._values, result.primary, getattr(result, "layer", None)
         name = primary if column is None else column
         if name not in values:
@@ -194,10 +206,12 @@ class Scorer(ScorerRuntime, ABC):
         grid = grid.reshape(len(up), len(ur))
         return grid[np.ix_(pred_of, ref_of)] if preds and refs else np.zeros((len(preds), len(refs)))
 
-    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
-        """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts: every
-        column as a ``(len(predictions), len(references))`` array and the primary column's name,
-        or None to score the product through :meth:`compute` (the default)."""
+    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any],
+                        source: Optional[str] = None) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+        """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts (and the
+        call's one ``source``, None unless the metric scores with sources): every column as a
+        ``(len(predictions), len(references))`` array and the primary column's name, or None to
+        score the product through :meth:`compute` (the default)."""
         return None
 
     @property

@@ -5,7 +5,12 @@
 * ``OUT.partial``: the finished chunks, appended in input order (never named like a complete file);
 * ``OUT.ckpt.json``: the checkpoint, i.e. the run's ``identity`` (inputs, signature, settings: a flat
   dict of strings/numbers), how many items are done, the byte length of ``OUT.partial`` that holds
-  them, and a caller ``state`` (e.g. running sums).
+  them, its SHA-256 and line count, and a caller ``state`` (e.g. running sums).
+
+Each item is one line of output; a header's lines are counted apart. A resume verifies what it
+reuses: the partial file's first ``bytes`` must have the recorded SHA-256 and hold one line per
+item done (plus the header's), else it is refused naming what differs (a partial file changed
+after the checkpoint, a count raised by hand), never finished short.
 
 Each chunk is appended and fsync'd *before* the checkpoint is atomically replaced, so after a
 kill at any moment the checkpoint names a prefix that is fully on disk; a resumed run truncates
@@ -34,11 +39,12 @@ what differs; ``restart=True`` discards it. For byte-identical numbers after a r
 >>> ResumableOutput(out.with_name("other.tsv"), {"metric": "other"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric was 'toy', now 'other'; ...
+nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric: 'toy' → 'other'; ...
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from contextlib import contextmanager
@@ -49,7 +55,7 @@ from nlgscore.core.errors import ArgumentError, DataError
 
 PARTIAL_SUFFIX = ".partial"
 CHECKPOINT_SUFFIX = ".ckpt.json"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: the partial file's sha256 and header lines are recorded and verified
 
 
 def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
@@ -62,14 +68,46 @@ def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
     return {"partial": path.with_name(path.name + PARTIAL_SUFFIX), "checkpoint": path.with_name(path.name + CHECKPOINT_SUFFIX)}
 
 
+def check_output_folder(path: Path) -> None:
+    """Refuse an output whose folder does not exist (before any work), naming both."""
+    if not path.parent.is_dir():
+        raise ArgumentError(f"output folder does not exist: {path.parent} (for {path})")
+
+
 def describe_mismatch(old: Dict[str, Any], new: Dict[str, Any]) -> str:
-    """``key was X, now Y`` for every key whose value differs (missing keys shown as None).
+    """``key: old → new`` for every key whose value differs (a missing key shows as None); for
+    two signatures, the fields that differ (``signature dtype: float32 → bfloat16``), not the
+    two long strings.
 
     >>> describe_mismatch({"a": 1, "b": "x"}, {"a": 2, "b": "x", "c": 3})
-    'a was 1, now 2; c was None, now 3'
+    'a: 1 → 2; c: None → 3'
+    >>> describe_mismatch({"signature": "nlgscore:toy|L:2|dtype:float32"}, {"signature": "nlgscore:toy|L:2|dtype:bfloat16"})
+    'signature dtype: float32 → bfloat16'
     """
     keys = list(old) + [key for key in new if key not in old]
-    return "; ".join(f"{key} was {_short(old.get(key))}, now {_short(new.get(key))}" for key in keys if old.get(key) != new.get(key))
+    return "; ".join(_difference(key, old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key))
+
+
+def _difference(key: str, old: Any, new: Any) -> str:
+    fields_old, fields_new = _signature_fields(old), _signature_fields(new)
+    if fields_old is None or fields_new is None:
+        return f"{key}: {_short(old)} → {_short(new)}"
+    names = list(fields_old) + [name for name in fields_new if name not in fields_old]
+    changed = [f"{name}: {fields_old.get(name, 'none')} → {fields_new.get(name, 'none')}"
+               for name in names if fields_old.get(name) != fields_new.get(name)]
+    return f"{key} " + ", ".join(changed)
+
+
+def _signature_fields(value: Any) -> Optional[Dict[str, str]]:
+    """The fields of a signature string (``nlgscore:...|key:value|...``), else None."""
+    if not isinstance(value, str) or not value.startswith("nlgscore:"):
+        return None
+    from nlgscore.core.signature import Signature
+
+    try:
+        return Signature.parse(value).to_dict()
+    except ArgumentError:
+        return None
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -100,9 +138,9 @@ class ResumableOutput:
         sidecars = sidecar_paths(self.path)
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
         self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
-        if not self.path.parent.is_dir():
-            raise ArgumentError(f"output folder does not exist: {self.path.parent} (for {self.path})")
-        self.done, self.state, self._bytes = 0, {}, 0
+        check_output_folder(self.path)
+        self.done, self.state, self._bytes, self._header_lines = 0, {}, 0, 0
+        self._hash = hashlib.sha256()
         self.resumed = False
         if self.checkpoint.exists() and not restart:
             self._resume()
@@ -116,14 +154,18 @@ class ResumableOutput:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        self._bytes = len(data)
+        self._bytes, self._header_lines = len(data), data.count(b"\n")
+        self._hash.update(data)
         self._save(complete=False)
 
     def _resume(self) -> None:
         try:
             saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
+            if saved.get("version") != CHECKPOINT_VERSION:
+                raise ValueError(f"version {saved.get('version')!r}, this nlgscore writes and verifies version {CHECKPOINT_VERSION}")
             done, size, state, identity = int(saved["done"]), int(saved["bytes"]), dict(saved["state"]), dict(saved["identity"])
-        except (ValueError, KeyError, TypeError) as err:
+            digest, header_lines = str(saved["sha256"]), int(saved["header_lines"])
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"checkpoint {self.checkpoint} is unreadable ({err}); delete it or pass --restart") from None
         if identity != self.identity:
             raise ArgumentError(
@@ -134,21 +176,42 @@ class ResumableOutput:
             os.replace(self.path, self.partial)  # killed between the final rename and the clean-up
         if not self.partial.exists() or self.partial.stat().st_size < size:
             raise DataError(f"{self.partial} is missing or shorter than its checkpoint {self.checkpoint} says; pass --restart")
+        lines = self._read_prefix(size)
+        where = f"cannot resume {self.path}: {self.partial}"
+        if self._hash.hexdigest() != digest:
+            raise DataError(f"{where} is not what its checkpoint {self.checkpoint} recorded (its first {size} bytes have another "
+                            "SHA-256: changed after the checkpoint); pass --restart")
+        if lines != done + header_lines:
+            raise DataError(f"{where} holds {lines - header_lines} item rows but its checkpoint {self.checkpoint} counts {done}; "
+                            "pass --restart")
         with open(self.partial, "r+b") as handle:
             handle.truncate(size)  # drop a chunk appended after the last checkpoint
-        self.done, self.state, self._bytes, self.resumed = done, state, size, True
+        self.done, self.state, self._bytes, self._header_lines, self.resumed = done, state, size, header_lines, True
+
+    def _read_prefix(self, size: int) -> int:
+        """Hash the partial file's first ``size`` bytes (into ``_hash``); their line count."""
+        lines, left = 0, size
+        with open(self.partial, "rb") as handle:
+            while left:
+                block = handle.read(min(left, 1 << 20))
+                self._hash.update(block)
+                lines += block.count(b"\n")
+                left -= len(block)
+        return lines
 
     def _save(self, complete: bool) -> None:
         record = {
             "version": CHECKPOINT_VERSION, "identity": self.identity, "done": self.done, "bytes": self._bytes,
-            "state": self.state, "complete": complete,
+            "sha256": self._hash.hexdigest(), "header_lines": self._header_lines, "state": self.state, "complete": complete,
         }
         _fsync_write(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
 
     # -- writing ------------------------------------------------------------------------------
-    def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None) -> None:
-        """Append ``text`` holding ``count`` more finished items, then checkpoint (with ``state``)."""
-        data = text.encode("utf-8")
+    def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None, *, header: str = "") -> None:
+        """Append ``header`` (lines that are not items) and ``text`` holding ``count`` more finished
+        items, one line each, then checkpoint (with ``state``)."""
+        self._header_lines += header.count("\n")
+        data = (header + text).encode("utf-8")
         with open(self.partial, "r+b") as handle:
             handle.seek(self._bytes)
             handle.write(data)
@@ -156,6 +219,7 @@ class ResumableOutput:
             handle.flush()
             os.fsync(handle.fileno())
         self._bytes += len(data)
+        self._hash.update(data)
         self.done += count
         if state is not None:
             self.state = json.loads(json.dumps(state))

@@ -8,9 +8,12 @@ evidence for itself), as COMET's ``comet-mbr`` does; ``mbrs`` (0.1.8) keeps it, 
 self-utility to every row before dividing by ``N`` instead of ``N - 1``. The left-out column is a
 *position*: a candidate text that occurs twice still counts its twin as a sample.
 
-A source-based metric (``prism:src``, ``bartscore:...:src``) gives quality-estimation reranking:
-each candidate's utility is its score against the item's source (one ``compute`` call over all
-items), and the "matrix" has one column.
+A metric that scores with references *and* sources (COMET-style, as COMET's own ``comet-mbr``
+uses) gets each item's source in every cell of that item's matrix (``scorer.matrix(...,
+source=item.source)``); an item without a source is refused, naming it. A metric that does not
+score with sources never sees the items' sources. A source-only metric (``prism:src``,
+``bartscore:...:src``) gives quality-estimation reranking: each candidate's utility is its score
+against the item's source (one ``compute`` call over all items), and the "matrix" has one column.
 
 The best candidate has the highest expected utility; exactly equal values go to the **lowest
 index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified).
@@ -27,7 +30,7 @@ Row sums are taken in sorted order, so duplicate candidates tie exactly rather t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,17 +51,40 @@ class Choice:
     best_index: int
     expected_utility: np.ndarray  # (N,)
     matrix: Optional[np.ndarray] = None  # (N, M) utilities; (N, 1) for source-based metrics
+    candidates: Optional[List[str]] = None  # the item's candidates (for nbest)
+    nbest: int = 0  # how many best candidates to_dict lists (0: none)
+
+    def top(self, k: int) -> List[Dict[str, Any]]:
+        """The ``k`` best candidates (all of them if fewer), best first, ties to the lower index:
+        ``[{"index", "candidate", "expected_utility"}, ...]``; the first is :attr:`best`."""
+        eu = self.expected_utility
+        order = sorted(range(len(eu)), key=lambda i: (-eu[i], i))[:k]
+        texts = self.candidates or []
+        return [{"index": i, "candidate": texts[i] if i < len(texts) else None, "expected_utility": float(eu[i])} for i in order]
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility``."""
-        return {"id": self.id, "best": self.best, "best_index": self.best_index,
-                "expected_utility": [float(v) for v in self.expected_utility]}
+        """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility`` (and
+        ``nbest``, the :meth:`top` ``nbest`` candidates, when asked for)."""
+        row = {"id": self.id, "best": self.best, "best_index": self.best_index,
+               "expected_utility": [float(v) for v in self.expected_utility]}
+        if self.nbest:
+            row["nbest"] = self.top(self.nbest)
+        return row
+
+
+def _needs(scorer: Any) -> Tuple[str, ...]:
+    return tuple(getattr(scorer, "needs", ("references",)))
 
 
 def is_source_based(scorer: Any) -> bool:
     """True for a metric scored against sources only (QE reranking), from its ``needs``."""
-    needs = tuple(getattr(scorer, "needs", ("references",)))
-    return "sources" in needs and "references" not in needs
+    return "sources" in _needs(scorer) and "references" not in _needs(scorer)
+
+
+def uses_sources(scorer: Any) -> bool:
+    """True for a metric that scores with references and sources: each item's source goes to
+    every cell of its utility matrix."""
+    return "sources" in _needs(scorer) and "references" in _needs(scorer)
 
 
 def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
@@ -91,6 +117,7 @@ def decode(
     *,
     column: Optional[str] = None,
     keep_matrices: bool = False,
+    nbest: Optional[int] = None,
     **options: Any,
 ) -> List[Choice]:
     """MBR selection (or QE reranking for a source-based metric) for each of ``items``.
@@ -99,9 +126,11 @@ def decode(
     ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`Item` objects,
     dicts with the same fields, or plain lists of candidates. ``column`` picks a non-primary
     score (e.g. ``"precision"``). One :class:`Choice` per item, in input order; with
-    ``keep_matrices`` each keeps its utility matrix.
+    ``keep_matrices`` each keeps its utility matrix; with ``nbest=K`` its output row lists the
+    K best candidates with their expected utilities (all of them when an item has fewer).
     """
-    scorer = _load(metric, options)
+    nbest = check_nbest(nbest)
+    scorer = load_metric(metric, options)
     checked = as_items(items)
     if is_source_based(scorer):
         matrices = _source_matrices(scorer, checked, column)
@@ -113,11 +142,30 @@ def decode(
         if not np.all(np.isfinite(eu)):
             raise ArgumentError(f"item {item.id!r}: the metric gave a non-finite utility; cannot choose a candidate")
         k = best_index(eu)
-        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None))
+        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None, item.candidates, nbest))
     return choices
 
 
-def _load(metric: Any, options: Dict[str, Any]) -> Any:
+def check_nbest(nbest: Any) -> int:
+    """``nbest`` as a count of candidates to list (None: 0, none), else an error naming it.
+
+    >>> check_nbest(None), check_nbest(3)
+    (0, 3)
+    """
+    if nbest is None:
+        return 0
+    if isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1:
+        raise ArgumentError(f"nbest must be a positive integer (candidates listed per item) or None, got {nbest!r}")
+    return nbest
+
+
+def load_metric(metric: Any, options: Dict[str, Any]) -> Any:
+    """The scorer of ``metric``: a spec (loaded with ``options``), a loaded scorer, or a function
+    returning one."""
+    if callable(metric) and not hasattr(metric, "compute"):
+        if options:
+            raise ArgumentError(f"options {sorted(options)} are for a metric spec; this metric is built by a function")
+        metric = metric()
     if isinstance(metric, str):
         from nlgscore.registry import load
 
@@ -130,24 +178,31 @@ def _load(metric: Any, options: Dict[str, Any]) -> Any:
 
 
 def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
-    """Each item's (N, M) utility matrix from ``scorer.matrix``.
+    """Each item's (N, M) utility matrix from ``scorer.matrix`` (with the item's source for a
+    metric that scores with sources).
 
     For a metric whose pair scores are cheap once its texts are encoded
     (``pairs_from_embeddings``, e.g. BERTScore), consecutive items share one ``matrix`` call of
     up to :data:`GROUP_CANDIDATES` candidates: their texts are encoded in one pass (bigger
-    batches), and the diagonal blocks are kept; the off-diagonal pairs cost a few matmuls. Other
-    metrics (Prism, BARTScore: a decoder pass per pair) get one call per item.
+    batches), and the diagonal blocks are kept; the off-diagonal pairs cost a few matmuls. Items
+    share a call only under one source. Other metrics (Prism, BARTScore: a decoder pass per pair)
+    get one call per item.
     """
+    with_source = uses_sources(scorer)
+    if with_source:
+        _require_sources(scorer, items)
     limit = GROUP_CANDIDATES if getattr(scorer, "pairs_from_embeddings", False) else 0
     out: List[np.ndarray] = []
     start = 0
     while start < len(items):
         stop, used = start + 1, items[start].n
-        while stop < len(items) and used + items[stop].n <= limit:
+        source = items[start].source if with_source else None
+        while stop < len(items) and used + items[stop].n <= limit and (not with_source or items[stop].source == source):
             used += items[stop].n
             stop += 1
         group = items[start:stop]
-        grid = scorer.matrix([c for item in group for c in item.candidates], [s for item in group for s in item.samples], column=column)
+        grid = scorer.matrix([c for item in group for c in item.candidates], [s for item in group for s in item.samples],
+                             source=source, column=column)
         rows = np.cumsum([0] + [item.n for item in group])
         cols = np.cumsum([0] + [len(item.samples) for item in group])
         out.extend(np.array(grid[rows[k]:rows[k + 1], cols[k]:cols[k + 1]], dtype=np.float64) for k in range(len(group)))
@@ -155,11 +210,15 @@ def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -
     return out
 
 
-def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
-    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+def _require_sources(scorer: Any, items: List[Item]) -> None:
     missing = [item.id for item in items if item.source is None]
     if missing:
-        raise ArgumentError(f"metric {scorer.name!r} scores against sources; item {missing[0]!r} has no source")
+        raise ArgumentError(f"metric {scorer.name!r} scores with sources; item {missing[0]!r} has no source")
+
+
+def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+    _require_sources(scorer, items)
     preds = [c for item in items for c in item.candidates]
     srcs = [item.source for item in items for _ in item.candidates]
     values = np.asarray(_column(scorer.compute(preds, sources=srcs), column), dtype=np.float64)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -92,19 +91,41 @@ def save_part(matrix_out: str, start: int, choices: Sequence[Any]) -> None:
     """The matrices of one chunk (items from ``start``), written atomically."""
     folder = parts_folder(matrix_out)
     folder.mkdir(exist_ok=True)
-    _save_npz(folder / f"{start:012d}.npz", {str(c.id): c.matrix for c in choices})
+    _save_npz(_part(matrix_out, start), {str(c.id): c.matrix for c in choices})
 
 
-def merge_parts(matrix_out: str, done: int) -> None:
-    """Join the parts of the first ``done`` items into ``matrix_out`` (atomic), then drop them."""
-    folder = parts_folder(matrix_out)
+def check_part(matrix_out: str, start: int, ids: Sequence[str]) -> None:
+    """Refuse a part (the chunk of items from ``start``) that is missing or does not hold
+    exactly the matrices of ``ids``: a resume must not finish with matrices missing."""
+    path = _part(matrix_out, start)
+    span = f"items {start + 1}-{start + len(ids)}"
+    try:
+        with np.load(path) as arrays:
+            keys = set(arrays.files)
+    except FileNotFoundError:
+        raise DataError(f"the matrices of {span} ({path}) are missing (was {path.parent} deleted?)") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as err:
+        raise DataError(f"the matrices of {span} ({path}) are unreadable ({err})") from None
+    if keys != set(ids):
+        missing = sorted(set(ids) - keys)
+        raise DataError(f"{path} should hold the matrices of {span}, ids {sorted(ids)[:5]}...; missing {missing[:5]}, "
+                        f"unexpected {sorted(keys - set(ids))[:5]}")
+
+
+def merge_parts(matrix_out: str, parts: Sequence[Tuple[int, Sequence[str]]]) -> None:
+    """Join ``parts`` (each its first item's number and its ids), each checked by
+    :func:`check_part`, into ``matrix_out`` (atomic). The parts stay until the caller has
+    published its output too (a kill in between merges them again)."""
     merged: Dict[str, np.ndarray] = {}
-    for part in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
-        if int(part.stem) < done:
-            with np.load(part) as arrays:
-                merged.update((key, arrays[key]) for key in arrays.files)
+    for start, ids in parts:
+        check_part(matrix_out, start, ids)
+        with np.load(_part(matrix_out, start)) as arrays:
+            merged.update((key, arrays[key]) for key in arrays.files)
     _save_npz(Path(matrix_out), merged)
-    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _part(matrix_out: str, start: int) -> Path:
+    return parts_folder(matrix_out) / f"{start:012d}.npz"
 
 
 def _save_npz(path: Path, arrays: Dict[str, np.ndarray]) -> None:

@@ -22,9 +22,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from nlgscore.core.distributed import broadcast_from_main
-from nlgscore.core.errors import ArgumentError, DataError, NlgscoreError
-from nlgscore.core.resumable import ResumableOutput, kernel_in_use, same_kernel
+from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.stream.readers import Inputs
 from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
@@ -61,9 +60,16 @@ def format_rows(rows: List[Dict[str, Any]], fmt: str, header: bool) -> str:
     if fmt == "jsonl":
         safe = ({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()} for row in rows)
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in safe)
-    lines = ["\t".join(rows[0])] if header and rows else []
-    lines += ["\t".join(_cell(v) for v in row.values()) for row in rows]
-    return "".join(line + "\n" for line in lines)
+    return (header_line(rows, fmt) if header else "") + "".join("\t".join(_cell(v) for v in row.values()) + "\n" for row in rows)
+
+
+def header_line(rows: List[Dict[str, Any]], fmt: str) -> str:
+    """The TSV column line of ``rows`` (empty for JSON lines or no rows).
+
+    >>> header_line([{"f1": 0.5, "p": 1.0}], "tsv"), header_line([{"f1": 0.5}], "jsonl")
+    ('f1\\tp\\n', '')
+    """
+    return "\t".join(rows[0]) + "\n" if fmt == "tsv" and rows else ""
 
 
 class Summary:
@@ -126,60 +132,39 @@ def score_to_file(
     (rank 0) writes. ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
     the scorer's signature, the window, the format and the input files' size and SHA-256 are
     always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
-    writing (the non-zero ranks of a multi-process run, which take part in every window).
+    writing (the non-zero ranks of a multi-process run, which take part in every window). The
+    run holds ``path``'s lock (:mod:`nlgscore.core.output_lock`): a second run on the same output
+    is refused. The driver is :func:`nlgscore.core.resumable_run.run_chunks`.
     """
     check_window(window)
     check_streamable(scorer)
     fmt = output_format(path, format)
     identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
-    out, problem = None, None
-    if writer:
-        try:
-            out = ResumableOutput(path, identity, restart=restart)
-        except NlgscoreError as err:
-            problem = err
-    # Every process of a multi-process run scores the same windows: all start where the writer resumes.
-    done = _agree(problem, out.done if out is not None else 0)
-    state: Dict[str, Any] = dict(out.state) if out is not None else {}
-    digest, sums = RowDigest(), dict(state.get("sums", {}))
-    resumed_at = done
-    rows = inputs.rows()
-    skipped = 0
-    for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
-        digest.update([row])
-        skipped += 1
-    if out is not None and done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
-        problem = DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
-    kernel = _agree(problem, state.get("kernel") or kernel_in_use(scorer))
-    from tqdm.auto import tqdm
+    digest, sums = RowDigest(), {}
 
-    with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc="scoring", unit="item") as bar:
-        for chunk in chunks(rows, window):
-            result = score_chunk(scorer, chunk, inputs, **options)
-            digest.update(chunk)
-            values = item_rows(result)
-            for name in result.columns():
-                sums[name] = _add(sums.get(name), [row[name] for row in values])
-            state = {"sums": sums, "rows_sha256": digest.hexdigest(), "signature": str(result.signature), "primary": result.primary,
-                     "kernel": kernel}
-            if out is not None:
-                out.append(format_rows(values, fmt, header=out.done == 0), len(chunk), state)
-            done += len(chunk)
-            bar.update(len(chunk))
-    if out is not None:
-        out.finish()
-    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), sums, done, resumed_at)
+    def windows_after(done: int, state: Dict[str, Any]) -> Any:
+        sums.update(state.get("sums", {}))
+        rows = inputs.rows()
+        skipped = 0
+        for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
+            digest.update([row])
+            skipped += 1
+        if done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
+            raise DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+        return chunks(rows, window)
 
+    def score(chunk: List[Any], start: int) -> Piece:
+        result = score_chunk(scorer, chunk, inputs, **options)
+        digest.update(chunk)
+        values = item_rows(result)
+        for name in result.columns():
+            sums[name] = _add(sums.get(name), [row[name] for row in values])
+        state = {"sums": sums, "rows_sha256": digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        return Piece(format_rows(values, fmt, header=False), len(chunk), state, header_line(values, fmt))
 
-def _agree(problem: Optional[Exception], value: Any) -> Any:
-    """The writer's ``value`` on every process, or its ``problem`` raised on every process (none
-    waits for a writer that stopped)."""
-    agreed, message = broadcast_from_main((value, str(problem) if problem else None))
-    if problem is not None:
-        raise problem
-    if message is not None:
-        raise ArgumentError(message)
-    return agreed
+    outcome = run_chunks(Path(path), identity, windows_after, score, scorer=scorer, restart=restart, writer=writer, progress=progress)
+    state = outcome.state
+    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), sums, outcome.done, outcome.resumed_at)
 
 
 def _take(rows: Any, n: int) -> Any:
