@@ -30,6 +30,7 @@ system. Statistics: ``nlgscore.meta.stats``.
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -40,9 +41,10 @@ from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
 from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.mtme import read_mtme, write_mtme
+from nlgscore.meta.precomputed import segment_and_system
 from nlgscore.meta.ratings import RatingsFolder, load_ratings
 from nlgscore.meta.report import Row
-from nlgscore.meta.resample import DEFAULT_SEED
+from nlgscore.meta.resample import DEFAULT_SEED, check_resamples
 from nlgscore.meta.runner import MetaTable, Run, check_limit, keep_finished, sources_of
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -112,7 +114,7 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
             continue
         names.sort(key=lambda m: (-value[m, level, measure], m))
         p = np.zeros((len(names), len(names)))
-        for i, j in ((i, j) for i in range(len(names)) for j in range(i + 1, len(names))):
+        for i, j in itertools.combinations(range(len(names)), 2):
             a, b = kept[names[i]], kept[names[j]]
             if measure == "acc-t":  # each metric's pairwise outcomes at its own epsilon (WMT23/24 "pairs" test)
                 outcomes = [stats.pair_outcomes(m["pairs"], m["epsilon"]) for m in (a, b)]
@@ -128,8 +130,8 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
     return lines
 
 
-def _file_scores(path: Any, data: RatingsFolder, systems: List[str], n: int) -> Tuple[Optional[np.ndarray], np.ndarray, str]:
-    seg_path, sys_path = (str(path).split(",", 1) + [None])[:2] if not isinstance(path, (tuple, list)) else path
+def _file_scores(name: str, path: Any, data: RatingsFolder, systems: List[str], n: int) -> Tuple[Optional[np.ndarray], np.ndarray, str]:
+    seg_path, sys_path = segment_and_system(name, path)
     seg, system = read_mtme(seg_path, systems, len(data.src), first=n)
     if sys_path is not None:
         _, system = read_mtme(sys_path, systems, 0)
@@ -165,9 +167,10 @@ def mqm(
     ``export_mtme`` / ``export_scores``: a folder to write the scored metrics' scores to as mtme
     files (the command line's ``--export-scores`` adds nlgscore's JSONL through ``Scorers.export``).
     """
-    run, sources, limit = Run(0, seed, progress), sources_of(metrics, scores), check_limit(limit)
-    if isinstance(permutations, bool) or not isinstance(permutations, (int, np.integer)) or permutations < 0:
-        raise ArgumentError(f"permutations must be an integer >= 0 (--permutations), got {permutations!r}")
+    if folder is None:
+        raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
+    run, sources, limit = Run(0, seed, progress), sources_of(metrics, scores, system_files=True), check_limit(limit)
+    permutations = check_resamples(permutations, "permutations", "--permutations")
     scorers = scorers or Scorers(load_options)
     data = load_ratings(folder, reference, kind, repeats)
     systems = data.systems(include_human)
@@ -189,7 +192,7 @@ def mqm(
                 for target in (export_mtme, export_scores):
                     _export(target, name, data.reference, systems, seg, system)
             else:
-                seg, system, signature = _file_scores(file, data, systems, n)
+                seg, system, signature = _file_scores(name, file, data, systems, n)
             rows, kept[short_name(name)] = _metric_rows(human, seg, system, dataset=dataset, metric=short_name(name),
                                                         signature=signature)
             table.rows += rows

@@ -20,13 +20,53 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.meta.stats import as_finite_array
 
 Statistic = Callable[..., float]
 DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED, so runs are reproducible by default
+# Most resamples a run takes (bootstrap resamples, permutation-test resamples, compare's trials):
+# 1000 is the field's default (sacreBLEU, mt-metrics-eval); 100,000 already puts the Monte-Carlo
+# error of a p-value near 0.05 under 0.001, and on a WMT test set it runs for hours. A larger
+# value is a typo, refused before any scoring.
+MAX_RESAMPLES = 100_000
 # A resampled statistic that equals the observed one up to rounding counts as "as extreme".
 _RELATIVE_TOLERANCE = 1e-9
+
+
+def check_seed(seed: object, flag: str = "--seed") -> int:
+    """A resampling seed: an integer >= 0 (what numpy's generators take), else an error naming ``seed``.
+
+    >>> check_seed(12345)
+    12345
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: seed must be an integer >= 0 (--seed), got -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ArgumentTypeError(f"seed must be an integer >= 0 ({flag}), got {seed!r}")
+    if seed < 0:
+        raise ArgumentError(f"seed must be an integer >= 0 ({flag}), got {seed}")
+    return int(seed)
+
+
+def check_resamples(value: object, name: str, flag: str, minimum: int = 0) -> int:
+    """A number of resamples: an integer from ``minimum`` to ``MAX_RESAMPLES``, else an error naming ``name``.
+
+    >>> check_resamples(1000, "permutations", "--permutations")
+    1000
+    >>> check_resamples(10**9, "permutations", "--permutations")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000: 1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ArgumentError(f"{name} must be an integer >= {minimum} ({flag}), got {value!r}")
+    if value > MAX_RESAMPLES:
+        raise ArgumentError(f"{name} must be at most {MAX_RESAMPLES} ({flag}), got {value}: 1000 is the usual number "
+                            f"(sacreBLEU, mt-metrics-eval), and {MAX_RESAMPLES} already takes hours on a WMT test set")
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ input; WMT18 findings Eq. 2). The WMT17-21 daRR statistics and the Williams test
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as scipy_stats

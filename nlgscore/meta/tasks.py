@@ -89,8 +89,9 @@ def _wmt19_pairs(table: MetaTable, run: Run, sources, scorers: Scorers, lps: Lis
         full = loaders.load_darr(loaders.darr_path(lp, data_dir))
         darr = full.head(limit)
         n = len(darr)
+        run.check_items(n, f"daRR pair(s) of {lp}", limit)
         outcomes: Dict[str, np.ndarray] = {}
-        for name, path in run.each(sources, lambda name: f"wmt19 {lp}: {name} ({n} pairs)"):
+        for name, path in run.each(sources, lambda name, lp=lp, n=n: f"wmt19 {lp}: {name} ({n} pairs)"):
             if path is None:
                 flat, signature = scorers.score(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2)
                 better, worse = flat[:n], flat[n:]
@@ -112,10 +113,8 @@ def _wmt21_folder(data_dir: Optional[PathLike], folder: Optional[PathLike], lp: 
     return loaders.data_file(f"wmt21-{lp or 'de-en'}", data_dir)
 
 
-def _wmt21_file_scores(path: Any, data, systems: List[str], n: int) -> Tuple[np.ndarray, Optional[np.ndarray], str]:
-    seg_path, sys_path = (path, None) if isinstance(path, (str, os.PathLike)) else tuple(path)
-    if isinstance(seg_path, str) and "," in seg_path and sys_path is None:
-        seg_path, sys_path = seg_path.split(",", 1)
+def _wmt21_file_scores(name: str, path: Any, data, systems: List[str], n: int) -> Tuple[np.ndarray, Optional[np.ndarray], str]:
+    seg_path, sys_path = precomputed.segment_and_system(name, path)
     every = sorted(data.hyps)
     signature = f"scores:{Path(seg_path).name}"
     if is_mtme_file(seg_path):  # mt-metrics-eval's <system><TAB><score> files
@@ -148,7 +147,7 @@ def wmt21(
     ``"SEG,SYS"`` to give system scores too.
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
     """
-    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
+    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores, system_files=True), check_limit(limit)
     scorers = scorers or Scorers(load_options)
     path = _wmt21_folder(data_dir, folder, lp)
     data = load_wmt21(path, lp=lp, reference=reference, repeats=repeats)
@@ -172,7 +171,7 @@ def wmt21(
                     write_mtme(export_scores, name, reference, dict(zip(systems, seg.tolist())), dict(zip(systems, sys_values)))
                 signature = f"{signature}|{how}"
             else:
-                seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
+                seg, sys_values, signature = _wmt21_file_scores(name, file, data, systems, n)
             items = wmt21_items(judgments, seg, sys_values)
             name = short_name(name)
             outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
@@ -241,6 +240,7 @@ def summeval(
     scorers = scorers or Scorers(load_options)
     data = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data_dir))
     n_docs = min(len(data.ids), limit or len(data.ids))
+    run.check_items(n_docs, "document(s)", limit)
     aspects = check_names(aspects, "aspects") or sorted(data.human)
     unknown = [a for a in aspects if a not in data.human]
     if unknown:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence, Tuple
+from typing import Hashable, Mapping, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as scipy_stats
