@@ -10,7 +10,9 @@
 WMT conventions (mt-metrics-eval ``data.py``): a system's human score is the mean over its rated
 segments (the folder's ``<kind>-sys-scores.tsv`` when present); its metric score is over the whole
 test set (sacreBLEU corpus chrF/BLEU for those two, the mean of segment scores for every other
-metric); human translations are left out unless ``include_human``; the reference in use is never a
+metric); segment-level ``bleu`` is WMT's baseline since WMT21, sacreBLEU's ``sentence_bleu``
+(``nlgscore.meta.baselines.WMT22_SEGMENT``), not the BARTScore paper's Moses-tokenised ``sentbleu``;
+human translations are left out unless ``include_human``; the reference in use is never a
 system. Statistics: ``nlgscore.meta.stats``.
 
 >>> import pathlib, tempfile
@@ -39,6 +41,7 @@ import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
+from nlgscore.meta.baselines import WMT22_SEGMENT
 from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.mtme import read_mtme, write_mtme
 from nlgscore.meta.precomputed import segment_and_system
@@ -185,7 +188,8 @@ def mqm(
     with keep_finished(table, run, sources):
         for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
             if file is None:
-                flat, signature = scorers.score(name, hyps, data.ref[:n] * len(systems), data.src[:n] * len(systems))
+                segment_spec = WMT22_SEGMENT.get(name.lower(), name)  # bleu: sacreBLEU sentence_bleu (WMT21+)
+                flat, signature = scorers.score(segment_spec, hyps, data.ref[:n] * len(systems), data.src[:n] * len(systems))
                 seg = np.array(flat).reshape(len(systems), n)
                 system, how = scorers.system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
                 system, signature = np.array(system), f"{signature}|{how}"
