@@ -15,7 +15,7 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError  # 
 from nlgscore.core.progress import ItemProgress  # noqa: E402
 from nlgscore.meta import tasks  # noqa: E402
 from nlgscore.meta.engine import ScoreCache, Scorers  # noqa: E402
-from nlgscore.meta.mqm import mqm  # noqa: E402
+from nlgscore.meta.tasks.human_scores import mqm  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAIR = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",

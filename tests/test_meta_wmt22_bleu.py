@@ -15,9 +15,9 @@ sacrebleu = pytest.importorskip("sacrebleu")
 
 from nlgscore.meta import stats  # noqa: E402
 from nlgscore.meta.baselines import sentbleu, string_metric  # noqa: E402
-from nlgscore.meta.mqm import mqm  # noqa: E402
-from nlgscore.meta.mtme import read_mtme  # noqa: E402
-from nlgscore.meta.ratings import load_ratings  # noqa: E402
+from nlgscore.meta.data.mtme import read_mtme  # noqa: E402
+from nlgscore.meta.data.ratings import load_ratings  # noqa: E402
+from nlgscore.meta.tasks.human_scores import mqm  # noqa: E402
 
 FOLDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "mqm-wmt21-zh-en"
 LINES = 120
@@ -72,7 +72,7 @@ def test_bleu_keeps_the_bartscore_definition_outside_the_wmt22_tasks():
 @pytest.mark.skipif(not os.environ.get("NLGSCORE_SLOW_TESTS"),
                     reason="both full MQM folders take ~2 min; set NLGSCORE_SLOW_TESTS=1 to run it")
 def test_readme_mqm_table_is_what_the_full_folders_give():
-    from nlgscore.meta.mqm import MEASURES
+    from nlgscore.meta.tasks.human_scores import MEASURES
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     rows = [line.strip("|").split("|") for line in readme.splitlines() if line.startswith("| mqm-")]

@@ -6,7 +6,7 @@
 sacreBLEU's own ``--paired-bs`` / ``--paired-ar`` (``sacrebleu.significance.PairedTest``): same
 seed and n give the same p-values and means as ``sacrebleu -i ... --paired-bs``. Any other metric
 (``sentbleu``, ``bertscore:minilm`` ...) is tested on the mean of its segment scores
-(``nlgscore.meta.resample``), and the signature says ``system:mean-of-segments``.
+(``nlgscore.meta.stats.resample``), and the signature says ``system:mean-of-segments``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from nlgscore.cli.options import (
 from nlgscore.cli.output import emit
 from nlgscore.core.extras import require
 from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
-from nlgscore.meta.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
+from nlgscore.meta.stats.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.
 DEFAULT_SAMPLES = {"bs": 1000, "ar": 10_000}
@@ -92,7 +92,7 @@ def sacrebleu_paired(
 
 def _segment_comparisons(args, systems: Sequence[List[str]], refs: List[str], srcs: Optional[List[str]],
                          n_samples: int) -> tuple[List[SystemComparison], str]:
-    from nlgscore.meta.resample import compare_systems_bootstrap, compare_systems_randomization
+    from nlgscore.meta.stats.resample import compare_systems_bootstrap, compare_systems_randomization
     from nlgscore.meta.scoring import segment_scores
 
     options, scores, signature = runtime_settings(args), [], ""

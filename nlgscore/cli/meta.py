@@ -5,7 +5,7 @@
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
     nlgscore meta mqm --data ../shared/data/mqm-wmt21-zh-en --metric chrf --metric bleu
 
-One subcommand per data-set descriptor (``nlgscore.meta.descriptors``): the options every task
+One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
 this module only builds the parser, prints through ``emit`` and writes the output files. An
 interrupted run (Ctrl-C, an error in one metric) still prints and writes the finished metrics'
@@ -23,8 +23,8 @@ from typing import Any, Dict
 from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, positive_int, progress_enabled, runtime_settings
 from nlgscore.cli.output import emit, output_format
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.descriptors import DESCRIPTORS, Descriptor
-from nlgscore.meta.resample import DEFAULT_SEED
+from nlgscore.meta.tasks.descriptors import DESCRIPTORS, Descriptor
+from nlgscore.meta.stats.resample import DEFAULT_SEED
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
 
@@ -88,7 +88,7 @@ def register(subparsers) -> None:
 
 def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     from nlgscore.meta.engine import ScoreCache, Scorers
-    from nlgscore.meta.precomputed import parse_scores_option
+    from nlgscore.meta.data.precomputed import parse_scores_option
 
     descriptor: Descriptor = args.descriptor
     check_device(args.device)
@@ -112,7 +112,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.meta.files import write_atomic
+    from nlgscore.meta.data.files import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:
@@ -128,7 +128,7 @@ def _write(table, args: argparse.Namespace, scorers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.meta.files import check_writable
+    from nlgscore.meta.data.files import check_writable
 
     check_writable([args.json_out, args.csv, args.plot])  # before the work, not after it
     if args.plot:

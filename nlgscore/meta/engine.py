@@ -24,8 +24,8 @@ import numpy as np
 
 from nlgscore.core.batching import check_positive
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.files import write_atomic
-from nlgscore.meta.scoring import unique_triples, segment_scores, system_scores
+from nlgscore.meta.data.files import write_atomic
+from nlgscore.meta.scoring import segment_scores, system_scores, unique_triples
 
 PathLike = Union[str, "os.PathLike[str]"]
 # Distinct items per scoring call of a model metric when a cache is on: each finished chunk is kept,

@@ -14,7 +14,12 @@ import inspect
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.baselines import CORPUS_METRICS, corpus_score, is_string_metric, string_metric
+from nlgscore.meta.baselines import (
+    CORPUS_METRICS,
+    corpus_score,
+    is_string_metric,
+    string_metric,
+)
 
 
 def unique_triples(

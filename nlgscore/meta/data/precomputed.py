@@ -19,13 +19,24 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Dict,
+    Hashable,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.core.jsonl import json_records
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 Item = Tuple[str, Hashable, object]  # (where, key, value)

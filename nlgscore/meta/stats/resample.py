@@ -21,7 +21,7 @@ from typing import Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.meta.stats import as_finite_array
+from nlgscore.meta.stats.correlation import as_finite_array
 
 Statistic = Callable[..., float]
 DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED, so runs are reproducible by default
@@ -123,7 +123,7 @@ def bootstrap_ci(
 ) -> Interval:
     """Percentile bootstrap CI of ``statistic(*data)``, resampling items with replacement.
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> ci = bootstrap_ci(darr_kendall_tau, ([3, 2, 1, 5] * 5, [1, 2, 4, 0] * 5), n_samples=200, seed=1)
     >>> ci.value, ci.low < 0 < ci.high
     (0.0, True)
@@ -164,7 +164,7 @@ def paired_bootstrap(
     A is significantly better at the 95% level when it wins at least 95% of resamples
     (``p_value < 0.05``; WMT18 findings Fig. 3, Koehn 2004).
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> r = paired_bootstrap(darr_kendall_tau, ([2] * 20, [1] * 20), ([1, 2] * 10, [2, 1] * 10), 100)
     >>> r.value_a, r.value_b, r.p_value
     (1.0, 0.0, 0.0)
@@ -219,7 +219,7 @@ def subset_significance(
     replacement; A is significantly better than B when it wins more than ``threshold`` (950)
     of ``n_iterations`` (1000), significantly worse when it wins fewer than 50.
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> subset_significance(darr_kendall_tau, ([2, 2, 2, 2, 2], [1] * 5), ([1, 2, 1, 2, 1], [2] * 5)).verdict
     'a'
     """

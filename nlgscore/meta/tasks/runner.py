@@ -11,19 +11,34 @@ interrupted run (Ctrl-C, or an error in one metric) still returns the rows of th
 from __future__ import annotations
 
 import contextlib
-import os
 import itertools
+import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.meta.precomputed import segment_and_system
+from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.report import Row, format_table, text_table, to_json
-from nlgscore.meta.resample import bootstrap_ci, check_resamples, check_seed, paired_bootstrap
-from nlgscore.meta.wmt import TIES_RULES, tau_from_outcomes
+from nlgscore.meta.stats.resample import (
+    bootstrap_ci,
+    check_resamples,
+    check_seed,
+    paired_bootstrap,
+)
+from nlgscore.meta.stats.wmt import TIES_RULES, tau_from_outcomes
 
 SIGNIFICANCE_LEVEL = 0.05
 SUMMARY_MEASURES = (("system", "spa"), ("segment", "acc-t"))  # WMT24's two columns, averaged

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from nlgscore.meta import mqm as _mqm
-from nlgscore.meta import tasks as _tasks
-from nlgscore.meta.wmt import TIES_RULES
+from nlgscore.meta.stats.wmt import TIES_RULES
+from nlgscore.meta.tasks import bootstrap_tasks as _tasks
+from nlgscore.meta.tasks import human_scores as _mqm
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Each task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L`` or any
 ``nlgscore.load`` spec such as ``bertscore:minilm``) and/or precomputed score files
-(``scores={name: path}``, formats in ``nlgscore.meta.precomputed``) and returns a ``MetaTable``:
+(``scores={name: path}``, formats in ``nlgscore.meta.data.precomputed``) and returns a ``MetaTable``:
 one ``Row`` per data set x metric x level x measure (with bootstrap 95% CIs), plus notes (counts,
 checks, paired significance lines). ``nlgscore meta`` only parses arguments and prints these.
 
@@ -26,17 +26,31 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.meta import loaders, precomputed
-from nlgscore.meta.alignment import check_alignment
+from nlgscore.meta.data import loaders, precomputed
+from nlgscore.meta.data.alignment import check_alignment
+from nlgscore.meta.data.mtme import is_mtme_file, read_mtme, write_mtme
+from nlgscore.meta.data.wmt21 import (
+    WMT21_PEARSON,
+    load_wmt21,
+    wmt21_inputs,
+    wmt21_items,
+    wmt21_judgments,
+)
 from nlgscore.meta.engine import Scorers, short_name
-from nlgscore.meta.mtme import is_mtme_file, read_mtme, write_mtme
 from nlgscore.meta.report import Row
-from nlgscore.meta.resample import DEFAULT_SEED
-from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, check_names, keep_finished, sources_of
-from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
 from nlgscore.meta.stats import pearson
-from nlgscore.meta.wmt import darr_outcomes, williams_test_scores
-from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
+from nlgscore.meta.stats.resample import DEFAULT_SEED
+from nlgscore.meta.stats.summary import DOCUMENT_CORRELATIONS, per_document_correlations
+from nlgscore.meta.stats.wmt import darr_outcomes, williams_test_scores
+from nlgscore.meta.tasks.runner import (
+    SIGNIFICANCE_LEVEL,
+    MetaTable,
+    Run,
+    check_limit,
+    check_names,
+    keep_finished,
+    sources_of,
+)
 
 PathLike = Union[str, "os.PathLike[str]"]
 SUMMEVAL_FILE = "sum-summeval.jsonl"
@@ -215,7 +229,7 @@ def _summeval_system_rows(human: Dict[str, np.ndarray], aspects: Sequence[str], 
     for aspect in aspects:
         system_human = human[aspect][:n_docs].mean(axis=0)
         for method in ("pearson", "spearman", "kendall"):
-            value = CORRELATIONS[method](system_human, system_metric) if np.ptp(system_human) and np.ptp(system_metric) else float("nan")
+            value = DOCUMENT_CORRELATIONS[method](system_human, system_metric) if np.ptp(system_human) and np.ptp(system_metric) else float("nan")
             rows.append(Row(dataset=f"summeval-{aspect}", metric=name, level="system", measure=method, value=float(value),
                             signature=f"{signature}|system:mean-of-documents"))
     return rows
@@ -283,5 +297,3 @@ def summeval(
     return table
 
 
-TASKS = {"wmt19": wmt19, "wmt21": wmt21, "summeval": summeval}
-__all__ = ["MetaTable", "TASKS", "summeval", "wmt19", "wmt21", "HUMAN"]

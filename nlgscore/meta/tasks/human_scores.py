@@ -42,13 +42,19 @@ import numpy as np
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
 from nlgscore.meta.baselines import WMT22_SEGMENT
+from nlgscore.meta.data.mtme import read_mtme, write_mtme
+from nlgscore.meta.data.precomputed import segment_and_system
+from nlgscore.meta.data.ratings import RatingsFolder, load_ratings
 from nlgscore.meta.engine import Scorers, short_name
-from nlgscore.meta.mtme import read_mtme, write_mtme
-from nlgscore.meta.precomputed import segment_and_system
-from nlgscore.meta.ratings import RatingsFolder, load_ratings
 from nlgscore.meta.report import Row
-from nlgscore.meta.resample import DEFAULT_SEED, check_resamples
-from nlgscore.meta.runner import MetaTable, Run, check_limit, keep_finished, sources_of
+from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
+from nlgscore.meta.tasks.runner import (
+    MetaTable,
+    Run,
+    check_limit,
+    keep_finished,
+    sources_of,
+)
 
 PathLike = Union[str, "os.PathLike[str]"]
 # (level, measure) -> how it is computed; the order of the table's rows.
@@ -162,7 +168,7 @@ def mqm(
     progress: bool = False, load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
     export_mtme: Optional[PathLike] = None, export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
-    """Every WMT22-25 measure of each metric on the human-scores ``folder`` (layout: ``nlgscore.meta.ratings``).
+    """Every WMT22-25 measure of each metric on the human-scores ``folder`` (layout: ``nlgscore.meta.data.ratings``).
 
     ``metrics`` are specs scored here; ``scores`` maps a name to an mt-metrics-eval score file
     (``<system><TAB><score>``: a ``.seg.score`` file, with its ``.sys.score`` sibling when present,

@@ -9,7 +9,7 @@ package). Formats:
   {system, text}}`` (COMET's relative-ranks version, as in the BARTScore paper).
 * ``sum-summeval.jsonl``: ``{id, src, refs, systems: {name: {text, scores: {aspect: x}}}}``.
 * ``d2t-bagel.jsonl``: ``{id, src, refs, text, scores: {aspect: x}}``.
-* WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.wmt21.load_wmt21``.
+* WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.data.wmt21.load_wmt21``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from nlgscore.core.errors import DataError
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -104,7 +104,7 @@ def _human_score(value: Any, where: str) -> float:
 
 
 def _jsonl(path: PathLike) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    # The text-file rule of nlgscore.meta.files: UTF-8, a leading BOM dropped, other encodings named.
+    # The text-file rule of nlgscore.meta.data.files: UTF-8, a leading BOM dropped, other encodings named.
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
