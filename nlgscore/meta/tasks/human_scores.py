@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -42,83 +41,65 @@ import numpy as np
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
 from nlgscore.meta.baselines import WMT22_SEGMENT
-from nlgscore.meta.data.mtme import read_mtme, write_mtme
-from nlgscore.meta.data.precomputed import segment_and_system
-from nlgscore.meta.data.ratings import RatingsFolder, load_ratings
-from nlgscore.meta.engine import Scorers, short_name
-from nlgscore.meta.report import Row
-from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
-from nlgscore.meta.tasks.runner import (
-    MetaTable,
-    Run,
-    check_limit,
-    keep_finished,
-    sources_of,
-)
+from nlgscore.meta.data.model import EvalSet
+from nlgscore.meta.data.ratings import load_ratings
+from nlgscore.meta.engine import Scorers
+from nlgscore.meta.stats.resample import DEFAULT_SEED
+from nlgscore.meta.tasks.generic import TaskDescriptor, run
+from nlgscore.meta.tasks.measures import WMT22_MEASURES, spa_human
+from nlgscore.meta.tasks.runner import MetaTable
 
 PathLike = Union[str, "os.PathLike[str]"]
-# (level, measure) -> how it is computed; the order of the table's rows.
-MEASURES = (("system", "pearson"), ("system", "accuracy"), ("system", "spa"), ("segment", "pearson"),
-            ("segment", "pearson-item"), ("segment", "kendall"), ("segment", "kendall-item"),
-            ("segment", "acc-t"), ("segment", "acc-t-epsilon"))
+# (level, measure): the order of the table's rows.
+MEASURES = tuple((m.level, m.name) for m in WMT22_MEASURES)
 
 
-class _Human:
-    """The human side of one run: segment matrix, system scores, the SPA columns and signs."""
-
-    def __init__(self, data: RatingsFolder, systems: List[str], n: int, use_sys_file: bool) -> None:
-        self.seg = np.array([data.seg[s][:n] for s in systems])
-        rated = ~np.isnan(self.seg)
-        if not rated.any(axis=1).all():
-            empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]
-            raise DataError(f"{data.path}: system(s) {empty} have no rated segment in the first {n} lines")
-        self.sys = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
-        self.common = rated.all(axis=0)  # SPA compares systems on the segments every one was rated on
-        self.signs = stats.permutation_signs(int(self.common.sum())) if self.common.any() else None
-        self.p_values = stats.pairwise_p_values(self.seg[:, self.common], self.signs) if self.common.any() else None
-
-    def spa(self, metric: np.ndarray) -> float:
-        """SPA of a metric's ``(systems, segments)`` scores (the human p-values are computed once)."""
-        return stats.spa_from_p_values(self.p_values, stats.pairwise_p_values(metric[:, self.common], self.signs))
-
-
-def _metric_rows(human: _Human, seg: Optional[np.ndarray], system: np.ndarray, **common: str) -> Tuple[List[Row], Dict[str, Any]]:
-    """The rows of one metric and what the significance tests need."""
-    values: Dict[Tuple[str, str], float] = {
-        ("system", "pearson"): stats.CORRELATIONS["pearson"](human.sys, system),
-        ("system", "accuracy"): stats.pairwise_accuracy(human.sys, system),
-    }
-    keep: Dict[str, Any] = {"system": system}
-    if seg is not None:
-        if human.signs is not None:
-            values[("system", "spa")] = human.spa(seg)
-        for method in ("pearson", "kendall"):
-            values[("segment", method)] = stats.correlation(human.seg, seg, method)
-            values[("segment", f"{method}-item")] = stats.correlation(human.seg, seg, method, by_item=True)
-        pairs = stats.item_pairs(human.seg, seg)
-        values[("segment", "acc-t")], epsilon = stats.tie_calibration(pairs)
-        values[("segment", "acc-t-epsilon")] = epsilon
-        keep.update(seg=seg, pairs=pairs, epsilon=epsilon)
-    rows = [Row(level=level, measure=measure, value=float(values[level, measure]), **common)
-            for level, measure in MEASURES if (level, measure) in values]
-    return rows, keep
+def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[str] = None, kind: Optional[str] = None,
+             include_human: bool = False, repeats: str = "error") -> EvalSet:
+    """A human-scores folder (``nlgscore.meta.data.ratings``) as an ``EvalSet``: the evaluated systems
+    (never the reference in use; human translations only with ``include_human``) x the first
+    ``limit`` segments; human system scores from ``<kind>-sys-scores.tsv`` unless a limit cuts the set."""
+    if folder is None:
+        raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
+    data = load_ratings(folder, reference, kind, repeats)
+    systems = data.systems(include_human)
+    if len(systems) < 3:
+        raise DataError(f"{data.path}: meta-evaluation needs at least 3 rated systems, got {systems}")
+    n = min(len(data.src), limit or len(data.src))
+    seg = np.array([data.seg[s][:n] for s in systems])
+    rated = ~np.isnan(seg)
+    if not rated.any(axis=1).all():
+        empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]  # noqa: B905
+        raise DataError(f"{data.path}: system(s) {empty} have no rated segment in the first {n} lines")
+    use_sys_file = limit is None or limit >= len(data.src)
+    system = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
+    evalset = EvalSet(f"{data.kind}-{data.lp}", systems, [data.hyps[s][:n] for s in systems], [data.ref[:n]],
+                      data.src[:n], {"segment": seg, "system": system}, data.reference, lines=len(data.src))
+    excluded = sorted(set(data.hyps) - set(systems))
+    common = int(spa_human(evalset).common.sum())
+    evalset.notes.append(f"{evalset.name} ({data.path.name}): {n} segments, {int(rated.any(axis=0).sum())} rated, "
+                         f"{len(systems)} systems; reference {data.reference}; not scored as systems: "
+                         f"{', '.join(excluded) or 'none'}; SPA on {common} segments rated for every system")
+    return evalset
 
 
-def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTable, dataset: str,
-                  resamples: int, seed: int) -> List[str]:
+def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
+                 resamples: int, seed: int) -> List[str]:
     """Cluster ranks per measure from pairwise permutation tests (mtme CompareMetrics + AssignRanks)."""
-    value = {(r.metric, r.level, r.measure): r.value for r in table.rows if r.dataset == dataset}
-    rated = ~np.isnan(human.seg)
-    every_system = np.ones(len(human.sys), bool)
-    tests = {  # measure -> (statistic of one metric's scores, which scores, the cells resampled)
-        ("system", "pearson"): (lambda v: stats.CORRELATIONS["pearson"](human.sys, v), "system", every_system),
-        ("system", "accuracy"): (lambda v: stats.pairwise_accuracy(human.sys, v), "system", every_system),
-        ("system", "spa"): (human.spa, "seg", rated),
-        ("segment", "pearson"): (lambda m: stats.correlation(human.seg, m), "seg", rated),
+    human_seg, human_sys = data.human["segment"], data.human["system"]
+    value = {(r.metric, r.level, r.measure): r.value for r in table.rows if r.dataset == data.name}
+    rated = ~np.isnan(human_seg)
+    every_system = np.ones(len(human_sys), bool)
+    tests = {  # measure -> (statistic of one metric's scores, which scores (0 segment, 1 system), the cells resampled)
+        ("system", "pearson"): (lambda v: stats.CORRELATIONS["pearson"](human_sys, v), 1, every_system),
+        ("system", "accuracy"): (lambda v: stats.pairwise_accuracy(human_sys, v), 1, every_system),
+        ("system", "spa"): (spa_human(data).spa, 0, rated),
+        ("segment", "pearson"): (lambda m: stats.correlation(human_seg, m), 0, rated),
     }
+    calibrated: Dict[str, Tuple[stats.ItemPairs, float]] = {}  # acc-t: each metric's pairs and its epsilon
     lines = []
     for level, measure in (*tests, ("segment", "acc-t")):
-        names = [m for m in kept if (m, level, measure) in value and (measure != "acc-t" or "pairs" in kept[m])]
+        names = [m for m in kept if (m, level, measure) in value and (measure != "acc-t" or kept[m][0] is not None)]
         if len(names) < 2:
             continue
         names.sort(key=lambda m: (-value[m, level, measure], m))
@@ -126,39 +107,25 @@ def _significance(human: _Human, kept: Dict[str, Dict[str, Any]], table: MetaTab
         for i, j in itertools.combinations(range(len(names)), 2):
             a, b = kept[names[i]], kept[names[j]]
             if measure == "acc-t":  # each metric's pairwise outcomes at its own epsilon (WMT23/24 "pairs" test)
-                outcomes = [stats.pair_outcomes(m["pairs"], m["epsilon"]) for m in (a, b)]
-                p[i, j] = stats.pairs_permutation_test(*outcomes, a["pairs"].weight, resamples, seed)
+                for name in (names[i], names[j]):
+                    if name not in calibrated:
+                        pairs = stats.item_pairs(human_seg, kept[name][0])
+                        calibrated[name] = (pairs, stats.tie_calibration(pairs)[1])
+                (pa, ea), (pb, eb) = calibrated[names[i]], calibrated[names[j]]
+                outcomes = [stats.pair_outcomes(pa, ea), stats.pair_outcomes(pb, eb)]
+                p[i, j] = stats.pairs_permutation_test(*outcomes, pa.weight, resamples, seed)
             else:
                 statistic, key, mask = tests[level, measure]
                 p[i, j] = stats.permutation_test(statistic, a[key], b[key], mask, resamples, seed)
         ranks = stats.cluster_ranks(p)
-        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
+        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))  # noqa: B905
     if lines:
         lines.insert(0, f"  significance clusters (rank 1 = best; permutation tests, {resamples} resamples, "
                         f"seed {seed}, p < {stats.SIG_LEVEL}):")
     return lines
 
 
-def _file_scores(name: str, path: Any, data: RatingsFolder, systems: List[str], n: int) -> Tuple[Optional[np.ndarray], np.ndarray, str]:
-    seg_path, sys_path = segment_and_system(name, path)
-    seg, system = read_mtme(seg_path, systems, len(data.src), first=n)
-    if sys_path is not None:
-        _, system = read_mtme(sys_path, systems, 0)
-    signature = f"scores:{Path(seg_path).name}"
-    if seg is not None:
-        seg = seg[:, :n]
-    if system is None:
-        if seg is None:
-            raise DataError(f"{seg_path}: neither segment nor system scores")
-        return seg, seg.mean(axis=1), f"{signature}|system:mean-of-segments"
-    return seg, system, f"{signature}|system:{Path(sys_path or seg_path).name}"
-
-
-def _export(folder: Optional[PathLike], name: str, reference: str, systems: List[str], seg: np.ndarray,
-            system: np.ndarray) -> None:
-    if folder is not None:
-        write_mtme(folder, name, reference, {s: seg[i].tolist() for i, s in enumerate(systems)},
-                   dict(zip(systems, system.tolist())))
+MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, segment_specs=WMT22_SEGMENT, significance=significance)
 
 
 def mqm(
@@ -175,41 +142,11 @@ def mqm(
     or ``"SEG,SYS"``). ``permutations``: resamples of the significance tests between metrics (0: none).
     ``export_mtme`` / ``export_scores``: a folder to write the scored metrics' scores to as mtme
     files (the command line's ``--export-scores`` adds nlgscore's JSONL through ``Scorers.export``).
+    The generic runner (``nlgscore.meta.tasks.generic.run``) over ``MQM_TASK``.
     """
     if folder is None:
         raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
-    run, sources, limit = Run(0, seed, progress), sources_of(metrics, scores, system_files=True), check_limit(limit)
-    permutations = check_resamples(permutations, "permutations", "--permutations")
-    scorers = scorers or Scorers(load_options)
-    data = load_ratings(folder, reference, kind, repeats)
-    systems = data.systems(include_human)
-    if len(systems) < 3:
-        raise DataError(f"{data.path}: meta-evaluation needs at least 3 rated systems, got {systems}")
-    n = min(len(data.src), limit or len(data.src))
-    human = _Human(data, systems, n, use_sys_file=limit is None or limit >= len(data.src))
-    hyps = [h for s in systems for h in data.hyps[s][:n]]
-    dataset = f"{data.kind}-{data.lp}"
-    table = MetaTable("mqm")
-    kept: Dict[str, Dict[str, Any]] = {}
-    with keep_finished(table, run, sources):
-        for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
-            if file is None:
-                segment_spec = WMT22_SEGMENT.get(name.lower(), name)  # bleu: sacreBLEU sentence_bleu (WMT21+)
-                flat, signature = scorers.score(segment_spec, hyps, data.ref[:n] * len(systems), data.src[:n] * len(systems))
-                seg = np.array(flat).reshape(len(systems), n)
-                system, how = scorers.system_scores(name, [data.hyps[s][:n] for s in systems], data.ref[:n], seg)
-                system, signature = np.array(system), f"{signature}|{how}"
-                for target in (export_mtme, export_scores):
-                    _export(target, name, data.reference, systems, seg, system)
-            else:
-                seg, system, signature = _file_scores(name, file, data, systems, n)
-            rows, kept[short_name(name)] = _metric_rows(human, seg, system, dataset=dataset, metric=short_name(name),
-                                                        signature=signature)
-            table.rows += rows
-    excluded = sorted(set(data.hyps) - set(systems))
-    table.notes.append(f"{dataset} ({data.path.name}): {n} segments, {int((~np.isnan(human.seg)).any(axis=0).sum())} "
-                       f"rated, {len(systems)} systems; reference {data.reference}; not scored as systems: "
-                       f"{', '.join(excluded) or 'none'}; SPA on {int(human.common.sum())} segments rated for every system")
-    if permutations > 0:
-        table.notes += _significance(human, kept, table, dataset, permutations, seed)
-    return table
+    return run(MQM_TASK, metrics, scores, data=folder, permutations=permutations, seed=seed, limit=limit,
+               progress=progress, load_options=load_options, scorers=scorers, export_mtme=export_mtme,
+               export_scores=export_scores, reference=reference, kind=kind, include_human=include_human,
+               repeats=repeats)
