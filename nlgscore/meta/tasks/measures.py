@@ -4,8 +4,8 @@ A descriptor lists its measures (after mt-metrics-eval's ``Task`` rows); the run
 one per metric from the data set (``EvalSet``) and the metric's ``(systems, items)`` segment scores
 and ``(systems,)`` system scores. ``inputs`` returns the statistic's arguments, or None when the
 measure does not apply (no segment scores in a system-level score file, no segment rated for
-every system). ``resampling="bootstrap"`` adds a percentile bootstrap interval over the first axis
-of the inputs (items); ``"none"`` gives the value alone.
+every system). ``resampling="bootstrap"`` adds a percentile bootstrap interval resampling the first
+axis of the inputs, which must be the items (``item_scores``); ``"none"`` gives the value alone.
 
 ``WMT22_MEASURES`` are the measures of the WMT22-25 metrics tasks on a systems x segments set
 (``nlgscore meta mqm``): mt-metrics-eval's WMT24/WMT25 task settings, ``pce`` (SPA) at system
@@ -47,6 +47,11 @@ def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) 
 def segment_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """(human, metric) ``(systems, items)`` matrices; None without metric segment scores."""
     return None if seg is None else (data.human["segment"], seg)
+
+
+def item_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(human, metric) ``(items, systems)`` matrices, items first so a bootstrap resamples items."""
+    return None if seg is None else (np.asarray(data.human["segment"]).T, seg.T)
 
 
 class SpaHuman:
