@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Tuple
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import bootstrap_tasks as _tasks
 from nlgscore.meta.tasks import human_scores as _mqm
+from nlgscore.meta.tasks import wmt21_da as _wmt21
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 
 
@@ -92,7 +93,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
         "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
         "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
-        _tasks.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
+        _wmt21.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
         "data_dir", "DA", "A", ("segment", "system"),
         ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
         "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",

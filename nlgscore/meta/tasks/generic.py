@@ -20,6 +20,7 @@ add. Adding a data set is one descriptor: its loader and its rows (CONTRIBUTING,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -34,7 +35,13 @@ from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.report import Row
 from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
 from nlgscore.meta.tasks.measures import Measure
-from nlgscore.meta.tasks.runner import MetaTable, Run, check_limit, keep_finished, sources_of
+from nlgscore.meta.tasks.runner import (
+    MetaTable,
+    Run,
+    check_limit,
+    keep_finished,
+    sources_of,
+)
 
 Scores = Tuple[Optional[np.ndarray], np.ndarray, str]  # (segment matrix or None, system scores, signature)
 
@@ -65,7 +72,8 @@ class TaskDescriptor:
     measures: Tuple[Measure, ...]
     read_scores: Callable[[EvalSet, str, Any], Scores] = read_mtme_scores
     segment_specs: Mapping[str, str] = field(default_factory=dict)  # e.g. bleu -> sentence-bleu (WMT22+)
-    significance: Optional[Callable[..., List[str]]] = None  # (data, kept, table, resamples, seed) -> notes
+    significance: Optional[Callable[..., List[str]]] = None  # (data, kept, table, run, permutations) -> notes
+    settings: Tuple[str, ...] = ()  # run options the measures use (not the loader's), e.g. "ties"
 
 
 def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers) -> Scores:
@@ -79,13 +87,16 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
 
 
 def _row(run: Run, measure: Measure, data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray,
-         **common: str) -> Optional[Row]:
+         settings: Dict[str, Any], signature: str, **common: str) -> Optional[Row]:
     inputs = measure.inputs(data, seg, system)
     if inputs is None:
         return None
+    used = {name: settings[name] for name in measure.uses}
+    statistic = functools.partial(measure.statistic, **used) if used else measure.statistic
+    signature += "".join(f"|{name}:{value}" for name, value in used.items())
     if measure.resampling == "bootstrap":
-        return run.row(measure.statistic, inputs, level=measure.level, measure=measure.name, **common)
-    return Row(level=measure.level, measure=measure.name, value=float(measure.statistic(*inputs)), **common)
+        return run.row(statistic, inputs, level=measure.level, measure=measure.name, signature=signature, **common)
+    return Row(level=measure.level, measure=measure.name, value=float(statistic(*inputs)), signature=signature, **common)
 
 
 def run(
@@ -101,7 +112,8 @@ def run(
     ``export_mtme`` / ``export_scores``: folders the scored metrics' scores are written to as
     mt-metrics-eval files.
     """
-    task = Run(bootstrap, seed, progress)
+    settings = {name: options.pop(name) for name in descriptor.settings if name in options}
+    task = Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
     sources, limit = sources_of(metrics, scores, system_files=True), check_limit(limit)
     permutations = check_resamples(permutations, "permutations", "--permutations")
     scorers = scorers or Scorers(load_options)
@@ -122,10 +134,10 @@ def run(
             metric = short_name(name)
             kept[metric] = (seg, system)
             for measure in descriptor.measures:
-                row = _row(task, measure, evalset, seg, system, dataset=evalset.name, metric=metric, signature=signature)
+                row = _row(task, measure, evalset, seg, system, settings, signature, dataset=evalset.name, metric=metric)
                 if row is not None:
                     table.rows.append(row)
     table.notes += evalset.notes
-    if permutations > 0 and descriptor.significance is not None:
-        table.notes += descriptor.significance(evalset, kept, table, permutations, seed)
+    if descriptor.significance is not None:
+        table.notes += descriptor.significance(evalset, kept, table, task, permutations)
     return table

@@ -47,7 +47,7 @@ from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 from nlgscore.meta.tasks.measures import WMT22_MEASURES, spa_human
-from nlgscore.meta.tasks.runner import MetaTable
+from nlgscore.meta.tasks.runner import MetaTable, Run
 
 PathLike = Union[str, "os.PathLike[str]"]
 # (level, measure): the order of the table's rows.
@@ -84,8 +84,12 @@ def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[
 
 
 def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
-                 resamples: int, seed: int) -> List[str]:
-    """Cluster ranks per measure from pairwise permutation tests (mtme CompareMetrics + AssignRanks)."""
+                 run: Run, resamples: int) -> List[str]:
+    """Cluster ranks per measure from pairwise permutation tests (mtme CompareMetrics + AssignRanks);
+    none when ``resamples`` is 0."""
+    if resamples <= 0:
+        return []
+    seed = run.seed
     human_seg, human_sys = data.human["segment"], data.human["system"]
     value = {(r.metric, r.level, r.measure): r.value for r in table.rows if r.dataset == data.name}
     rated = ~np.isnan(human_seg)

@@ -37,6 +37,7 @@ class Measure:
     inputs: Inputs
     statistic: Callable[..., float]
     resampling: str = "none"  # "none" or "bootstrap" (over the items of the inputs' first axis)
+    uses: Tuple[str, ...] = ()  # run settings the statistic takes as keywords (e.g. "ties"); the signature names them
 
 
 def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
