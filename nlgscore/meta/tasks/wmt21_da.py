@@ -22,13 +22,12 @@ from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.alignment import check_alignment
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.mtme import is_mtme_file, read_mtme
-from nlgscore.meta.data.wmt21 import HUMAN, load_wmt21
+from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments
 from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.wmt import (
     darr_outcomes,
-    darr_pairs_from_da,
     tau_from_outcomes,
     williams_test_scores,
 )
@@ -54,18 +53,13 @@ def load_wmt21_set(data: Optional[PathLike] = None, limit: Optional[int] = None,
     else ``<data>/wmt21-<lp>``) as an ``EvalSet`` of its systems (HUMAN only with ``include_human``)."""
     path = _folder(data, folder, lp)
     da = load_wmt21(path, lp=lp, reference=reference, repeats=repeats)
-    systems = sorted(s for s in da.hyps if include_human or s != HUMAN)
-    if len(systems) < 2:
-        raise DataError(f"{da.lp}: meta-evaluation needs at least 2 systems, got {systems}")
-    unscored = [s for s in systems if s not in da.sys_z]
-    if unscored:
-        raise DataError(f"{da.lp}: da-sys-scores.csv has no system score for {unscored}")
-    n = min(len(da.ref), limit or len(da.ref))
-    raw = np.array([da.seg_raw[s][:n] for s in systems])
-    z = np.array([da.seg_z[s][:n] for s in systems])
+    judgments = wmt21_judgments(da, include_human=include_human, limit=limit)  # systems, DA, daRR pairs
+    systems, n = judgments.systems, judgments.raw.shape[1]
     evalset = EvalSet(f"wmt21-{da.lp}", systems, [da.hyps[s][:n] for s in systems], [da.ref[:n]], da.src[:n],
-                      {"raw": raw, "z": z, "system": np.array([da.sys_z[s] for s in systems])}, reference,
-                      lines=len(da.ref))
+                      {"raw": judgments.raw, "z": judgments.z, "system": judgments.sys_z}, reference, lines=len(da.ref))
+    row = {s: i for i, s in enumerate(systems)}
+    evalset.derived("darr", lambda: tuple(np.array(column, dtype=np.int64) for column in (
+        [p.segment for p in judgments.pairs], [row[p.better] for p in judgments.pairs], [row[p.worse] for p in judgments.pairs])))
     evalset.derived("every system", lambda: sorted(da.hyps))
     pairs = darr_pairs(evalset)
     if not pairs[0].size:
@@ -73,21 +67,13 @@ def load_wmt21_set(data: Optional[PathLike] = None, limit: Optional[int] = None,
     human = " incl. HUMAN (ref.B)" if include_human else ""
     evalset.notes.append(f"{evalset.name}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
                          f"{pairs[0].size} daRR pairs (raw DA more than 25 apart)")
-    evalset.notes.append("  " + check_alignment(evalset.hyps, z).describe())
+    evalset.notes.append("  " + check_alignment(evalset.hyps, judgments.z).describe())
     return evalset
 
 
 def darr_pairs(data: EvalSet) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(segment, better row, worse row)`` of the daRR pairs built from raw DA (WMT18), once per data set."""
-    def make() -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raw = data.human["raw"]
-        judged = ~np.isnan(raw)
-        pairs = darr_pairs_from_da({(int(seg), data.systems[i]): raw[i, seg] for i, seg in zip(*np.nonzero(judged))})
-        row = {s: i for i, s in enumerate(data.systems)}
-        return (np.array([p.segment for p in pairs], dtype=np.int64), np.array([row[p.better] for p in pairs], dtype=np.int64),
-                np.array([row[p.worse] for p in pairs], dtype=np.int64))
-
-    return data.derived("darr", make)
+    """``(segment, better row, worse row)`` of the daRR pairs the loader derived from raw DA (WMT18)."""
+    return data.derived("darr", lambda: data.darr_pairs("raw", margin=25.0))
 
 
 def _outcomes(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
