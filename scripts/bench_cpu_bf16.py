@@ -60,7 +60,7 @@ def build_large(folder: str) -> str:
 def compare(model: str, layer: int, cands: list, refs: list, chunks: int) -> dict:
     from nlgscore.bertscore import BERTScorer
     from nlgscore.core import runtime
-    from nlgscore.meta.wmt import darr_kendall_tau
+    from nlgscore.meta.stats.wmt import darr_kendall_tau
 
     scorers = {dtype: BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype=dtype) for dtype in ("float32", "bfloat16")}
     for scorer in scorers.values():

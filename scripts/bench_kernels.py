@@ -23,7 +23,7 @@ SETTINGS = {"automatic": None, "MKL forced": "0", "oneDNN forced": "1"}
 WORKER = r"""
 import json, sys, time
 from nlgscore.core import gemm
-from nlgscore.meta.loaders import load_darr
+from nlgscore.meta.data.loaders import load_darr
 import nlgscore
 darr = load_darr(sys.argv[1]); n = int(sys.argv[2])
 cands, refs = darr.better[:n], darr.ref[:n]

@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from nlgscore.meta import calibrate, loaders, wmt21
-from nlgscore.meta.wmt21 import load_wmt21
+from nlgscore.meta import calibrate
+from nlgscore.meta.data import loaders, wmt21
+from nlgscore.meta.data.wmt21 import load_wmt21
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
 DARR_LPS = ("kk-en", "gu-en")

@@ -22,12 +22,23 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from nlgscore.meta import calibrate, loaders
-from nlgscore.meta.alignment import check_alignment
-from nlgscore.meta.resample import DEFAULT_SEED, Interval, bootstrap_ci, paired_bootstrap
+from nlgscore.meta import calibrate
+from nlgscore.meta.data import loaders
+from nlgscore.meta.data.alignment import check_alignment
+from nlgscore.meta.data.wmt21 import (
+    load_wmt21,
+    wmt21_inputs,
+    wmt21_items,
+    wmt21_judgments,
+)
 from nlgscore.meta.scoring import segment_scores, system_scores
-from nlgscore.meta.wmt import darr_outcomes, pearson, tau_from_outcomes
-from nlgscore.meta.wmt21 import load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
+from nlgscore.meta.stats.resample import (
+    DEFAULT_SEED,
+    Interval,
+    bootstrap_ci,
+    paired_bootstrap,
+)
+from nlgscore.meta.stats.wmt import darr_outcomes, pearson, tau_from_outcomes
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
 # (spec, row label): segment level uses the spec's sentence score, system level its WMT definition.
@@ -166,8 +177,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.meta.rescale_baseline import all_layers_scorer
     from nlgscore.core.tables import table as data_table
+    from nlgscore.meta.rescale_baseline import all_layers_scorer
 
     total = time.perf_counter()
     timings: Dict[str, float] = {}

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.meta import calibrate, wmt21
-from nlgscore.meta.loaders import DarrData
-from nlgscore.meta.wmt21 import Wmt21Data
-from nlgscore.meta.wmt import darr_kendall_tau, pearson
+from nlgscore.meta import calibrate
+from nlgscore.meta.data import wmt21
+from nlgscore.meta.data.loaders import DarrData
+from nlgscore.meta.data.wmt21 import Wmt21Data
+from nlgscore.meta.stats.wmt import darr_kendall_tau, pearson
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.meta.loaders import data_file, default_data_dir, load_bagel, load_darr, load_summeval
-from nlgscore.meta.wmt21 import load_wmt21, wmt21_system_name
+from nlgscore.meta.data.loaders import (
+    data_file,
+    default_data_dir,
+    load_bagel,
+    load_darr,
+    load_summeval,
+)
+from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_system_name
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"

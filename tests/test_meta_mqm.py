@@ -15,7 +15,7 @@ pytest.importorskip("sacrebleu")
 
 from nlgscore.cli import main  # noqa: E402
 from nlgscore.meta.engine import ScoreCache, Scorers  # noqa: E402
-from nlgscore.meta.mqm import MEASURES, mqm  # noqa: E402
+from nlgscore.meta.tasks.human_scores import MEASURES, mqm  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FOLDERS = {"mqm-wmt23-en-de-sxs": 140, "mqm-wmt21-zh-en": 200}  # lines used: ~100 and ~150 rated segments
@@ -117,7 +117,7 @@ def test_keyboard_interrupt_keeps_finished_metrics(tmp_path):
 
     class Interrupted(Scorers):
         def score(self, spec, hyps, refs, srcs=None):
-            if spec == "bleu":
+            if spec == "sentence-bleu":  # mqm scores segment bleu as sacreBLEU's sentence_bleu
                 raise KeyboardInterrupt
             return super().score(spec, hyps, refs, srcs)
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from nlgscore.meta.precomputed import (
+from nlgscore.meta.data.precomputed import (
     parse_scores_option,
     read_darr_scores,
     read_summeval_scores,

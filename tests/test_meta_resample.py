@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nlgscore.meta.resample import (
+from nlgscore.meta.stats.resample import (
     bootstrap_ci,
     compare_systems_bootstrap,
     compare_systems_randomization,
@@ -11,7 +11,7 @@ from nlgscore.meta.resample import (
     percentile_interval,
     subset_significance,
 )
-from nlgscore.meta.wmt import darr_kendall_tau, pearson
+from nlgscore.meta.stats.wmt import darr_kendall_tau, pearson
 
 
 def test_percentile_interval_uses_sacrebleu_order_statistics():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgscore.meta.summ import (
+from nlgscore.meta.stats.summary import (
     corpus_correlation,
     document_correlations,
     pair_accuracy,

@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("sacrebleu")
 
 from nlgscore.meta import tasks  # noqa: E402
-from nlgscore.meta.alignment import check_alignment  # noqa: E402
 from nlgscore.meta.baselines import chrf, corpus_score  # noqa: E402
-from nlgscore.meta.loaders import load_darr  # noqa: E402
-from nlgscore.meta.wmt21 import load_wmt21, wmt21_judgments  # noqa: E402
+from nlgscore.meta.data.alignment import check_alignment  # noqa: E402
+from nlgscore.meta.data.loaders import load_darr  # noqa: E402
+from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEEN = SHARED / "wmt21-de-en"
@@ -121,7 +121,7 @@ def _summeval_ok():
 
 @pytest.mark.skipif(not _summeval_ok(), reason=f"sum-summeval.jsonl not found in {SHARED}")
 def test_summeval_scores_file_equals_metric_and_significance_lines(tmp_path):
-    from nlgscore.meta.loaders import load_summeval
+    from nlgscore.meta.data.loaders import load_summeval
 
     data = load_summeval(SHARED / "sum-summeval.jsonl")
     limit = 12

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgscore.meta.wmt import (
+from nlgscore.meta.stats.wmt import (
     darr_kendall_tau,
     darr_pairs_from_da,
     hybrid_systems,

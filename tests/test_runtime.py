@@ -20,8 +20,8 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from conftest import GOLDEN, REPO, require_data
+
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.runtime import Runtime, dtype_name, resolve_runtime
 
@@ -119,7 +119,7 @@ def test_bertscore_half_precision_on_cpu(minilm_scorer, dtype):
 
 def test_bertscore_bfloat16_is_faithful_on_wmt19_kk_en(minilm_scorer):
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.meta.wmt import darr_kendall_tau
+    from nlgscore.meta.stats.wmt import darr_kendall_tau
 
     path = require_data("wmt-kk-en.jsonl")
     with open(path, encoding="utf-8") as handle:

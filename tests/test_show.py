@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from nlgscore.cli import main  # noqa: E402
 from nlgscore.bertscore.plot import pair_matrix, plot_pair  # noqa: E402
+from nlgscore.cli import main  # noqa: E402
 from nlgscore.meta.plot import plot_correlations  # noqa: E402
 
 CAND, REF = "it is freezing today", "the weather is cold today"

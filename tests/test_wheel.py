@@ -137,7 +137,7 @@ bartscore = evaluate.load(nlgscore.evaluate_module("bartscore"), "bart-large-cnn
 out["bartscore"] = bartscore.compute(predictions=preds, references=refs, device="cpu")
 for name in metrics:
     out["modules"][name] = nlgscore.evaluate_module(name)
-from nlgscore.meta.loaders import default_data_dir
+from nlgscore.meta.data.loaders import default_data_dir
 out["data_dir"] = str(default_data_dir())
 from nlgscore.core.extras import pyplot
 try:

@@ -6,7 +6,7 @@
 sacreBLEU's own ``--paired-bs`` / ``--paired-ar`` (``sacrebleu.significance.PairedTest``): same
 seed and n give the same p-values and means as ``sacrebleu -i ... --paired-bs``. Any other metric
 (``sentbleu``, ``bertscore:minilm`` ...) is tested on the mean of its segment scores
-(``nlgscore.meta.resample``), and the signature says ``system:mean-of-segments``.
+(``nlgscore.meta.stats.resample``), and the signature says ``system:mean-of-segments``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from nlgscore.cli.options import (
 from nlgscore.cli.output import emit
 from nlgscore.core.extras import require
 from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
-from nlgscore.meta.resample import DEFAULT_SEED, SystemComparison
+from nlgscore.meta.stats.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.
 DEFAULT_SAMPLES = {"bs": 1000, "ar": 10_000}
@@ -92,7 +92,7 @@ def sacrebleu_paired(
 
 def _segment_comparisons(args, systems: Sequence[List[str]], refs: List[str], srcs: Optional[List[str]],
                          n_samples: int) -> tuple[List[SystemComparison], str]:
-    from nlgscore.meta.resample import compare_systems_bootstrap, compare_systems_randomization
+    from nlgscore.meta.stats.resample import compare_systems_bootstrap, compare_systems_randomization
     from nlgscore.meta.scoring import segment_scores
 
     options, scores, signature = runtime_settings(args), [], ""
@@ -119,10 +119,11 @@ def _read(args) -> tuple[List[List[str]], List[List[str]], Optional[List[str]]]:
 
 def run(args: argparse.Namespace) -> int:
     check_device(args.device)
+    seed = check_seed(args.seed)  # numpy and sacreBLEU take seeds >= 0: refused before any scoring
+    n_samples = check_resamples(args.n_samples or DEFAULT_SAMPLES[args.test], "n_samples", "--n-samples", minimum=1)
     outputs, refs, srcs = _read(args)
-    n_samples = args.n_samples or DEFAULT_SAMPLES[args.test]
     if args.metric.lower() in CORPUS_METRICS:
-        results, signature = sacrebleu_paired(args.metric.lower(), outputs, refs, args.test, n_samples, args.seed)
+        results, signature = sacrebleu_paired(args.metric.lower(), outputs, refs, args.test, n_samples, seed)
     elif len(refs) > 1:
         fail(f"--metric {args.metric} takes one reference file (-r); chrf and bleu take several")
     else:

@@ -5,7 +5,7 @@
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
     nlgscore meta mqm --data ../shared/data/mqm-wmt21-zh-en --metric chrf --metric bleu
 
-One subcommand per data-set descriptor (``nlgscore.meta.descriptors``): the options every task
+One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
 this module only builds the parser, prints through ``emit`` and writes the output files. An
 interrupted run (Ctrl-C, an error in one metric) still prints and writes the finished metrics'
@@ -20,11 +20,18 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict
 
-from nlgscore.cli.options import add_format_option, add_runtime_options, check_device, positive_int, progress_enabled, runtime_settings
+from nlgscore.cli.options import (
+    add_format_option,
+    add_runtime_options,
+    check_device,
+    positive_int,
+    progress_enabled,
+    runtime_settings,
+)
 from nlgscore.cli.output import emit, output_format
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.descriptors import DESCRIPTORS, Descriptor
-from nlgscore.meta.resample import DEFAULT_SEED
+from nlgscore.meta.stats.resample import DEFAULT_SEED
+from nlgscore.meta.tasks.descriptors import DESCRIPTORS, Descriptor
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
 
@@ -36,7 +43,7 @@ def default_cache() -> Path:
 
 
 def _common_options(parser: argparse.ArgumentParser, descriptor: Descriptor) -> None:
-    folder = descriptor.data_param == "folder"
+    folder = descriptor.data_param in ("folder", "data")  # a folder the data set is, not one it is found in
     parser.add_argument("--data", type=Path, default=None, required=folder,
                         help="the human-scores folder" if folder else DATA_HELP)
     parser.add_argument("--metric", action="append", default=[],
@@ -87,8 +94,8 @@ def register(subparsers) -> None:
 
 
 def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
+    from nlgscore.meta.data.precomputed import parse_scores_option
     from nlgscore.meta.engine import ScoreCache, Scorers
-    from nlgscore.meta.precomputed import parse_scores_option
 
     descriptor: Descriptor = args.descriptor
     check_device(args.device)
@@ -99,7 +106,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
         except OSError as err:
             if args.cache is not None:
                 raise ArgumentError(f"--cache {args.cache}: cannot create the folder ({err.strerror})") from None
-            warnings.warn(f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR")
+            warnings.warn(f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR", stacklevel=2)
     scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)
     options: Dict[str, Any] = dict(metrics=args.metric, scores=parse_scores_option(args.scores), seed=args.seed,
                                    limit=args.limit, progress=progress_enabled(args), scorers=scorers)
@@ -112,7 +119,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.meta.files import write_atomic
+    from nlgscore.meta.data.files import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:
@@ -128,7 +135,7 @@ def _write(table, args: argparse.Namespace, scorers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nlgscore.meta.files import check_writable
+    from nlgscore.meta.data.files import check_writable
 
     check_writable([args.json_out, args.csv, args.plot])  # before the work, not after it
     if args.plot:

@@ -14,6 +14,7 @@ metric reports ``progress(done, total)`` in its own units and the bar moves in p
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 
@@ -36,7 +37,10 @@ class ItemProgress:
             self.position = target
 
     def close(self) -> None:
-        """Complete the bar (every item is scored when the work is done) and close it."""
-        self(1, 1)
+        """Complete the bar (every item is scored when the work is done) and close it; called while an
+        exception propagates (an interrupt, an error: the template's ``finally``), the bar stays where
+        the work stopped, so an interrupted run never shows 100 %."""
+        if sys.exc_info()[0] is None:
+            self(1, 1)
         if self.bar is not None:
             self.bar.close()

@@ -1,35 +1,35 @@
-"""Meta-evaluation of metrics against human judgments.
+"""Meta-evaluation of metrics against human judgments (data -> scores -> statistics -> table).
 
-* ``tasks``: the WMT19, WMT21 and SummEval meta-evaluations as functions returning result
-  tables (``tasks.wmt21(data_dir, metrics=["chrf"], scores={"mine": "mine.tsv"})``); ``mqm``:
-  any MQM/DA human-scores folder (``ratings``) with the WMT22-25 measures.
-* ``descriptors``: one row per data set (files, human kind, reference, levels, measures, options);
-  ``nlgscore meta`` builds its subcommands from them. ``runner``: the table and the run skeleton
-  every task shares (finished metrics kept on an interruption); ``engine``: models loaded once,
-  BARTScore directions in one pass, the score cache.
-* ``stats``: pairwise accuracy, soft pairwise accuracy, acc-t with tie calibration, no-grouping and
-  item-grouped correlations, permutation tests and significance clusters (WMT22-25).
-* ``wmt``: WMT daRR Kendall's tau-like (ties rules), daRR from DA, Pearson, Williams test, hybrids.
-* ``mtme``: mt-metrics-eval score files; ``files``: the text-file rule and atomic writes.
-* ``wmt21`` / ``alignment``: WMT21 DA folders of any to-English pair; the segment-id check.
-* ``summ``: BARTScore-style summary-level / pair-accuracy / corpus correlations.
-* ``resample``: bootstrap CIs, paired bootstrap, BARTScore subsets, paired-bs / paired-ar.
-* ``loaders``: the data folder and the WMT19 daRR, SummEval and BAGEL files.
-* ``baselines`` / ``scoring`` / ``precomputed``: string baselines (chrF, BLEU, sentBLEU, ROUGE),
-  registry metrics by spec string, and precomputed score files.
+* ``data/``: readers of human judgments, system outputs and score files (``loaders``: WMT19 daRR,
+  SummEval, BAGEL; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
+  ``mtme`` / ``precomputed``: score files; ``files``: the text-file rule and atomic writes;
+  ``alignment``: the segment-id check).
+* ``baselines`` / ``scoring`` / ``engine``: scores of string baselines (chrF, BLEU, sentence BLEU,
+  sentBLEU, ROUGE) and registry metrics by spec; models loaded once, BARTScore directions in one
+  pass, the score cache (finished chunks kept).
+* ``stats/``: every statistic, one name each (correlations, pairwise accuracy, SPA, acc-t,
+  daRR tau, Williams test, summary-level correlations, resampling and significance tests).
+* ``tasks/``: ``wmt19``, ``wmt21``, ``summeval`` and ``mqm`` returning a ``MetaTable``
+  (``tasks.wmt21(data_dir, metrics=["chrf"], scores={"mine": "mine.tsv"})``); ``descriptors``: one
+  row per data set, from which ``nlgscore meta`` builds its subcommands; ``runner``: the table and
+  the run skeleton every task shares.
 * ``report``: result rows as a table, JSON or CSV; ``plot``: the one chart of them.
-* ``calibrate``: BERTScore layer selection on human judgments.
+* ``calibrate`` / ``rescale_baseline``: BERTScore layer selection and baseline files.
 """
 
-from nlgscore.meta.resample import (
+from nlgscore.meta.stats.resample import (
     bootstrap_ci,
     compare_systems_bootstrap,
     compare_systems_randomization,
     paired_bootstrap,
     subset_significance,
 )
-from nlgscore.meta.summ import corpus_correlation, pair_accuracy, summary_level_correlation
-from nlgscore.meta.wmt import (
+from nlgscore.meta.stats.summary import (
+    corpus_correlation,
+    pair_accuracy,
+    summary_level_correlation,
+)
+from nlgscore.meta.stats.wmt import (
     darr_kendall_tau,
     darr_pairs_from_da,
     hybrid_systems,

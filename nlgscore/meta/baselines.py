@@ -4,8 +4,12 @@ Each baseline has a segment-level and a system-level definition, as the field us
 
 * ``chrf``: segment = sacreBLEU ``sentence_chrf`` (defaults: character 6-grams, beta 2);
   system = sacreBLEU ``corpus_chrf`` over the system's whole output (WMT's system baseline).
-* ``bleu``: segment = ``sentbleu`` below; system = sacreBLEU ``corpus_bleu`` (13a, exp smoothing),
-  WMT's system-level BLEU.
+* ``bleu``: segment = ``sentbleu`` below in the WMT19/WMT21 and SummEval tasks (the BARTScore
+  paper's numbers), ``sentence-bleu`` in the WMT22+ tasks (``mqm``: ``WMT22_SEGMENT``); system =
+  sacreBLEU ``corpus_bleu`` (13a, exp smoothing), WMT's system-level BLEU.
+* ``sentence-bleu``: sacreBLEU's ``sentence_bleu`` (13a tokenisation, exp smoothing, effective
+  order): WMT's segment-level BLEU baseline since WMT21, the ``BLEU`` scores mt-metrics-eval ships.
+  System = mean of segments.
 * ``sentbleu``: BARTScore's WMT19 baseline (its analysis code; ANCHORS 3.3): Moses-tokenise
   hypothesis and reference (sacremoses, English, XML escaping), then sacreBLEU
   ``corpus_bleu([hyp], [[ref]])`` on that one sentence. Not WMT's Moses ``sentence-bleu``.
@@ -24,7 +28,10 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 
-SEGMENT_METRICS = ("chrf", "bleu", "sentbleu", "rouge1", "rouge2", "rougeL")
+SEGMENT_METRICS = ("chrf", "bleu", "sentbleu", "sentence-bleu", "rouge1", "rouge2", "rougeL")
+# The WMT22+ (mt-metrics-eval) segment-level definition of a baseline where it differs from the
+# BARTScore-era one: segment BLEU is sacreBLEU's sentence_bleu, WMT's baseline since WMT21.
+WMT22_SEGMENT = {"bleu": "sentence-bleu"}
 # Names whose system-level score is a corpus statistic rather than the mean of segments.
 CORPUS_METRICS = ("chrf", "bleu")
 
@@ -88,6 +95,20 @@ def sentbleu(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str
     return scores, f"sentBLEU|pretok:moses-en-escape|sacremoses:{version}|{metric.get_signature().format()}|level:segment"
 
 
+def sentence_bleu(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str]:
+    """sacreBLEU ``sentence_bleu`` per segment (13a, exp smoothing, effective order) and its signature.
+
+    WMT's segment-level BLEU baseline since WMT21 (what mt-metrics-eval's ``BLEU`` files hold).
+
+    >>> scores, signature = sentence_bleu(["the cat sat on a mat"], ["the cat sat on the mat"])
+    >>> round(scores[0], 4), signature.split("|")[:2]
+    (53.7285, ['sentenceBLEU', 'nrefs:1'])
+    """
+    metric = _sacrebleu_metrics().BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds
+    scores = _score_unique(hyps, refs, lambda h, r: metric.sentence_score(h, [r]).score)
+    return scores, f"sentenceBLEU|{metric.get_signature().format()}|level:segment"
+
+
 def _rouge(kind: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[list[float], str]]:
     def score(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[list[float], str]:
         rouge_scorer = require("rouge_score.rouge_scorer", "meta", "the ROUGE baselines")
@@ -107,7 +128,7 @@ def string_metric(name: str) -> Callable[[Sequence[str], Sequence[str]], Tuple[l
     >>> round(string_metric("rouge1")(["the cat sat"], ["the cat"])[0][0], 3)
     0.8
     """
-    functions = {"chrf": chrf, "bleu": sentbleu, "sentbleu": sentbleu}
+    functions = {"chrf": chrf, "bleu": sentbleu, "sentbleu": sentbleu, "sentence-bleu": sentence_bleu}
     key = name if name.startswith("rouge") else name.lower()
     if key in ("rouge1", "rouge2", "rougeL"):
         return _rouge(key)
@@ -123,7 +144,7 @@ def is_string_metric(name: str) -> bool:
     >>> is_string_metric("CHRF"), is_string_metric("rougeL"), is_string_metric("bertscore:minilm")
     (True, True, False)
     """
-    return name.lower() in ("chrf", "bleu", "sentbleu") or name in ("rouge1", "rouge2", "rougeL")
+    return name.lower() in ("chrf", "bleu", "sentbleu", "sentence-bleu") or name in ("rouge1", "rouge2", "rougeL")
 
 
 def corpus_metric(name: str):

@@ -25,10 +25,10 @@ import numpy as np
 
 from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.loaders import DarrData
+from nlgscore.meta.data.loaders import DarrData
+from nlgscore.meta.data.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures
 from nlgscore.meta.stats import pearson
-from nlgscore.meta.wmt import darr_concordance
-from nlgscore.meta.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures
+from nlgscore.meta.stats.wmt import darr_concordance
 
 COLUMNS = ("P", "R", "F")
 PathLike = Union[str, "os.PathLike[str]"]

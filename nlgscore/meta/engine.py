@@ -22,11 +22,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.core.batching import check_positive
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.files import write_atomic
-from nlgscore.meta.scoring import segment_scores, system_scores
+from nlgscore.meta.data.files import write_atomic
+from nlgscore.meta.scoring import segment_scores, system_scores, unique_triples
 
 PathLike = Union[str, "os.PathLike[str]"]
+# Distinct items per scoring call of a model metric when a cache is on: each finished chunk is kept,
+# so an interrupted run loses at most one chunk (a few minutes of BERTScore-large on 2 CPU cores),
+# and a chunk is large enough for length-sorted batching to pay off.
+CHUNK = 2048
 # The BARTScore directions one direction="f" call provides (its columns), and how.
 _FROM_F = {"f": "scores", "precision": "precision", "recall": "recall", "harmonic": None}
 
@@ -104,9 +109,10 @@ class Scorers:
     """Segment scores of metric specs for one run: models loaded once, BARTScore directions in one pass."""
 
     def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None,
-                 record: bool = False) -> None:
+                 record: bool = False, chunk: int = CHUNK) -> None:
         self.options = dict(options or {})
         self.cache = cache
+        self.chunk = check_positive("chunk", chunk, allow_none=False)
         self._loaded: Dict[str, Any] = {}
         self.computed = 0  # scoring calls that ran (not served by the cache), for tests and notes
         self.scored: Optional[List[Tuple[str, Sequence[str], Sequence[str], Optional[Sequence[str]], List[float]]]] = (
@@ -150,14 +156,38 @@ class Scorers:
         if hit is not None:
             return self._record(spec, hyps, refs, srcs, *hit)
         group = _bart_group(spec)
+        model = None if group is not None else self._model(spec)
         if group is not None:
             scores, signature = self._bart_direction(group, hyps, refs, srcs)
+        elif self.cache is not None and model is not None and not getattr(model, "idf", False):
+            scores, signature = self._in_chunks(spec, key, model, hyps, refs, srcs)
         else:
-            scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=self._model(spec))
+            scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=model)
             self.computed += 1
         if self.cache is not None:
             self.cache.put(spec, key, hyps, refs, srcs, scores, signature)
         return self._record(spec, hyps, refs, srcs, scores, signature)
+
+    def _in_chunks(self, spec: str, key: str, model: Any, hyps, refs, srcs) -> Tuple[List[float], str]:
+        """A model metric's scores, ``self.chunk`` distinct items per call, each chunk cached as it
+        finishes: an interrupted run keeps what it scored and its re-run scores only the rest (as
+        ``score -o`` resumes after its last window). A pair's score does not depend on the other
+        pairs of its call, so chunks give the numbers one call gives; an idf taken from each call's
+        references would not, and such a scorer is scored in one call (``score``)."""
+        unique, order = unique_triples(hyps, refs, srcs)
+        values: List[float] = []
+        signature = ""
+        for start in range(0, len(unique), self.chunk):
+            part = unique[start:start + self.chunk]
+            h, r, s = [t[0] for t in part], [t[1] for t in part], None if srcs is None else [t[2] for t in part]
+            hit = self.cache.get(f"{spec}|chunk", key, h, r, s)
+            if hit is None:
+                hit = segment_scores(spec, h, r, s, self.options, scorer=model)
+                self.computed += 1
+                self.cache.put(f"{spec}|chunk", key, h, r, s, *hit)
+            values += hit[0]
+            signature = hit[1]
+        return [values[i] for i in order], signature
 
     def _record(self, spec: str, hyps, refs, srcs, scores: List[float], signature: str) -> Tuple[List[float], str]:
         if self.scored is not None:

@@ -43,7 +43,7 @@ def read_corpus(path: PathLike) -> List[str]:
     """
     path = Path(path)
     if path.suffix == ".jsonl":
-        from nlgscore.meta.loaders import load_darr
+        from nlgscore.meta.data.loaders import load_darr
 
         texts = load_darr(path).ref
     else:
@@ -148,7 +148,9 @@ def all_layers_scorer(model: str = "minilm", **options: Any):
     ``all_layers`` scores every layer whatever ``num_layers`` is; ``num_layers`` is set to the
     model's depth only so that a model without a default layer in the table can be loaded.
     """
-    from nlgscore.bertscore.scorer import BERTScorer  # lazy: pulls in torch/transformers
+    from nlgscore.bertscore.scorer import (
+        BERTScorer,  # lazy: pulls in torch/transformers
+    )
 
     options.setdefault("num_layers", model_depth(model, options.get("revision")))
     return BERTScorer(model_type=model, all_layers=True, idf=False, rescale_with_baseline=False, **options)

@@ -14,10 +14,15 @@ import inspect
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.baselines import CORPUS_METRICS, corpus_score, is_string_metric, string_metric
+from nlgscore.meta.baselines import (
+    CORPUS_METRICS,
+    corpus_score,
+    is_string_metric,
+    string_metric,
+)
 
 
-def _unique_triples(
+def unique_triples(
     hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]]
 ) -> Tuple[List[Tuple[str, str, Optional[str]]], List[int]]:
     position: Dict[Tuple[str, str, Optional[str]], int] = {}
@@ -59,7 +64,7 @@ def segment_scores(
         return string_metric(spec)(hyps, refs)
     from nlgscore import registry  # lazy: pulls in torch/transformers
 
-    unique, order = _unique_triples(hyps, refs, srcs)
+    unique, order = unique_triples(hyps, refs, srcs)
     if scorer is None:
         scorer = registry.load(spec, **_accepted(spec, dict(options or {})))
     # Pass only what the scorer uses (Scorer.needs): a reference-based metric given

@@ -14,9 +14,9 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.stats import as_finite_array, pearson
+from nlgscore.meta.stats.correlation import as_finite_array, pearson
 
-CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+DOCUMENT_CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "spearman": lambda h, m: float(scipy_stats.spearmanr(h, m)[0]),
     # scipy's default tau-b, as the BARTScore analysis code uses.
     "kendall": lambda h, m: float(scipy_stats.kendalltau(h, m)[0]),
@@ -26,9 +26,9 @@ CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
 
 def _correlation(method: str) -> Callable[[np.ndarray, np.ndarray], float]:
     try:
-        return CORRELATIONS[method]
+        return DOCUMENT_CORRELATIONS[method]
     except KeyError:
-        raise ArgumentError(f"method must be one of {sorted(CORRELATIONS)}, got {method!r}") from None
+        raise ArgumentError(f"method must be one of {sorted(DOCUMENT_CORRELATIONS)}, got {method!r}") from None
 
 
 def _as_matrix(values: np.ndarray, name: str) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Each task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L`` or any
 ``nlgscore.load`` spec such as ``bertscore:minilm``) and/or precomputed score files
-(``scores={name: path}``, formats in ``nlgscore.meta.precomputed``) and returns a ``MetaTable``:
+(``scores={name: path}``, formats in ``nlgscore.meta.data.precomputed``) and returns a ``MetaTable``:
 one ``Row`` per data set x metric x level x measure (with bootstrap 95% CIs), plus notes (counts,
 checks, paired significance lines). ``nlgscore meta`` only parses arguments and prints these.
 
@@ -21,22 +21,26 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.meta import loaders, precomputed
-from nlgscore.meta.alignment import check_alignment
+from nlgscore.core.errors import ArgumentError
+from nlgscore.meta.data import loaders, precomputed
+from nlgscore.meta.data.mtme import write_mtme
 from nlgscore.meta.engine import Scorers, short_name
-from nlgscore.meta.mtme import is_mtme_file, read_mtme, write_mtme
 from nlgscore.meta.report import Row
-from nlgscore.meta.resample import DEFAULT_SEED
-from nlgscore.meta.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, check_names, keep_finished, sources_of
-from nlgscore.meta.summ import CORRELATIONS, per_document_correlations
-from nlgscore.meta.stats import pearson
-from nlgscore.meta.wmt import darr_outcomes, williams_test_scores
-from nlgscore.meta.wmt21 import HUMAN, WMT21_PEARSON, load_wmt21, wmt21_inputs, wmt21_items, wmt21_judgments
+from nlgscore.meta.stats.resample import DEFAULT_SEED
+from nlgscore.meta.stats.summary import DOCUMENT_CORRELATIONS, per_document_correlations
+from nlgscore.meta.stats.wmt import darr_outcomes
+from nlgscore.meta.tasks.runner import (
+    MetaTable,
+    Run,
+    check_limit,
+    check_names,
+    keep_finished,
+    sources_of,
+)
 
 PathLike = Union[str, "os.PathLike[str]"]
 SUMMEVAL_FILE = "sum-summeval.jsonl"
@@ -89,8 +93,9 @@ def _wmt19_pairs(table: MetaTable, run: Run, sources, scorers: Scorers, lps: Lis
         full = loaders.load_darr(loaders.darr_path(lp, data_dir))
         darr = full.head(limit)
         n = len(darr)
+        run.check_items(n, f"daRR pair(s) of {lp}", limit)
         outcomes: Dict[str, np.ndarray] = {}
-        for name, path in run.each(sources, lambda name: f"wmt19 {lp}: {name} ({n} pairs)"):
+        for name, path in run.each(sources, lambda name, lp=lp, n=n: f"wmt19 {lp}: {name} ({n} pairs)"):
             if path is None:
                 flat, signature = scorers.score(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2)
                 better, worse = flat[:n], flat[n:]
@@ -102,99 +107,6 @@ def _wmt19_pairs(table: MetaTable, run: Run, sources, scorers: Scorers, lps: Lis
             table.rows += run.darr_rows(outcomes[short_name(name)], signature, dataset=lp, metric=short_name(name))
         table.notes.append(f"{lp} ({n} daRR pairs):")
         table.notes += run.beaten(outcomes, run.tau, "segment tau")
-
-
-def _wmt21_folder(data_dir: Optional[PathLike], folder: Optional[PathLike], lp: Optional[str]) -> Path:
-    if folder is not None:
-        return loaders.data_file(Path(folder).name, Path(folder).parent)
-    if data_dir is not None and (Path(data_dir) / "da-seg-scores.csv").is_file():
-        return Path(data_dir)
-    return loaders.data_file(f"wmt21-{lp or 'de-en'}", data_dir)
-
-
-def _wmt21_file_scores(path: Any, data, systems: List[str], n: int) -> Tuple[np.ndarray, Optional[np.ndarray], str]:
-    seg_path, sys_path = (path, None) if isinstance(path, (str, os.PathLike)) else tuple(path)
-    if isinstance(seg_path, str) and "," in seg_path and sys_path is None:
-        seg_path, sys_path = seg_path.split(",", 1)
-    every = sorted(data.hyps)
-    signature = f"scores:{Path(seg_path).name}"
-    if is_mtme_file(seg_path):  # mt-metrics-eval's <system><TAB><score> files
-        seg, system = read_mtme(seg_path, systems, len(data.ref), first=n)
-        if sys_path is not None:
-            system = read_mtme(sys_path, systems, 0)[1]
-        if seg is None:
-            raise DataError(f"{seg_path}: a system-level file; WMT21 needs segment scores")
-        how = "mean-of-segments" if system is None else Path(sys_path or seg_path).name
-        return seg[:, :n], system, f"{signature}|system:{how}"
-    seg = precomputed.read_wmt21_scores(seg_path, systems, len(data.ref), ignored=every)[:, :n]
-    if sys_path is None:
-        return seg, None, f"{signature}|system:mean-of-segments"
-    sys_scores = precomputed.read_system_scores(sys_path, systems, ignored=every)
-    return seg, sys_scores, f"{signature}|system:{Path(sys_path).name}"
-
-
-def wmt21(
-    data_dir: Optional[PathLike] = None, lp: Optional[str] = None, metrics: Sequence[str] = (),
-    scores: Optional[Mapping[str, Any]] = None, *, folder: Optional[PathLike] = None, reference: str = "A",
-    include_human: bool = False, ties: str = "discordant", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, repeats: str = "error", export_scores: Optional[PathLike] = None,
-) -> MetaTable:
-    """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
-
-    The folder is ``folder``, else ``data_dir`` itself when it holds ``da-seg-scores.csv``, else
-    ``<data_dir>/wmt21-<lp>``. ``scores`` maps a name to a ``system<TAB>line<TAB>score`` TSV or an
-    mt-metrics-eval ``<system><TAB><score>`` segment file, or to ``(segment file, system file)`` /
-    ``"SEG,SYS"`` to give system scores too.
-    chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
-    """
-    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
-    scorers = scorers or Scorers(load_options)
-    path = _wmt21_folder(data_dir, folder, lp)
-    data = load_wmt21(path, lp=lp, reference=reference, repeats=repeats)
-    judgments = wmt21_judgments(data, include_human=include_human, limit=limit)
-    systems, n = judgments.systems, judgments.raw.shape[1]
-    if not judgments.pairs:
-        raise DataError(f"{path}: no daRR pairs in the first {n} segments")
-    hyps, refs = wmt21_inputs(data, judgments)
-    outputs = [data.hyps[s][:n] for s in systems]  # per system, for system scores and the alignment check
-    dataset = f"wmt21-{data.lp}"
-    table = MetaTable("wmt21")
-    outcomes: Dict[str, np.ndarray] = {}
-    sys_metric: Dict[str, np.ndarray] = {}
-    with keep_finished(table, run, sources):
-        for name, file in run.each(sources, lambda name: f"{dataset}: {name} ({len(systems)} systems x {n} segments)"):
-            if file is None:
-                flat, signature = scorers.score(name, hyps, refs, data.src[:n] * len(systems))
-                seg = np.array(flat).reshape(len(systems), n)
-                sys_values, how = scorers.system_scores(name, outputs, data.ref[:n], seg)
-                if export_scores is not None:
-                    write_mtme(export_scores, name, reference, dict(zip(systems, seg.tolist())), dict(zip(systems, sys_values)))
-                signature = f"{signature}|{how}"
-            else:
-                seg, sys_values, signature = _wmt21_file_scores(file, data, systems, n)
-            items = wmt21_items(judgments, seg, sys_values)
-            name = short_name(name)
-            outcomes[name], sys_metric[name] = items.outcomes, items.sys_metric
-            common = dict(dataset=dataset, metric=name, signature=signature)
-            table.rows += run.darr_rows(items.outcomes, **common)
-            table.rows += [  # bootstrap CIs over segments; a system-level r gets none (19 systems)
-                run.row(pearson, m.items(items), level=m.level, measure=m.measure, **common) if m.level == "segment"
-                else Row(value=pearson(*m.items(items)), level=m.level, measure=m.measure, **common)
-                for m in WMT21_PEARSON]
-    human = " incl. HUMAN (ref.B)" if include_human else ""
-    table.notes.append(f"{dataset}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
-                       f"{len(judgments.pairs)} daRR pairs (raw DA more than 25 apart)")
-    table.notes.append("  " + check_alignment(outputs, judgments.z).describe())
-    table.notes += run.beaten(outcomes, run.tau, "segment tau")
-    for a, b in itertools.permutations(sys_metric, 2):
-        try:
-            t, p = williams_test_scores(judgments.sys_z, sys_metric[a], sys_metric[b])
-        except ValueError:  # identical or constant system scores: nothing to test
-            continue
-        if p < SIGNIFICANCE_LEVEL:
-            table.notes.append(f"  {a} significantly beats {b} at system level (Williams t={t:.3f}, p={p:.3f})")
-    return table
 
 
 def _combine(scores: np.ndarray, how: str) -> np.ndarray:
@@ -216,7 +128,7 @@ def _summeval_system_rows(human: Dict[str, np.ndarray], aspects: Sequence[str], 
     for aspect in aspects:
         system_human = human[aspect][:n_docs].mean(axis=0)
         for method in ("pearson", "spearman", "kendall"):
-            value = CORRELATIONS[method](system_human, system_metric) if np.ptp(system_human) and np.ptp(system_metric) else float("nan")
+            value = DOCUMENT_CORRELATIONS[method](system_human, system_metric) if np.ptp(system_human) and np.ptp(system_metric) else float("nan")
             rows.append(Row(dataset=f"summeval-{aspect}", metric=name, level="system", measure=method, value=float(value),
                             signature=f"{signature}|system:mean-of-documents"))
     return rows
@@ -241,6 +153,7 @@ def summeval(
     scorers = scorers or Scorers(load_options)
     data = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data_dir))
     n_docs = min(len(data.ids), limit or len(data.ids))
+    run.check_items(n_docs, "document(s)", limit)
     aspects = check_names(aspects, "aspects") or sorted(data.human)
     unknown = [a for a in aspects if a not in data.human]
     if unknown:
@@ -283,5 +196,3 @@ def summeval(
     return table
 
 
-TASKS = {"wmt19": wmt19, "wmt21": wmt21, "summeval": summeval}
-__all__ = ["MetaTable", "TASKS", "summeval", "wmt19", "wmt21", "HUMAN"]

@@ -19,13 +19,24 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Dict,
+    Hashable,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.core.jsonl import json_records
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 Item = Tuple[str, Hashable, object]  # (where, key, value)
@@ -46,6 +57,31 @@ def parse_scores_option(values: Iterable[str]) -> Dict[str, str]:
             raise ArgumentError(f"--scores name {name!r} is given twice")
         out[name] = path
     return out
+
+
+def segment_and_system(name: str, value: object) -> Tuple[PathLike, Optional[PathLike]]:
+    """A ``scores`` entry with system scores: ``(segment file, system file or None)``.
+
+    Takes a path, ``"SEG,SYS"``, or a tuple/list of one or two paths; anything else is an
+    ArgumentTypeError naming ``scores[name]``.
+
+    >>> segment_and_system("mine", "seg.tsv,sys.tsv"), segment_and_system("mine", ("seg.tsv",))
+    (('seg.tsv', 'sys.tsv'), ('seg.tsv', None))
+    >>> segment_and_system("mine", ("a", "b", "c"))
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentTypeError: scores['mine'] must be a score file, 'SEG,SYS' or a (segment file, system file) pair, got ('a', 'b', 'c')
+    """
+    if isinstance(value, (str, os.PathLike)):
+        if isinstance(value, str) and "," in value:
+            seg, system = value.split(",", 1)
+            return seg, system
+        return value, None
+    paths = tuple(value) if isinstance(value, (tuple, list)) else ()
+    if 1 <= len(paths) <= 2 and all(isinstance(p, (str, os.PathLike)) for p in paths):
+        return paths[0], paths[1] if len(paths) == 2 else None
+    raise ArgumentTypeError(f"scores[{name!r}] must be a score file, 'SEG,SYS' or a (segment file, system file) "
+                            f"pair, got {value!r}")
 
 
 def _text_lines(path: Path) -> Iterator[Tuple[str, str]]:

@@ -20,13 +20,53 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.stats import as_finite_array
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.meta.stats.correlation import as_finite_array
 
 Statistic = Callable[..., float]
 DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED, so runs are reproducible by default
+# Most resamples a run takes (bootstrap resamples, permutation-test resamples, compare's trials):
+# 1000 is the field's default (sacreBLEU, mt-metrics-eval); 100,000 already puts the Monte-Carlo
+# error of a p-value near 0.05 under 0.001, and on a WMT test set it runs for hours. A larger
+# value is a typo, refused before any scoring.
+MAX_RESAMPLES = 100_000
 # A resampled statistic that equals the observed one up to rounding counts as "as extreme".
 _RELATIVE_TOLERANCE = 1e-9
+
+
+def check_seed(seed: object, flag: str = "--seed") -> int:
+    """A resampling seed: an integer >= 0 (what numpy's generators take), else an error naming ``seed``.
+
+    >>> check_seed(12345)
+    12345
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: seed must be an integer >= 0 (--seed), got -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ArgumentTypeError(f"seed must be an integer >= 0 ({flag}), got {seed!r}")
+    if seed < 0:
+        raise ArgumentError(f"seed must be an integer >= 0 ({flag}), got {seed}")
+    return int(seed)
+
+
+def check_resamples(value: object, name: str, flag: str, minimum: int = 0) -> int:
+    """A number of resamples: an integer from ``minimum`` to ``MAX_RESAMPLES``, else an error naming ``name``.
+
+    >>> check_resamples(1000, "permutations", "--permutations")
+    1000
+    >>> check_resamples(10**9, "permutations", "--permutations")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000: 1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ArgumentError(f"{name} must be an integer >= {minimum} ({flag}), got {value!r}")
+    if value > MAX_RESAMPLES:
+        raise ArgumentError(f"{name} must be at most {MAX_RESAMPLES} ({flag}), got {value}: 1000 is the usual number "
+                            f"(sacreBLEU, mt-metrics-eval), and {MAX_RESAMPLES} already takes hours on a WMT test set")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -83,7 +123,7 @@ def bootstrap_ci(
 ) -> Interval:
     """Percentile bootstrap CI of ``statistic(*data)``, resampling items with replacement.
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> ci = bootstrap_ci(darr_kendall_tau, ([3, 2, 1, 5] * 5, [1, 2, 4, 0] * 5), n_samples=200, seed=1)
     >>> ci.value, ci.low < 0 < ci.high
     (0.0, True)
@@ -124,7 +164,7 @@ def paired_bootstrap(
     A is significantly better at the 95% level when it wins at least 95% of resamples
     (``p_value < 0.05``; WMT18 findings Fig. 3, Koehn 2004).
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> r = paired_bootstrap(darr_kendall_tau, ([2] * 20, [1] * 20), ([1, 2] * 10, [2, 1] * 10), 100)
     >>> r.value_a, r.value_b, r.p_value
     (1.0, 0.0, 0.0)
@@ -179,7 +219,7 @@ def subset_significance(
     replacement; A is significantly better than B when it wins more than ``threshold`` (950)
     of ``n_iterations`` (1000), significantly worse when it wins fewer than 50.
 
-    >>> from nlgscore.meta.wmt import darr_kendall_tau
+    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
     >>> subset_significance(darr_kendall_tau, ([2, 2, 2, 2, 2], [1] * 5), ([1, 2, 1, 2, 1], [2] * 5)).verdict
     'a'
     """

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence, Tuple
+from typing import Hashable, Mapping, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.meta.stats import as_finite_array, pearson  # noqa: F401  (the one definition; also re-exported here)
+from nlgscore.meta.stats.correlation import as_finite_array, pearson
 
 # WMT18 daRR keeps a pair only when the raw DA scores differ by more than this (0-100 scale):
 # "greater than the 25 percentage point margin" (WMT18 findings, Sec. 3.1).

@@ -12,16 +12,33 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.report import Row, format_table, text_table, to_json
-from nlgscore.meta.resample import bootstrap_ci, paired_bootstrap
-from nlgscore.meta.wmt import TIES_RULES, tau_from_outcomes
+from nlgscore.meta.stats.resample import (
+    bootstrap_ci,
+    check_resamples,
+    check_seed,
+    paired_bootstrap,
+)
+from nlgscore.meta.stats.wmt import TIES_RULES, tau_from_outcomes
 
 SIGNIFICANCE_LEVEL = 0.05
 SUMMARY_MEASURES = (("system", "spa"), ("segment", "acc-t"))  # WMT24's two columns, averaged
@@ -125,12 +142,17 @@ class Run:
     completed: List[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, (int, np.integer)) or self.bootstrap < 0:
-            raise ArgumentError(f"bootstrap must be an integer >= 0 (--bootstrap), got {self.bootstrap!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
-            raise ArgumentTypeError(f"seed must be an integer (--seed), got {self.seed!r}")
+        self.bootstrap = check_resamples(self.bootstrap, "bootstrap", "--bootstrap")
+        self.seed = check_seed(self.seed)
         if self.ties not in TIES_RULES:
             raise ArgumentError(f"ties must be one of {TIES_RULES}, got {self.ties!r}")
+
+    def check_items(self, n: int, what: str, limit: Optional[int]) -> None:
+        """The bootstrap resamples ``n`` items and needs 2: say so, naming ``limit`` when it cut them."""
+        if self.bootstrap > 0 and n < 2:
+            cause = f"limit={limit} leaves" if limit is not None else "the data hold"
+            raise ArgumentError(f"{cause} {n} {what}; the bootstrap needs at least 2: raise limit (--limit) "
+                                "or set bootstrap=0 (--bootstrap 0)")
 
     def row(self, statistic: Callable[..., float], data: Tuple[np.ndarray, ...], **fields: str) -> Row:
         value = float(statistic(*data))
@@ -199,8 +221,11 @@ def keep_finished(table: MetaTable, run: Run, sources: Sequence[Tuple[str, Any]]
         raise
 
 
-def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[str, Optional[Any]]]:
+def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]], system_files: bool = False) -> List[Tuple[str, Optional[Any]]]:
     """``(name, score file or None)`` per metric, specs first; names must be unique.
+
+    A score file is a path; with ``system_files`` (tasks with systems) also ``"SEG,SYS"`` or a
+    ``(segment file, system file)`` pair. Anything else is refused here, before any scoring.
 
     >>> sources_of(["chrf"], {"mine": "mine.tsv"})
     [('chrf', None), ('mine', 'mine.tsv')]
@@ -209,6 +234,11 @@ def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]]) -> List[Tuple[
     if scores is not None and not isinstance(scores, Mapping):
         raise ArgumentTypeError(f"scores must map a metric name to a score file, got {scores!r}")
     sources = [(spec, None) for spec in specs] + [(name, path) for name, path in (scores or {}).items()]
+    for name, path in sources[len(specs):]:
+        if system_files:
+            segment_and_system(name, path)
+        elif not isinstance(path, (str, os.PathLike)):
+            raise ArgumentTypeError(f"scores[{name!r}] must be a score file path, got {path!r}")
     if not sources:
         raise ArgumentError("give at least one metric to evaluate: metrics=[SPEC] or scores={NAME: FILE} "
                             "(command line: at least one --metric SPEC or --scores NAME=FILE)")

@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.meta.files import finite_number, read_lines
+from nlgscore.meta.data.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 REPEATS = ("error", "average")

@@ -25,9 +25,14 @@ import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.tables import table
-from nlgscore.meta.files import finite_number, read_lines
+from nlgscore.meta.data.files import finite_number, read_lines
 from nlgscore.meta.stats import pearson
-from nlgscore.meta.wmt import DarrPair, darr_outcomes, darr_pairs_from_da, tau_from_outcomes
+from nlgscore.meta.stats.wmt import (
+    DarrPair,
+    darr_outcomes,
+    darr_pairs_from_da,
+    tau_from_outcomes,
+)
 
 PathLike = Union[str, "os.PathLike[str]"]
 HUMAN = "HUMAN"

@@ -13,13 +13,16 @@ from this table (no per-task code in the command line); a new data set is a new 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from nlgscore.meta import mqm as _mqm
-from nlgscore.meta import tasks as _tasks
-from nlgscore.meta.wmt import TIES_RULES
+from nlgscore.meta.stats.wmt import TIES_RULES
+from nlgscore.meta.tasks import bootstrap_tasks as _tasks
+from nlgscore.meta.tasks import human_scores as _mqm
+from nlgscore.meta.tasks import wmt21_da as _wmt21
+from nlgscore.meta.tasks.generic import TaskDescriptor, run
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,23 @@ class Descriptor:
     systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
 
 
+def from_protocol(protocol: TaskDescriptor, help: str, description: str, files: str, human: str, reference: str,
+                  scores_help: str = "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score "
+                                     "sibling used when present; or SEG,SYS)",
+                  resampling: str = "permutations", options: Tuple[Option, ...] = ()) -> Descriptor:
+    """The ``nlgscore meta`` subcommand of a data set the generic runner evaluates: ``--data`` is
+    given to ``protocol.load``, the levels and measures come from its ``Measure`` rows.
+
+    >>> from nlgscore.meta.tasks.human_scores import MQM_TASK
+    >>> from_protocol(MQM_TASK, "h", "d", "f", "MQM", "A").measures[-1]
+    'segment acc-t-epsilon'
+    """
+    levels = tuple(dict.fromkeys(m.level for m in protocol.measures))
+    return Descriptor(protocol.name, help, description, functools.partial(run, protocol), files, "data", human, reference,
+                      levels, tuple(f"{m.level} {m.name}" for m in protocol.measures), scores_help,
+                      resampling=resampling, options=options)
+
+
 _TIES = Option(("--ties",), "ties", "a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
                "(tied pairs left out); the share of ties is reported either way",
                dict(choices=TIES_RULES, default="discordant"))
@@ -73,7 +93,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
         "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
         "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
-        _tasks.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
+        _wmt21.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
         "data_dir", "DA", "A", ("segment", "system"),
         ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
         "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",
@@ -94,17 +114,14 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
                         dict(action="append", default=None)),
                  Option(("--refs",), "refs", "combine scores against the several references (default: max)",
                         dict(choices=("max", "mean", "first"), default="max")))),
-    Descriptor(
-        "mqm", "a human-scores folder (MQM or DA): WMT22-25 measures (SPA, acc-t, pairwise accuracy ...)",
+    from_protocol(
+        _mqm.MQM_TASK, "a human-scores folder (MQM or DA): WMT22-25 measures (SPA, acc-t, pairwise accuracy ...)",
         "A folder of src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l> and <kind>-seg-scores.tsv (MQM, DA ...): "
         "system Pearson, pairwise accuracy and soft pairwise accuracy; segment Pearson and Kendall "
         "(no grouping and item-grouped) and tie-calibrated acc-t, as mt-metrics-eval computes them; "
         "significance clusters from permutation tests; a WMT24-style summary (SPA, acc-t, average).",
-        _mqm.mqm, "src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l>, <kind>-seg-scores.tsv [, <kind>-sys-scores.tsv]",
-        "folder", "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
-        ("system", "segment"), tuple(f"{level} {measure}" for level, measure in _mqm.MEASURES),
-        "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score sibling used when "
-        "present; or SEG,SYS)", resampling="permutations",
+        "src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l>, <kind>-seg-scores.tsv [, <kind>-sys-scores.tsv]",
+        "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
         options=(Option(("--ref",), "reference", "reference X of ref.<X>.<l> (default: the only one, else A)"),
                  Option(("--kind",), "kind", "which <kind>-seg-scores.tsv (default: the only one)"),
                  _INCLUDE_HUMAN, _REPEATS,

@@ -9,21 +9,22 @@ package). Formats:
   {system, text}}`` (COMET's relative-ranks version, as in the BARTScore paper).
 * ``sum-summeval.jsonl``: ``{id, src, refs, systems: {name: {text, scores: {aspect: x}}}}``.
 * ``d2t-bagel.jsonl``: ``{id, src, refs, text, scores: {aspect: x}}``.
-* WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.wmt21.load_wmt21``.
+* WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.data.wmt21.load_wmt21``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from nlgscore.core.errors import DataError
-from nlgscore.meta.files import read_lines
+from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -77,8 +78,33 @@ def _require(record: Mapping[str, Any], key: str, where: str) -> Any:
     return record[key]
 
 
+def _text(record: Mapping[str, Any], key: str, where: str) -> str:
+    """Field ``key`` of ``record`` as a text: a null or a number is a DataError naming ``where``."""
+    value = _require(record, key, where)
+    if not isinstance(value, str):
+        raise DataError(f"{where}: field {key!r} must be a string, got {value!r}")
+    return value
+
+
+def _human_score(value: Any, where: str) -> float:
+    """A human score: a finite number (not a bool, a text, NaN or infinity); DataError naming ``where``.
+
+    >>> _human_score(3, "f.jsonl:2")
+    3.0
+    >>> _human_score("high", "f.jsonl:2")
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.DataError: f.jsonl:2: human score must be a number, got 'high'
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataError(f"{where}: human score must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise DataError(f"{where}: human score is {value!r} (NaN or infinite)")
+    return float(value)
+
+
 def _jsonl(path: PathLike) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    # The text-file rule of nlgscore.meta.files: UTF-8, a leading BOM dropped, other encodings named.
+    # The text-file rule of nlgscore.meta.data.files: UTF-8, a leading BOM dropped, other encodings named.
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
@@ -125,11 +151,11 @@ def load_darr(path: PathLike) -> DarrData:
         elif lp != data.lp:
             raise DataError(f"{where}: language pair {lp!r} differs from {data.lp!r}")
         data.ids.append(str(record.get("id", len(data.ids))))
-        data.src.append(_require(record, "src", where))
-        data.ref.append(_require(record, "ref", where))
+        data.src.append(_text(record, "src", where))
+        data.ref.append(_text(record, "ref", where))
         for side in ("better", "worse"):
             entry = _require(record, side, where)
-            getattr(data, side).append(_require(entry, "text", f"{where} ({side})"))
+            getattr(data, side).append(_text(entry, "text", f"{where} ({side})"))
             getattr(data, f"{side}_system").append(_require(entry, "system", f"{where} ({side})"))
     if data is None:
         raise DataError(f"{path}: no daRR pairs")
@@ -187,14 +213,14 @@ def load_summeval(path: PathLike) -> SummaryData:
         elif sorted(outputs) != systems:
             raise DataError(f"{where}: systems differ from the first document's {systems}")
         ids.append(str(_require(record, "id", where)))
-        srcs.append(_require(record, "src", where))
+        srcs.append(_text(record, "src", where))
         refs.append(_references(record, where))
         row_texts, row_scores = [], {}
         for name in systems:
-            entry = outputs[name]
-            row_texts.append(_require(entry, "text", f"{where} (system {name})"))
-            for aspect, value in _require(entry, "scores", f"{where} (system {name})").items():
-                row_scores.setdefault(aspect, []).append(float(value))
+            entry, at = outputs[name], f"{where} (system {name})"
+            row_texts.append(_text(entry, "text", at))
+            for aspect, value in _require(entry, "scores", at).items():
+                row_scores.setdefault(aspect, []).append(_human_score(value, f"{at}, {aspect}"))
         if scores and set(row_scores) != set(scores):
             raise DataError(f"{where}: aspects {sorted(row_scores)} differ from {sorted(scores)}")
         for aspect, values in row_scores.items():
@@ -225,14 +251,14 @@ def load_bagel(path: PathLike) -> Data2TextData:
     scores: Dict[str, List[float]] = {}
     for where, record in _jsonl(path):
         ids.append(str(_require(record, "id", where)))
-        srcs.append(_require(record, "src", where))
-        refs.append(list(_require(record, "refs", where)))
-        texts.append(_require(record, "text", where))
+        srcs.append(_text(record, "src", where))
+        refs.append(_references(record, where))
+        texts.append(_text(record, "text", where))
         aspects = _require(record, "scores", where)
         if scores and set(aspects) != set(scores):
             raise DataError(f"{where}: aspects {sorted(aspects)} differ from {sorted(scores)}")
         for aspect, value in aspects.items():
-            scores.setdefault(aspect, []).append(float(value))
+            scores.setdefault(aspect, []).append(_human_score(value, f"{where}, {aspect}"))
     if not ids:
         raise DataError(f"{path}: no samples")
     return Data2TextData(ids, srcs, refs, texts, {a: np.array(v) for a, v in scores.items()})

@@ -1,0 +1,81 @@
+"""The one data model of meta-evaluation: systems x items, references, sources, human scores per level.
+
+After mt-metrics-eval's ``EvalSet``: ``hyps[s][i]`` is system ``s``'s output for item ``i`` (a
+segment, a document); ``refs[k][i]`` is reference ``k`` of item ``i``; ``human["segment"]`` is a
+``(systems, items)`` matrix with NaN where a (system, item) was not rated and ``human["system"]``
+one score per system. A loader returns an ``EvalSet``; the runner (``nlgscore.meta.tasks.generic``)
+scores it and computes a descriptor's measures from it. Relative-ranking judgments derive from
+it: ``darr_pairs`` lists the (item, better system, worse system) pairs of a level.
+
+>>> data = EvalSet("toy", ["A", "B"], [["a cat", "a dog"], ["the cat", "dogs"]], [["the cat", "a dog"]],
+...                human={"segment": np.array([[1.0, 5.0], [3.0, np.nan]]), "system": np.array([3.0, 3.0])})
+>>> data.items, [p.tolist() for p in data.darr_pairs()]
+(2, [[0], [1], [0]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from nlgscore.core.errors import DataError
+
+
+@dataclass
+class EvalSet:
+    """Systems x items with references, sources and human scores per level (see the module doc)."""
+
+    name: str
+    systems: List[str]
+    hyps: List[List[str]]
+    refs: List[List[str]]
+    srcs: Optional[List[str]] = None
+    human: Dict[str, np.ndarray] = field(default_factory=dict)
+    reference: str = ""  # the name of refs[0] (score files name it: <metric>-ref<X>.seg.score)
+    lines: Optional[int] = None  # items in the data files when a limit kept the first ``items`` only
+    notes: List[str] = field(default_factory=list)
+    _derived: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.refs[0]) if self.refs else 0
+        if len(self.hyps) != len(self.systems):
+            raise DataError(f"{self.name}: {len(self.hyps)} output lists for {len(self.systems)} systems")
+        for system, outputs in zip(self.systems, self.hyps):  # noqa: B905 - lengths checked above
+            if len(outputs) != n:
+                raise DataError(f"{self.name}: the outputs of {system} have {len(outputs)} items, the references {n}")
+        if any(len(r) != n for r in self.refs) or (self.srcs is not None and len(self.srcs) != n):
+            raise DataError(f"{self.name}: references and sources must have one line per item ({n})")
+        shapes = {"segment": (len(self.systems), n), "system": (len(self.systems),)}
+        for level, scores in self.human.items():
+            if level in shapes and np.shape(scores) != shapes[level]:
+                raise DataError(f"{self.name}: {level} human scores have shape {np.shape(scores)}, expected {shapes[level]}")
+
+    @property
+    def items(self) -> int:
+        """How many items (segments, documents) each system has."""
+        return len(self.refs[0]) if self.refs else 0
+
+    def derived(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()`` once per data set (human-side work every metric shares, e.g. SPA's p-values)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
+
+    def darr_pairs(self, level: str = "segment", margin: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(item, better, worse)`` index arrays: per item, every two rated systems whose human scores
+        differ by more than ``margin`` (WMT's daRR: 25 raw DA points), the better one first.
+        Items in order, systems in order within an item."""
+        human = np.asarray(self.human[level], dtype=float)
+        items, better, worse = [], [], []
+        for i in range(human.shape[1]):
+            rated = np.flatnonzero(~np.isnan(human[:, i]))
+            for a_pos, a in enumerate(rated):
+                for b in rated[a_pos + 1:]:
+                    gap = human[a, i] - human[b, i]
+                    if abs(gap) > margin:
+                        items.append(i)
+                        better.append(a if gap > 0 else b)
+                        worse.append(b if gap > 0 else a)
+        return np.array(items, dtype=np.int64), np.array(better, dtype=np.int64), np.array(worse, dtype=np.int64)

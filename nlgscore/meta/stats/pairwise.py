@@ -1,0 +1,172 @@
+"""The WMT22-25 pairwise statistics (mt-metrics-eval ``stats.py``, ``pce.py``, ``tau_optimization.py``).
+
+* system: ``pairwise_accuracy`` (Kocmi et al. 2021; WMT22/23), ``soft_pairwise_accuracy`` (SPA =
+  1 - PCE, Thompson et al. 2024; WMT24/25; ``permutation_signs``, ``pairwise_p_values`` and
+  ``spa_from_p_values`` its parts, as ``pce.py``);
+* segment: ``acc_eq`` (Deutsch et al. 2023) and ``acc_t`` (acc_eq item-grouped at the tie threshold
+  ``tie_calibration`` picks; WMT23-25, ``KendallWithTiesOpt(variant="acc23", sample_rate=1.0)``),
+  over the ``item_pairs`` of ``(systems, items)`` matrices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.core.errors import ArgumentError
+from nlgscore.meta.stats.correlation import _matrices
+
+# pce.compute_pairwise_p_values' defaults: 1000 paired permutations, seed 4.
+PCE_PERMUTATIONS = 1000
+PCE_SEED = 4
+
+
+def pairwise_accuracy(human: Sequence[float], metric: Sequence[float]) -> float:
+    """System-level pairwise accuracy (Kocmi et al. 2021; mtme ``Agreement``).
+
+    Over every pair of systems: agreement when sign(human difference) == sign(metric
+    difference). A pair tied by both counts as agreement, a pair tied by one only as disagreement.
+
+    >>> pairwise_accuracy([1, 2, 3], [10, 30, 20])  # 2 of 3 pairs ordered alike
+    0.6666666666666666
+    """
+    h, m = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
+    if h.shape != m.shape or h.size < 2:
+        raise ArgumentError("pairwise accuracy needs at least 2 systems with a human and a metric score")
+    i, j = np.triu_indices(h.size, 1)
+    return float(np.mean(np.sign(h[i] - h[j]) == np.sign(m[i] - m[j])))
+
+
+def permutation_signs(n_segments: int, permutations: int = PCE_PERMUTATIONS, seed: int = PCE_SEED) -> np.ndarray:
+    """The ``(permutations, segments)`` matrix of +-1 swap signs of the paired permutation test.
+
+    As pce.py draws them: uniform [0, 1) float32 numbers from ``numpy.random.default_rng(seed)``,
+    rounded to 0/1, mapped to -1/+1 (one matrix shared by every system pair).
+    """
+    draws = np.random.default_rng(seed).random(size=(permutations, n_segments), dtype=np.float32)
+    return np.rint(draws) * 2.0 - 1.0
+
+
+def pairwise_p_values(segments: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """p-value of "system i is better than system j" for every i < j (NaN elsewhere).
+
+    Paired permutation test on system sums (pce.py): under the null each segment's two scores are
+    swapped at random; p = share of permutations whose difference is >= the observed one.
+    float32 arithmetic as pce.py, so values equal mt-metrics-eval's.
+    """
+    seg = np.asarray(segments, dtype=np.float32)
+    totals = seg.sum(axis=1)
+    partial = np.asarray(signs, dtype=np.float32) @ seg.T  # (permutations, systems)
+    # every pair at once: null[k, a, b] = partial[k, a] - partial[k, b], against totals[a] - totals[b]
+    null = partial[:, :, None] - partial[:, None, :]
+    p = np.count_nonzero(null >= (totals[:, None] - totals[None, :]), axis=0) / signs.shape[0]
+    p[np.tril_indices(seg.shape[0])] = np.nan
+    return p
+
+
+def soft_pairwise_accuracy(human: np.ndarray, metric: np.ndarray, signs: np.ndarray) -> float:
+    """SPA = 1 - PCE (Thompson et al. 2024; WMT24/25 system level).
+
+    ``human`` and ``metric`` are ``(systems, segments)`` over the segments every system was rated
+    on; PCE is the mean over system pairs of |p_human - p_metric| (``pairwise_p_values``, the same
+    ``signs`` for both). SPA is 1 when the metric is as confident as humans about every pair.
+
+    >>> h = np.array([[3.0, 4, 5, 4], [1, 2, 1, 2], [0, 0, 1, 0]])
+    >>> soft_pairwise_accuracy(h, 10 * h + 1, permutation_signs(4, 200))
+    1.0
+    """
+    return spa_from_p_values(pairwise_p_values(human, signs), pairwise_p_values(metric, signs))
+
+
+def spa_from_p_values(p_human: np.ndarray, p_metric: np.ndarray) -> float:
+    """1 - mean over system pairs (upper triangle) of |p_human - p_metric| (pce.compute_one_minus_pce)."""
+    upper = np.triu_indices(p_human.shape[0], 1)
+    return float(1.0 - np.mean(np.abs(p_human - p_metric)[upper]))
+
+
+@dataclass(frozen=True)
+class ItemPairs:
+    """Every pair of systems rated on the same item: what acc_eq needs (mtme tau_optimization)."""
+
+    human_sign: np.ndarray  # sign of the human difference
+    metric_diff: np.ndarray  # metric difference, same orientation
+    item: np.ndarray  # which item (0..items with a pair - 1) the pair belongs to
+    weight: np.ndarray  # 1 / (items with a pair * pairs of this pair's item): acc is a mean of item means
+
+    def accuracy(self, outcomes: np.ndarray) -> float:
+        """The mean over items of each item's share of counted pairs."""
+        per_item = np.bincount(self.item, outcomes) / np.bincount(self.item)
+        return float(per_item.mean())
+
+
+def item_pairs(human: np.ndarray, metric: np.ndarray) -> ItemPairs:
+    """The system pairs of each item (rated systems only); items with one rating add nothing."""
+    human, metric = _matrices(human, metric)
+    signs, diffs, counts = [], [], []
+    for column in range(human.shape[1]):
+        rated = np.flatnonzero(~np.isnan(human[:, column]))
+        if rated.size < 2:
+            continue
+        i, j = (rated[k] for k in np.triu_indices(rated.size, 1))
+        signs.append(np.sign(human[i, column] - human[j, column]))
+        diffs.append(metric[i, column] - metric[j, column])
+        counts.append(np.full(i.size, i.size))
+    if not signs:
+        raise ArgumentError("no item was rated for two systems: acc_eq is undefined")
+    item = np.concatenate([np.full(c.size, k) for k, c in enumerate(counts)])
+    weight = 1.0 / (np.concatenate(counts) * len(counts))
+    return ItemPairs(np.concatenate(signs), np.concatenate(diffs), item, weight)
+
+
+def pair_outcomes(pairs: ItemPairs, epsilon: float) -> np.ndarray:
+    """1 where the pair counts for acc_eq at ``epsilon``: metric tie (|diff| <= eps) with a human
+    tie, or no metric tie and the same order as humans; 0 otherwise (mtme ``acc_23``)."""
+    tied = np.abs(pairs.metric_diff) <= epsilon
+    agree = (np.sign(pairs.metric_diff) == pairs.human_sign) & (pairs.human_sign != 0)
+    return np.where(tied, pairs.human_sign == 0, agree).astype(float)
+
+
+def acc_eq(human: np.ndarray, metric: np.ndarray, epsilon: float = 0.0) -> float:
+    """Item-grouped pairwise accuracy with ties (acc_eq, Deutsch et al. 2023) at a fixed ``epsilon``.
+
+    >>> acc_eq(np.array([[1.0], [1.0], [2.0]]), np.array([[0.5], [0.6], [0.9]]), epsilon=0.1)
+    1.0
+    """
+    if epsilon < 0:
+        raise ArgumentError(f"epsilon must be >= 0, got {epsilon}")
+    pairs = item_pairs(human, metric)
+    return pairs.accuracy(pair_outcomes(pairs, epsilon))
+
+
+def tie_calibration(pairs: ItemPairs) -> Tuple[float, float]:
+    """``(best acc_eq, its epsilon)`` over the candidate thresholds (mtme ``tau_optimization``).
+
+    Candidates are 0 and every distinct |metric difference| of a pair (sample rate 1.0, as the
+    WMT23/24 acc-t tasks); the smallest epsilon among equal maxima wins (``nanargmax``).
+    """
+    gaps = np.abs(pairs.metric_diff)
+    base = pair_outcomes(pairs, -1.0) * pairs.weight  # no pair tied (0-gap pairs are handled by the gain)
+    gain = (pair_outcomes(pairs, np.inf) * pairs.weight) - base  # change when the pair becomes a tie
+    order = np.argsort(gaps, kind="stable")
+    gaps, totals = gaps[order], base.sum() + np.cumsum(gain[order])
+    last = np.r_[gaps[1:] != gaps[:-1], True]  # a threshold ties every pair with that gap
+    thresholds, values = gaps[last], totals[last]
+    if thresholds[0] > 0:
+        thresholds, values = np.r_[0.0, thresholds], np.r_[base.sum(), values]
+    best = float(thresholds[int(np.argmax(values))])
+    return pairs.accuracy(pair_outcomes(pairs, best)), best  # exact item means, not the running sum
+
+
+def acc_t(human: np.ndarray, metric: np.ndarray) -> Tuple[float, float]:
+    """acc-t: ``(acc_eq item-grouped at the calibrated epsilon, epsilon)``; WMT23-25 segment level.
+
+    >>> human = np.array([[1.0, 3], [1.0, 2], [2.0, 1]])
+    >>> metric = np.array([[0.50, 0.9], [0.52, 0.8], [0.90, 0.1]])
+    >>> acc_t(human, metric)  # tying 0.50 and 0.52 gets item 1 right too
+    (1.0, 0.020000000000000018)
+    """
+    return tie_calibration(item_pairs(human, metric))
+
+

@@ -1,0 +1,143 @@
+"""One runner for every systems x items data set: ``run(descriptor, metrics, scores) -> MetaTable``.
+
+A ``TaskDescriptor`` says how to load the data (a function returning an ``EvalSet``), which
+measures to compute (``Measure`` rows: level, statistic, resampling), how to read a score file,
+which segment-level definition a baseline takes in this protocol, and what significance notes to
+add. Adding a data set is one descriptor: its loader and its rows (CONTRIBUTING, and
+``tests/test_meta_generic.py`` adds one for a toy data set made in the test).
+
+>>> import numpy as np
+>>> from nlgscore.meta.data.model import EvalSet
+>>> from nlgscore.meta.stats import CORRELATIONS
+>>> from nlgscore.meta.tasks.measures import Measure, system_scores
+>>> toy = EvalSet("toy", ["A", "B", "C"], [["the cat sat"], ["a cat sat"], ["dogs"]], [["the cat sat"]],
+...               human={"system": np.array([2.0, 3.0, 1.0])})
+>>> descriptor = TaskDescriptor("toy", lambda data, limit=None: toy,
+...                             (Measure("system", "pearson", system_scores, CORRELATIONS["pearson"]),))
+>>> [(r.dataset, r.metric, r.measure, round(r.value, 3)) for r in run(descriptor, ["chrf"]).rows]
+[('toy', 'chrf', 'pearson', 0.521)]
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.core.errors import DataError
+from nlgscore.meta.data.model import EvalSet
+from nlgscore.meta.data.mtme import read_mtme, write_mtme
+from nlgscore.meta.data.precomputed import segment_and_system
+from nlgscore.meta.engine import Scorers, short_name
+from nlgscore.meta.report import Row
+from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
+from nlgscore.meta.tasks.measures import Measure
+from nlgscore.meta.tasks.runner import (
+    MetaTable,
+    Run,
+    check_limit,
+    keep_finished,
+    sources_of,
+)
+
+Scores = Tuple[Optional[np.ndarray], np.ndarray, str]  # (segment matrix or None, system scores, signature)
+
+
+def read_mtme_scores(data: EvalSet, name: str, path: Any) -> Scores:
+    """A metric's scores from mt-metrics-eval files (``<system><TAB><score>``): a ``.seg.score``
+    file, its ``.sys.score`` sibling when present, or ``SEG,SYS``; system = mean of segments without one."""
+    seg_path, sys_path = segment_and_system(name, path)
+    seg, system = read_mtme(seg_path, data.systems, data.lines or data.items, first=data.items)
+    if sys_path is not None:
+        _, system = read_mtme(sys_path, data.systems, 0)
+    signature = f"scores:{Path(seg_path).name}"
+    if seg is not None:
+        seg = seg[:, :data.items]
+    if system is None:
+        if seg is None:
+            raise DataError(f"{seg_path}: neither segment nor system scores")
+        return seg, seg.mean(axis=1), f"{signature}|system:mean-of-segments"
+    return seg, system, f"{signature}|system:{Path(sys_path or seg_path).name}"
+
+
+@dataclass(frozen=True)
+class TaskDescriptor:
+    """How one data set is meta-evaluated (the runner's side of a ``nlgscore meta`` subcommand)."""
+
+    name: str
+    load: Callable[..., EvalSet]  # load(data, limit=..., **options) -> EvalSet
+    measures: Tuple[Measure, ...]
+    read_scores: Callable[[EvalSet, str, Any], Scores] = read_mtme_scores
+    segment_specs: Mapping[str, str] = field(default_factory=dict)  # e.g. bleu -> sentence-bleu (WMT22+)
+    significance: Optional[Callable[..., List[str]]] = None  # (data, kept, table, run, permutations) -> notes
+    settings: Tuple[str, ...] = ()  # run options the measures use (not the loader's), e.g. "ties"
+
+
+def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers) -> Scores:
+    spec = descriptor.segment_specs.get(name.lower(), name)
+    n, refs = data.items, data.refs[0]
+    srcs = None if data.srcs is None else data.srcs * len(data.systems)
+    flat, signature = scorers.score(spec, [h for row in data.hyps for h in row], refs * len(data.systems), srcs)
+    seg = np.array(flat, dtype=float).reshape(len(data.systems), n)
+    system, how = scorers.system_scores(name, data.hyps, refs, seg)
+    return seg, np.array(system, dtype=float), f"{signature}|{how}"
+
+
+def _row(run: Run, measure: Measure, data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray,
+         settings: Dict[str, Any], signature: str, **common: str) -> Optional[Row]:
+    inputs = measure.inputs(data, seg, system)
+    if inputs is None:
+        return None
+    used = {name: settings[name] for name in measure.uses}
+    statistic = functools.partial(measure.statistic, **used) if used else measure.statistic
+    signature += "".join(f"|{name}:{value}" for name, value in used.items())
+    if measure.resampling == "bootstrap":
+        return run.row(statistic, inputs, level=measure.level, measure=measure.name, signature=signature, **common)
+    return Row(level=measure.level, measure=measure.name, value=float(statistic(*inputs)), signature=signature, **common)
+
+
+def run(
+    descriptor: TaskDescriptor, metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, *,
+    data: Any = None, bootstrap: int = 0, permutations: int = 0, seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None, export_mtme: Any = None, export_scores: Any = None, **options: Any,
+) -> MetaTable:
+    """Every measure of ``descriptor`` for each metric (specs scored here, ``scores`` read from files).
+
+    ``options`` go to the descriptor's loader. ``bootstrap``: resamples of the intervals of the
+    bootstrap measures; ``permutations``: resamples of the significance tests (0: none).
+    ``export_mtme`` / ``export_scores``: folders the scored metrics' scores are written to as
+    mt-metrics-eval files.
+    """
+    settings = {name: options.pop(name) for name in descriptor.settings if name in options}
+    task = Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
+    sources, limit = sources_of(metrics, scores, system_files=True), check_limit(limit)
+    permutations = check_resamples(permutations, "permutations", "--permutations")
+    scorers = scorers or Scorers(load_options)
+    evalset = descriptor.load(data, limit=limit, **options)
+    table = MetaTable(descriptor.name)
+    kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]] = {}
+    describe = f"({len(evalset.systems)} systems x {evalset.items} items)"
+    with keep_finished(table, task, sources):
+        for name, file in task.each(sources, lambda name: f"{evalset.name}: {name} {describe}"):
+            if file is None:
+                seg, system, signature = _scored(descriptor, evalset, name, scorers)
+                for folder in (export_mtme, export_scores):
+                    if folder is not None:
+                        write_mtme(folder, name, evalset.reference, dict(zip(evalset.systems, seg.tolist())),
+                                   dict(zip(evalset.systems, system.tolist())))
+            else:
+                seg, system, signature = descriptor.read_scores(evalset, name, file)
+            metric = short_name(name)
+            kept[metric] = (seg, system)
+            for measure in descriptor.measures:
+                row = _row(task, measure, evalset, seg, system, settings, signature, dataset=evalset.name, metric=metric)
+                if row is not None:
+                    table.rows.append(row)
+    table.notes += evalset.notes
+    if descriptor.significance is not None:
+        table.notes += descriptor.significance(evalset, kept, table, task, permutations)
+    return table

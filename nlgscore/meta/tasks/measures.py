@@ -1,0 +1,96 @@
+"""Measures as rows: (level, name, what the statistic takes, the statistic, resampling).
+
+A descriptor lists its measures (after mt-metrics-eval's ``Task`` rows); the runner computes each
+one per metric from the data set (``EvalSet``) and the metric's ``(systems, items)`` segment scores
+and ``(systems,)`` system scores. ``inputs`` returns the statistic's arguments, or None when the
+measure does not apply (no segment scores in a system-level score file, no segment rated for
+every system). ``resampling="bootstrap"`` adds a percentile bootstrap interval resampling the first
+axis of the inputs, which must be the items (``item_scores``); ``"none"`` gives the value alone.
+
+``WMT22_MEASURES`` are the measures of the WMT22-25 metrics tasks on a systems x segments set
+(``nlgscore meta mqm``): mt-metrics-eval's WMT24/WMT25 task settings, ``pce`` (SPA) at system
+level and ``KendallWithTiesOpt(avg_by="item", sample_rate=1.0)`` (acc-t) at segment level.
+
+>>> [f"{m.level} {m.name}" for m in WMT22_MEASURES][:3]
+['system pearson', 'system accuracy', 'system spa']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from nlgscore.meta import stats
+from nlgscore.meta.data.model import EvalSet
+
+Inputs = Callable[[EvalSet, Optional[np.ndarray], np.ndarray], Optional[Tuple[Any, ...]]]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One row of a descriptor: a statistic of the human and metric scores at one level."""
+
+    level: str
+    name: str
+    inputs: Inputs
+    statistic: Callable[..., float]
+    resampling: str = "none"  # "none" or "bootstrap" (over the items of the inputs' first axis)
+    uses: Tuple[str, ...] = ()  # run settings the statistic takes as keywords (e.g. "ties"); the signature names them
+
+
+def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(human system scores, metric system scores)."""
+    return data.human["system"], system
+
+
+def segment_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(human, metric) ``(systems, items)`` matrices; None without metric segment scores."""
+    return None if seg is None else (data.human["segment"], seg)
+
+
+def item_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(human, metric) ``(items, systems)`` matrices, items first so a bootstrap resamples items."""
+    return None if seg is None else (np.asarray(data.human["segment"]).T, seg.T)
+
+
+class SpaHuman:
+    """The human side of SPA, computed once per data set: the segments every system was rated on,
+    the shared permutation signs and the human p-values (``pce.py``)."""
+
+    def __init__(self, human: np.ndarray) -> None:
+        self.common = (~np.isnan(human)).all(axis=0)
+        self.signs = stats.permutation_signs(int(self.common.sum())) if self.common.any() else None
+        self.p_values = stats.pairwise_p_values(human[:, self.common], self.signs) if self.common.any() else None
+
+    def spa(self, metric: np.ndarray) -> float:
+        """SPA of a metric's ``(systems, segments)`` scores."""
+        return stats.spa_from_p_values(self.p_values, stats.pairwise_p_values(metric[:, self.common], self.signs))
+
+
+def spa_human(data: EvalSet) -> SpaHuman:
+    """The data set's ``SpaHuman`` (computed on first use, then shared by every metric)."""
+    return data.derived("spa", lambda: SpaHuman(np.asarray(data.human["segment"], dtype=float)))
+
+
+def _spa_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[SpaHuman, np.ndarray]]:
+    human = spa_human(data)
+    return None if seg is None or human.signs is None else (human, seg)
+
+
+def _correlation(method: str, by_item: bool) -> Callable[[np.ndarray, np.ndarray], float]:
+    return lambda human, metric: stats.correlation(human, metric, method, by_item=by_item)
+
+
+WMT22_MEASURES: Tuple[Measure, ...] = (
+    Measure("system", "pearson", system_scores, stats.CORRELATIONS["pearson"]),
+    Measure("system", "accuracy", system_scores, stats.pairwise_accuracy),
+    Measure("system", "spa", _spa_inputs, lambda human, metric: human.spa(metric)),
+    Measure("segment", "pearson", segment_scores, _correlation("pearson", False)),
+    Measure("segment", "pearson-item", segment_scores, _correlation("pearson", True)),
+    Measure("segment", "kendall", segment_scores, _correlation("kendall", False)),
+    Measure("segment", "kendall-item", segment_scores, _correlation("kendall", True)),
+    Measure("segment", "acc-t", segment_scores, lambda human, metric: stats.acc_t(human, metric)[0]),
+    Measure("segment", "acc-t-epsilon", segment_scores, lambda human, metric: stats.acc_t(human, metric)[1]),
+)
