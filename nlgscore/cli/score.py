@@ -21,7 +21,8 @@ import inspect
 from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_output_options, add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
+from nlgscore.cli.options import (add_output_options, add_runtime_options, check_device, empty_input, fail, load_scorer, positive_int,
+                                  runtime_settings)
 
 
 def register(subparsers) -> None:
@@ -59,20 +60,41 @@ def register(subparsers) -> None:
 
 
 def read_corpus(args: argparse.Namespace) -> Any:
-    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet)."""
+    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet); an
+    input without rows is refused naming it (:func:`not_empty`)."""
     from nlgscore.stream import readers
 
     if args.input is not None:
         if args.cands or args.refs or args.srcs:
             fail("give either -i TABLE or text files (-c/-r/-s), not both")
         refs = None if args.no_refs else (args.ref_column or ["reference"])
-        return readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
-                                  reference_column=refs, source_column=args.src_column)
+        return not_empty(readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
+                                            reference_column=refs, source_column=args.src_column))
     if args.cands is None:
         fail("give the candidates: -c FILE (with -r/-s files) or -i TABLE")
     if not args.refs and not args.srcs:
         fail("give references (-r) or sources (-s)")
-    return readers.text_files(args.cands, args.refs or [], args.srcs)
+    return not_empty(readers.text_files(args.cands, args.refs or [], args.srcs))
+
+
+def not_empty(inputs: Any) -> Any:
+    """``inputs`` whose rows end the command with an error naming the input when there are none.
+    Files on disk are checked now (one row read), before any model loads or output is started;
+    stdin and pipes, which can be read only once, when their first row is due."""
+    from nlgscore.stream.readers import Inputs, is_regular_file
+
+    def rows() -> Any:
+        iterator = inputs.rows()
+        first = next(iterator, None)
+        if first is None:
+            fail(empty_input(inputs.label))
+        yield first
+        yield from iterator
+
+    if all(is_regular_file(path) for _, path in inputs.files) and next(inputs.rows(), None) is None:
+        fail(empty_input(inputs.label))
+    return Inputs(rows, files=inputs.files, references=inputs.has_references, sources=inputs.has_sources, label=inputs.label,
+                  fingerprint=inputs.fingerprint)
 
 
 def run(args: argparse.Namespace) -> int:

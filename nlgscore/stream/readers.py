@@ -3,7 +3,9 @@
 Every reader returns an :class:`Inputs`: ``rows()`` yields ``(prediction, reference, source)``
 tuples in input order (``reference`` is a string, a list of strings for several references, or
 None; ``source`` a string or None) without holding the corpus in memory, and ``identity()``
-names the files read with their size and content hash (what a resumable run checks).
+names the files read with their size and content hash (what a resumable run checks). Named pipes
+and process substitution (``<(...)``) are read as streams, once, like stdin: they are not hashed
+(a resumable run checks their rows as it reads them, :mod:`nlgscore.stream.to_file`).
 A malformed row is a :class:`~nlgscore.core.errors.DataError` naming ``file:line`` and the column.
 
 >>> corpus = lists(["a cat", "a dog"], references=[["the cat", "cat"], "the dog"])
@@ -55,6 +57,9 @@ class Inputs:
             if path == STDIN:
                 out[f"{role} <stdin>"] = "not hashed"
                 continue
+            if not is_regular_file(path):  # a FIFO, `<(...)`: reading it to hash it would consume it
+                out[f"{role} {path}"] = "a pipe: not hashed"
+                continue
             digest = hashlib.sha256()
             with open(path, "rb") as handle:
                 for block in iter(lambda: handle.read(HASH_BLOCK), b""):
@@ -66,8 +71,29 @@ class Inputs:
 
 
 def _check_file(path: str, role: str) -> None:
-    if path != STDIN and not Path(path).is_file():
+    """A path that can be read as a stream: a file, ``-``, or a named pipe / process substitution
+    (``-c <(zcat cands.gz)`` passes ``/dev/fd/63``, a pipe, not a regular file)."""
+    if path == STDIN:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ArgumentError(f"{role} {path} is a folder, not a file")
+    if not target.exists():
         raise ArgumentError(f"{role} file not found: {path}")
+
+
+def is_regular_file(path: str) -> bool:
+    """True for a file on disk, False for stdin, a named pipe or a process substitution (read once).
+
+    >>> is_regular_file("examples/cands.txt"), is_regular_file("-")
+    (True, False)
+    """
+    import stat
+
+    try:
+        return path != STDIN and stat.S_ISREG(Path(path).stat().st_mode)
+    except OSError:
+        return False
 
 
 def _binary_lines(path: str) -> Iterator[bytes]:
