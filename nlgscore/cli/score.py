@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
         description="Score each candidate line with the metric named by SPEC (see nlgscore.registry: "
-        "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
+        "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT][:LANG], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
         f"or any metric registered by a plug-in). Registered now: {', '.join(metric_names())}.",
     )
     parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
@@ -47,6 +47,8 @@ def register(subparsers) -> None:
                        help="column of -i holding the reference, or a list of them; repeat for one reference per column (default: reference)")
     files.add_argument("--src-column", default=None, metavar="NAME", help="column of -i holding the source")
     files.add_argument("--no-refs", action="store_true", help="-i has no reference column (source-based metrics)")
+    parser.add_argument("--lang", default=None, help="language of the candidates, for metrics that take one (Prism: the target "
+                        "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)")
     add_output_options(parser)
     run_group = parser.add_argument_group("corpus runs")
     run_group.add_argument("-o", "--output", default=None, metavar="OUT",
@@ -106,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     check_device(args.device)
     options = runtime_settings(args)
     progress = options.pop("progress")
+    if args.lang is not None:
+        options["lang"] = args.lang
 
     def build():
         cls = registry.metric(name).scorer_class()
