@@ -4,7 +4,8 @@
 tasks all build scorers from here. Specs:
 
 * ``bertscore`` (default English model), ``bertscore:MODEL_OR_FOLDER``, ``bertscore:MODEL:L4``;
-* ``prism:ref`` / ``prism:src``, optionally ``prism:ref:CHECKPOINT`` (a folder or Hub id);
+* ``prism:ref`` / ``prism:src``, optionally ``prism:ref:CHECKPOINT`` (a folder or Hub id) and the
+  candidates' language last (``prism:src:CHECKPOINT:de``, ``prism:ref:de``; default en);
 * ``bartscore``, ``bartscore:VARIANT_OR_CHECKPOINT``, ``bartscore:VARIANT_OR_CHECKPOINT:DIRECTION``.
 
 Keyword options go to the scorer's constructor; an option that contradicts the spec is an error.
@@ -359,12 +360,29 @@ def _bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]
 
 
 def _prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``prism:ref|src[:CHECKPOINT][:LANG]``: the last part is the candidates' language when it is
+    a language code after a checkpoint, or one of the m39v1 languages on its own (a checkpoint
+    folder named like a language code is written ``./de``).
+
+    >>> _prism_spec(["src", "tests/golden/tiny-prism", "de"], {})
+    {'mode': 'src', 'lang': 'de', 'checkpoint': 'tests/golden/tiny-prism'}
+    >>> _prism_spec(["ref", "de"], {})
+    {'mode': 'ref', 'lang': 'de'}
+    """
+    import os
+
+    from nlgscore.core.tables import table
+
     mode = parts[0] if parts else options.get("mode") or "ref"
     if mode not in ("ref", "src"):
-        raise ValueError(f"prism specs are prism:ref[:CHECKPOINT] or prism:src[:CHECKPOINT], not mode {mode!r}")
+        raise ValueError(f"prism specs are prism:ref|src[:CHECKPOINT][:LANG], not mode {mode!r}")
     named: Dict[str, Any] = {"mode": mode}
-    if len(parts) > 1:
-        named["checkpoint"] = _model_part(parts[1:], "nothing (prism:ref|src[:CHECKPOINT])")
+    rest = parts[1:]
+    if rest and re.fullmatch(r"[a-z]{2,3}", rest[-1]) and (
+            len(rest) > 1 or (rest[-1] in table("prism")["languages"] and not os.path.exists(rest[-1]))):
+        named["lang"] = rest.pop()
+    if rest:
+        named["checkpoint"] = _model_part(rest, "a language code (prism:ref|src[:CHECKPOINT][:LANG], e.g. prism:src:PATH:de)")
     return named
 
 
@@ -388,7 +406,7 @@ register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec, m
          help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]",
          command="BERTScore (bert_score 0.3.13 semantics) of candidates against references")
 register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, model_option="checkpoint",
-         help="Prism: prism:ref|src[:CHECKPOINT]",
+         help="Prism: prism:ref|src[:CHECKPOINT][:LANG]",
          command="Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates")
 register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec, model_option="checkpoint",
          help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",

@@ -54,14 +54,14 @@ def expected(minilm_scorer):
 
 
 def _dataset():
-    return ray.data.from_items([{"prediction": p, "reference": r, "id": k} for k, (p, r) in enumerate(zip(PREDS, REFS))])
+    return ray.data.from_items([{"prediction": p, "reference": r, "id": k} for k, (p, r) in enumerate(zip(PREDS, REFS, strict=True))])
 
 
 def test_map_batches_equals_compute_in_input_order_and_survives_a_killed_actor(local_ray, expected, tmp_path):
     """Two actors, batches of 5; the first batch an actor gets kills its process (once in the run).
     Ray restarts the actor and re-runs the batch: every row comes back once, in input order."""
     marker = tmp_path / "died"
-    rows = score_dataset(_dataset(), SPEC, concurrency=2, batch_size=5, scorer_class=DiesOnce, marker=str(marker)).take_all()
+    rows = score_dataset(_dataset(), SPEC, concurrency=2, num_cpus=0.5, batch_size=5, scorer_class=DiesOnce, marker=str(marker)).take_all()
     assert marker.exists()  # an actor's process did die
     assert [row["id"] for row in rows] == list(range(len(PREDS)))  # each row exactly once, in input order
     for name in ("precision", "recall", "f1"):
@@ -74,3 +74,23 @@ def test_a_bad_actor_count_is_refused_naming_concurrency(bad, error):
 
     with pytest.raises(NlgscoreError, match=f"^concurrency must be a positive integer, {error}$"):
         score_dataset(None, SPEC, concurrency=bad)  # refused before the dataset is touched
+
+
+def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
+    """On the 2-CPU cluster, 2 actors of 1 CPU leave the read task none: refused (it used to hang)."""
+    from nlgscore.core.errors import NlgscoreError
+
+    with pytest.raises(NlgscoreError, match=r"concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: "
+                                            r"Ray Data's read and write tasks need 1 CPU left.*use concurrency=1 or num_cpus=0.5"):
+        score_dataset(_dataset(), SPEC, concurrency=2, num_cpus=1)
+    with pytest.warns(UserWarning, match="each of the 2 scoring actors asks for 0.5 CPU so that 1 CPU stays free"):
+        score_dataset(_dataset(), SPEC, concurrency=2)  # adapted: lazy, nothing runs here
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5])
+def test_a_bad_batch_size_is_refused_naming_batch_size(bad):
+    """Issue 27 item 9: our error, not Ray's (refused before the dataset is touched)."""
+    from nlgscore.core.errors import NlgscoreError
+
+    with pytest.raises(NlgscoreError, match=r"^batch_size must be a positive integer"):
+        score_dataset(None, SPEC, batch_size=bad)

@@ -33,7 +33,7 @@ from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.core.batching import unique
-from nlgscore.core.cache import TextCache
+from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.runtime import dtype_name
@@ -70,7 +70,9 @@ class BERTScorer(Scorer):
     """BERTScore scorer: load once, score many times. See the module docstring for an example.
 
     ``cache_references=True`` keeps the embeddings of up to ``reference_cache_size`` reference
-    texts across calls (an evaluation set scored after every training epoch is encoded once);
+    texts and ``reference_cache_bytes`` bytes (default 512 MiB) across calls, the least recently
+    used dropped first, so a long-lived process plateaus (an evaluation set scored after every
+    training epoch is encoded once);
     ``cache_candidates=True`` does the same for candidates. One text-keyed cache
     (:class:`nlgscore.core.cache.TextCache`) serves both sides: a text's embedding does not
     depend on the side it is on.
@@ -111,6 +113,7 @@ class BERTScorer(Scorer):
         cache_references: bool = False,
         reference_cache_size: int = 100_000,
         cache_candidates: bool = False,
+        reference_cache_bytes: int = DEFAULT_CACHE_BYTES,
         **runtime_options: Any,
     ) -> None:
         if lang is not None and not isinstance(lang, str):
@@ -125,7 +128,7 @@ class BERTScorer(Scorer):
             raise ArgumentError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
         super().__init__(**runtime_options)  # device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         runtime = self.runtime
-        self._ref_cache = TextCache(reference_cache_size, "reference_cache_size")
+        self._ref_cache = TextCache(reference_cache_size, "reference_cache_size", reference_cache_bytes, "reference_cache_bytes")
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(
             model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,

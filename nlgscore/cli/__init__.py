@@ -6,21 +6,25 @@ modules import torch, transformers and the metrics only inside ``run``, so ``nlg
 stays fast.
 
 Exit status: 0 success; 2 a user error: an :class:`~nlgscore.core.errors.NlgscoreError` (a bad
-argument or data file, a model not available, a missing extra) or a file the system refuses
-(missing, not readable), one line on stderr naming the cause; 130 interrupted (Ctrl-C); 1 anything
+argument or data file, a model not available, a missing extra), a file the system refuses
+(missing, not readable) or an output that cannot be written (a full disk, stdout included: every
+write to stdout is checked and flushed before the exit status is decided), one line on stderr
+naming the cause; 130 interrupted (Ctrl-C); 1 anything
 else, which is a bug: its traceback is printed (``--debug`` re-raises it instead).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import io
 import logging
 import os
 import sys
 import traceback
 import warnings
-from typing import Optional, Sequence
+from typing import Optional, Sequence, TextIO
 
 from nlgscore import registry
 from nlgscore.cli.options import add_debug_options, progress_enabled
@@ -106,9 +110,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     prog = f"nlgscore {args.command}"
     environment = {name: os.environ.get(name) for name in _LIBRARY_SWITCHES}
+    stdout = sys.stdout
     try:
         _quiet_libraries(args)
-        return int(args.func(args) or 0)
+        sys.stdout = checked_stdout(stdout)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a write that fails now is this command's failure, not a silent exit 0
+        return status
     except KeyboardInterrupt:
         if args.debug:
             raise
@@ -121,6 +129,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as err:
         if args.debug:
             raise
+        if is_write_error(err):
+            _drop_unwritten(stdout)
+            print(f"{prog}: error: {write_error_line(err, args)}", file=sys.stderr)
+            return 2
         if is_user_error(err):
             print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
             return 2
@@ -129,11 +141,112 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"{type(err).__name__}: {one_line(err)}", file=sys.stderr)
         return 1
     finally:  # main() called in-process (tests, notebooks) leaves the environment as it found it
+        _restore_stdout(stdout)
         for name, value in environment.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+class _FullWrites(io.RawIOBase):
+    """A file descriptor whose ``write`` writes every byte or raises: Python 3.11's buffered stdout
+    returns a short count for one large write into a full disk and drops the error (exit 0 with a
+    truncated file); ``os.write`` in a loop raises ``ENOSPC`` on the write that cannot proceed."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except OSError as err:
+                if err.errno in _WRITE_ERRNOS:
+                    raise OSError(err.errno, err.strerror, "<stdout>") from None
+                raise
+            view = view[written:]
+        return len(data)
+
+
+def checked_stdout(stream: TextIO) -> TextIO:
+    """``stream`` (the process's real stdout) rewrapped so that a failed write raises
+    (:class:`_FullWrites`); anything else (a test's captured stdout, a notebook) is returned as is."""
+    if stream is not sys.__stdout__ or not isinstance(stream, io.TextIOWrapper):
+        return stream
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return stream
+    stream.flush()
+    buffered = io.BufferedWriter(_FullWrites(fd))
+    return io.TextIOWrapper(buffered, encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=stream.line_buffering, write_through=False)
+
+
+def _restore_stdout(original: TextIO) -> None:
+    wrapper, sys.stdout = sys.stdout, original
+    if wrapper is not original:
+        try:
+            wrapper.flush()
+        except OSError:
+            pass  # already reported (the command ended with its write error)
+        wrapper.detach()  # the descriptor stays open: it is the original stdout's
+
+
+def _drop_unwritten(stdout: TextIO) -> None:
+    """After a failed write to stdout, what is still buffered would fail again at exit
+    ("Exception ignored ..."): point the descriptor at /dev/null, as after a broken pipe."""
+    try:
+        fd = stdout.fileno()
+    except (OSError, ValueError):
+        return
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+
+
+# errno values meaning "the output could not be written": a full disk or quota, a file too large,
+# a read-only file system, an I/O error of the device.
+_WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EIO") if hasattr(errno, name))
+
+
+def is_write_error(err: BaseException) -> bool:
+    """An output that could not be written (full disk, quota, read-only file system, I/O error).
+
+    >>> is_write_error(OSError(errno.ENOSPC, "No space left on device")), is_write_error(OSError(errno.EBADF, "x"))
+    (True, False)
+    """
+    return isinstance(err, OSError) and err.errno in _WRITE_ERRNOS
+
+
+# Flags naming a command's output files, for a write error that does not name its file.
+_OUTPUT_FLAGS = {"output": "-o", "json_out": "--json-out", "csv": "--csv", "matrix_out": "--matrix-out",
+                 "export_scores": "--export-scores", "plot": "--plot", "markdown": "--markdown"}
+
+
+def write_error_line(err: OSError, args: argparse.Namespace) -> str:
+    """One line for a failed write, naming the file (stdout, or the command's output flags).
+
+    >>> write_error_line(OSError(errno.ENOSPC, "No space left on device", "<stdout>"), argparse.Namespace())
+    'cannot write to stdout: No space left on device'
+    >>> write_error_line(OSError(errno.ENOSPC, "No space left on device"), argparse.Namespace(output="out.tsv"))
+    'cannot write the output (-o out.tsv): No space left on device'
+    """
+    cause = err.strerror or str(err)
+    if err.filename == "<stdout>":
+        return f"cannot write to stdout: {cause}"
+    if err.filename is not None:
+        return f"cannot write {err.filename}: {cause}"
+    given = [f"{flag} {getattr(args, dest)}" for dest, flag in _OUTPUT_FLAGS.items()
+             if getattr(args, dest, None) not in (None, False, "")]
+    return f"cannot write the output ({', '.join(given)}): {cause}" if given else f"cannot write the output: {cause}"
 
 
 def is_user_error(err: BaseException) -> bool:

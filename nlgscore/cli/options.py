@@ -84,9 +84,20 @@ def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[Lis
     cands = read_lines(args.cands, "candidate")
     ref_sets = [read_lines(path, "reference") for path in ref_paths]
     srcs = read_lines(src_path, "source") if src_path else None
-    check_aligned((args.cands, cands), [*zip(ref_paths, ref_sets), (src_path, srcs)])
-    refs = [list(group) for group in zip(*ref_sets)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
+    check_aligned((args.cands, cands), [*zip(ref_paths, ref_sets, strict=True), (src_path, srcs)])
+    if not cands:
+        fail(empty_input(args.cands))
+    refs = [list(group) for group in zip(*ref_sets, strict=True)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
     return cands, refs, srcs
+
+
+def empty_input(path: Union[str, Path]) -> str:
+    """The message for an input with no lines or rows: an error, never a NaN score with exit 0.
+
+    >>> empty_input("cands.txt")
+    'cands.txt is empty: there is nothing to score (no lines or rows)'
+    """
+    return f"{'<stdin>' if str(path) == STDIN else path} is empty: there is nothing to score (no lines or rows)"
 
 
 def positive_int(text: str) -> int:

@@ -20,7 +20,8 @@ import argparse
 from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_output_options, add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
+from nlgscore.cli.options import (add_output_options, add_runtime_options, check_device, empty_input, fail, load_scorer, positive_int,
+                                  runtime_settings)
 
 
 def register(subparsers) -> None:
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
         description="Score each candidate line with the metric named by SPEC (see nlgscore.registry: "
-        "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
+        "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT][:LANG], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
         f"or any metric registered by a plug-in). Registered now: {', '.join(metric_names())}.",
     )
     parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
@@ -45,6 +46,8 @@ def register(subparsers) -> None:
                        help="column of -i holding the reference, or a list of them; repeat for one reference per column (default: reference)")
     files.add_argument("--src-column", default=None, metavar="NAME", help="column of -i holding the source")
     files.add_argument("--no-refs", action="store_true", help="-i has no reference column (source-based metrics)")
+    parser.add_argument("--lang", default=None, help="language of the candidates, for metrics that take one (Prism: the target "
+                        "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)")
     add_output_options(parser)
     run_group = parser.add_argument_group("corpus runs")
     run_group.add_argument("-o", "--output", default=None, metavar="OUT",
@@ -58,20 +61,41 @@ def register(subparsers) -> None:
 
 
 def read_corpus(args: argparse.Namespace) -> Any:
-    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet)."""
+    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet); an
+    input without rows is refused naming it (:func:`not_empty`)."""
     from nlgscore.stream import readers
 
     if args.input is not None:
         if args.cands or args.refs or args.srcs:
             fail("give either -i TABLE or text files (-c/-r/-s), not both")
         refs = None if args.no_refs else (args.ref_column or ["reference"])
-        return readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
-                                  reference_column=refs, source_column=args.src_column)
+        return not_empty(readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
+                                            reference_column=refs, source_column=args.src_column))
     if args.cands is None:
         fail("give the candidates: -c FILE (with -r/-s files) or -i TABLE")
     if not args.refs and not args.srcs:
         fail("give references (-r) or sources (-s)")
-    return readers.text_files(args.cands, args.refs or [], args.srcs)
+    return not_empty(readers.text_files(args.cands, args.refs or [], args.srcs))
+
+
+def not_empty(inputs: Any) -> Any:
+    """``inputs`` whose rows end the command with an error naming the input when there are none.
+    Files on disk are checked now (one row read), before any model loads or output is started;
+    stdin and pipes, which can be read only once, when their first row is due."""
+    from nlgscore.stream.readers import Inputs, is_regular_file
+
+    def rows() -> Any:
+        iterator = inputs.rows()
+        first = next(iterator, None)
+        if first is None:
+            fail(empty_input(inputs.label))
+        yield first
+        yield from iterator
+
+    if all(is_regular_file(path) for _, path in inputs.files) and next(inputs.rows(), None) is None:
+        fail(empty_input(inputs.label))
+    return Inputs(rows, files=inputs.files, references=inputs.has_references, sources=inputs.has_sources, label=inputs.label,
+                  fingerprint=inputs.fingerprint)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     options = runtime_settings(args)
     progress = options["progress"]
     options["progress"] = progress and args.output is None  # a corpus run draws one bar over items, not one per window
+    if args.lang is not None:
+        options["lang"] = args.lang
     scorer = load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec})
     state = active_state()  # launched on several processes: every rank scores its share, rank 0 writes
     main_process = state is None or state.is_main_process

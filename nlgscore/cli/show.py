@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 def _sentence(text, path, line: int, flag: str, what: str) -> str:
     if text is not None:
         return check_text(text, flag)
-    if path != "-" and not Path(path).is_file():
+    if path != "-" and (not Path(path).exists() or Path(path).is_dir()):  # a FIFO or <(...) is read too
         fail(f"{what} file not found: {path} (to give the sentence itself, use {flag} TEXT)")
     lines = read_lines(path, what)
     if not 1 <= line <= len(lines):

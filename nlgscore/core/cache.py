@@ -1,10 +1,11 @@
 """Caches shared by the scorers, with one keying scheme: by content, never by ``repr()``.
 
-``TextCache`` keeps per-text values (embeddings) in LRU order, keyed by the text itself;
+``TextCache`` keeps per-text values (embeddings) in LRU order, keyed by the text itself, within a
+count and a byte budget (a long-lived process, a trainer's reward or a server, sees new texts at
+every call: memory must plateau, :data:`DEFAULT_CACHE_BYTES` by default);
 ``ScorerCache`` keeps built scorers (thread-safe, each key built once: ``registry.cached`` and the
-one-shot ``nlgscore.bertscore``); ``content_key`` turns scorer options into a digest of their
-content (a pandas Series or a numpy array of 10,000 sentences is keyed by every sentence, not by
-an elided ``repr``).
+one-shot ``nlgscore.bertscore``); ``content_key`` turns scorer options into a digest of their content (a pandas Series or a
+numpy array of 10,000 sentences is keyed by every sentence, not by an elided ``repr``).
 
 >>> cache = TextCache(2)
 >>> cache.put("a", 1); cache.put("b", 2); cache.put("c", 3)
@@ -25,11 +26,39 @@ from typing import Any, Callable, Dict, Hashable, List, Optional
 from nlgscore.core.batching import check_positive
 
 
-class TextCache:
-    """An LRU map ``text -> value`` holding at most ``size`` texts."""
+# Bytes of values (tensors, arrays) a TextCache holds by default: 512 MiB.
+DEFAULT_CACHE_BYTES = 512 * 2**20
 
-    def __init__(self, size: int, name: str = "cache_size") -> None:
+
+def value_bytes(value: Any) -> int:
+    """Bytes held by a cached value: a torch tensor or numpy array (``nbytes``), else 0.
+
+    >>> import numpy as np
+    >>> value_bytes(np.zeros((3, 4), dtype=np.float32)), value_bytes("text")
+    (48, 0)
+    """
+    if hasattr(value, "element_size") and hasattr(value, "nelement"):
+        return int(value.element_size() * value.nelement())
+    return int(getattr(value, "nbytes", 0))
+
+
+class TextCache:
+    """An LRU map ``text -> value`` holding at most ``size`` texts and ``max_bytes`` bytes of values
+    (:func:`value_bytes`); the least recently used go first. A value larger than the whole budget
+    is not kept.
+
+    >>> import numpy as np
+    >>> cache = TextCache(100, max_bytes=100)
+    >>> for text in "abc":
+    ...     cache.put(text, np.zeros(10, dtype=np.float32))  # 40 bytes each
+    >>> len(cache), cache.bytes, "a" in cache
+    (2, 80, False)
+    """
+
+    def __init__(self, size: int, name: str = "cache_size", max_bytes: int = DEFAULT_CACHE_BYTES, bytes_name: str = "cache_bytes") -> None:
         self.size = check_positive(name, size, allow_none=False)
+        self.max_bytes = check_positive(bytes_name, max_bytes, allow_none=False)
+        self.bytes = 0  # bytes of the values held now
         self._items: "OrderedDict[str, Any]" = OrderedDict()
 
     def __contains__(self, text: object) -> bool:
@@ -46,10 +75,15 @@ class TextCache:
         return self._items[text]
 
     def put(self, text: str, value: Any) -> None:
+        size = value_bytes(value)
+        if text in self._items:
+            self.bytes -= value_bytes(self._items.pop(text))
+        if size > self.max_bytes:
+            return
         self._items[text] = value
-        self._items.move_to_end(text)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
+        self.bytes += size
+        while len(self._items) > self.size or self.bytes > self.max_bytes:
+            self.bytes -= value_bytes(self._items.popitem(last=False)[1])
 
     def values(self) -> List[Any]:
         """The values, least recently used first."""
@@ -57,6 +91,7 @@ class TextCache:
 
     def clear(self) -> None:
         self._items.clear()
+        self.bytes = 0
 
 
 class ScorerCache(TextCache):

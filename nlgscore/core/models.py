@@ -47,10 +47,13 @@ class ModelNotAvailableError(NlgscoreError, OSError):
 
 
 def _message(model: str, revision: Optional[str], reason: str, flag: Optional[str], detail: str = "") -> str:
-    """One line: what is wrong, then a command that can be pasted whole, then a close alias if any.
+    """One line: what is wrong, then either the closest known name (a typo: never a command to
+    download the misspelt name) or a command that can be pasted whole.
 
     >>> print(_message("minlm", None, "offline", "--model"))
-    model 'minlm' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1); did you mean --model minilm? To download it, run: HF_HUB_OFFLINE=0 hf download minlm (or pass a local folder as --model)
+    model 'minlm' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1); did you mean --model minilm?
+    >>> print(_message("org/my-bert", None, "offline", "--model"))
+    model 'org/my-bert' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1). To download it, run: HF_HUB_OFFLINE=0 hf download org/my-bert (or pass a local folder as --model)
     """
     name = flag or "the model argument"
     guess = _closest(model)
@@ -68,7 +71,9 @@ def _message(model: str, revision: Optional[str], reason: str, flag: Optional[st
         what = "the Hub did not answer"
     else:
         what = f"it could not be downloaded{detail}"
-    return (f"model {model!r} is not in the local cache and {what}{suggestion or '.'} To download it, run: {download}"
+    if guess:  # a misspelt known name: downloading the typo would fail (or fetch someone else's repo)
+        return f"model {model!r} is not in the local cache and {what}{suggestion}"
+    return (f"model {model!r} is not in the local cache and {what}. To download it, run: {download}"
             + f" (or pass a local folder as {name}){_embedded_hint(model, flag, guess)}")
 
 

@@ -2,7 +2,7 @@
 
 :class:`ScoreBatches` is a callable class, so Ray Data runs it on actors: each actor loads the
 model once (in its constructor) and scores every batch it is given. Ray does the rest:
-``concurrency`` actors (``num_gpus`` each), streaming execution, and fault tolerance — an actor
+a pool of actors (``num_gpus`` each), streaming execution, and fault tolerance — an actor
 that dies (a killed process, a lost node) is restarted and its batch re-run, since Ray Data gives
 actor pools ``max_restarts=-1`` and ``max_task_retries=-1``. Output columns are named like
 :func:`nlgscore.integrations.datasets.map_function`'s (``bertscore_precision``, ...), and the
@@ -17,10 +17,11 @@ input columns are kept.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Optional
 
 from nlgscore.core.batching import check_positive
-from nlgscore.core.errors import ArgumentTypeError
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 
 
@@ -71,6 +72,7 @@ def score_dataset(
     metric: str = "bertscore:minilm",
     *,
     concurrency: int = 1,
+    num_cpus: Optional[float] = None,
     num_gpus: Optional[float] = None,
     batch_size: int = 1024,
     prediction_column: str = "prediction",
@@ -80,16 +82,72 @@ def score_dataset(
     scorer_class: type = ScoreBatches,
     **options: Any,
 ) -> Any:
-    """``dataset.map_batches(ScoreBatches, ...)`` with ``concurrency`` actors of ``num_gpus`` GPUs
-    each and ``batch_size`` rows per batch; ``options`` go to the scorer (or to ``scorer_class``, a
-    subclass of :class:`ScoreBatches`). Returns the lazy Ray ``Dataset`` (``.take_all()``,
-    ``.write_parquet(...)``)."""
+    """``dataset.map_batches(ScoreBatches, ...)`` with a fixed pool of ``concurrency`` actors of
+    ``num_cpus`` CPUs and ``num_gpus`` GPUs each and ``batch_size`` rows per batch; ``options`` go
+    to the scorer (or to ``scorer_class``, a subclass of :class:`ScoreBatches`). Returns the lazy
+    Ray ``Dataset`` (``.take_all()``, ``.write_parquet(...)``).
+
+    The pool must leave the read and write tasks a CPU, or nothing moves: actors holding every CPU
+    wait for batches that the read task, waiting for a CPU, never produces (:func:`actor_cpus`).
+    With ``num_cpus=None`` each actor takes 1 CPU, or an equal share of what the cluster has left
+    after one CPU for reading and writing (with a warning saying so); a ``num_cpus`` given that
+    leaves no CPU is refused, naming both numbers.
+    """
     kwargs: Dict[str, Any] = {"metric": metric, "prediction_column": prediction_column, "reference_column": reference_column,
                               "source_column": source_column, "prefix": prefix, **options}
     check_positive("concurrency", concurrency, allow_none=False)
+    check_positive("batch_size", batch_size, allow_none=False)
+    import ray
     from ray.data import ActorPoolStrategy
 
+    per_actor = actor_cpus(concurrency, num_cpus, cluster_cpus(ray))
     extra = {"num_gpus": num_gpus} if num_gpus else {}
     # A fixed pool through compute=: Ray >= 2.51 deprecates concurrency= for callable classes.
     return dataset.map_batches(scorer_class, fn_constructor_kwargs=kwargs, compute=ActorPoolStrategy(size=concurrency),
-                               batch_size=batch_size, batch_format="numpy", **extra)
+                               batch_size=batch_size, batch_format="numpy", num_cpus=per_actor, **extra)
+
+
+# CPUs the actor pool leaves to Ray Data's read and write tasks (each of which asks for one CPU).
+IO_CPUS = 1
+
+
+def cluster_cpus(ray: Any) -> float:
+    """The CPUs of the Ray cluster this process is connected to; before ``ray.init()``, those Ray
+    will start a local instance with (the CPUs this process may run on)."""
+    import os
+
+    if ray.is_initialized():
+        return float(ray.cluster_resources().get("CPU", 0.0))
+    return float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> float:
+    """CPUs per scoring actor so that ``concurrency`` actors leave :data:`IO_CPUS` of ``total`` free.
+
+    >>> actor_cpus(2, None, 8.0), actor_cpus(2, 0.5, 2.0)
+    (1.0, 0.5)
+    >>> actor_cpus(2, 1, 2.0)
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever; use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
+    """
+    if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0):
+        raise ArgumentError(f"num_cpus must be a positive number of CPUs per actor (or None), got {num_cpus!r}")
+    room = total - IO_CPUS
+    share = room / concurrency
+    if num_cpus is None:
+        if share >= 1:
+            return 1.0
+        if share > 0:
+            warnings.warn(f"the Ray cluster has {total:g} CPUs: each of the {concurrency} scoring actors asks for {share:g} CPU "
+                          f"so that {IO_CPUS} CPU stays free for reading and writing (give num_cpus= to choose)", stacklevel=3)
+            return share
+    elif concurrency * num_cpus <= room:
+        return float(num_cpus)
+    asked = f"concurrency={concurrency} actors x num_cpus={num_cpus if num_cpus is not None else 1:g} CPU each need " \
+            f"{concurrency * (num_cpus or 1):g} CPUs, but the Ray cluster has {total:g}"
+    if room <= 0:
+        raise ArgumentError(f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU besides the scoring actors; "
+                            f"start Ray with more CPUs (ray.init(num_cpus=2) or more)")
+    raise ArgumentError(f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU left, or the pipeline waits forever; "
+                        f"use concurrency={max(1, int(room))} or num_cpus={share:g} (or None: nlgscore picks the share)")

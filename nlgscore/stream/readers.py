@@ -3,7 +3,9 @@
 Every reader returns an :class:`Inputs`: ``rows()`` yields ``(prediction, reference, source)``
 tuples in input order (``reference`` is a string, a list of strings for several references, or
 None; ``source`` a string or None) without holding the corpus in memory, and ``identity()``
-names the files read with their size and content hash (what a resumable run checks).
+names the files read with their size and content hash (what a resumable run checks). Named pipes
+and process substitution (``<(...)``) are read as streams, once, like stdin: they are not hashed
+(a resumable run checks their rows as it reads them, :mod:`nlgscore.stream.to_file`).
 A malformed row is a :class:`~nlgscore.core.errors.DataError` naming ``file:line`` and the column.
 
 >>> corpus = lists(["a cat", "a dog"], references=[["the cat", "cat"], "the dog"])
@@ -55,6 +57,9 @@ class Inputs:
             if path == STDIN:
                 out[f"{role} <stdin>"] = "not hashed"
                 continue
+            if not is_regular_file(path):  # a FIFO, `<(...)`: reading it to hash it would consume it
+                out[f"{role} {path}"] = "a pipe: not hashed"
+                continue
             digest = hashlib.sha256()
             with open(path, "rb") as handle:
                 for block in iter(lambda: handle.read(HASH_BLOCK), b""):
@@ -66,8 +71,29 @@ class Inputs:
 
 
 def _check_file(path: str, role: str) -> None:
-    if path != STDIN and not Path(path).is_file():
+    """A path that can be read as a stream: a file, ``-``, or a named pipe / process substitution
+    (``-c <(zcat cands.gz)`` passes ``/dev/fd/63``, a pipe, not a regular file)."""
+    if path == STDIN:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ArgumentError(f"{role} {path} is a folder, not a file")
+    if not target.exists():
         raise ArgumentError(f"{role} file not found: {path}")
+
+
+def is_regular_file(path: str) -> bool:
+    """True for a file on disk, False for stdin, a named pipe or a process substitution (read once).
+
+    >>> is_regular_file("examples/cands.txt"), is_regular_file("-")
+    (True, False)
+    """
+    import stat
+
+    try:
+        return path != STDIN and stat.S_ISREG(Path(path).stat().st_mode)
+    except OSError:
+        return False
 
 
 def _binary_lines(path: str) -> Iterator[bytes]:
@@ -168,17 +194,37 @@ def _delimited_records(path: str, delimiter: str) -> Iterator[Tuple[str, Dict[st
         header = split(next(lines, ""))
         numbered: Iterator[Tuple[int, List[str]]] = ((n, split(line)) for n, line in enumerate(lines, start=2))
     else:  # CSV: quoted fields may hold newlines, so the csv module reads from the line stream
+        allow_large_csv_fields()
         reader = csv.reader(_joined(lines))
         header = next(reader, [])
         numbered = ((reader.line_num, fields) for fields in reader)
     if not header or header == [""]:
         raise DataError(f"{path}: empty file, expected a header line naming the columns")
+    repeated = next((name for k, name in enumerate(header) if name in header[:k]), None)
+    if repeated is not None:  # a dict of the row would keep only the last one: the wrong text, silently
+        raise DataError(f"{path}:1: column {repeated!r} appears {header.count(repeated)} times in the header; column names must be distinct")
     for number, fields in numbered:
         if fields == [""] or not fields:
             continue
         if len(fields) != len(header):
             raise DataError(f"{path}:{number}: {len(fields)} fields but the header has {len(header)}")
-        yield f"{path}:{number}", dict(zip(header, fields))
+        yield f"{path}:{number}", dict(zip(header, fields, strict=True))
+
+
+def allow_large_csv_fields() -> int:
+    """Raise the csv module's field limit (131,072 characters by default, a document or a long
+    reference is more) to the largest the platform accepts; returns it.
+
+    >>> allow_large_csv_fields() > 200_000
+    True
+    """
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return limit
+        except OverflowError:  # a C long is 32 bits on some platforms (Windows)
+            limit //= 2
 
 
 def _joined(lines: Iterator[str]) -> Iterator[str]:
@@ -187,15 +233,30 @@ def _joined(lines: Iterator[str]) -> Iterator[str]:
 
 
 def _parquet_records(path: str, columns: List[str]) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    import pyarrow.parquet as parquet  # a dependency of datasets, so always installed
+    import pyarrow  # a dependency of datasets, so always installed
+    import pyarrow.parquet as parquet
 
-    handle = parquet.ParquetFile(path)
-    names = handle.schema_arrow.names
+    def unreadable(err: Exception) -> DataError:
+        cause = " ".join(str(err).split()) or type(err).__name__
+        return DataError(f"{path}: not a readable Parquet file ({cause}); an empty, truncated or mis-named file?")
+
+    try:
+        handle = parquet.ParquetFile(path)
+        names = handle.schema_arrow.names
+    except (pyarrow.ArrowException, OSError) as err:  # 0 bytes, no magic bytes (a text file), a cut footer
+        raise unreadable(err) from None
     missing = [c for c in columns if c not in names]
     if missing:
         raise DataError(f"{path}: no column {missing[0]!r} (columns: {', '.join(names)})")
     row = 0
-    for batch in handle.iter_batches(batch_size=PARQUET_BATCH, columns=columns):
+    batches = handle.iter_batches(batch_size=PARQUET_BATCH, columns=columns)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pyarrow.ArrowException, OSError) as err:  # a row group cut or corrupted
+            raise unreadable(err) from None
+        if batch is None:
+            return
         data = batch.to_pydict()
         for k in range(batch.num_rows):
             row += 1
