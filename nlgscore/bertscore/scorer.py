@@ -243,6 +243,9 @@ class BERTScorer(Scorer):
         layer = self.num_layers if self.all_layers else None
         return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
 
+    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
+        return not (self.idf and self._idf_table is None)  # idf from the call's own references
+
     def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """:meth:`Scorer.matrix` without building the list of pairs: the distinct texts are
         embedded once and matched in tiles (:func:`nlgscore.bertscore.pairs.text_grid`), so a
