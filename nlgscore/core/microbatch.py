@@ -106,6 +106,8 @@ class MicroBatcher:
         self.max_wait_ms = float(max_wait_ms)
         self.on_batch = on_batch
         self.batches = 0  # merged compute calls run (a lone call counts as one)
+        # held while the worker scores: other work on the same scorer (a server's matrix calls) takes it too
+        self.lock = threading.Lock()
         self._pending: Deque[_Call] = deque()
         self._queued = 0  # predictions waiting
         self._cond = threading.Condition()
@@ -196,7 +198,8 @@ class MicroBatcher:
                         break
                     self._cond.wait(remaining)
                 batch = self._take(first.key)
-            self._score(batch)
+            with self.lock:
+                self._score(batch)
 
     def _waiting(self, key: Any) -> int:
         return sum(len(call.predictions) for call in self._pending if call.key is key or call.key == key)
