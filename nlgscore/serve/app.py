@@ -75,13 +75,16 @@ def create_app(
     max_items: int = DEFAULT_MAX_ITEMS,
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS,
     on_loaded: Optional[Callable[[Optional[BaseException]], None]] = None,
+    make_batcher: Optional[Callable[..., Any]] = None,
 ) -> Any:
     """The Starlette app serving ``scorer`` (see the module docstring).
 
     ``scorer`` is a loaded scorer, or a function of no arguments that loads one: it then runs in a
     thread when the app starts, ``/health`` answering 503 until it returns, and ``on_loaded(error)``
     is called when it is done (error None on success). The micro-batcher's ``max_batch``,
-    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.core.microbatch.MicroBatcher`.
+    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.core.microbatch.MicroBatcher`;
+    ``make_batcher`` replaces that class by one with its constructor and ``submit`` (Ray Serve's
+    replicas batch with ``@serve.batch``: :class:`nlgscore.serve.ray.ServeBatcher`).
     """
     require("starlette", "serve", "nlgscore serve")
     from starlette.applications import Starlette
@@ -97,7 +100,7 @@ def create_app(
     def load() -> None:
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
-            state.batcher = MicroBatcher(loaded, **batch_settings, on_batch=metrics.observe_batch)
+            state.batcher = (make_batcher or MicroBatcher)(loaded, **batch_settings, on_batch=metrics.observe_batch)
             state.scorer = loaded
         except BaseException as err:  # reported by /health and on_loaded, never lost in a thread
             logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
