@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import sys
 from typing import Any, Dict
 
 from nlgscore.cli import COMMANDS
@@ -52,8 +53,24 @@ def register(subparsers) -> None:
     batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
     batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
     batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (503 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
+    scale = parser.add_argument_group("Ray Serve (the 'ray' extra)")
+    scale.add_argument("--ray", action="store_true", help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)")
+    scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
+    scale.add_argument("--autoscaling-config", type=_json_object, default=None, metavar="JSON", help="Ray Serve autoscaling_config as JSON, e.g. '{\"min_replicas\": 1, \"max_replicas\": 4}' (with --ray; instead of --replicas)")
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
+
+
+def _json_object(text: str) -> Dict[str, Any]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({err})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
 
 
 def read_api_key(path: str) -> str:
@@ -84,9 +101,28 @@ def run(args: argparse.Namespace) -> int:
     if getattr(cls, "caches_embeddings", False):
         options["cache_references"] = True  # the G rollouts of a GRPO prompt share one reference
 
+    if args.ray or args.replicas is not None or args.autoscaling_config is not None:
+        return _run_ray(args, options, api_key)
+
     def app(on_loaded):
         return create_app(lambda: load_scorer(lambda: registry.load(args.spec, **options), {"SPEC": args.spec}),
                           max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
                           api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, on_loaded=on_loaded)
 
     return run_server(app, args.host, args.port, log_level="info" if getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG") else "warning")
+
+
+def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:
+    """``--ray``: the same app on Ray Serve (nlgscore.serve.ray), until SIGTERM or Ctrl-C."""
+    if not args.ray:
+        fail("--replicas and --autoscaling-config need --ray")
+    if args.replicas is not None and args.autoscaling_config is not None:
+        fail("pass --replicas or --autoscaling-config, not both")
+    from nlgscore.serve.ray import run as run_ray
+
+    app_options = dict(max_queue=args.max_queue, timeout=args.timeout, api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items)
+    def ready() -> None:
+        print(f"nlgscore serve: {args.spec} on Ray Serve at http://{args.host}:{args.port} (SIGTERM or Ctrl-C stops it)", file=sys.stderr, flush=True)
+
+    return run_ray(args.spec, args.host, args.port, num_replicas=args.replicas, autoscaling_config=args.autoscaling_config,
+                   max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, app_options=app_options, on_ready=ready, **options)

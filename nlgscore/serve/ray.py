@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
@@ -175,7 +175,7 @@ def replica_names(app_name: str = DEFAULT_APP_NAME) -> List[str]:
     return sorted(actor["name"] for actor in ray.util.list_named_actors(all_namespaces=True) if actor["name"].startswith(prefix))
 
 
-def run(spec: str, host: str, port: int, *, ready: Optional[threading.Event] = None, **kwargs: Any) -> int:
+def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None]] = None, **kwargs: Any) -> int:
     """``nlgscore serve SPEC --ray``: deploy on Ray (local, or ``RAY_ADDRESS``) and serve until
     SIGTERM or Ctrl-C, then shut Serve down (and Ray, if started here); returns 0."""
     import ray
@@ -188,8 +188,8 @@ def run(spec: str, host: str, port: int, *, ready: Optional[threading.Event] = N
     try:
         serve.start(http_options={"host": host, "port": port})
         serve.run(deployment(spec, **kwargs), name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
-        if ready is not None:
-            ready.set()
+        if on_ready is not None:
+            on_ready()
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
