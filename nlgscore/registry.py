@@ -219,11 +219,15 @@ def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[s
 
 def load(spec: str, **options: Any) -> Any:
     """A ready scorer for ``spec`` (see the module docstring); ``options`` go to its constructor.
+    A URL (``http://HOST:PORT``) names a running ``nlgscore serve``: a
+    :class:`~nlgscore.serve.client.RemoteScorer` (options: ``timeout``, ``retries``, ``backoff``, ``api_key``).
 
     >>> scorer = load("bertscore:minilm:L4")
     >>> scorer.signature["L"]
     '4'
     """
+    if isinstance(spec, str) and spec.startswith(("http://", "https://")):
+        return _remote(spec, options)
     name, merged = spec_options(spec, options)
     entry = _TABLE[name]
     try:
@@ -233,6 +237,20 @@ def load(spec: str, **options: Any) -> Any:
         if entry.model_option and hasattr(err, "for_flag"):
             raise err.for_flag(f"{entry.model_option}=") from err.__cause__
         raise
+
+
+# A spec that is a URL names a running ``nlgscore serve``: this class (a path, as the rows above
+# are) scores through it with the same compute/matrix/Result as a local scorer.
+REMOTE_SCORER = "nlgscore.serve.client:RemoteScorer"
+
+
+def _remote(url: str, options: Dict[str, Any]) -> Any:
+    module, _, attribute = REMOTE_SCORER.partition(":")
+    client = import_module(module)
+    own, others = client.split_options(options)
+    if others:
+        raise ArgumentError(f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)")
+    return getattr(client, attribute)(url, **own)
 
 
 def _model_part(parts: List[str], last: str) -> str:

@@ -7,6 +7,7 @@ items fail on a chosen text, to make a merged compute fail the way a model error
 from __future__ import annotations
 
 import asyncio
+import pickle
 import threading
 
 import numpy as np
@@ -163,6 +164,9 @@ def test_scorer_acompute(scorer):
 
     got = [r.scores[0] for r in asyncio.run(main())]
     np.testing.assert_allclose(got, scorer.compute(PREDS[:6], REFS[:6]).scores, atol=1e-6)
+    copy = pickle.loads(pickle.dumps(scorer))  # the batcher's thread stays behind; the copy makes its own
+    assert "_microbatcher" in scorer.__dict__ and "_microbatcher" not in copy.__dict__
+    assert asyncio.run(copy.acompute(PREDS[:1], REFS[:1])).scores == pytest.approx(got[:1], abs=1e-6)
 
 
 def test_bad_settings_are_named():

@@ -386,5 +386,10 @@ class Scorer(ABC):
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         """The metric's signature fields for ``call`` (None: the scorer's defaults)."""
 
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_microbatcher", None)  # acompute's worker thread and queue do not travel: a copy makes its own
+        return state
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.signature})"

@@ -25,7 +25,7 @@ a request not scored within ``timeout`` seconds. ``/health`` needs no token (pro
 ...     body = client.post("/v1/score", json={"predictions": ["It is cold."], "references": ["It is cold today."]}).json()
 ...     bad = client.post("/v1/score", json={"predictions": ["a", "b"], "references": ["c"]})
 >>> sorted(body), body["scores"][0] > 0.8, bad.status_code, "references" in bad.json()["error"]
-(['columns', 'scores', 'signature'], True, 400, True)
+(['columns', 'primary', 'scores', 'signature'], True, 400, True)
 """
 
 from __future__ import annotations

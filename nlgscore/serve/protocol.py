@@ -109,8 +109,11 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
 
 
 def score_response(result: Any) -> Dict[str, Any]:
-    """``{"scores", "columns", "signature"}`` of a Result."""
-    return {"scores": result.scores, "columns": result.columns(), "signature": str(result.signature)}
+    """``{"scores", "columns", "signature", "primary"}`` of a Result (and ``layer`` for all layers)."""
+    out = {"scores": result.scores, "columns": result.columns(), "signature": str(result.signature), "primary": result.primary}
+    if getattr(result, "layer", None) is not None:  # all layers: the row that scores reports
+        out["layer"] = result.layer
+    return out
 
 
 def reward_response(result: Any, metric: str) -> Dict[str, Any]:
