@@ -57,19 +57,6 @@ def _descendants(root: int) -> dict:
     return found
 
 
-def _post_with_retries(client, url, body, attempts=30):
-    """One request, sent again after a 5xx or a broken connection (a killed replica's requests)."""
-    for attempt in range(attempts):
-        try:
-            response = client.post(url, json=body, timeout=60)
-            if response.status_code < 500:
-                return response, attempt
-        except httpx.TransportError:
-            pass
-        time.sleep(min(0.1 * 2 ** attempt, 2.0))
-    raise AssertionError(f"no answer after {attempts} attempts")
-
-
 class Output:
     """The server's stderr, read by a thread (Ray logs a lot: an unread pipe would block it)."""
 
@@ -108,13 +95,15 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
         replicas = {pid: cmd for pid, cmd in _descendants(server.pid).items() if cmd.startswith(REPLICA_TITLE)}
         assert len(replicas) == 2, replicas
         expected = load(SPEC).compute([p for ps in PREDS for p in ps], references=[r for rs in REFS for r in rs])
+        remote = load(base)  # the RemoteScorer: what any client of the endpoint uses, with its retries
+        assert remote.signature == expected.signature
         with httpx.Client() as client:
             health = client.get(f"{base}/health").json()
             assert health["status"] == "ok" and health["metric"] == "bertscore"
             assert client.post(f"{base}/v1/score", json={"predictions": ["a", "b"], "references": ["c"]}).status_code == 400
 
             with concurrent.futures.ThreadPoolExecutor(16) as pool:
-                futures = [pool.submit(_post_with_retries, client, f"{base}/v1/score", {"predictions": PREDS[k], "references": REFS[k]}) for k in range(N)]
+                futures = [pool.submit(remote.compute, PREDS[k], references=REFS[k]) for k in range(N)]
                 while sum(f.done() for f in futures) < 4:  # the load is under way: kill a replica in the middle of it
                     time.sleep(0.01)
                 victim = min(replicas)
@@ -124,11 +113,9 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
             assert victim not in _descendants(server.pid) and in_flight > 0
 
             got = []
-            for response, _ in answers:
-                assert response.status_code == 200, response.text
-                body = response.json()
-                assert len(body["scores"]) == 2 and body["signature"] == str(expected.signature)
-                got.extend(body["scores"])
+            for result in answers:
+                assert len(result.scores) == 2 and str(result.signature) == str(expected.signature)
+                got.extend(result.scores)
             assert got == pytest.approx(expected.scores, abs=1e-6)  # every request once, in order, equal to compute
 
             merged = 0.0
@@ -139,7 +126,7 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
                 if calls and count and float(count.group(1)):
                     merged = max(merged, float(calls.group(1)) / float(count.group(1)))
             assert merged > 1, "no replica merged two requests into one batch"
-        print(f"requests not done at the kill: {in_flight}; sent again: {sum(attempt > 0 for _, attempt in answers)}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})")
+        print(f"requests not done at the kill: {in_flight}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})")
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=max(1.0, min(60.0, deadline - time.monotonic()))) == 0, output.tail()
     finally:
@@ -148,6 +135,15 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
             os.killpg(server.pid, signal.SIGKILL)  # the server's own group: its Ray processes too
             server.wait()
         output.thread.join(10)
+
+
+def test_the_client_retries_a_proxy_error_but_not_the_apps_own():
+    from nlgscore.serve.client import retryable
+
+    assert retryable(httpx.Response(500, text="Internal Server Error"))  # Ray Serve's proxy: the replica died
+    assert retryable(httpx.Response(502, text="Bad Gateway")) and retryable(httpx.Response(503, json={"error": "queue full"}))
+    assert not retryable(httpx.Response(500, json={"error": "internal error: ValueError: x"}))  # the app failed: raised at once
+    assert not retryable(httpx.Response(400, json={"error": "references: ..."}))
 
 
 def test_deployment_and_flags_are_checked_before_anything_starts(capsys):

@@ -35,10 +35,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Optional
 
-from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 from nlgscore.integrations.datasets import cached_scorer, metric_prefix
+from nlgscore.integrations.trl import SERVER_URL
 
 
 class SampleScorer:
@@ -50,21 +50,21 @@ class SampleScorer:
         if column is not None and (not isinstance(column, str) or not column):
             raise ArgumentTypeError(f"column must be a non-empty string or None, got {column!r}")
         self.spec, self.options, self.column = spec, dict(options), column
-        scorer = self.scorer  # loads the model now: a missing model fails before the evaluation
+        scorer = self.scorer  # loads the model now (or reaches the server): a failure shows before the evaluation
         self.needs = tuple(scorer.needs)
-        if isinstance(scorer, Scorer) and (max_batch is not None or max_wait_ms is not None):
+        if spec.startswith(SERVER_URL):  # the server batches the requests; max_batch/max_wait_ms are its flags
+            if max_batch is not None or max_wait_ms is not None:
+                raise ArgumentError(f"max_batch/max_wait_ms do not apply to a server ({spec!r}): they are flags of `nlgscore serve`")
+            self.batcher: Any = scorer  # RemoteScorer.acompute: an async request
+        elif max_batch is not None or max_wait_ms is not None:
             from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_WAIT_MS, MicroBatcher
 
             settings = {"max_batch": DEFAULT_MAX_BATCH if max_batch is None else max_batch, "max_wait_ms": DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms}
-            self.batcher: Any = MicroBatcher(scorer, **settings)
-        elif isinstance(scorer, Scorer):
+            self.batcher = MicroBatcher(scorer, **settings)
+        else:
             from nlgscore.core.microbatch import shared_batcher
 
             self.batcher = shared_batcher(scorer)  # the one behind scorer.acompute
-        else:  # a remote scorer: the server batches; max_batch/max_wait_ms are its flags
-            if max_batch is not None or max_wait_ms is not None:
-                raise ArgumentError(f"max_batch/max_wait_ms do not apply to a server ({spec!r}): they are flags of `nlgscore serve`")
-            self.batcher = scorer
         if column is not None:
             empty = scorer.compute([], **{need: [] for need in self.needs})
             if column not in empty.columns():
@@ -128,7 +128,7 @@ def scorer(
     (default: the metric's name, ``"bertscore"``); ``column`` picks the score column.
     """
     if name is None:
-        name = "nlgscore" if not isinstance(spec, str) or spec.startswith(("http://", "https://")) else metric_prefix(spec)
+        name = "nlgscore" if not isinstance(spec, str) or spec.startswith(SERVER_URL) else metric_prefix(spec)
     if not isinstance(name, str) or not name:
         raise ArgumentTypeError(f"name must be a non-empty string or None, got {name!r}")
     return _registered(name)(spec, column=column, max_batch=max_batch, max_wait_ms=max_wait_ms, **options)

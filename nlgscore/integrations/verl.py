@@ -39,14 +39,13 @@ True
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.integrations.datasets import cached_scorer
+from nlgscore.integrations.trl import SERVER_URL
 
 ENV_URL, ENV_SPEC = "NLGSCORE_URL", "NLGSCORE_SPEC"
 INFO_URL, INFO_SPEC = "nlgscore_url", "nlgscore_spec"
@@ -54,18 +53,15 @@ INFO_URL, INFO_SPEC = "nlgscore_url", "nlgscore_spec"
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
     """The reward of one sample (verl's plain custom reward function; see the module docstring)."""
-    scorer, predictions, inputs, column = _one(solution_str, ground_truth, extra_info, kwargs)
-    return _value(_sync_call(scorer, predictions, inputs), column)[0]
+    (scorer, remote), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
+    return _value(_sync_call(scorer, remote, predictions, inputs), kwargs.get("column"))[0]
 
 
 async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
     """:func:`compute_score` as a coroutine (verl's reward loop awaits it, many samples at once)."""
-    scorer, predictions, inputs, column = _one(solution_str, ground_truth, extra_info, kwargs)
-    if isinstance(scorer, Scorer) or hasattr(scorer, "acompute"):
-        result = await scorer.acompute(predictions, **inputs)
-    else:  # a client without a coroutine API: its blocking call in a thread
-        result = await asyncio.to_thread(scorer.compute, predictions, **inputs)
-    return _value(result, column)[0]
+    (scorer, _), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
+    # a local scorer's acompute goes through its micro-batcher; a RemoteScorer's is an async request
+    return _value(await scorer.acompute(predictions, **inputs), kwargs.get("column"))[0]
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any], extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None, **kwargs: Any) -> List[float]:
@@ -84,16 +80,16 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     targets = {_target(info, kwargs) for info in infos}
     if len(targets) > 1:
         raise ArgumentError(f"the extra_infos of one batch name different scorers: {sorted(map(str, targets))}")
-    scorer = _scorer(targets.pop(), kwargs)
+    scorer, remote = _scorer(targets.pop(), kwargs)
     inputs = _inputs(scorer, ground_truths, infos, kwargs.get("source_key"), n)
-    return _value(_sync_call(scorer, solution_strs, inputs), kwargs.get("column"))
+    return _value(_sync_call(scorer, remote, solution_strs, inputs), kwargs.get("column"))
 
 
-def _one(solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]) -> Tuple[Any, List[str], Dict[str, Any], Optional[str]]:
-    """The scorer, prediction list and inputs of one sample."""
-    scorer = _scorer(_target(extra_info, kwargs), kwargs)
+def _one(solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, bool], List[str], Dict[str, Any]]:
+    """``(scorer, remote)``, the prediction list and the inputs of one sample."""
+    scorer, remote = _scorer(_target(extra_info, kwargs), kwargs)
     predictions = check_texts("solution_str", [solution_str])
-    return scorer, predictions, _inputs(scorer, [ground_truth], [extra_info], kwargs.get("source_key"), 1), kwargs.get("column")
+    return (scorer, remote), predictions, _inputs(scorer, [ground_truth], [extra_info], kwargs.get("source_key"), 1)
 
 
 def _target(extra_info: Any, kwargs: Mapping[str, Any]) -> Tuple[str, str]:
@@ -115,17 +111,19 @@ def _target(extra_info: Any, kwargs: Mapping[str, Any]) -> Tuple[str, str]:
                         f"extra_info[{INFO_URL!r}] / [{INFO_SPEC!r}], or set {ENV_URL} / {ENV_SPEC}")
 
 
-def _scorer(target: Tuple[str, str], kwargs: Mapping[str, Any]) -> Any:
-    """The (per-process cached) scorer: a remote one for a URL, a local one for a spec."""
+def _scorer(target: Tuple[str, str], kwargs: Mapping[str, Any]) -> Tuple[Any, bool]:
+    """The (per-process cached) scorer and whether it is remote: a RemoteScorer for a URL, a local one for a spec."""
     kind, value = target
     options = kwargs.get("options") or {}
     if not isinstance(options, Mapping):
         raise ArgumentTypeError(f"options must be a dict of scorer options, got {type(options).__name__}")
     if kind == "url":
-        if not value.startswith(("http://", "https://")):
+        if not value.startswith(SERVER_URL):
             raise ArgumentError(f"url must start with http:// or https://, got {value!r}")
-        return cached_scorer(value, {})
-    return cached_scorer(value, dict(options))
+        return cached_scorer(value, {}), True
+    if value.startswith(SERVER_URL):
+        raise ArgumentError(f"spec names a server ({value!r}): pass it as url= (or {INFO_URL} / {ENV_URL})")
+    return cached_scorer(value, dict(options)), False
 
 
 def _inputs(scorer: Any, ground_truths: List[Any], infos: List[Any], source_key: Any, n: int) -> Dict[str, Any]:
@@ -147,10 +145,10 @@ def _inputs(scorer: Any, ground_truths: List[Any], infos: List[Any], source_key:
     return inputs
 
 
-def _sync_call(scorer: Any, predictions: List[str], inputs: Dict[str, Any]) -> Any:
+def _sync_call(scorer: Any, remote: bool, predictions: List[str], inputs: Dict[str, Any]) -> Any:
     """A blocking call: a local scorer through its micro-batcher (verl calls from many threads at
     once; the batcher merges them and keeps one model call at a time), a remote one directly."""
-    if isinstance(scorer, Scorer):
+    if not remote:
         from nlgscore.core.microbatch import shared_batcher
 
         return shared_batcher(scorer).compute(predictions, **inputs)

@@ -6,7 +6,8 @@
 server batches together), ``name``, ``needs`` and ``signature``. So MBR decoding, TRL rewards
 and the other adapters run against a server unchanged.
 
-* Connection errors and 503 answers (a model still loading, a full queue) are retried with
+* Connection errors, 503 answers (a model still loading, a full queue) and a proxy's 500/502
+  (not the app's JSON error: Ray Serve's proxy when a replica dies) are retried with
   exponential backoff (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is
   honoured); any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
   with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
@@ -137,7 +138,7 @@ class RemoteScorer(Scorer):
                     raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
                 time.sleep(self._delay(attempt, None))
                 continue
-            if response.status_code == 503 and attempt + 1 < attempts:
+            if retryable(response) and attempt + 1 < attempts:
                 time.sleep(self._delay(attempt, response.headers.get("retry-after")))
                 continue
             return _answer(response, self.url + path)
@@ -157,7 +158,7 @@ class RemoteScorer(Scorer):
                         raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
                     await asyncio.sleep(self._delay(attempt, None))
                     continue
-                if response.status_code == 503 and attempt + 1 < attempts:
+                if retryable(response) and attempt + 1 < attempts:
                     await asyncio.sleep(self._delay(attempt, response.headers.get("retry-after")))
                     continue
                 return _answer(response, self.url + path)
@@ -192,6 +193,21 @@ class RemoteScorer(Scorer):
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, {self._signature})"
+
+
+def retryable(response: Any) -> bool:
+    """Whether to send the request again: a 503 (loading, queue full), or a 500/502 that is not
+    the app's own JSON error, i.e. from a proxy in front of it (Ray Serve's proxy answers 500 for
+    the requests of a replica that died; a load balancer 502). Scoring is idempotent."""
+    if response.status_code == 503:
+        return True
+    if response.status_code not in (500, 502):
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return True
+    return not (isinstance(body, dict) and "error" in body)
 
 
 def _answer(response: Any, where: str) -> Dict[str, Any]:
