@@ -52,6 +52,9 @@ def register(subparsers) -> None:
     batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
     batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
     batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (503 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
+    batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
+                          help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
+                               "GRPO prompt share one reference encoding (default: on)")
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
     options["progress"] = False  # one bar per merged batch would be noise
     if getattr(cls, "caches_embeddings", False):
-        options["cache_references"] = True  # the G rollouts of a GRPO prompt share one reference
+        options["cache_references"] = args.reference_cache  # the G rollouts of a GRPO prompt share one reference
 
     def app(on_loaded):
         return create_app(lambda: load_scorer(lambda: registry.load(args.spec, **options), {"SPEC": args.spec}),
