@@ -53,6 +53,9 @@ def register(subparsers) -> None:
     batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
     batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
     batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (503 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
+    batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
+                          help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
+                               "GRPO prompt share one reference encoding (default: on)")
     scale = parser.add_argument_group("Ray Serve (the 'ray' extra)")
     scale.add_argument("--ray", action="store_true", help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)")
     scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
     options["progress"] = False  # one bar per merged batch would be noise
     if getattr(cls, "caches_embeddings", False):
-        options["cache_references"] = True  # the G rollouts of a GRPO prompt share one reference
+        options["cache_references"] = args.reference_cache  # the G rollouts of a GRPO prompt share one reference
 
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)
