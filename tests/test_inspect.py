@@ -7,12 +7,16 @@ mean and the standard error of the mean; the samples' calls were merged by the m
 from __future__ import annotations
 
 import math
+import re
+import socket
+import threading
 from pathlib import Path
 
 import pytest
 from scipy import stats
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="inspect-ai is the 'inspect' extra: pip install 'nlgscore[inspect]'")
+httpx = pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 
 from inspect_ai import Task, eval as inspect_eval  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
@@ -81,6 +85,34 @@ def test_source_based_metric_reads_the_sample_input_and_a_column_is_picked(tmp_p
     log = _run(scorer("bertscore:minilm:L2", column="recall", name="bertscore_recall"), tmp_path)
     expected = load("bertscore:minilm:L2").compute(ANSWERS, references=TARGETS)
     assert [s.value for s in _sample_values(log, "bertscore_recall")] == pytest.approx(expected.recall, abs=1e-6)
+
+
+def test_a_server_url_scores_each_sample_on_the_server(tmp_path):
+    """``scorer("http://...")``: the samples' async requests go to a real ``nlgscore serve`` app
+    (uvicorn in a thread on a loopback port), which merges them."""
+    uvicorn = pytest.importorskip("uvicorn", reason="the server is the 'serve' extra")
+    from nlgscore.serve.app import create_app
+
+    app = create_app(load("bertscore:minilm:L2"), max_wait_ms=100)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        url = "http://127.0.0.1:%d" % sock.getsockname()[1]
+        log = _run(scorer(url, name="remote_bertscore"), tmp_path)
+        expected = load("bertscore:minilm:L2").compute(ANSWERS, references=TARGETS)
+        assert [s.value for s in _sample_values(log, "remote_bertscore")] == pytest.approx(expected.scores, abs=1e-6)
+        with pytest.raises(ArgumentError, match="max_batch"):
+            scorer(url, max_batch=8)
+        text = httpx.get(f"{url}/metrics").text  # the server's own counters: every sample scored once, several per batch
+        assert float(re.search(r"^nlgscore_predictions_total (\S+)$", text, re.M).group(1)) == len(QUESTIONS)
+        assert float(re.search(r"^nlgscore_batch_calls_count (\S+)$", text, re.M).group(1)) < len(QUESTIONS)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
 
 
 def test_bad_arguments_are_named():
