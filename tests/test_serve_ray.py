@@ -77,21 +77,43 @@ class Output:
         return "".join(self.lines[-30:])
 
 
-def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(tmp_path):
-    deadline = time.monotonic() + HARD_TIMEOUT
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
+def _start_server(servers, deadline):
+    """``nlgscore serve SPEC --ray --replicas 2`` on a free port, once it says it serves; a port
+    taken by another process before Ray's proxy binds it (a shared machine) means another try."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "nlgscore", "serve", SPEC, "--ray", "--replicas", "2", "--port", str(port), "--max-batch", "16", "--max-wait-ms", "30"]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    watchdog = threading.Timer(HARD_TIMEOUT, os.killpg, (server.pid, signal.SIGKILL))  # the hard timeout: everything below then fails fast
+    for _ in range(3):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        command = [sys.executable, "-m", "nlgscore", "serve", SPEC, "--ray", "--replicas", "2", "--port", str(port), "--max-batch", "16", "--max-wait-ms", "30"]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        output = Output(server.stderr, "on Ray Serve at")
+        servers.append((server, output))
+        output.ready.wait(max(1.0, deadline - time.monotonic()))
+        if server.poll() is None and any("on Ray Serve at" in line for line in output.lines):
+            return server, output, port
+        if "Failed to bind" not in output.tail():
+            break
+        server.wait()
+    raise AssertionError(f"the server did not start: {output.tail()}")
+
+
+def _kill_all(servers):
+    for server, _ in servers:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # the server's own group: any Ray process of its left too
+        except ProcessLookupError:
+            pass
+
+
+def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing():
+    deadline = time.monotonic() + HARD_TIMEOUT
+    servers = []
+    watchdog = threading.Timer(HARD_TIMEOUT, _kill_all, (servers,))  # the hard timeout: everything below then fails fast
     watchdog.start()
-    output = Output(server.stderr, "on Ray Serve at")
     try:
-        output.ready.wait(HARD_TIMEOUT)
-        assert server.poll() is None and any("on Ray Serve at" in line for line in output.lines), output.tail()
+        server, output, port = _start_server(servers, deadline)
+        base = f"http://127.0.0.1:{port}"
         replicas = {pid: cmd for pid, cmd in _descendants(server.pid).items() if cmd.startswith(REPLICA_TITLE)}
         assert len(replicas) == 2, replicas
         expected = load(SPEC).compute([p for ps in PREDS for p in ps], references=[r for rs in REFS for r in rs])
@@ -131,10 +153,10 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
         assert server.wait(timeout=max(1.0, min(60.0, deadline - time.monotonic()))) == 0, output.tail()
     finally:
         watchdog.cancel()
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)  # the server's own group: its Ray processes too
+        _kill_all(servers)
+        for server, output in servers:
             server.wait()
-        output.thread.join(10)
+            output.thread.join(10)
 
 
 def test_the_client_retries_a_proxy_error_but_not_the_apps_own():
