@@ -80,7 +80,8 @@ class Output:
 def _start_server(servers, deadline):
     """``nlgscore serve SPEC --ray --replicas 2`` on a free port, once it says it serves; a port
     taken by another process before Ray's proxy binds it (a shared machine) means another try."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+    # RAY_ADDRESS=local: a Ray of its own, never a cluster another process started with `ray start`
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1", RAY_ADDRESS="local")
     for _ in range(3):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
