@@ -128,6 +128,21 @@ def test_remote_scorer_compute_matrix_and_mbr(server, local):
         nlgscore.load(server.url, device="cpu")
 
 
+def test_lighteval_metric_and_map_function_against_the_server(server, local):
+    from lighteval.models.model_output import ModelResponse
+    from lighteval.tasks.requests import Doc
+
+    from nlgscore.integrations.datasets import map_function
+    from nlgscore.integrations.lighteval import metric
+
+    docs = [Doc(query="q", choices=[r], gold_index=0) for r in REFS[:3]]
+    rows = metric(server.url).compute_sample(docs=docs, responses=[ModelResponse(text=[p]) for p in PREDS[:3]])["bertscore"]
+    np.testing.assert_allclose([row["bertscore_f1"] for row in rows], local.compute(PREDS[:3], REFS[:3]).f1, atol=1e-6)
+    columns = map_function(server.url)({"prediction": PREDS[:3], "reference": REFS[:3]})
+    np.testing.assert_allclose(columns["bertscore_recall"], local.compute(PREDS[:3], REFS[:3]).recall, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.*checkpointing:FutureWarning")  # TRL 1.16 calls the old transformers names
 def test_remote_trl_reward_in_a_grpo_step(server, tmp_path):
     """The async remote reward in one real GRPOTrainer step; it equals the local reward."""
     from datasets import Dataset
