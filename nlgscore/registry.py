@@ -223,6 +223,8 @@ def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[s
 def build(spec: str, runtime: Any = None, **options: Any) -> Any:
     """A ready scorer for ``spec`` (see the module docstring): THE one way to build a scorer, which
     ``nlgscore.load``, the CLI, the evaluate modules and every integration use.
+    A URL (``http://HOST:PORT``) names a running ``nlgscore serve``: a
+    :class:`~nlgscore.serve.client.RemoteScorer` (options: ``timeout``, ``retries``, ``backoff``, ``api_key``).
 
     ``options`` are split by one rule: the run-time options every scorer takes
     (:data:`nlgscore.core.runtime.RUNTIME_OPTIONS`: ``device``, ``dtype``, ``batch_size``,
@@ -241,6 +243,8 @@ def build(spec: str, runtime: Any = None, **options: Any) -> Any:
     ...
     nlgscore.core.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
     """
+    if isinstance(spec, str) and spec.startswith(("http://", "https://")):
+        return _remote(spec, options)
     return _construct(*_split(spec, runtime, options))
 
 
@@ -325,6 +329,20 @@ def cached_scorers() -> List[Any]:
 def clear_cache() -> None:
     """Forget every cached scorer (the next :func:`cached` call builds again)."""
     _CACHE.clear()
+
+
+# A spec that is a URL names a running ``nlgscore serve``: this class (a path, as the rows above
+# are) scores through it with the same compute/matrix/Result as a local scorer.
+REMOTE_SCORER = "nlgscore.serve.client:RemoteScorer"
+
+
+def _remote(url: str, options: Dict[str, Any]) -> Any:
+    module, _, attribute = REMOTE_SCORER.partition(":")
+    client = import_module(module)
+    own, others = client.split_options(options)
+    if others:
+        raise ArgumentError(f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)")
+    return getattr(client, attribute)(url, **own)
 
 
 def _model_part(parts: List[str], last: str) -> str:

@@ -37,6 +37,7 @@ LAYERS = {
     "bench": 3,
     "mbr": 3,
     "stream": 3,
+    "serve": 3,
     "cli": 4,
 }
 MAX_LINES = 420  # "no file over ~400 lines"

@@ -251,6 +251,9 @@ class BERTScorer(Scorer):
         layer = self.num_layers if self.all_layers else None
         return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
 
+    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
+        return not (self.idf and self._idf_table is None)  # idf from the call's own references
+
     def _matrix_columns(
         self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None
     ) -> Optional[Tuple[Dict[str, np.ndarray], str]]:

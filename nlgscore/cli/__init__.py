@@ -41,6 +41,7 @@ COMMANDS = {
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
     "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",
+    "serve": "serve a metric over HTTP: concurrent requests micro-batched, OpenRLHF's /get_reward, Prometheus /metrics",
 }
 
 

@@ -158,6 +158,22 @@ class Scorer(ScorerRuntime, ABC):
         """
         return self._run(predictions, references, sources, runtime=self._call_runtime(batch_size, max_tokens, progress))
 
+    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
+        """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
+        threads, through the same batcher's ``submit``) are merged into one ``compute`` by the
+        scorer's :class:`~nlgscore.core.microbatch.MicroBatcher` (made on first use; build your
+        own for other ``max_batch``/``max_wait_ms``); each call gets its own Result, a bad call
+        fails alone. Scores equal :meth:`compute`'s up to float rounding."""
+        from nlgscore.core.microbatch import shared_batcher
+
+        return await shared_batcher(self).acompute(predictions, references, sources, **call_options)
+
+    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
+        """Whether calls with these options may be scored as one call with the same per-item
+        numbers (the micro-batcher's test); a metric whose numbers depend on a call's other items
+        (BERTScore's per-call idf) says no."""
+        return True
+
     def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
                column: Optional[str] = None, **call_options: Any) -> np.ndarray:
         """The score of every ``(predictions[i], references[j])`` pair: an array of shape
@@ -330,6 +346,11 @@ class Scorer(ScorerRuntime, ABC):
     @abstractmethod
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         """The metric's signature fields for ``call`` (None: the scorer's defaults)."""
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_microbatcher", None)  # acompute's worker thread and queue do not travel: a copy makes its own
+        return state
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.signature})"

@@ -18,6 +18,10 @@ completion, in order, against the dataset column TRL passes as a keyword argumen
   ``bertscore_f1``), as ``rewards/bertscore_f1/mean`` and ``/std``.
 * :func:`async_reward_function` is the same reward as a coroutine: TRL runs async rewards
   concurrently (e.g. beside an LLM judge); the scoring itself runs in a worker thread.
+* ``spec`` may be the URL of a running ``nlgscore serve`` (``"http://HOST:PORT"``): the model is
+  then loaded once, on the server, instead of on every rank; the async form sends an async
+  request, which the server merges with the other ranks'. Options are then the client's
+  (``timeout``, ``retries``, ``api_key``); the reward stays picklable.
 
 >>> reward = reward_function("bertscore:minilm", num_layers=2)
 >>> reward.__name__
@@ -43,6 +47,7 @@ from nlgscore.registry import cached
 # What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
 TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
 PROMPT = "prompt"  # source_column="prompt": score against the prompts TRL passes
+SERVER_URL = ("http://", "https://")  # a spec naming a running `nlgscore serve` (nlgscore.registry.load)
 # One reward computation at a time per process: async rewards run in threads, and a scorer's
 # text cache is not meant for concurrent calls.
 _SCORING = threading.Lock()
@@ -82,10 +87,12 @@ class RewardFunction:
                 raise ArgumentTypeError(f"{arg} must be a non-empty string or None, got {value!r}")
         if options.get("accelerator") is not None:
             raise ArgumentError("accelerator= does not apply to a reward: TRL scores each process's completions on that process")
-        metric_name, _ = spec_options(spec, options)
-        options = dict(options, accelerator=THIS_PROCESS_ONLY)
-        if getattr(metric(metric_name).scorer_class(), "caches_embeddings", False):
-            options.setdefault("cache_references", True)
+        self.remote = spec.startswith(SERVER_URL)  # a running `nlgscore serve`: every rank sends it requests
+        if not self.remote:
+            metric_name, _ = spec_options(spec, options)
+            options = dict(options, accelerator=THIS_PROCESS_ONLY)
+            if getattr(metric(metric_name).scorer_class(), "caches_embeddings", False):
+                options.setdefault("cache_references", True)
         self.spec, self.options = spec, options
         self.reference_column, self.source_column, self.column = reference_column, source_column, column
         scorer = self.scorer  # load now: a model that cannot be loaded fails before training starts
@@ -105,10 +112,16 @@ class RewardFunction:
 
     def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:
         """One reward per completion, in order (see the module docstring)."""
-        texts = completion_texts(completions)
-        inputs = {need: self._column(need, prompts, kwargs, len(texts)) for need in self.needs}
+        texts, inputs = self._inputs(prompts, completions, kwargs)
         with _SCORING:
             result = self.scorer.compute(texts, **inputs)
+        return self._rewards(result)
+
+    def _inputs(self, prompts: Any, completions: Any, kwargs: Dict[str, Any]) -> Any:
+        texts = completion_texts(completions)
+        return texts, {need: self._column(need, prompts, kwargs, len(texts)) for need in self.needs}
+
+    def _rewards(self, result: Any) -> List[float]:
         if self.column is None:
             return [float(v) for v in result.scores]
         return [float(value) for value in result.columns()[self.column]]
@@ -140,6 +153,9 @@ class AsyncRewardFunction(RewardFunction):
     """The reward as a coroutine function (TRL awaits rewards whose ``__call__`` is ``async``)."""
 
     async def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:  # type: ignore[override]
+        if self.remote:  # an async request: the server merges it with the other ranks' and rewards'
+            texts, inputs = self._inputs(prompts, completions, kwargs)
+            return self._rewards(await self.scorer.acompute(texts, **inputs))
         call = super().__call__
         return await asyncio.to_thread(call, prompts, completions, completion_ids, **kwargs)
 

@@ -1,0 +1,131 @@
+"""``nlgscore serve SPEC``: one scorer behind an HTTP endpoint, many callers batched together.
+
+    nlgscore serve bertscore:minilm --port 8000
+    curl -s localhost:8000/v1/score -d '{"predictions": ["It is cold."], "references": ["It is cold today."]}'
+
+Endpoints: ``GET /health``, ``POST /v1/score``, ``POST /get_reward`` (OpenRLHF's reward-model
+protocol), ``POST /v1/matrix``, ``GET /metrics`` (Prometheus); see :mod:`nlgscore.serve.app`.
+The model is loaded once, after the server starts listening (``/health`` answers 503 until it is
+ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``.
+SIGTERM finishes the requests in flight and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from typing import Any, Dict
+
+from nlgscore.cli import COMMANDS
+from nlgscore.cli.options import add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
+    return value
+
+
+def register(subparsers) -> None:
+    from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
+    from nlgscore.serve.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
+    from nlgscore.serve.server import DEFAULT_HOST, DEFAULT_PORT
+
+    parser = subparsers.add_parser(
+        "serve", help=COMMANDS["serve"],
+        description="Serve the metric named by SPEC over HTTP: concurrent requests are merged into batches "
+        "(--max-batch predictions, waiting at most --max-wait-ms), the model is loaded once.",
+    )
+    parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
+    net = parser.add_argument_group("network")
+    net.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}; any other needs --api-key-file)")
+    net.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    net.add_argument("--api-key-file", default=None, metavar="FILE", help="file holding the token clients must send as 'Authorization: Bearer <token>'")
+    net.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})")
+    net.add_argument("--max-body-bytes", type=positive_int, default=DEFAULT_MAX_BODY_BYTES, help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})")
+    net.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help=f"most predictions per request (413 above; default {DEFAULT_MAX_ITEMS})")
+    batching = parser.add_argument_group("micro-batching")
+    batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
+    batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
+    batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (503 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
+    batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
+                          help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
+                               "GRPO prompt share one reference encoding (default: on)")
+    scale = parser.add_argument_group("Ray Serve (the 'ray' extra)")
+    scale.add_argument("--ray", action="store_true", help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)")
+    scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
+    scale.add_argument("--autoscaling-config", type=_json_object, default=None, metavar="JSON", help="Ray Serve autoscaling_config as JSON, e.g. '{\"min_replicas\": 1, \"max_replicas\": 4}' (with --ray; instead of --replicas)")
+    add_runtime_options(parser, dtype=True)
+    parser.set_defaults(func=run)
+
+
+def _json_object(text: str) -> Dict[str, Any]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({err})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def read_api_key(path: str) -> str:
+    """The token in ``path`` (surrounding whitespace dropped); an empty file is an error."""
+    with open(path, encoding="utf-8") as handle:
+        key = handle.read().strip()
+    if not key or any(c.isspace() for c in key):
+        fail(f"--api-key-file {path}: the file must hold one token (no spaces), got {'nothing' if not key else 'several words'}")
+    return key
+
+
+def run(args: argparse.Namespace) -> int:
+    from nlgscore import registry
+    from nlgscore.serve.app import create_app
+    from nlgscore.serve.server import check_exposure, run_server
+
+    name, _ = registry.parse_spec(args.spec)
+    check_device(args.device)
+    api_key = read_api_key(args.api_key_file) if args.api_key_file else None
+    check_exposure(args.host, api_key)
+    options: Dict[str, Any] = runtime_settings(args)
+    cls = registry.metric(name).scorer_class()
+    accepted = inspect.signature(cls).parameters
+    unknown = [key for key in options if key not in accepted and key != "progress"]
+    if unknown:
+        fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
+    options["progress"] = False  # one bar per merged batch would be noise
+    if getattr(cls, "caches_embeddings", False):
+        options["cache_references"] = args.reference_cache  # the G rollouts of a GRPO prompt share one reference
+
+    if args.ray or args.replicas is not None or args.autoscaling_config is not None:
+        return _run_ray(args, options, api_key)
+
+    def app(on_loaded):
+        return create_app(lambda: load_scorer(lambda: registry.load(args.spec, **options), {"SPEC": args.spec}),
+                          max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
+                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, on_loaded=on_loaded)
+
+    return run_server(app, args.host, args.port, log_level="info" if getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG") else "warning")
+
+
+def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:
+    """``--ray``: the same app on Ray Serve (nlgscore.serve.ray), until SIGTERM or Ctrl-C."""
+    if not args.ray:
+        fail("--replicas and --autoscaling-config need --ray")
+    if args.replicas is not None and args.autoscaling_config is not None:
+        fail("pass --replicas or --autoscaling-config, not both")
+    from nlgscore.serve.ray import run as run_ray
+
+    app_options = dict(max_queue=args.max_queue, timeout=args.timeout, api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items)
+    def ready() -> None:
+        print(f"nlgscore serve: {args.spec} on Ray Serve at http://{args.host}:{args.port} (SIGTERM or Ctrl-C stops it)", file=sys.stderr, flush=True)
+
+    return run_ray(args.spec, args.host, args.port, num_replicas=args.replicas, autoscaling_config=args.autoscaling_config,
+                   max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, app_options=app_options, on_ready=ready, **options)

@@ -1,0 +1,247 @@
+"""A scorer that calls ``nlgscore serve``: what ``nlgscore.load("http://HOST:PORT")`` returns.
+
+:class:`RemoteScorer` has a local scorer's surface: ``compute`` → a Result with the same
+``scores``, ``columns()``, ``signature`` (and metric attributes such as ``.f1``), ``matrix``
+(the server's ``/v1/matrix``), ``acompute`` (a coroutine: truly concurrent requests, which the
+server batches together), ``name``, ``needs`` and ``signature``. So MBR decoding, TRL rewards
+and the other adapters run against a server unchanged.
+
+* Connection errors, 503 answers (a model still loading, a full queue) and a proxy's 500/502
+  (not the app's JSON error: Ray Serve's proxy when a replica dies) are retried with
+  exponential backoff (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is
+  honoured); any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
+  with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
+* ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
+* Picklable (the HTTP clients are made again in each process), so it travels to workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nlgscore.core.base import Scorer
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.core.extras import require
+from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.result import NonFiniteScoreError, Result
+from nlgscore.core.signature import Signature
+
+URL_SCHEMES = ("http://", "https://")
+API_KEY_VARIABLE = "NLGSCORE_API_KEY"
+RUNTIME_OPTIONS = ("batch_size", "max_tokens", "progress")  # the server's settings decide these; they never change a score
+
+
+class ServerError(NlgscoreError, RuntimeError):
+    """The server failed a request (a 5xx answer after the retries)."""
+
+
+class RemoteResult(Result):
+    """A Result read back from the server; columns are also attributes (``.f1``, ``.segment``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (columns: {', '.join(values)})")
+
+
+class RemoteScorer(Scorer):
+    """A scorer served by ``nlgscore serve`` at ``url`` (see the module docstring)."""
+
+    def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 5, backoff: float = 0.25, api_key: Optional[str] = None, wait: float = 120.0) -> None:
+        if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
+            raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
+        for name, value in (("timeout", timeout), ("backoff", backoff), ("wait", wait)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ArgumentError(f"{name} must be a number of seconds >= 0, got {value!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ArgumentError(f"retries must be an integer >= 0, got {retries!r}")
+        self.url = url.rstrip("/")
+        self.timeout, self.retries, self.backoff = float(timeout), retries, float(backoff)
+        self.api_key = api_key if api_key is not None else os.environ.get(API_KEY_VARIABLE)
+        self._client: Any = None
+        health = self._request("GET", "/health", None, retries=max(retries, int(wait / max(backoff, 0.05))))
+        self.name = health["metric"]
+        self.needs = tuple(health.get("needs", ("references",)))
+        self.multiref = Signature.parse(health["signature"]).get("multiref", "max")
+        self.offers_matrix = bool(health.get("matrix", False))
+        self._signature = health["signature"]
+
+    @property
+    def signature(self) -> Signature:  # type: ignore[override]
+        """The server's scorer signature."""
+        return Signature.parse(self._signature)
+
+    # -- scoring -------------------------------------------------------------------------------
+    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:  # type: ignore[override]
+        """Score on the server: one request, the same Result as a local ``compute``."""
+        return self._result(self._request("POST", "/v1/score", self._body(predictions, references, sources, call_options)))
+
+    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:  # type: ignore[override]
+        """:meth:`compute` as a coroutine (an async HTTP request; the server merges concurrent ones)."""
+        body = self._body(predictions, references, sources, call_options)
+        return self._result(await self._arequest("POST", "/v1/score", body))
+
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+        """Every prediction against every reference, on the server's ``/v1/matrix``."""
+        if not self.offers_matrix:
+            return super().matrix(predictions, references, column=column, **call_options)
+        self._check_options(call_options)
+        preds, refs = check_texts("predictions", predictions), check_texts("references", references)
+        if column is not None and not isinstance(column, str):
+            raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
+        if not preds or not refs:
+            return np.zeros((len(preds), len(refs)))
+        answer = self._request("POST", "/v1/matrix", {"predictions": preds, "references": refs, "column": column})
+        return np.asarray(answer["matrix"], dtype=np.float64).reshape(len(preds), len(refs))
+
+    def _body(self, predictions: Any, references: Any, sources: Any, call_options: Dict[str, Any]) -> Dict[str, Any]:
+        self._check_options(call_options)
+        preds = check_texts("predictions", predictions)
+        body: Dict[str, Any] = {"predictions": preds}
+        if references is not None:
+            body["references"] = check_references("references", references, len(preds))
+        if sources is not None:
+            body["sources"] = check_texts("sources", sources)
+        return body
+
+    def _check_options(self, call_options: Dict[str, Any]) -> None:
+        other = sorted(set(call_options) - set(RUNTIME_OPTIONS))
+        if other:
+            raise ArgumentError(f"a remote scorer takes no call options {other}: they are set when the server starts (nlgscore serve SPEC ...)")
+
+    def _result(self, answer: Dict[str, Any]) -> Result:
+        primary = answer.get("primary") or next(name for name, values in answer["columns"].items() if values == answer["scores"])
+        return RemoteResult(Signature.parse(answer["signature"]), answer["columns"], primary, answer.get("layer"))
+
+    # -- HTTP ----------------------------------------------------------------------------------
+    def _headers(self) -> Dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _request(self, method: str, path: str, body: Optional[Dict[str, Any]], retries: Optional[int] = None) -> Dict[str, Any]:
+        httpx = require("httpx", "serve", "a remote scorer")
+        if self._client is None:
+            self._client = httpx.Client(base_url=self.url, timeout=self.timeout, headers=self._headers())
+        attempts = (self.retries if retries is None else retries) + 1
+        for attempt in range(attempts):
+            try:
+                response = self._client.request(method, path, json=body)
+            except httpx.TimeoutException as err:
+                raise TimeoutError(f"{self.url}{path}: no answer within {self.timeout:g} s (timeout=)") from err
+            except httpx.TransportError as err:
+                if attempt + 1 == attempts:
+                    raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
+                time.sleep(self._delay(attempt, None))
+                continue
+            if retryable(response) and attempt + 1 < attempts:
+                time.sleep(self._delay(attempt, response.headers.get("retry-after")))
+                continue
+            return _answer(response, self.url + path)
+        raise AssertionError("unreachable")
+
+    async def _arequest(self, method: str, path: str, body: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        httpx = require("httpx", "serve", "a remote scorer")
+        attempts = self.retries + 1
+        async with httpx.AsyncClient(base_url=self.url, timeout=self.timeout, headers=self._headers()) as client:
+            for attempt in range(attempts):
+                try:
+                    response = await client.request(method, path, json=body)
+                except httpx.TimeoutException as err:
+                    raise TimeoutError(f"{self.url}{path}: no answer within {self.timeout:g} s (timeout=)") from err
+                except httpx.TransportError as err:
+                    if attempt + 1 == attempts:
+                        raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
+                    await asyncio.sleep(self._delay(attempt, None))
+                    continue
+                if retryable(response) and attempt + 1 < attempts:
+                    await asyncio.sleep(self._delay(attempt, response.headers.get("retry-after")))
+                    continue
+                return _answer(response, self.url + path)
+        raise AssertionError("unreachable")
+
+    def _delay(self, attempt: int, retry_after: Optional[str]) -> float:
+        delay = self.backoff * (2 ** attempt)
+        if retry_after is not None and retry_after.isdigit():
+            delay = max(delay, float(retry_after))
+        return min(delay, 30.0)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_client"] = None  # an open connection does not travel; the copy opens its own
+        return state
+
+    def close(self) -> None:
+        """Close the connection pool (a later call opens a new one)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # The template's hooks: a remote scorer overrides compute itself, so they are never reached.
+    def _score_items(self, items: List[Any], state: Any) -> Dict[str, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _finish(self, call: Any, columns: Dict[str, np.ndarray]) -> Result:  # pragma: no cover
+        raise NotImplementedError
+
+    def _signature_fields(self, call: Any) -> Dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"RemoteScorer({self.url!r}, {self._signature})"
+
+
+def retryable(response: Any) -> bool:
+    """Whether to send the request again: a 503 (loading, queue full), or a 500/502 that is not
+    the app's own JSON error, i.e. from a proxy in front of it (Ray Serve's proxy answers 500 for
+    the requests of a replica that died; a load balancer 502). Scoring is idempotent."""
+    if response.status_code == 503:
+        return True
+    if response.status_code not in (500, 502):
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return True
+    return not (isinstance(body, dict) and "error" in body)
+
+
+def _answer(response: Any, where: str) -> Dict[str, Any]:
+    """The JSON of a 200 answer; any other status as the error the server named."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    message = body.get("error") if isinstance(body, dict) else None
+    status = response.status_code
+    if status == 200 and isinstance(body, dict):
+        return body
+    text = f"{where}: {status} {message or response.text[:200]}"
+    if status in (400, 413):
+        raise ArgumentError(text)
+    if status == 401:
+        raise ArgumentError(f"{text} (pass api_key= or set {API_KEY_VARIABLE})")
+    if status == 422:
+        raise NonFiniteScoreError(text)
+    if status == 504:
+        raise TimeoutError(text)
+    raise ServerError(text)
+
+
+def is_url(spec: Any) -> bool:
+    """Whether a metric spec names a server rather than a metric.
+
+    >>> is_url("http://127.0.0.1:8000"), is_url("bertscore:minilm")
+    (True, False)
+    """
+    return isinstance(spec, str) and spec.startswith(URL_SCHEMES)
+
+
+def split_options(options: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    """The options a RemoteScorer takes, and the names of the others (set on the server)."""
+    own = ("timeout", "retries", "backoff", "api_key", "wait")
+    return {k: v for k, v in options.items() if k in own}, sorted(k for k in options if k not in own)

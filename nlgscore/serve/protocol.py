@@ -1,0 +1,122 @@
+"""The request and response bodies of ``nlgscore serve``: JSON in, checked, JSON out.
+
+Every malformed request is a :class:`HTTPError` with its status and a message naming the field
+(the argument checks of ``compute`` name ``predictions[3]`` and the like themselves).
+
+* ``POST /v1/score``: ``{"predictions": [...], "references": [...], "sources": [...]}`` (a
+  reference is a string or a list of strings per prediction) → ``{"scores", "columns", "signature"}``.
+* ``POST /get_reward``: OpenRLHF's reward-model protocol: ``{"query": [...], "prompts": [...],
+  "labels": [...]}`` → ``{"rewards", "scores", "extra_logs"}``; the response scored is each query
+  after its prompt, the labels are its references, and a source-based metric reads the prompt.
+* ``POST /v1/matrix``: ``{"predictions", "references", "column"?}`` → ``{"matrix", "column", "signature"}``.
+
+>>> score_inputs({"predictions": ["a"], "references": ["b"]}, max_items=10)
+(['a'], ['b'], None)
+>>> reward_inputs({"query": ["Q: hi A: hello"], "prompts": ["Q: hi A:"], "labels": ["hello"]}, max_items=10)
+([' hello'], ['hello'], ['Q: hi A:'])
+>>> score_inputs({"predictions": "a"}, max_items=10)
+Traceback (most recent call last):
+...
+nlgscore.serve.protocol.HTTPError: predictions must be a JSON array of strings, got str
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+SCORE_FIELDS = ("predictions", "references", "sources")
+REWARD_FIELDS = ("query", "prompts", "labels")
+MATRIX_FIELDS = ("predictions", "references", "column")
+
+
+class HTTPError(Exception):
+    """A request the server refuses: ``status`` and a one-line message (sent as ``{"error": ...}``)."""
+
+    def __init__(self, status: int, message: str, headers: Optional[Dict[str, str]] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers or {}
+
+
+def parse_body(raw: bytes) -> Dict[str, Any]:
+    """The JSON object of a request body; anything else is a 400 saying what is wrong."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise HTTPError(400, f"malformed JSON body: {err}") from None
+    if not isinstance(body, dict):
+        raise HTTPError(400, f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _fields(body: Dict[str, Any], allowed: Tuple[str, ...], required: Tuple[str, ...]) -> None:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise HTTPError(400, f"unknown field(s) {', '.join(unknown)}; this endpoint takes {', '.join(allowed)}")
+    for name in required:
+        if name not in body:
+            raise HTTPError(400, f"{name} is required")
+
+
+def _list(body: Dict[str, Any], name: str, max_items: int) -> Optional[List[Any]]:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise HTTPError(400, f"{name} must be a JSON array of strings, got {type(value).__name__}")
+    if len(value) > max_items:
+        raise HTTPError(413, f"{name} has {len(value)} items; this server takes at most {max_items} per request (--max-items)")
+    return value
+
+
+def score_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
+    """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring)."""
+    _fields(body, SCORE_FIELDS, ("predictions",))
+    predictions, references, sources = (_list(body, name, max_items) for name in SCORE_FIELDS)
+    return predictions, references, sources  # type: ignore[return-value]
+
+
+def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Optional[List[Any]], List[str]]:
+    """Responses (each query after its prompt), references (the labels) and sources (the prompts)."""
+    _fields(body, REWARD_FIELDS, ("query", "prompts"))
+    queries, prompts, labels = (_list(body, name, max_items) for name in REWARD_FIELDS)
+    if len(queries) != len(prompts):  # type: ignore[arg-type]
+        raise HTTPError(400, f"query has {len(queries)} items but prompts has {len(prompts)}")  # type: ignore[arg-type]
+    if labels is not None and len(labels) != len(queries):  # type: ignore[arg-type]
+        raise HTTPError(400, f"labels has {len(labels)} items but query has {len(queries)}")  # type: ignore[arg-type]
+    responses = []
+    for i, (query, prompt) in enumerate(zip(queries, prompts)):  # type: ignore[arg-type]
+        if not isinstance(query, str) or not isinstance(prompt, str):
+            bad, value = ("query", query) if not isinstance(query, str) else ("prompts", prompt)
+            raise HTTPError(400, f"{bad}[{i}] must be a string, got {type(value).__name__}")
+        if not query.startswith(prompt):
+            raise HTTPError(400, f"query[{i}] does not start with prompts[{i}] (the query is the prompt followed by the response)")
+        responses.append(query[len(prompt):])
+    return responses, labels, prompts  # type: ignore[return-value]
+
+
+def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List[Any], Optional[str]]:
+    """Predictions, references and the column of a ``/v1/matrix`` body."""
+    _fields(body, MATRIX_FIELDS, ("predictions", "references"))
+    predictions, references = (_list(body, name, max_cells) for name in MATRIX_FIELDS[:2])
+    if len(predictions) * len(references) > max_cells:  # type: ignore[arg-type]
+        raise HTTPError(413, f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request")  # type: ignore[arg-type]
+    column = body.get("column")
+    if column is not None and not isinstance(column, str):
+        raise HTTPError(400, f"column must be a string or null, got {type(column).__name__}")
+    return predictions, references, column  # type: ignore[return-value]
+
+
+def score_response(result: Any) -> Dict[str, Any]:
+    """``{"scores", "columns", "signature", "primary"}`` of a Result (and ``layer`` for all layers)."""
+    out = {"scores": result.scores, "columns": result.columns(), "signature": str(result.signature), "primary": result.primary}
+    if getattr(result, "layer", None) is not None:  # all layers: the row that scores reports
+        out["layer"] = result.layer
+    return out
+
+
+def reward_response(result: Any, metric: str) -> Dict[str, Any]:
+    """OpenRLHF's answer: the primary score as reward and score, every column in ``extra_logs``."""
+    scores = result.scores
+    return {"rewards": scores, "scores": scores, "extra_logs": {f"{metric}_{name}": values for name, values in result.columns().items()}}

@@ -1,0 +1,69 @@
+"""Running a serving app on uvicorn: bind, serve, and stop cleanly.
+
+SIGTERM (or Ctrl-C) makes uvicorn stop accepting connections, finish the requests in flight,
+then run the app's shutdown (the micro-batcher scores what is still queued); :func:`run_server`
+then returns 0. uvicorn re-raises the signal it caught once it is done; the handler installed
+here for that moment does nothing, so a SIGTERM ends the process with status 0, not 143.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+from typing import Any, Callable, Optional
+
+from nlgscore.core.errors import ArgumentError
+from nlgscore.core.extras import require
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("::1"), is_loopback("0.0.0.0")
+    (True, True, True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, api_key: Optional[str]) -> None:
+    """A server reachable from other machines must require a token (``--api-key-file``)."""
+    if not is_loopback(host) and api_key is None:
+        raise ArgumentError(f"--host {host} accepts connections from other machines: give --api-key-file so that they need a bearer token")
+
+
+def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, log_level: str = "warning") -> int:
+    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT; 0 after a clean
+    stop, 2 if the scorer failed to load (the server stops then)."""
+    uvicorn = require("uvicorn", "serve", "nlgscore serve")
+    failed = []
+
+    def on_loaded(error: Optional[BaseException]) -> None:
+        if error is not None:
+            failed.append(error)
+            server.should_exit = True
+
+    config = uvicorn.Config(app_factory(on_loaded), host=host, port=port, log_level=log_level, access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    previous = signal.signal(signal.SIGTERM, _after_shutdown)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if failed:
+        raise failed[0]
+    if not server.started:
+        raise OSError(f"nlgscore serve could not listen on {host}:{port} (is the port in use?)")
+    return 0
+
+
+def _after_shutdown(signum: int, frame: Any) -> None:
+    """Receives the SIGTERM that uvicorn re-raises after its graceful shutdown: the process then
+    returns normally (status 0). uvicorn's own handler is the one installed while it serves."""

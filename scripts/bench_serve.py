@@ -1,0 +1,213 @@
+"""Benchmarks of the micro-batcher and ``nlgscore serve`` (issue #26); the numbers in BENCHMARKS.md "Serving".
+
+Sections (each figure is printed with the CPU and /proc/loadavg):
+
+* ``throughput``: 64 concurrent single-item clients against one offline ``compute`` of the same
+  items, side by side in alternating rounds (the ratio is what counts on a shared machine):
+  in-process (coroutines awaiting ``scorer.acompute`` through a MicroBatcher) and over HTTP (a real
+  ``nlgscore serve`` subprocess, 64 httpx clients).
+* ``latency``: added latency p50/p99 of one sequential client (and of 64 concurrent ones) against
+  ``max_wait_ms``: the batcher's latency minus a direct ``compute`` of the same single item.
+* ``grpo``: texts through the encoder for a GRPO-shaped load, B prompts x G rollouts per step,
+  two epochs, with and without the reference cache (target: <= B*G + B per epoch).
+
+    python scripts/bench_serve.py --data ../shared/data/wmt-kk-en.jsonl --n 512 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+
+def environment() -> Dict[str, Any]:
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
+    import torch
+
+    return {"cpu": cpu, "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in flags, "amx": "amx_tile" in flags,
+            "torch_threads": torch.get_num_threads(), "loadavg": open("/proc/loadavg").read().split()[:3]}
+
+
+def pairs(path: str, n: int) -> Tuple[List[str], List[str]]:
+    preds, refs = [], []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            preds.append(row["better"]["text"])
+            refs.append(row["ref"])
+            if len(preds) == n:
+                break
+    return preds, refs
+
+
+async def clients_in_process(batcher: Any, preds: List[str], refs: List[str], clients: int) -> Tuple[float, List[float]]:
+    todo = iter(range(len(preds)))
+    latencies: List[float] = []
+
+    async def client() -> None:
+        for i in todo:
+            start = time.perf_counter()
+            await batcher.acompute([preds[i]], [refs[i]])
+            latencies.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return time.perf_counter() - start, latencies
+
+
+async def clients_http(url: str, preds: List[str], refs: List[str], clients: int) -> float:
+    """64 client coroutines on aiohttp (lighter than httpx per request: the server is measured, not the client)."""
+    import aiohttp
+
+    todo = iter(range(len(preds)))
+    async with aiohttp.ClientSession(url, connector=aiohttp.TCPConnector(limit=clients)) as http:
+
+        async def client() -> None:
+            for i in todo:
+                async with http.post("/v1/score", json={"predictions": [preds[i]], "references": [refs[i]]}) as answer:
+                    answer.raise_for_status()
+                    await answer.read()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        return time.perf_counter() - start
+
+
+def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> Dict[str, Any]:
+    from servers import ServeProcess
+
+    from nlgscore.core.microbatch import MicroBatcher
+
+    out: Dict[str, Any] = {"offline_s": [], "in_process_s": [], "http_s": [], "loadavg": []}
+    flags = ("--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--no-reference-cache")
+    with ServeProcess(args.spec, *flags) as server:  # no cache anywhere: every side encodes every text
+        server.wait_ready(600)
+        asyncio.run(clients_http(server.url, preds[:64], refs[:64], args.clients))  # warm-up
+        batcher = MicroBatcher(scorer, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
+        scorer.compute(preds[:64], refs[:64])
+        for _ in range(args.rounds):
+            out["loadavg"].append(open("/proc/loadavg").read().split()[0])
+            start = time.perf_counter()
+            scorer.compute(preds, refs)
+            out["offline_s"].append(time.perf_counter() - start)
+            out["in_process_s"].append(asyncio.run(clients_in_process(batcher, preds, refs, args.clients))[0])
+            out["http_s"].append(asyncio.run(clients_http(server.url, preds, refs, args.clients)))
+        batcher.close()
+        server.terminate()
+    ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
+    ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
+    out.update(items=len(preds), clients=args.clients, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
+               offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
+               ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
+               ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http)
+    return out
+
+
+def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
+    """Added latency of one client: each item scored directly and through the batcher back to back
+    (paired, so that the shared machine's load hits both alike); 64 clients: latency under load."""
+    from nlgscore.core.microbatch import MicroBatcher
+
+    n = min(len(preds), args.latency_n)
+    rows = []
+    for wait in args.waits:
+        batcher = MicroBatcher(scorer, max_batch=args.max_batch, max_wait_ms=wait)
+        added, direct = [], []
+
+        async def one(i: int) -> float:
+            start = time.perf_counter()
+            await batcher.acompute([preds[i]], [refs[i]])
+            return time.perf_counter() - start
+
+        for i in range(n):
+            start = time.perf_counter()
+            scorer.compute([preds[i]], [refs[i]])
+            direct.append(time.perf_counter() - start)
+            added.append(asyncio.run(one(i)) - direct[-1])
+        _, many = asyncio.run(clients_in_process(batcher, preds, refs, args.clients))
+        batcher.close()
+        rows.append({"max_wait_ms": wait, "direct_p50_ms": 1e3 * _pct(direct, 50), "one_client_added_p50_ms": 1e3 * _pct(added, 50),
+                     "one_client_added_p99_ms": 1e3 * _pct(added, 99), "clients64_p50_ms": 1e3 * _pct(many, 50),
+                     "clients64_p99_ms": 1e3 * _pct(many, 99), "loadavg": open("/proc/loadavg").read().split()[0]})
+    return rows
+
+
+def _pct(values: List[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
+    from nlgscore.core.microbatch import MicroBatcher
+    from nlgscore.registry import load
+
+    B, G = args.prompts, args.rollouts
+    references = list(dict.fromkeys(refs))[:B]
+    rows = []
+    for cached in (True, False):
+        for max_batch in (G // 2, B * G):
+            scorer = load(args.spec, cache_references=cached)
+            encoded: List[int] = []
+            embed = scorer.encoder.embed
+            scorer.encoder.embed = lambda batch, embed=embed: (encoded.append(len(batch)), embed(batch))[1]
+            per_epoch = []
+            with MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=args.max_wait_ms) as batcher:
+                for epoch in range(2):
+                    before = sum(encoded)
+
+                    async def step() -> None:
+                        await asyncio.gather(*(batcher.acompute([f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})"], [ref])
+                                               for b, ref in enumerate(references) for g in range(G)))
+
+                    asyncio.run(step())
+                    per_epoch.append(sum(encoded) - before)
+            rows.append({"cache_references": cached, "max_batch": max_batch, "B": B, "G": G, "target": B * G + B, "texts_encoded_per_epoch": per_epoch})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "wmt-kk-en.jsonl"))
+    parser.add_argument("--spec", default="bertscore:minilm")
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--max-batch", type=int, default=64)
+    parser.add_argument("--max-wait-ms", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency-n", type=int, default=100)
+    parser.add_argument("--waits", type=float, nargs="+", default=[0.0, 2.0, 5.0, 20.0, 50.0])
+    parser.add_argument("--prompts", type=int, default=16)
+    parser.add_argument("--rollouts", type=int, default=8)
+    parser.add_argument("--sections", default="throughput,latency,grpo")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from nlgscore.registry import load
+
+    preds, refs = pairs(args.data, args.n)
+    scorer = load(args.spec)
+    report: Dict[str, Any] = {"environment": environment(), "command": " ".join(sys.argv)}
+    sections = args.sections.split(",")
+    if "throughput" in sections:
+        report["throughput"] = throughput(args, scorer, preds, refs)
+    if "latency" in sections:
+        report["latency"] = latency(args, scorer, preds, refs)
+    if "grpo" in sections:
+        report["grpo"] = grpo(args, preds, refs)
+    report["environment"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
