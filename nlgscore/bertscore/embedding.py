@@ -210,8 +210,9 @@ class Encoder:
                 return list(full[:start]), list(full[start + len(bare) :])
         raise ArgumentError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
 
-    def tokenize(self, texts: Sequence[str]) -> Tuple[List[List[int]], int]:
-        """Token ids with special tokens, truncated to ``max_length``; and how many were truncated."""
+    def tokenize(self, texts: Sequence[str], truncate: bool = True) -> Tuple[List[List[int]], int]:
+        """Token ids with special tokens, truncated to ``max_length`` (whole with ``truncate=False``);
+        and how many are longer than ``max_length``."""
         prepared = [text.strip() for text in texts]
         if self.prefix_space:
             prepared = [" " + text if text else text for text in prepared]
@@ -220,7 +221,14 @@ class Encoder:
         content = _content_ids(self.tokenizer, prepared) if prepared else []
         room = self.max_length - self.n_special
         truncated = sum(len(ids) > room for ids in content)
+        if not truncate:
+            return [self.prefix + list(ids) + self.suffix for ids in content], truncated
         return [self.prefix + list(ids[:room]) + self.suffix for ids in content], truncated
+
+    @property
+    def room(self) -> int:
+        """Content tokens one encoder pass takes (``max_length`` less the special tokens)."""
+        return self.max_length - self.n_special
 
     def embed(self, id_lists: Sequence[Sequence[int]]):
         """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers."""
