@@ -261,7 +261,7 @@ class BERTScorer(Scorer):
         """The windows of an over-long text's token ids (None within the limit)."""
         if len(ids) <= self.encoder.max_length:
             return None
-        return WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride)
+        return WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride, self.encoder.causal)
 
     def _embed_text(self, ids: List[int]) -> Any:
         """One text's embeddings ``([layers,] tokens, D)``, windowed if it is over the limit."""

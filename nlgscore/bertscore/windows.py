@@ -6,7 +6,8 @@ window starts at 0, the next ``stride`` tokens later, until one reaches the end.
 encoded with the model's special tokens around it, as a sentence of its own. Each content token
 then takes its embedding from the window where it has **the most context**: the largest
 ``min(tokens left of it, tokens right of it) + 0.01 * window length``, the first such window on
-ties (``_check_is_max_context``). The prefix tokens (``[CLS]``) come from the first window and the
+ties (``_check_is_max_context``). In a causal (decoder-only) model a token never sees its right
+context, so there it takes the window where it has the most *left* context. The prefix tokens (``[CLS]``) come from the first window and the
 suffix tokens (``[SEP]``) from the last, so the whole text has exactly the rows of its untruncated
 token ids, and matching and idf run over all of them.
 
@@ -66,13 +67,19 @@ def window_spans(n: int, room: int, stride: int) -> List[Tuple[int, int]]:
         start += min(stop - start, stride)
 
 
-def best_window(spans: Sequence[Tuple[int, int]], n: int) -> np.ndarray:
-    """For each of the ``n`` content tokens, the window where it has the most context."""
+def best_window(spans: Sequence[Tuple[int, int]], n: int, causal: bool = False) -> np.ndarray:
+    """For each of the ``n`` content tokens, the window where it has the most context (``causal``:
+    the most left context).
+
+    >>> best_window(window_spans(10, room=4, stride=2), 10, causal=True).tolist()
+    [0, 0, 0, 0, 1, 1, 2, 2, 3, 3]
+    """
     best = np.full(n, -1.0)
     owner = np.zeros(n, dtype=np.int64)
     for w, (start, stop) in enumerate(spans):
         positions = np.arange(start, stop)
-        score = np.minimum(positions - start, stop - 1 - positions) + WINDOW_LENGTH_BONUS * (stop - start)
+        right = positions - start if causal else stop - 1 - positions
+        score = np.minimum(positions - start, right) + WINDOW_LENGTH_BONUS * (stop - start)
         better = score > best[start:stop]  # strictly: the first window wins a tie
         best[start:stop][better] = score[better]
         owner[start:stop][better] = w
@@ -87,14 +94,14 @@ class WindowPlan:
     text's token ``k`` in the windows' encoder rows concatenated in order.
     """
 
-    def __init__(self, ids: Sequence[int], prefix: int, suffix: int, room: int, stride: int) -> None:
+    def __init__(self, ids: Sequence[int], prefix: int, suffix: int, room: int, stride: int, causal: bool = False) -> None:
         ids = list(ids)
         head, content, tail = ids[:prefix], ids[prefix : len(ids) - suffix], ids[len(ids) - suffix :]
         n = len(content)
         self.spans = window_spans(n, room, stride)
         self.windows = [head + content[start:stop] + tail for start, stop in self.spans]
         offsets = np.cumsum([0] + [len(w) for w in self.windows])
-        owner = best_window(self.spans, n)
+        owner = best_window(self.spans, n, causal)
         starts = np.array([start for start, _ in self.spans], dtype=np.int64)
         content_rows = offsets[owner] + prefix + np.arange(n) - starts[owner]
         last = len(self.windows) - 1
