@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.bertscore.calibration_file import read_calibration
 from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
 from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.grid import TILE_TOKENS
@@ -94,6 +95,10 @@ class BERTScorer(Scorer):
     whole text, and ``result.windows`` says how many windows each prediction's longest text
     took. ``"truncate"`` cuts at the limit as bert_score does; ``"error"`` refuses the input,
     naming it. Within the limit the three give bit-identical scores.
+
+    ``calibration``: a file written by ``nlgscore calibrate MODEL --data FOLDER``
+    (:mod:`nlgscore.bertscore.calibration_file`): its layer is the default ``num_layers`` and its
+    baseline the one ``rescale_with_baseline=True`` uses (unless ``baseline_path`` is given).
     ``revision`` cannot be combined with a packaged alias such as ``minilm`` (its files come
     from a PyPI package; a revision would be ignored): ValueError.
     """
@@ -129,8 +134,10 @@ class BERTScorer(Scorer):
         cache_candidates: bool = False,
         long_inputs: str = DEFAULT_LONG_INPUTS,
         window_stride: Optional[int] = None,
+        calibration: Optional[str] = None,
     ) -> None:
         long_inputs = check_long_inputs(long_inputs)
+        calibrated = read_calibration(calibration) if calibration is not None else None
         if lang is not None and not isinstance(lang, str):
             raise ArgumentTypeError(f"lang must be a language code string, got {type(lang).__name__}")
         if model_type is None:
@@ -146,11 +153,15 @@ class BERTScorer(Scorer):
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(
             model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,
-            max_length=max_length, revision=revision, default_layers=None if num_layers is not None else self._default_layer(model_type),
+            max_length=max_length, revision=revision,
+            default_layers=None if num_layers is not None else calibrated.layer if calibrated is not None else self._default_layer(model_type),
             progress=runtime.progress,
         )  # fmt: skip
         self.runtime = runtime.settled(self.encoder.dtype)
         self.model_type = self.encoder.resolved.name
+        if calibrated is not None and calibrated.model != self.model_type:
+            raise ArgumentError(f"calibration {calibrated.path} was made for model {calibrated.model!r}, not {self.model_type!r}")
+        self.calibration = calibrated
         self.long_inputs = long_inputs
         self.window_stride = check_stride(window_stride, self.encoder.room)
         if window_stride is not None and long_inputs != "auto":
@@ -168,7 +179,10 @@ class BERTScorer(Scorer):
         self.baseline = None
         self.baseline_source = "no"
         if rescale_with_baseline:
-            table_, source = find_baseline(self.lang, self.model_type, baseline_path)
+            if calibrated is not None and baseline_path is None:
+                table_, source = calibrated.baseline, calibrated.source
+            else:
+                table_, source = find_baseline(self.lang, self.model_type, baseline_path)
             # all_layers scores every layer of the model (as bert_score does), whatever num_layers is
             self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
             self.baseline_source = source

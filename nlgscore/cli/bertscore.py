@@ -47,6 +47,8 @@ def register(subparsers) -> None:
                         help="tokens per encoder pass (default: the model's limit, e.g. 512)")
     parser.add_argument("--window-stride", dest="window_stride", type=positive_int, default=None,
                         help="with --long-inputs auto: content tokens between overlapping windows (default: half a window)")
+    parser.add_argument("--calibration", default=None, metavar="FILE",
+                        help="calibration file of `nlgscore calibrate`: the model's layer and (with --rescale) baseline")
     parser.add_argument("-v", "--verbose", action="store_true", help="bert-score's -v: show progress (the default here)")
     add_output_options(parser)
     add_runtime_options(parser, batch_help="most sentences per batch (default: token budget only)",
@@ -72,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return load(
             "bertscore", model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
             rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, max_length=args.max_length,
+            calibration=args.calibration,
             **({} if args.window_stride is None else {"window_stride": args.window_stride}), **runtime_settings(args),
         )
 
