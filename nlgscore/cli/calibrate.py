@@ -28,7 +28,7 @@ def register(subparsers) -> None:
                         help="validation folder: WMT21-style DA (da-seg-scores.csv) or a human-scores folder (MQM, DA)")
     parser.add_argument("-o", "--output", default=None, metavar="FILE",
                         help="calibration file to write (default: <model name>.calibration.json here)")
-    parser.add_argument("--pairs", type=positive_int, default=None, help="random reference pairs for the baseline (default: 100000)")
+    parser.add_argument("--pairs", type=positive_int, default=None, help="random reference pairs for the baseline (default: 24000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the baseline's pairs (default: 1)")
     parser.add_argument("--limit", type=positive_int, default=None, help="first N segments only (a quick run)")
     parser.add_argument("--ref", default=None, help="reference to use when the folder has several (default: A)")
