@@ -22,7 +22,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from nlgscore.meta import calibrate
+from nlgscore.calibration import layers as calibrate
 from nlgscore.meta.data import loaders
 from nlgscore.meta.data.alignment import check_alignment
 from nlgscore.meta.data.wmt21 import (
@@ -177,8 +177,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
+    from nlgscore.calibration.baseline import all_layers_scorer
     from nlgscore.core.tables import table as data_table
-    from nlgscore.meta.rescale_baseline import all_layers_scorer
 
     total = time.perf_counter()
     timings: Dict[str, float] = {}

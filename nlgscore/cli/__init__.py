@@ -42,6 +42,7 @@ COMMANDS = {
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
     "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",
     "serve": "serve a metric over HTTP: concurrent requests micro-batched, OpenRLHF's /get_reward, Prometheus /metrics",
+    "calibrate": "choose a model's BERTScore layer on human scores and compute its rescale baseline (one file)",
 }
 
 
