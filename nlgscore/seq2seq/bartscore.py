@@ -41,7 +41,7 @@ import numpy as np
 
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.inputs import check_texts, make_items
+from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import resolve
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
@@ -49,7 +49,7 @@ from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
-from nlgscore.seq2seq.chunking import check_long_inputs
+from nlgscore.seq2seq.chunking import check_long_inputs, prediction_windows
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
@@ -333,21 +333,9 @@ class BARTScorer(Scorer):
         # Each column is (items, prompts), aggregated over references: average the prompts (Eq. 3).
         k = len(call.options["prompts"])
         result = BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
-        result.windows = self._windows(call)
+        # Per prediction: the most (chunk, piece) pairs one of its pairs was scored in.
+        result.windows = prediction_windows(call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), self._encode)[0].windows))
         return result
-
-    def _windows(self, call: Call) -> List[int]:
-        """Per prediction, the most (chunk, piece) pairs one of its pairs was scored in (1 within
-        the limit); items another process scored are planned again here, without scoring."""
-        items, owner = make_items(call.predictions, call.references, call.sources)
-        known = call.options.setdefault("_windows", {})
-        missing = list(dict.fromkeys(item for item in items if item not in known))
-        if missing:
-            known.update(_item_windows(missing, self._pairs.plan(*self._pair_texts(missing, call), self._encode)[0].windows))
-        out = [1] * len(call.predictions)
-        for item, i in zip(items, owner):
-            out[i] = max(out[i], known[item])
-        return out
 
 
 def _item_windows(items: List[Item], windows: List[int]) -> Dict[Item, int]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -201,6 +201,26 @@ class Plan:
         return [logprobs[first] if pair is None else pair.assemble(logprobs, counted(pair.target_ids)) for first, pair in self._pairs]
 
 
+def prediction_windows(call: Any, plan_items: Callable[[List[Any]], Dict[Any, int]]) -> List[int]:
+    """Per prediction of ``call``, the most windows of its items (1 within the limit).
+
+    ``call.options["_windows"]`` holds the items this process scored (filled while scoring);
+    ``plan_items(items)`` gives the others' (another process scored them under sharding), planned
+    again without scoring.
+    """
+    from nlgscore.core.inputs import make_items
+
+    items, owner = make_items(call.predictions, call.references, call.sources)
+    known = call.options.setdefault("_windows", {})
+    missing = list(dict.fromkeys(item for item in items if item not in known))
+    if missing:
+        known.update(plan_items(missing))
+    out = [1] * len(call.predictions)
+    for item, i in zip(items, owner):
+        out[i] = max(out[i], known[item])
+    return out
+
+
 def describe_long(name: str, n: int, limit: int, what: str) -> str:
     """The message of ``long_inputs="error"`` for the input item ``name``."""
     return (
@@ -209,4 +229,4 @@ def describe_long(name: str, n: int, limit: int, what: str) -> str:
     )
 
 
-__all__ = ["LONG_INPUTS", "LongText", "Plan", "Side", "check_long_inputs", "describe_long", "pack", "sentence_starts"]
+__all__ = ["LONG_INPUTS", "LongText", "Plan", "Side", "check_long_inputs", "describe_long", "pack", "prediction_windows", "sentence_starts"]

@@ -33,12 +33,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
-from nlgscore.core.inputs import make_items
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
-from nlgscore.seq2seq.chunking import LongText, Plan, Side, check_long_inputs, describe_long
+from nlgscore.seq2seq.chunking import LongText, Plan, Side, check_long_inputs, describe_long, prediction_windows
 from nlgscore.seq2seq.prism_loading import load_prism
 
 MODES = ("ref", "src")
@@ -216,7 +215,7 @@ class PrismScorer(Scorer):
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> PrismResult:
         result = PrismResult(self.make_signature(call), columns, _mode(call))
-        result.windows = self._windows(call)
+        result.windows = prediction_windows(call, lambda items: self._item_windows(items, call))
         return result
 
     def _item_windows(self, items: List[Item], call: Call, windows: Optional[List[int]] = None) -> Dict[Item, int]:
@@ -226,19 +225,6 @@ class PrismScorer(Scorer):
             windows = self._plan(self._pairs(items, call), _mode(call))[0].windows
         n = len(items)
         return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))
-
-    def _windows(self, call: Call) -> List[int]:
-        """Per prediction, the most windows of its items (1 within the limit); items another
-        process scored are planned again here."""
-        items, owner = make_items(call.predictions, call.references, call.sources)
-        known = call.options.setdefault("_windows", {})
-        missing = list(dict.fromkeys(item for item in items if item not in known))
-        if missing:
-            known.update(self._item_windows(missing, call))
-        out = [1] * len(call.predictions)
-        for item, i in zip(items, owner):
-            out[i] = max(out[i], known[item])
-        return out
 
     def _plan(self, pairs: List[Tuple[str, str]], mode: str) -> Tuple[Plan, int]:
         """The id pairs to score for ``pairs`` (text pairs), and how many were cut (``truncate``)."""
