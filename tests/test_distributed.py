@@ -81,3 +81,21 @@ def test_prism_and_bartscore_two_processes_equal_one(ranks):
     for name in ("prism", "bartscore"):
         rows = [report[name]["rows"] for report in ranks]
         assert all(r > 0 for r in rows), (name, rows)  # both ranks did part of the work
+
+
+def test_long_inputs_two_processes_equal_one(ranks, tmp_path):
+    """Chunked pairs split across ranks give the single-process scores, and every rank reports
+    every item's windows (a rank plans the items it did not score)."""
+    from test_long_seq2seq import LONG, SHORT, TAIL_A, TARGET, short_prism
+
+    from nlgscore.seq2seq.bartscore import BARTScorer
+    from nlgscore.seq2seq.prism import PrismScorer
+
+    bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), max_length=48).compute(
+        [TARGET, LONG, SHORT, TAIL_A], references=[TAIL_A, SHORT, [LONG, SHORT], TAIL_A])
+    prism = PrismScorer(str(short_prism(tmp_path / "p")), mode="src").compute([TARGET, LONG, SHORT, TAIL_A], sources=[TAIL_A, SHORT, LONG, TAIL_A])
+    assert min(bart.windows) > 1 and min(prism.windows) > 1
+    for report in ranks:
+        np.testing.assert_allclose(report["bartscore_long"]["scores"], bart.scores, atol=1e-6)
+        np.testing.assert_allclose(report["prism_long"]["segment"], prism.scores, atol=1e-6)
+        assert report["bartscore_long"]["windows"] == bart.windows and report["prism_long"]["windows"] == prism.windows

@@ -77,3 +77,22 @@ def test_missing_input_is_named(metric):
         metric.compute(predictions=None, references=REFS)
     with pytest.raises(ValueError, match=r"needs references= .* or sources="):
         metric.compute(predictions=HYPS)
+
+
+def test_long_inputs_option(metric):
+    """long_inputs reaches the scorer (issue 25): auto reads past max_length, truncate does not, error names the item."""
+    import warnings
+
+    from test_long_seq2seq import LIMIT, LONG, SHORT, TAIL_A, TAIL_B, TARGET
+
+    from nlgscore.core.errors import ArgumentError
+
+    args = dict(predictions=[TARGET, TARGET], references=[TAIL_A, TAIL_B], direction="precision", max_length=LIMIT)
+    auto = metric.compute(**args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the truncation warning
+        cut = metric.compute(long_inputs="truncate", **args)
+    assert auto["scores"][0] != auto["scores"][1] and cut["scores"][0] == cut["scores"][1]
+    assert "|long_inputs:auto|" in auto["signature"] and "|long_inputs:truncate|" in cut["signature"]
+    with pytest.raises(ArgumentError, match=r"references\[1\]"):
+        metric.compute(predictions=[SHORT, SHORT], references=[SHORT, LONG], max_length=LIMIT, long_inputs="error")

@@ -84,3 +84,18 @@ def test_config_names_the_input_it_needs():
         src.compute(predictions=CANDS)
     with pytest.raises(ValueError, match=r"needs predictions="):
         src.compute(predictions=None, sources=SRCS)
+
+
+def test_long_inputs_option(tmp_path):
+    """long_inputs reaches the scorer (issue 25), on a copy of the tiny model with 48 positions."""
+    import warnings
+
+    from test_long_seq2seq import TAIL_A, TAIL_B, TARGET, short_prism
+
+    metric = evaluate.load(MODULE, "src", checkpoint=str(short_prism(tmp_path / "p")))
+    auto = metric.compute(predictions=[TARGET, TARGET], sources=[TAIL_A, TAIL_B])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the truncation warning
+        cut = metric.compute(predictions=[TARGET, TARGET], sources=[TAIL_A, TAIL_B], long_inputs="truncate")
+    assert auto["scores"][0] != auto["scores"][1] and cut["scores"][0] == cut["scores"][1]
+    assert "|long_inputs:truncate|" in cut["signature"]

@@ -168,7 +168,7 @@ def test_long_texts_are_truncated_with_one_warning(tmp_path):
     config = json.loads((folder / "config.json").read_text())
     config["max_position_embeddings"] = 12
     (folder / "config.json").write_text(json.dumps(config))
-    scorer = PrismScorer(str(folder))
+    scorer = PrismScorer(str(folder), long_inputs="truncate")  # the original's behaviour ("auto" scores every token)
     long = " ".join(["the cat sat on the mat"] * 10)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

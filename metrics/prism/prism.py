@@ -28,6 +28,8 @@ Args:
     lang (str): language of the candidates, one of the 39 m39v1 languages (default "en").
     temperature (float > 0): softmax temperature (default 1.0; COMET's WMT scripts used 0.95).
     batch_size (int), max_tokens (int), device (str), dtype (str), verbose (bool): progress bar.
+    long_inputs (str): "auto" (default: a text over the model's positions is scored in sentence
+        chunks), "truncate" (cut, as the original) or "error".
 Load-time arguments: checkpoint (Hub id or folder; default dariast/prism, the m39v1 weights), revision.
 Returns:
     scores (list of float, <= 0), mean (float: the system score), signature (str).
@@ -78,8 +80,8 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
         return super().compute(predictions=predictions, **inputs, **kwargs)
 
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
-                 max_tokens=None, device=None, dtype=None, verbose=False):
+                 max_tokens=None, device=None, dtype=None, verbose=False, long_inputs="auto"):
         scorer = self._scorer = cached("prism", checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
-                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype)
+                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype, long_inputs=long_inputs)
         result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -17,6 +17,11 @@ P·R/(P+R) (with log-probabilities both negative, this is *minus* half the usual
 (prediction, reference) pair is aggregated with ``mean`` or ``max``; a prompt ensemble averages
 the per-prompt scores (Eq. 3 of the paper).
 
+Texts over ``max_length`` tokens: ``long_inputs="auto"`` (default) scores every token in sentence
+chunks (:mod:`nlgscore.seq2seq.chunking`; ``result.windows`` counts the chunk pairs per
+prediction), ``"truncate"`` cuts them at ``max_length`` as the authors' scorer does (one warning
+per call), ``"error"`` refuses them naming the item. Within the limit all three are identical.
+
 >>> scorer = BARTScorer(checkpoint="tests/golden/tiny-bart", device="cpu")
 >>> scores = scorer.score(["It was sunny in Almaty on Monday."], ["On Monday the weather in Almaty was sunny."])
 >>> round(scores[0], 5)
@@ -29,14 +34,12 @@ the per-prompt scores (Eq. 3 of the paper).
 from __future__ import annotations
 
 import hashlib
-import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
-from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.models import resolve
@@ -44,6 +47,9 @@ from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
+from nlgscore.seq2seq.bartscore_long import BartPairs, counted
+from nlgscore.seq2seq.bartscore_para import load_para_weights
+from nlgscore.seq2seq.chunking import check_long_inputs, prediction_windows
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
@@ -116,7 +122,8 @@ class BARTScorer(Scorer):
     ``bart-large-cnn-para``); ``checkpoint`` (Hub id or folder) replaces the variant's weights.
     ``para_weights`` is the ParaBank2 ``bart.pth`` (a file, or a Hub repo holding it) for the
     ``-para`` variant. ``max_tokens`` bounds encoder + decoder tokens per batch, ``batch_size``
-    the pairs per batch; neither changes a score beyond float rounding.
+    the pairs per batch; neither changes a score beyond float rounding. ``long_inputs``
+    (``"auto"``, ``"truncate"``, ``"error"``): what happens to a text over ``max_length`` tokens.
     """
 
     name = "bartscore"
@@ -133,8 +140,10 @@ class BARTScorer(Scorer):
         revision: Optional[str] = None,
         para_weights: Optional[str] = None,
         direction: str = "f",
+        long_inputs: str = "auto",
         **runtime_options: Any,
     ) -> None:
+        self.long_inputs = check_long_inputs(long_inputs)
         variants = variant_table()
         if variant not in variants:
             raise ArgumentError(f"variant must be one of {', '.join(variants)}, got {variant!r}")
@@ -159,6 +168,7 @@ class BARTScorer(Scorer):
         self._truncated = 0  # distinct texts truncated during the current call
         self.pad_id = self.tokenizer.pad_token_id
         self.decoder_start_id = self.model.config.decoder_start_token_id
+        self._pairs = BartPairs(self.tokenizer, max_length, self.long_inputs)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         options = call.options if call is not None else {}
@@ -173,6 +183,7 @@ class BARTScorer(Scorer):
             side=side if prompt is not None else "none",
             max_length=self.max_length,
             dtype=dtype_name(self.dtype),
+            long_inputs=self.long_inputs,
         )
 
     # -- the reference's BARTScorer.score ---------------------------------------------------
@@ -185,26 +196,27 @@ class BARTScorer(Scorer):
             raise ArgumentError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
         runtime = self._call_runtime(batch_size=batch_size)
         self._truncated = 0
-        scores = self._pair_scores(srcs, tgts, runtime).tolist()
+        if self.long_inputs == "error":
+            self._pairs.check([(f"srcs[{i}]", t) for i, t in enumerate(srcs)] + [(f"tgts[{i}]", t) for i, t in enumerate(tgts)])
+        scores = self._pair_scores(srcs, tgts, runtime)[0].tolist()
         self._warn_truncated()
         return scores
 
-    def _pair_scores(self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None) -> np.ndarray:
-        texts, index = unique(srcs + tgts)  # each distinct text is tokenised once
-        ids = self._encode(texts)
-        src_ids = [ids[index[i]] for i in range(len(srcs))]
-        tgt_ids = [ids[index[len(srcs) + i]] for i in range(len(tgts))]
+    def _pair_scores(self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None) -> Tuple[np.ndarray, List[int]]:
+        """Per pair, the score of ``tgts[i]`` given ``srcs[i]`` and the (chunk, piece) pairs scored for it."""
+        plan, tgt_ids = self._pairs.plan(srcs, tgts, self._encode)
         logps = target_logprobs(
-            self.model, src_ids, tgt_ids, pad_id=self.pad_id, decoder_start_id=self.decoder_start_id,
+            self.model, plan.sources, plan.targets, pad_id=self.pad_id, decoder_start_id=self.decoder_start_id,
             max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size,
             progress=runtime.progress if progress is None else progress, desc="bartscore",
-        )  # fmt: skip
+        ) if plan.sources else []  # fmt: skip
+        logps = plan.assemble(logps, counted(self.pad_id))
         out = np.empty(len(tgts), dtype=np.float64)
         for i, (tgt, logp) in enumerate(zip(tgt_ids, logps)):
             # The reference ignores label == pad in the sum but divides by the full length.
             keep = np.asarray(tgt) != self.pad_id
             out[i] = logp[keep].sum() / len(tgt)
-        return out
+        return out, plan.windows
 
     def _encode(self, texts: List[str]) -> List[List[int]]:
         """Token ids with BOS/EOS, truncated like the reference; one warning per call if any is."""
@@ -266,13 +278,29 @@ class BARTScorer(Scorer):
         direction = options.get("direction") or self._default_direction(references, sources)
         return ("sources",) if direction == "src" else ("references",)
 
-    def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
-        """Per item and prompt: ``(items, prompts)`` columns."""
-        options = call.options
-        direction, prompts, side = options["direction"], options["prompts"], options["prompt_side"]
+    def _prepare(self, call: Call, items: List[Item]) -> Call:
+        """With ``long_inputs="error"``: refuse an over-long text (prompt included), naming it, before any scoring."""
+        call.options["_windows"] = {}
+        if self.long_inputs != "error":
+            return call
+        direction, prompts, side = call.options["direction"], call.options["prompts"], call.options["prompt_side"]
+        hyp_roles = ([] if direction == "recall" else ["decoder"]) + (["encoder"] if direction in ("recall", "f", "harmonic") else [])
+        other_roles = ["encoder" if role == "decoder" else "decoder" for role in hyp_roles]
+        named = [(f"predictions[{i}]", text, hyp_roles) for i, text in enumerate(call.predictions)]
+        if call.sources is not None:
+            named += [(f"sources[{i}]", text, other_roles) for i, text in enumerate(call.sources)]
+        if call.references is not None:
+            named += [(f"references[{i}]" + (f"[{j}]" if len(refs) > 1 else ""), text, other_roles)
+                      for i, refs in enumerate(call.references) for j, text in enumerate(refs)]
+        self._pairs.check([(name, (_encoder_text if role == "encoder" else _decoder_text)(text, p, side))
+                           for name, text, roles in named for role in roles for p in prompts])
+        return call
+
+    def _pair_texts(self, items: List[Item], call: Call) -> Tuple[List[str], List[str]]:
+        """The (encoder, decoder) texts of ``items``, prompts first, then directions, then items."""
+        direction, prompts, side = call.options["direction"], call.options["prompts"], call.options["prompt_side"]
         hyps = [item.prediction for item in items]
         flat = [item.source if direction == "src" else item.reference for item in items]
-        # One likelihood call for every prompt and both directions: dedup and batching see it all.
         srcs: List[str] = []
         tgts: List[str] = []
         for p in prompts:
@@ -282,7 +310,15 @@ class BARTScorer(Scorer):
             if direction in ("recall", "f", "harmonic"):  # prediction -> reference
                 srcs += [_encoder_text(x, p, side) for x in hyps]
                 tgts += [_decoder_text(y, p, side) for y in flat]
-        values = self._pair_scores(srcs, tgts, call.runtime, call.progress).reshape(len(prompts), -1, len(items))  # (prompts, directions, items)
+        return srcs, tgts
+
+    def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
+        """Per item and prompt: ``(items, prompts)`` columns."""
+        direction, prompts = call.options["direction"], call.options["prompts"]
+        # One likelihood call for every prompt and both directions: dedup and batching see it all.
+        scores, windows = self._pair_scores(*self._pair_texts(items, call), call.runtime, call.progress)
+        values = scores.reshape(len(prompts), -1, len(items))  # (prompts, directions, items)
+        call.options.setdefault("_windows", {}).update(_item_windows(items, windows))
         if direction in ("f", "harmonic"):
             p, r = values[:, 0, :].T, values[:, 1, :].T
             pair = (p + r) / 2 if direction == "f" else (p * r) / (p + r)
@@ -296,7 +332,15 @@ class BARTScorer(Scorer):
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BARTScoreResult:
         # Each column is (items, prompts), aggregated over references: average the prompts (Eq. 3).
         k = len(call.options["prompts"])
-        return BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
+        result = BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
+        # Per prediction: the most (chunk, piece) pairs one of its pairs was scored in.
+        result.windows = prediction_windows(call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), self._encode)[0].windows))
+        return result
+
+
+def _item_windows(items: List[Item], windows: List[int]) -> Dict[Item, int]:
+    """Per item, the most windows of its pairs (laid out prompts, directions, items)."""
+    return dict(zip(items, np.asarray(windows, dtype=np.int64).reshape(-1, len(items)).max(axis=0).tolist()))
 
 
 def _encoder_text(text: str, prompt: Optional[str], side: str) -> str:
@@ -307,60 +351,6 @@ def _encoder_text(text: str, prompt: Optional[str], side: str) -> str:
 def _decoder_text(text: str, prompt: Optional[str], side: str) -> str:
     """The authors' decoder-side prompt: a prefix ``p + ", " + y``."""
     return text if prompt is None or side != "decoder" else f"{prompt}, {text}"
-
-
-def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) -> str:
-    """Load the ParaBank2 state dict (``bart.pth``) into ``model``; return its signature label.
-
-    ``source`` is a file, or a Hub repo id holding ``entry["filename"]``; ``None`` uses the
-    table's ``hub_repo``. The file is read with ``weights_only=True`` (no pickled code runs).
-    Missing keys (other than tied copies of loaded weights) and unexpected keys are errors.
-    """
-    import torch
-
-    source = source if source is not None else entry.get("hub_repo")
-    filename = entry.get("filename", "bart.pth")
-    if not source:
-        raise ArgumentError(
-            "variant 'bart-large-cnn-para' needs the authors' ParaBank2 weights: pass para_weights=<path to "
-            f"{filename}> (the BARTScore authors' Google Drive file id {entry.get('google_drive_id')}) or a Hub "
-            "repo id holding it, or set para_weights.hub_repo in nlgscore/data/bartscore_variants.json"
-        )
-    if os.path.isfile(source):
-        path, label = source, f"file-{os.path.basename(source)}-{os.path.getsize(source)}"
-    elif os.path.exists(source) or source.endswith((".pth", ".pt", ".bin")) or source.count("/") != 1:
-        raise FileNotFoundError(f"para_weights {source!r} is not a file nor a Hub repo id (owner/name)")
-    else:
-        path = _hub_file(source, filename)
-        label = f"{source}@{os.path.basename(os.path.dirname(path))}"
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ArgumentTypeError(f"para_weights {source!r} is not a state dict of tensors")
-    outcome = model.load_state_dict(state, strict=False)
-    own = model.state_dict()
-    loaded = {own[k].data_ptr() for k in state if k in own}
-    # Tied weights (lm_head = shared embeddings) need not be stored twice.
-    missing = [k for k in outcome.missing_keys if own[k].data_ptr() not in loaded]
-    if missing or outcome.unexpected_keys:
-        raise ArgumentError(
-            f"para_weights {source!r} does not fit the checkpoint: missing keys {missing[:10]}, "
-            f"unexpected keys {list(outcome.unexpected_keys)[:10]}"
-        )
-    return label
-
-
-def _hub_file(repo: str, filename: str) -> str:
-    from huggingface_hub import hf_hub_download
-
-    from nlgscore.core.models import ModelNotAvailableError
-
-    try:
-        return hf_hub_download(repo, filename)
-    except Exception as err:  # noqa: BLE001 - every Hub failure gets the same actionable message
-        raise ModelNotAvailableError(
-            f"para_weights: {filename} from the Hub repo {repo!r} is not cached and cannot be downloaded "
-            f"({type(err).__name__}: {err}); pass a local file instead"
-        ) from err
 
 
 __all__ = ["BARTScorer", "BARTScoreResult", "DIRECTIONS", "prompt_list", "load_para_weights"]

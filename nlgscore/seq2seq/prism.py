@@ -11,6 +11,11 @@ Several references per candidate (``[[ref1, ref2], ...]``): each reference is sc
 one and the item's Prism-ref (and each direction's H and G) is the **mean over its references**;
 the signature says ``multiref:mean``. The original Prism takes one reference only.
 
+Texts longer than the model's positions: ``long_inputs="auto"`` (default) scores them in sentence
+chunks (see :mod:`nlgscore.seq2seq.chunking`; ``result.windows`` counts the chunk pairs per item),
+``"truncate"`` cuts them as the original does (one warning per call), ``"error"`` refuses them
+naming the item. Within the limit the three give identical numbers.
+
 >>> scorer = PrismScorer("tests/golden/tiny-prism", lang="en")
 >>> result = scorer.compute(["The cat sat."], references=["A cat was sitting."])
 >>> len(result), sorted(result.columns())[:2], result.score == result.segment[0]
@@ -27,11 +32,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import Call, Item, Scorer
+from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
+from nlgscore.seq2seq.chunking import LongText, Plan, Side, check_long_inputs, describe_long, prediction_windows
 from nlgscore.seq2seq.prism_loading import load_prism
 
 MODES = ("ref", "src")
@@ -39,6 +45,9 @@ MODES = ("ref", "src")
 # under- or overflows (1e-40 gave NaN), above 1e3 every distribution is flat.
 MIN_TEMPERATURE = 1e-3
 MAX_TEMPERATURE = 1e3
+# Sentence rules for sources, whose language Prism is not told (sentencex's generic rules also
+# end sentences at the CJK, Devanagari and Arabic stops).
+SOURCE_SPLIT_LANG = "en"
 
 
 class PrismResult(Result):
@@ -90,6 +99,8 @@ class PrismScorer(Scorer):
     is given). ``lang``: language of the candidates (and references), whose tag is force-decoded.
     ``batch_size`` caps sentences per batch, ``max_tokens`` the padded tokens per batch (default
     from :func:`nlgscore.core.runtime.resolve_runtime`); a call can override both (``compute(..., batch_size=, max_tokens=)``).
+    ``long_inputs``: ``"auto"``, ``"truncate"`` or ``"error"`` for texts over the model's positions
+    (module docstring).
     """
 
     name = "prism"
@@ -104,9 +115,11 @@ class PrismScorer(Scorer):
         temperature: float = 1.0,
         mode: Optional[str] = None,
         revision: Optional[str] = None,
+        long_inputs: str = "auto",
         **runtime_options: Any,
     ) -> None:
         self.temperature = _check_temperature(temperature)
+        self.long_inputs = check_long_inputs(long_inputs)
         if mode is not None and mode not in MODES:
             raise ArgumentError(f"mode must be 'ref', 'src' or None, got {mode!r}")
         if not isinstance(lang, str):
@@ -138,6 +151,7 @@ class PrismScorer(Scorer):
             sys="mean",
             log="e",
             dtype=self._loaded.dtype,
+            long_inputs=self.long_inputs,
         )
 
     def score(self, cands: Sequence[str], refs: Optional[Sequence] = None, srcs: Optional[Sequence[str]] = None) -> PrismResult:
@@ -145,7 +159,8 @@ class PrismScorer(Scorer):
         same numbers as :meth:`compute`."""
         if (refs is None) == (srcs is None):
             raise ArgumentError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
-        return self._run(cands, refs, srcs, names=("cands", "refs", "srcs"), mode="ref" if refs is not None else "src")  # type: ignore[return-value]
+        names = ("cands", "refs", "srcs")
+        return self._run(cands, refs, srcs, names=names, mode="ref" if refs is not None else "src", input_names=names)  # type: ignore[return-value]
 
     def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
         """``mode`` (of the call, else of the scorer) if set, else whichever input is given."""
@@ -156,16 +171,40 @@ class PrismScorer(Scorer):
             mode = "ref" if references is not None else "src"
         return ("references",) if mode == "ref" else ("sources",)
 
+    def _pairs(self, items: List[Item], call: Call) -> List[Tuple[str, str]]:
+        """The (source, target) texts scored for ``items``: per item one (``src``) or two (``ref``)."""
+        if _mode(call) == "src":
+            return [(item.source, item.prediction) for item in items]
+        pairs = [(item.reference, item.prediction) for item in items]
+        return pairs + [(cand, ref) for ref, cand in pairs]
+
+    def _prepare(self, call: Call, items: List[Item]) -> Call:
+        """With ``long_inputs="error"``: refuse an over-long text, naming it, before any scoring."""
+        if self.long_inputs == "error" and self.tokenizer.max_positions is not None:
+            names = dict(zip(INPUT_NAMES, call.options.get("input_names", INPUT_NAMES)))
+            limit = self.tokenizer.max_positions
+            named = [(f"{names['predictions']}[{i}]", text, limit - 2, "target side") for i, text in enumerate(call.predictions)]
+            if call.sources is not None:
+                named += [(f"{names['sources']}[{i}]", text, limit - 1, "source side") for i, text in enumerate(call.sources)]
+            if call.references is not None:  # a reference is a target too (Prism-ref scores both directions)
+                named += [(f"{names['references']}[{i}]" + (f"[{j}]" if len(refs) > 1 else ""), text, limit - 2, "target side")
+                          for i, refs in enumerate(call.references) for j, text in enumerate(refs)]
+            lengths = dict(zip(*_distinct_lengths(self.tokenizer, [text for _, text, _, _ in named])))
+            for name, text, most, what in named:
+                if lengths[text] > most:
+                    raise ArgumentError(describe_long(name, lengths[text], most, f"{what} ({limit} positions with the special tokens)"))
+        call.options["_windows"] = {}
+        return call
+
     def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
         """Per item: the segment score and each direction's H and G."""
-        if _mode(call) == "src":
-            h, g = self._directions([(item.source, item.prediction) for item in items], call)
-            return {"segment": np.asarray(h), "H_cand_given_src": np.asarray(h), "G_cand_given_src": np.asarray(g)}
-        # One call for both directions: the engine batches and de-duplicates them together.
-        pairs = [(item.reference, item.prediction) for item in items]
-        h, g = self._directions(pairs + [(cand, ref) for ref, cand in pairs], call)
-        n = len(pairs)
+        # One call for both directions (Prism-ref): the engine batches and de-duplicates them together.
+        h, g, windows = self._directions(self._pairs(items, call), call)
+        call.options.setdefault("_windows", {}).update(self._item_windows(items, call, windows))
         h_arr, g_arr = np.asarray(h, dtype=np.float64), np.asarray(g, dtype=np.float64)
+        if _mode(call) == "src":
+            return {"segment": h_arr, "H_cand_given_src": h_arr, "G_cand_given_src": g_arr}
+        n = len(items)
         return {
             "segment": 0.5 * h_arr[:n] + 0.5 * h_arr[n:],
             "H_cand_given_ref": h_arr[:n],
@@ -179,19 +218,47 @@ class PrismScorer(Scorer):
         return {name: np.zeros(0) for name in names}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> PrismResult:
-        return PrismResult(self.make_signature(call), columns, _mode(call))
+        result = PrismResult(self.make_signature(call), columns, _mode(call))
+        result.windows = prediction_windows(call, lambda items: self._item_windows(items, call))
+        return result
 
-    def _directions(self, pairs: List[Tuple[str, str]], call: Call) -> Tuple[List[float], List[float]]:
-        """H and G of target given source for each ``(source, target)`` pair, in input order."""
+    def _item_windows(self, items: List[Item], call: Call, windows: Optional[List[int]] = None) -> Dict[Item, int]:
+        """Per item, the most (chunk, piece) pairs one of its directions is scored in; ``windows``
+        are its pairs' (planned here, without scoring, when not given)."""
+        if windows is None:
+            windows = self._plan(self._pairs(items, call), _mode(call))[0].windows
+        n = len(items)
+        return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))
+
+    def _plan(self, pairs: List[Tuple[str, str]], mode: str) -> Tuple[Plan, int]:
+        """The id pairs to score for ``pairs`` (text pairs), and how many were cut (``truncate``)."""
+        tok = self.tokenizer
         texts = sorted({text for pair in pairs for text in pair})
-        ids = dict(zip(texts, self.tokenizer.encode(texts)))
-        sources, targets, cut = [], [], 0
-        for source, target in pairs:
-            source_ids, cut_source = self.tokenizer.source(ids[source])
-            target_ids, cut_target = self.tokenizer.target(ids[target], self.lang)
-            sources.append(source_ids)
-            targets.append(target_ids)
+        ids = dict(zip(texts, tok.encode(texts)))
+        limit = tok.max_positions
+        encoder = Side((), (tok.eos_id,), None if limit is None else limit - 1)
+        target = Side((self.lang_id,), (tok.eos_id,), None if limit is None else limit - 2)
+        plan, cut, long_texts = Plan(encoder, target), 0, {}
+        source_lang = self.lang if mode == "ref" else SOURCE_SPLIT_LANG
+        for source, tgt in pairs:
+            if self.long_inputs == "auto" and not (encoder.fits(len(ids[source])) and target.fits(len(ids[tgt]))):
+                plan.add_long(*(self._long_text(long_texts, text, lang) for text, lang in ((source, source_lang), (tgt, self.lang))))
+                continue
+            source_ids, cut_source = tok.source(ids[source])
+            target_ids, cut_target = tok.target(ids[tgt], self.lang)
+            plan.add(source_ids, target_ids)
             cut += cut_source or cut_target
+        return plan, cut
+
+    def _long_text(self, cache: Dict[Tuple[str, str], LongText], text: str, lang: str) -> LongText:
+        if (text, lang) not in cache:
+            cache[(text, lang)] = LongText(text, *self.tokenizer.encode_with_offsets(text), lang)
+        return cache[(text, lang)]
+
+    def _directions(self, pairs: List[Tuple[str, str]], call: Call) -> Tuple[List[float], List[float], List[int]]:
+        """H and G of target given source for each ``(source, target)`` pair, in input order, and
+        the (chunk, piece) pairs each was scored in."""
+        plan, cut = self._plan(pairs, _mode(call))
         if cut:
             warnings.warn(
                 f"{cut} of {len(pairs)} Prism input pairs are longer than the model's {self.tokenizer.max_positions} "
@@ -199,13 +266,15 @@ class PrismScorer(Scorer):
                 stacklevel=9,  # the caller of score()/compute() (through the Scorer template and shard)
             )
         if not pairs:
-            return [], []
-        return self._score(sources, targets, call)
+            return [], [], []
+        logprobs = plan.assemble(self._logprobs(plan.sources, plan.targets, call), _counted)
+        # Position 0 is the force-decoded language tag: not part of the score (original prism.py).
+        return [float(np.mean(lp[1:])) for lp in logprobs], [float(np.sum(lp[1:])) for lp in logprobs], plan.windows
 
-    def _score(self, sources: List[List[int]], targets: List[List[int]], call: Call) -> Tuple[List[float], List[float]]:
+    def _logprobs(self, sources: List[List[int]], targets: List[List[int]], call: Call) -> List[np.ndarray]:
         from nlgscore.seq2seq.likelihood import target_logprobs
 
-        logprobs = target_logprobs(
+        return target_logprobs(
             self._loaded.model,
             sources,
             targets,
@@ -216,5 +285,15 @@ class PrismScorer(Scorer):
             max_batch_size=call.runtime.batch_size,
             progress=call.progress,
         )
-        # Position 0 is the force-decoded language tag: not part of the score (original prism.py).
-        return [float(np.mean(lp[1:])) for lp in logprobs], [float(np.sum(lp[1:])) for lp in logprobs]
+
+
+def _counted(target_ids: List[int]) -> np.ndarray:
+    """Which target positions Prism's score counts: all but the language tag."""
+    weights = np.ones(len(target_ids))
+    weights[0] = 0.0
+    return weights
+
+
+def _distinct_lengths(tokenizer: Any, texts: List[str]) -> Tuple[List[str], List[int]]:
+    distinct = list(dict.fromkeys(texts))
+    return distinct, [len(ids) for ids in tokenizer.encode(distinct)]

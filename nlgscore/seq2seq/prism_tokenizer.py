@@ -134,6 +134,22 @@ class PrismTokenizer:
         get = self.vocab.get
         return [[get(piece, self.unk_id) for piece in self.pieces(text)] for text in texts]
 
+    def encode_with_offsets(self, text: str) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """:meth:`encode` of one text, with each id's character span in ``text`` (from
+        SentencePiece's byte offsets; a piece that fairseq's whitespace split cuts in two gives
+        both parts its span)."""
+        proto = self.spm.encode(text, return_type="proto")
+        char_at = [i for i, ch in enumerate(text) for _ in ch.encode("utf-8")] + [len(text)]
+        get = self.vocab.get
+        ids: List[int] = []
+        offsets: List[Tuple[int, int]] = []
+        for piece in proto.pieces:
+            span = (char_at[min(piece.begin, len(char_at) - 1)], char_at[min(piece.end, len(char_at) - 1)])
+            for part in piece.piece.split():
+                ids.append(get(part, self.unk_id))
+                offsets.append(span)
+        return ids, offsets
+
     def source(self, ids: List[int]) -> Tuple[List[int], bool]:
         """``ids + [</s>]``, cut to ``max_positions``; second item: whether it was cut."""
         keep = len(ids) if self.max_positions is None else max(0, self.max_positions - 1)

@@ -81,6 +81,20 @@ def main(out_path: str) -> None:
     bart_seen, _ = rows_seen(bart.model.get_encoder())
     report["bartscore"] = {"scores": bart.compute(CANDS, references=REFS).columns()["scores"], "rows": sum(bart_seen)}
 
+    # Long inputs (issue 25): chunked pairs are sharded like any other; result.windows is whole on every rank.
+    import tempfile
+
+    sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
+    from test_long_seq2seq import LONG, SHORT, TAIL_A, TARGET, short_prism
+
+    long_bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), max_length=48)
+    done = long_bart.compute([TARGET, LONG, SHORT, TAIL_A], references=[TAIL_A, SHORT, [LONG, SHORT], TAIL_A])
+    report["bartscore_long"] = {"scores": done.columns()["scores"], "windows": done.windows}
+    with tempfile.TemporaryDirectory() as tmp:
+        long_prism = PrismScorer(str(short_prism(Path(tmp) / "p")), mode="src")
+        done = long_prism.compute([TARGET, LONG, SHORT, TAIL_A], sources=[TAIL_A, SHORT, LONG, TAIL_A])
+    report["prism_long"] = {"segment": done.columns()["segment"], "windows": done.windows}
+
     everyone = gather_object([report])
     if state.is_main_process:
         Path(out_path).write_text(json.dumps(everyone))
