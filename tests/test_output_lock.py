@@ -104,3 +104,15 @@ def test_a_stale_lock_file_does_not_block_and_a_failed_run_releases_its_lock(tmp
         decode_to_file(minilm_scorer, items, out, column="nope")
     decode_to_file(minilm_scorer, items, out, restart=True)  # not refused: the failed run let go
     assert len(out.read_text().splitlines()) == 2 and not lock_path(out).exists()
+
+
+def test_a_busy_output_is_refused_before_the_model_loads(tmp_path, minilm_scorer):
+    from nlgscore.mbr import decode_to_file
+
+    out, built = tmp_path / "chosen.jsonl", []
+    with OutputLock(out):
+        with pytest.raises(ValueError, match=f"PID {os.getpid()}"):
+            decode_to_file(lambda: built.append(1) or minilm_scorer, [["A cat.", "The cat."]], out)
+    assert built == []  # refused before the metric was built
+    decode_to_file(lambda: built.append(1) or minilm_scorer, [["A cat.", "The cat."]], out)
+    assert built == [1] and out.exists()

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.core.output_lock import OutputLock
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
 from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
@@ -78,10 +79,13 @@ def decode_to_file(
         raise ArgumentError(f"chunk must be a positive integer (items per decode call and checkpoint), got {chunk!r}")
     nbest = check_nbest(nbest)
     checked, digest = _read(items)
-    scorer = load_metric(metric, options)
     matrices = None if matrix_out is None else str(matrix_out)
     if matrices is not None and not Path(matrices).parent.is_dir():
         raise ArgumentError(f"matrix_out {matrices}: folder {Path(matrices).parent} does not exist")
+    outputs = [path for path in (output, matrices) if isinstance(path, (str, Path))]
+    for path in outputs if writer else []:  # a busy output fails before a model loads (the driver then holds the locks)
+        OutputLock(path).release()
+    scorer = load_metric(metric, options)
     identity = {"input": f"sha256={digest}", "metric": str(scorer.signature), "column": column, "chunk": chunk, "matrix_out": matrices,
                 **({"nbest": nbest} if nbest else {}), **(settings or {})}
 
