@@ -1,5 +1,8 @@
-# Two entry points: `make demo` and `make test`. Both create .venv on first use, with the CPU
-# build of torch (an unpinned torch would pull a multi-GB CUDA build).
+# Two entry points: `make demo` and `make test`. Both create .venv on first use, with torch pinned
+# to $(TORCH_PIN) from pip's configured index: on a stock Linux x86-64 machine that is PyPI's
+# build, which brings CUDA libraries (several GB). For the CPU build, name PyTorch's CPU index:
+#   make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# (the machine this was developed on has pip configured with CPU wheels, so it needs no variable).
 # `make test` also checks the product as a user gets it: tests/test_wheel.py builds the wheel,
 # installs it with [embedded,meta] into a fresh venv outside the checkout and runs the quick
 # start, the shipped evaluate modules and the CLI there (`make test-fast` leaves that out).
@@ -7,6 +10,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 TORCH_PIN := torch==2.13.0
+TORCH_INDEX ?=
+TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple,)
 STAMP := $(VENV)/.installed
 DEMO_CANDS := examples/cands.txt
 DEMO_REFS := examples/refs.txt examples/refs2.txt
@@ -24,7 +29,7 @@ $(STAMP): setup.cfg setup.py pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing nlgscore[test] into $(VENV) (log: $(INSTALL_LOG))"
 	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
-	   $(BIN)/python -m pip install --quiet "$(TORCH_PIN)" && \
+	   $(BIN)/python -m pip install --quiet $(TORCH_FROM) "$(TORCH_PIN)" && \
 	   $(BIN)/python -m pip install --quiet -e ".[test]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
 	@touch $(STAMP)
 

@@ -109,3 +109,19 @@ def test_importing_the_integrations_imports_neither_lighteval_nor_trl():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("gold_index, message", [
+    (2, r"docs\[1\]\.gold_index 2 is not the index of one of its 2 choices \(0 to 1\)"),
+    ([0, 5], r"docs\[1\]\.gold_index 5 is not the index"),
+    (-1, r"docs\[1\]\.gold_index -1 is not the index"),
+])
+def test_a_gold_index_out_of_range_is_an_error_naming_the_doc(gold_index, message):
+    """Issue 27 item 9: an IndexError from inside lighteval before."""
+    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.integrations.lighteval import metric
+
+    docs = [Doc(query="q0", choices=["a cat"], gold_index=0), Doc(query="q1", choices=["a dog", "the dog"], gold_index=gold_index)]
+    responses = [ModelResponse(text=["a cat"]), ModelResponse(text=["a dog"])]
+    with pytest.raises(NlgscoreError, match=message):
+        metric("bertscore:minilm:L2").compute_sample(docs=docs, responses=responses)

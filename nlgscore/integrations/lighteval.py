@@ -88,7 +88,7 @@ class Columns:
             predictions = [self.normalize_pred(p) for p in predictions]
         inputs: Dict[str, Any] = {}
         if "references" in self.needs:
-            golds = [list(doc.get_golds()) for doc in docs]
+            golds = [_golds(doc, i) for i, doc in enumerate(docs)]
             if self.normalize_gold:
                 golds = [[self.normalize_gold(g) for g in row] for row in golds]
             inputs["references"] = check_references("golds", golds, len(predictions))
@@ -106,6 +106,18 @@ class Columns:
         if hasattr(doc, field):
             return getattr(doc, field)
         raise ArgumentError(f"docs[{i}] has no attribute or specific[{field!r}] (source_field={field!r})")
+
+
+def _golds(doc: Any, i: int) -> List[Any]:
+    """``doc.get_golds()`` with every ``gold_index`` checked first (an index past the choices was an
+    IndexError from inside lighteval)."""
+    indices = doc.gold_index if isinstance(doc.gold_index, (list, tuple)) else [doc.gold_index]
+    choices = doc.choices or []
+    for index in indices:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(choices):
+            raise ArgumentError(f"docs[{i}].gold_index {index!r} is not the index of one of its {len(choices)} choices "
+                                f"(0 to {len(choices) - 1})" if choices else f"docs[{i}] has no choices for gold_index {index!r}")
+    return list(doc.get_golds())
 
 
 def _first_text(response: Any, i: int) -> Any:
