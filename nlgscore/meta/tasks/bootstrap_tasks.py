@@ -1,19 +1,11 @@
-"""Meta-evaluation tasks as a library: WMT19 daRR, WMT21 DA, SummEval -> result tables.
+"""SummEval as a library: summary-level correlations per aspect -> a result table.
 
-Each task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L`` or any
+The task takes metric specs (scored here: ``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L`` or any
 ``nlgscore.load`` spec such as ``bertscore:minilm``) and/or precomputed score files
 (``scores={name: path}``, formats in ``nlgscore.meta.data.precomputed``) and returns a ``MetaTable``:
 one ``Row`` per data set x metric x level x measure (with bootstrap 95% CIs), plus notes (counts,
 checks, paired significance lines). ``nlgscore meta`` only parses arguments and prints these.
 
->>> import json, pathlib, tempfile
->>> folder = pathlib.Path(tempfile.mkdtemp())
->>> pair = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",
-...         "better": {"system": "A", "text": "the cat sat"}, "worse": {"system": "B", "text": "a dog"}}
->>> _ = (folder / "wmt-xx-en.jsonl").write_text(json.dumps(pair) + "\\n")
->>> table = wmt19(folder, metrics=["chrf"], bootstrap=0)
->>> [(r.dataset, r.measure, r.value) for r in table.rows]
-[('xx-en', 'tau', 1.0), ('xx-en', 'metric-ties', 0.0)]
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.report import Row
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.summary import DOCUMENT_CORRELATIONS, per_document_correlations
-from nlgscore.meta.stats.wmt import darr_outcomes
 from nlgscore.meta.tasks.runner import (
     MetaTable,
     Run,
@@ -44,69 +35,6 @@ from nlgscore.meta.tasks.runner import (
 
 PathLike = Union[str, "os.PathLike[str]"]
 SUMMEVAL_FILE = "sum-summeval.jsonl"
-
-
-def _darr_lps(data_dir: Optional[PathLike], pairs: Optional[Sequence[str]]) -> List[str]:
-    if pairs:
-        return check_names(pairs, "pairs")
-    folder = loaders.data_file("", data_dir)
-    lps = sorted(p.name[len("wmt-"):-len(".jsonl")] for p in folder.glob("wmt-*.jsonl"))
-    if not lps:
-        raise FileNotFoundError(f"no wmt-<lp>.jsonl daRR files in {folder}")
-    return lps
-
-
-def _per_lp(path: Any, lp: str, n_lps: int) -> str:
-    text = str(path)
-    if "{lp}" in text:
-        return text.replace("{lp}", lp)
-    if n_lps > 1:
-        raise ArgumentError(f"score file {text} serves several language pairs: name them with {{lp}} in the path")
-    return text
-
-
-def wmt19(
-    data_dir: Optional[PathLike] = None, pairs: Optional[Sequence[str]] = None, metrics: Sequence[str] = (),
-    scores: Optional[Mapping[str, PathLike]] = None, *, ties: str = "discordant", bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED, limit: Optional[int] = None, progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
-) -> MetaTable:
-    """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
-
-    ``metrics`` are specs; ``load_options`` go to ``nlgscore.load`` for model-based ones.
-
-    ``scores`` maps a name to a JSONL file of ``{"id", "better", "worse"}`` (``{lp}`` in the path
-    when several pairs are evaluated). Rows: ``tau`` (WMT19 rule: a metric tie is discordant;
-    ``ties="exclude"`` leaves tied pairs out) and ``metric-ties`` (share of pairs the metric ties).
-    """
-    run, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
-    scorers = scorers or Scorers(load_options)
-    lps = _darr_lps(data_dir, pairs)
-    table = MetaTable("wmt19")
-    with keep_finished(table, run, sources):
-        _wmt19_pairs(table, run, sources, scorers, lps, data_dir, limit)
-    return table
-
-
-def _wmt19_pairs(table: MetaTable, run: Run, sources, scorers: Scorers, lps: List[str], data_dir, limit) -> None:
-    for lp in lps:
-        full = loaders.load_darr(loaders.darr_path(lp, data_dir))
-        darr = full.head(limit)
-        n = len(darr)
-        run.check_items(n, f"daRR pair(s) of {lp}", limit)
-        outcomes: Dict[str, np.ndarray] = {}
-        for name, path in run.each(sources, lambda name, lp=lp, n=n: f"wmt19 {lp}: {name} ({n} pairs)"):
-            if path is None:
-                flat, signature = scorers.score(name, darr.better + darr.worse, darr.ref * 2, darr.src * 2)
-                better, worse = flat[:n], flat[n:]
-            else:
-                file = _per_lp(path, lp, len(lps))
-                better, worse = (a[:n] for a in precomputed.read_darr_scores(file, full.ids))
-                signature = f"scores:{Path(file).name}"
-            outcomes[short_name(name)] = darr_outcomes(better, worse)
-            table.rows += run.darr_rows(outcomes[short_name(name)], signature, dataset=lp, metric=short_name(name))
-        table.notes.append(f"{lp} ({n} daRR pairs):")
-        table.notes += run.beaten(outcomes, run.tau, "segment tau")
 
 
 def _combine(scores: np.ndarray, how: str) -> np.ndarray:

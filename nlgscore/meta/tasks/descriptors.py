@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Tuple
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import bootstrap_tasks as _tasks
 from nlgscore.meta.tasks import human_scores as _mqm
+from nlgscore.meta.tasks import wmt19_darr as _wmt19
 from nlgscore.meta.tasks import wmt21_da as _wmt21
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 
@@ -85,7 +86,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
         "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
         "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
-        _tasks.wmt19, "wmt-<lp>.jsonl", "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
+        _wmt19.wmt19, "wmt-<lp>.jsonl", "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
         'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
         options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
                         dict(action="append", default=None)), _TIES), systems=False),

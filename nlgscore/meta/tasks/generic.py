@@ -20,6 +20,7 @@ add. Adding a data set is one descriptor: its loader and its rows (CONTRIBUTING,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,8 @@ class TaskDescriptor:
     segment_specs: Mapping[str, str] = field(default_factory=dict)  # e.g. bleu -> sentence-bleu (WMT22+)
     significance: Optional[Callable[..., List[str]]] = None  # (data, kept, table, run, permutations) -> notes
     settings: Tuple[str, ...] = ()  # run options the measures use (not the loader's), e.g. "ties"
+    bootstrap_items: str = ""  # what the bootstrap resamples, when it is the items (checked: at least 2)
+    system_level: bool = True  # False: no system scores are computed (the measures use segments only)
 
 
 def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers) -> Scores:
@@ -82,6 +85,8 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
     srcs = None if data.srcs is None else data.srcs * len(data.systems)
     flat, signature = scorers.score(spec, [h for row in data.hyps for h in row], refs * len(data.systems), srcs)
     seg = np.array(flat, dtype=float).reshape(len(data.systems), n)
+    if not descriptor.system_level:
+        return seg, seg.mean(axis=1), signature
     system, how = scorers.system_scores(name, data.hyps, refs, seg)
     return seg, np.array(system, dtype=float), f"{signature}|{how}"
 
@@ -103,25 +108,30 @@ def run(
     descriptor: TaskDescriptor, metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, *,
     data: Any = None, bootstrap: int = 0, permutations: int = 0, seed: int = DEFAULT_SEED,
     limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, export_mtme: Any = None, export_scores: Any = None, **options: Any,
+    scorers: Optional[Scorers] = None, export_mtme: Any = None, export_scores: Any = None,
+    into: Optional[MetaTable] = None, task: Optional[Run] = None, **options: Any,
 ) -> MetaTable:
     """Every measure of ``descriptor`` for each metric (specs scored here, ``scores`` read from files).
 
     ``options`` go to the descriptor's loader. ``bootstrap``: resamples of the intervals of the
     bootstrap measures; ``permutations``: resamples of the significance tests (0: none).
     ``export_mtme`` / ``export_scores``: folders the scored metrics' scores are written to as
-    mt-metrics-eval files.
+    mt-metrics-eval files. ``into`` and ``task``: the table and the run of a task over several data
+    sets (WMT19's language pairs), so an interruption keeps the metrics that finished every one
+    (the caller then keeps the finished rows: ``runner.keep_finished``).
     """
     settings = {name: options.pop(name) for name in descriptor.settings if name in options}
-    task = Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
+    task = task or Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
     sources, limit = sources_of(metrics, scores, system_files=True), check_limit(limit)
     permutations = check_resamples(permutations, "permutations", "--permutations")
     scorers = scorers or Scorers(load_options)
     evalset = descriptor.load(data, limit=limit, **options)
-    table = MetaTable(descriptor.name)
+    if descriptor.bootstrap_items and task.bootstrap > 0:
+        task.check_items(evalset.items, f"{descriptor.bootstrap_items} of {evalset.name}", limit)
+    table = into if into is not None else MetaTable(descriptor.name)
     kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]] = {}
     describe = f"({len(evalset.systems)} systems x {evalset.items} items)"
-    with keep_finished(table, task, sources):
+    with keep_finished(table, task, sources) if into is None else contextlib.nullcontext():  # else the caller's
         for name, file in task.each(sources, lambda name: f"{evalset.name}: {name} {describe}"):
             if file is None:
                 seg, system, signature = _scored(descriptor, evalset, name, scorers)

@@ -24,6 +24,7 @@ import numpy as np
 
 from nlgscore.meta import stats
 from nlgscore.meta.data.model import EvalSet
+from nlgscore.meta.stats.wmt import darr_outcomes, tau_from_outcomes
 
 Inputs = Callable[[EvalSet, Optional[np.ndarray], np.ndarray], Optional[Tuple[Any, ...]]]
 
@@ -93,4 +94,24 @@ WMT22_MEASURES: Tuple[Measure, ...] = (
     Measure("segment", "kendall-item", segment_scores, _correlation("kendall", True)),
     Measure("segment", "acc-t", segment_scores, lambda human, metric: stats.acc_t(human, metric)[0]),
     Measure("segment", "acc-t-epsilon", segment_scores, lambda human, metric: stats.acc_t(human, metric)[1]),
+)
+
+
+def darr_outcome_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
+    """The metric's +1 / 0 (tie) / -1 outcome on each daRR pair of the data set (the loader's pairs,
+    else ``EvalSet.darr_pairs()``): better system's score against the worse one's, same item."""
+    item, better, worse = data.derived("darr", data.darr_pairs)
+    return (darr_outcomes(seg[better, item].tolist(), seg[worse, item].tolist()),)
+
+
+def _metric_ties(outcomes: np.ndarray, ties: str) -> float:
+    return float(np.mean(outcomes == 0))
+
+
+# WMT17-21 daRR: Kendall's tau-like (the ties rule a run setting) with bootstrap intervals over pairs,
+# and the share of pairs the metric ties.
+DARR_MEASURES: Tuple[Measure, ...] = (
+    Measure("segment", "tau", darr_outcome_inputs, lambda outcomes, ties: tau_from_outcomes(outcomes, ties), "bootstrap",
+            ("ties",)),
+    Measure("segment", "metric-ties", darr_outcome_inputs, _metric_ties, uses=("ties",)),
 )

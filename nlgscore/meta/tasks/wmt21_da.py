@@ -27,12 +27,10 @@ from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.wmt import (
-    darr_outcomes,
-    tau_from_outcomes,
     williams_test_scores,
 )
 from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
-from nlgscore.meta.tasks.measures import Measure
+from nlgscore.meta.tasks.measures import DARR_MEASURES, Measure, darr_outcome_inputs
 from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -76,11 +74,6 @@ def darr_pairs(data: EvalSet) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data.derived("darr", lambda: data.darr_pairs("raw", margin=25.0))
 
 
-def _outcomes(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
-    item, better, worse = darr_pairs(data)
-    return (darr_outcomes(seg[better, item].tolist(), seg[worse, item].tolist()),)
-
-
 def _judged(level: str):
     def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         judged = ~np.isnan(data.human["raw"])
@@ -89,17 +82,12 @@ def _judged(level: str):
     return inputs
 
 
-def _ties_share(outcomes: np.ndarray, ties: str) -> float:
-    return float(np.mean(outcomes == 0))
-
-
 def _system(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return data.human["system"], system
 
 
 WMT21_MEASURES = (
-    Measure("segment", "tau", _outcomes, lambda outcomes, ties: tau_from_outcomes(outcomes, ties), "bootstrap", ("ties",)),
-    Measure("segment", "metric-ties", _outcomes, _ties_share, uses=("ties",)),
+    *DARR_MEASURES,
     Measure("segment", "pearson-raw", _judged("raw"), pearson, "bootstrap"),
     Measure("segment", "pearson-z", _judged("z"), pearson, "bootstrap"),
     Measure("system", "pearson-z", _system, pearson),  # 19 systems: no interval
@@ -130,7 +118,7 @@ def read_scores(data: EvalSet, name: str, path: Any) -> Scores:
 def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
                  task: Run, permutations: int) -> List[str]:
     """Paired bootstrap between metrics' tau, and the Williams test between their system correlations."""
-    outcomes = {name: _outcomes(data, seg, system)[0] for name, (seg, system) in kept.items()}
+    outcomes = {name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()}
     lines = task.beaten(outcomes, task.tau, "segment tau")
     for a, b in itertools.permutations(kept, 2):
         try:
