@@ -310,6 +310,8 @@ def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
     >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
     False
     """
+    if isinstance(spec, str) and spec.startswith(("http://", "https://")):  # a server: one client per URL and options
+        return _CACHE.get_or_build(("remote", spec, content_key(options)), lambda: (_remote(spec, options),))[0]
     name, own, resolved = _split(spec, runtime, options)
     settings = resolved.options()
     accelerator = settings.pop("accelerator")

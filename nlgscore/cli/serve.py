@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_ray(args, options, api_key)
 
     def app(on_loaded):
-        return create_app(lambda: load_scorer(lambda: registry.load(args.spec, **options), {"SPEC": args.spec}),
+        return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
                           max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
                           api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, on_loaded=on_loaded)
 

@@ -78,11 +78,11 @@ def run(args: argparse.Namespace) -> int:
             fail(f"--idf-sents file {args.idf_sents} has no sentences")
     check_device(args.device)
     from nlgscore.bertscore.plot import plot_pair
-    from nlgscore.registry import load
+    from nlgscore.registry import build
 
     lang = args.lang or (None if args.model else "en")
     scorer = load_scorer(
-        lambda: load("bertscore", model_type=args.model, num_layers=args.num_layers, lang=lang, idf=args.idf, idf_sents=idf_sents,
+        lambda: build("bertscore", model_type=args.model, num_layers=args.num_layers, lang=lang, idf=args.idf, idf_sents=idf_sents,
                      rescale_with_baseline=args.rescale, device=args.device),
         {"--model": args.model},
     )

@@ -20,8 +20,8 @@ inside) and hands each caller its own slice of the :class:`~nlgscore.core.result
 * A scorer that keeps embeddings (BERTScore with ``cache_references=True``) reuses them across
   batches: the G rollouts of a GRPO prompt share one reference, encoded once.
 
->>> from nlgscore.registry import load
->>> scorer = load("bertscore:minilm", num_layers=2)
+>>> from nlgscore.registry import build
+>>> scorer = build("bertscore:minilm", num_layers=2)
 >>> with MicroBatcher(scorer, max_batch=8, max_wait_ms=20) as batcher:
 ...     futures = [batcher.submit([p], ["It is cold today."]) for p in ("It is cold.", "Stocks fell.")]
 ...     merged = [f.result().scores[0] for f in futures]

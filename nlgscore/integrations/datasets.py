@@ -25,7 +25,7 @@ def metric_prefix(metric: Union[str, Scorer]) -> str:
     if isinstance(metric, Scorer):
         return metric.name
     if isinstance(metric, str) and metric.startswith(("http://", "https://")):  # a running `nlgscore serve`: its metric
-        return cached_scorer(metric, {}).name
+        return cached(metric).name
     from nlgscore.registry import parse_spec
 
     return parse_spec(metric)[0]  # an unknown metric name fails here, listing the known ones

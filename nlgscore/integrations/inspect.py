@@ -37,7 +37,8 @@ from typing import Any, Callable, Dict, Optional
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
-from nlgscore.integrations.datasets import cached_scorer, metric_prefix
+from nlgscore.integrations.datasets import metric_prefix
+from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
 
 
@@ -72,7 +73,7 @@ class SampleScorer:
 
     @property
     def scorer(self) -> Any:
-        return cached_scorer(self.spec, self.options)
+        return cached(self.spec, **self.options)
 
     async def __call__(self, state: Any, target: Any) -> Any:
         """The sample's ``Score``: its completion scored against its target (and input)."""
@@ -123,7 +124,7 @@ def scorer(
     """An inspect-ai scorer (an ``async`` callable with inspect's registry information) scoring
     each sample's completion with ``spec``, batched across samples (see the module docstring).
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.load` (``num_layers=``,
+    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build` (``num_layers=``,
     ``device=``, ...) or a server's URL; ``name`` is the scorer's name in inspect's logs
     (default: the metric's name, ``"bertscore"``); ``column`` picks the score column.
     """

@@ -47,7 +47,7 @@ from nlgscore.registry import cached
 # What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
 TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric", "environments")
 PROMPT = "prompt"  # source_column="prompt": score against the prompts TRL passes
-SERVER_URL = ("http://", "https://")  # a spec naming a running `nlgscore serve` (nlgscore.registry.load)
+SERVER_URL = ("http://", "https://")  # a spec naming a running `nlgscore serve` (nlgscore.registry.build)
 # One reward computation at a time per process: async rewards run in threads, and a scorer's
 # text cache is not meant for concurrent calls.
 _SCORING = threading.Lock()

@@ -18,7 +18,7 @@ Configure verl with ``reward.custom_reward_function.path=pkg://nlgscore.integrat
 ``custom_reward_function.reward_kwargs`` into every call, so the scorer is chosen by, first found:
 
 1. ``url=`` (a server, ``"http://127.0.0.1:8000"``) or ``spec=`` (a local scorer,
-   ``"bertscore:minilm"``, with ``options=`` for :func:`nlgscore.registry.load`) in reward_kwargs;
+   ``"bertscore:minilm"``, with ``options=`` for :func:`nlgscore.registry.build`) in reward_kwargs;
 2. ``extra_info["nlgscore_url"]`` or ``extra_info["nlgscore_spec"]`` in the data;
 3. the environment: ``NLGSCORE_URL``, else ``NLGSCORE_SPEC``.
 
@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
-from nlgscore.integrations.datasets import cached_scorer
+from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
 
 ENV_URL, ENV_SPEC = "NLGSCORE_URL", "NLGSCORE_SPEC"
@@ -120,10 +120,10 @@ def _scorer(target: Tuple[str, str], kwargs: Mapping[str, Any]) -> Tuple[Any, bo
     if kind == "url":
         if not value.startswith(SERVER_URL):
             raise ArgumentError(f"url must start with http:// or https://, got {value!r}")
-        return cached_scorer(value, {}), True
+        return cached(value), True
     if value.startswith(SERVER_URL):
         raise ArgumentError(f"spec names a server ({value!r}): pass it as url= (or {INFO_URL} / {ENV_URL})")
-    return cached_scorer(value, dict(options)), False
+    return cached(value, **options), False
 
 
 def _inputs(scorer: Any, ground_truths: List[Any], infos: List[Any], source_key: Any, n: int) -> Dict[str, Any]:

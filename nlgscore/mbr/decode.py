@@ -167,9 +167,9 @@ def load_metric(metric: Any, options: Dict[str, Any]) -> Any:
             raise ArgumentError(f"options {sorted(options)} are for a metric spec; this metric is built by a function")
         metric = metric()
     if isinstance(metric, str):
-        from nlgscore.registry import load
+        from nlgscore.registry import build
 
-        return load(metric, **options)
+        return build(metric, **options)
     if options:
         raise ArgumentError(f"options {sorted(options)} are for a metric spec; this scorer is already loaded")
     if not hasattr(metric, "compute"):

@@ -18,8 +18,8 @@ score that is not finite, 503 a full queue (with ``Retry-After``) or a model sti
 a request not scored within ``timeout`` seconds. ``/health`` needs no token (probes).
 
 >>> from starlette.testclient import TestClient
->>> from nlgscore.registry import load
->>> app = create_app(load("bertscore:minilm", num_layers=2))
+>>> from nlgscore.registry import build
+>>> app = create_app(build("bertscore:minilm", num_layers=2))
 >>> with TestClient(app) as client:
 ...     _ = wait_ready(client)
 ...     body = client.post("/v1/score", json={"predictions": ["It is cold."], "references": ["It is cold today."]}).json()

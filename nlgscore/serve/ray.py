@@ -96,9 +96,9 @@ class NlgscoreReplica:
     until it is loaded), and the ``nlgscore serve`` app over it with a :class:`ServeBatcher`."""
 
     def __init__(self, spec: str, options: Dict[str, Any], app_options: Dict[str, Any]) -> None:
-        from nlgscore.registry import load
+        from nlgscore.registry import build
 
-        self.scorer = load(spec, **options)
+        self.scorer = build(spec, **options)
         self.app_options = app_options
 
     def __serve_build_asgi_app__(self) -> Any:
@@ -122,7 +122,7 @@ def deployment(
 ) -> Any:
     """The Ray Serve application serving ``spec``: ``serve.run(deployment(spec, num_replicas=2), route_prefix="/")``.
 
-    ``options`` go to :func:`nlgscore.registry.load` in each replica (``num_layers=``,
+    ``options`` go to :func:`nlgscore.registry.build` in each replica (``num_layers=``,
     ``device=`` ...); ``max_batch``/``max_wait_ms`` set ``@serve.batch``; ``app_options`` are the
     other keywords of :func:`~nlgscore.serve.app.create_app` (``max_queue``, ``timeout``,
     ``api_key``, ``max_items`` ...); ``ray_actor_options`` (e.g. ``{"num_cpus": 0.5}`` or
