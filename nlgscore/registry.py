@@ -7,11 +7,13 @@ tasks all build scorers from here. Specs:
 * ``prism:ref`` / ``prism:src``, optionally ``prism:ref:CHECKPOINT`` (a folder or Hub id);
 * ``bartscore``, ``bartscore:VARIANT_OR_CHECKPOINT``, ``bartscore:VARIANT_OR_CHECKPOINT:DIRECTION``.
 
-Keyword options go to the scorer's constructor; an option that contradicts the spec is an error.
-This table is the one list of metrics: the tests, the Hub cards, the wheel check and the CLI's
-per-metric commands are derived from its rows. Adding a metric is one package folder plus one
-:func:`register` call at the end of this module (and its evaluate module and card under
-``metrics/<name>/`` and ``hub_cards/<name>/``); see CONTRIBUTING.md.
+:func:`build` is the one builder (``load`` and ``nlgscore.load`` are its aliases, :func:`cached`
+the one scorer cache): the run-time options every scorer takes are resolved into its Runtime, the
+others go to the metric's constructor; an option that contradicts the spec is an error. This
+table is the one list of metrics: the tests, the Hub cards, the wheel check, every entry point
+and the CLI's per-metric commands are derived from its rows. Adding a metric is one package
+folder plus one :func:`register` call at the end of this module (and its evaluate module and
+card under ``metrics/<name>/``); see CONTRIBUTING.md.
 
 >>> parse_spec("bertscore:minilm:L4")
 ('bertscore', ['minilm', 'L4'])
