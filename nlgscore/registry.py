@@ -272,7 +272,7 @@ def load(spec: str, **options: Any) -> Any:
 
 def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Any]:
     """``spec`` and ``options`` as (metric name, the metric's own options, the resolved Runtime)."""
-    from nlgscore.core.base import scorer_runtime
+    from nlgscore.core.scorer_runtime import scorer_runtime
     from nlgscore.core.runtime import RUNTIME_OPTIONS
 
     name, merged = spec_options(spec, options)
