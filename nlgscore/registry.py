@@ -8,11 +8,13 @@ tasks all build scorers from here. Specs:
   candidates' language last (``prism:src:CHECKPOINT:de``, ``prism:ref:de``; default en);
 * ``bartscore``, ``bartscore:VARIANT_OR_CHECKPOINT``, ``bartscore:VARIANT_OR_CHECKPOINT:DIRECTION``.
 
-Keyword options go to the scorer's constructor; an option that contradicts the spec is an error.
-This table is the one list of metrics: the tests, the Hub cards, the wheel check and the CLI's
-per-metric commands are derived from its rows. Adding a metric is one package folder plus one
-:func:`register` call at the end of this module (and its evaluate module and card under
-``metrics/<name>/`` and ``hub_cards/<name>/``); see CONTRIBUTING.md.
+:func:`build` is the one builder (``load`` and ``nlgscore.load`` are its aliases, :func:`cached`
+the one scorer cache): the run-time options every scorer takes are resolved into its Runtime, the
+others go to the metric's constructor; an option that contradicts the spec is an error. This
+table is the one list of metrics: the tests, the Hub cards, the wheel check, every entry point
+and the CLI's per-metric commands are derived from its rows. Adding a metric is one package
+folder plus one :func:`register` call at the end of this module (and its evaluate module and
+card under ``metrics/<name>/``); see CONTRIBUTING.md.
 
 >>> parse_spec("bertscore:minilm:L4")
 ('bertscore', ['minilm', 'L4'])
@@ -275,7 +277,7 @@ def load(spec: str, **options: Any) -> Any:
 
 def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Any]:
     """``spec`` and ``options`` as (metric name, the metric's own options, the resolved Runtime)."""
-    from nlgscore.core.base import scorer_runtime
+    from nlgscore.core.scorer_runtime import scorer_runtime
     from nlgscore.core.runtime import RUNTIME_OPTIONS
 
     name, merged = spec_options(spec, options)

@@ -1,5 +1,9 @@
 """Publish a metric as a Hugging Face Space: its card (hub_cards/<name>/) and its module (metrics/<name>/).
 
+A metric without its own ``hub_cards/<name>/`` file uses the shared one: its module's card
+``metrics/<name>/README.md`` as the Space's README, and ``hub_cards/_space/app.py`` and
+``requirements.txt`` (the same for every Space), so that a new metric needs one card.
+
 A Space for an ``evaluate`` metric holds README.md (the card, with the Space YAML header), app.py
 (the Gradio widget), requirements.txt and the module script ``<name>.py``; ``evaluate.load(
 "<namespace>/<name>")`` then loads the module from it. The module imports the installed nlgscore,
@@ -37,7 +41,10 @@ def space_files(name: str, root: Path = ROOT) -> Dict[str, Path]:
     """Path in the Space → local file, for metric ``name``; raises if a piece is missing."""
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; expected one of {', '.join(METRICS)}")
-    files = {filename: root / "hub_cards" / name / filename for filename in CARD_FILES}
+    shared = {"README.md": root / "metrics" / name / "README.md", "app.py": root / "hub_cards" / "_space" / "app.py",
+              "requirements.txt": root / "hub_cards" / "_space" / "requirements.txt"}
+    own = {filename: root / "hub_cards" / name / filename for filename in CARD_FILES}
+    files = {filename: own[filename] if own[filename].is_file() else shared[filename] for filename in CARD_FILES}
     module_dir = root / "metrics" / name
     # The module plus any helper it imports relatively (evaluate copies those along).
     files.update({path.name: path for path in sorted(module_dir.glob("*.py"))})
@@ -60,7 +67,7 @@ def build_wheel(folder: Path) -> Path:
 
 def requirements(name: str, wheel: Optional[Path]) -> bytes:
     """The card's requirements.txt with its ``nlgscore`` line pointing at the uploaded wheel."""
-    lines = (ROOT / "hub_cards" / name / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    lines = space_files(name)["requirements.txt"].read_text(encoding="utf-8").splitlines()
     if wheel is not None:
         lines = [f"./{wheel.name}" if line.split("#")[0].strip() == "nlgscore" else line for line in lines]
     return ("\n".join(lines) + "\n").encode()
@@ -76,7 +83,7 @@ def push(name: str, namespace: str, token: Optional[str] = None, private: bool =
     repo_id = f"{namespace}/{name}"
     where = {target: (str(source) if source.is_file() else "(built from this checkout)") if source == wheel
              else source.relative_to(ROOT) if isinstance(source, Path)
-             else f"hub_cards/{name}/requirements.txt (nlgscore line: {'./' + wheel.name if wheel else 'as is'})"
+             else f"{space_files(name)['requirements.txt'].relative_to(ROOT)} (nlgscore line: {'./' + wheel.name if wheel else 'as is'})"
              for target, source in files.items()}
     lines = [f"space {repo_id}:"] + [f"  {target} <- {where[target]}" for target in sorted(files)]
     if dry_run:

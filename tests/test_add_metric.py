@@ -4,7 +4,7 @@ The recipe: a new metric = its folder, one registry row and its card. This test 
 package to a temporary folder and adds CONTRIBUTING's worked example, a reference+source metric
 (COMET-style, on the embedded MiniLM), by writing each ``python file=PATH`` block of CONTRIBUTING.md
 to the file it names (the registry row appended at the bottom of ``nlgscore/registry.py``) plus its
-cards, and nothing else. Then, in a subprocess whose ``PYTHONPATH`` is the copy, it runs the
+card, and nothing else. Then, in a subprocess whose ``PYTHONPATH`` is the copy, it runs the
 registry-parametrised tests on the new metric: every entry point (``nlgscore score`` and ``mbr``,
 the evaluate module, ``map_function``, the TRL reward and its empty probe, lighteval, ``nlgscore
 meta wmt19 --metric``), the empty call, the properties, the cards, the layout and the Hub push
@@ -75,17 +75,6 @@ Fixed weights, not trained on human judgments.
 @inproceedings{none, title={None}}
 '''
 
-APP = f'''"""Gradio widget of the {NAME} module (this Space holds {NAME}.py next to this file)."""
-
-from pathlib import Path
-
-import evaluate
-from evaluate.utils import launch_gradio_widget
-
-launch_gradio_widget(evaluate.load(str(Path(__file__).with_name("{NAME}.py"))))
-'''
-
-REQUIREMENTS = "nlgscore\nevaluate>=0.4\ngradio\n"
 # what the copy runs: the registry-parametrised tests, selected for the new metric
 TESTS = ("test_entry_points.py", "test_empty_call.py", "test_evaluate_modules.py", "test_properties.py", "test_cards.py",
          "test_layout.py")
@@ -118,24 +107,22 @@ def _add_metric_by_the_recipe(target: Path) -> dict:
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text(code, encoding="utf-8")
         added[path] = len(code.splitlines())
-    cards = {f"metrics/{NAME}/README.md": CARD, f"hub_cards/{NAME}/README.md": CARD,
-             f"hub_cards/{NAME}/app.py": APP, f"hub_cards/{NAME}/requirements.txt": REQUIREMENTS}
-    for path, text in cards.items():
-        (target / path).parent.mkdir(parents=True, exist_ok=True)
-        (target / path).write_text(text, encoding="utf-8")
-        added[path] = len(text.splitlines())
+    card = f"metrics/{NAME}/README.md"  # the module's card, also its Hub Space's (hub_cards/_space/ has the rest)
+    (target / card).write_text(CARD, encoding="utf-8")
+    added[card] = len(CARD.splitlines())
     return added
 
 
 def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_entry_point(tmp_path):
     _copy(tmp_path)
     added = _add_metric_by_the_recipe(tmp_path)
-    code = {path: n for path, n in added.items() if "README" not in path and "hub_cards" not in path}
-    # the target: its folder, one registry row and its card; at most 3 files besides the cards
+    code = {path: n for path, n in added.items() if not path.endswith("README.md")}
+    # the target: its folder, one registry row and its card; at most 3 files besides the card
+    assert set(added) - set(code) == {f"metrics/{NAME}/README.md"}
     assert set(code) == {f"nlgscore/{NAME}/__init__.py", "nlgscore/registry.py", f"metrics/{NAME}/{NAME}.py"}
     assert added["nlgscore/registry.py"] <= 3
-    print(f"recipe: {len(code)} files besides the cards, +{sum(code.values())} lines; cards {len(added) - len(code)} files, "
-          f"+{sum(added.values()) - sum(code.values())} lines: {added}")
+    print(f"recipe: {len(code)} files besides the card, +{sum(code.values())} lines; the card +{added[f'metrics/{NAME}/README.md']} "
+          f"lines: {added}")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     assert str(tmp_path) in subprocess.run([sys.executable, "-c", "import nlgscore; print(nlgscore.__file__)"],
