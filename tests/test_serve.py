@@ -229,3 +229,23 @@ def test_binding_beyond_loopback_needs_a_key(capsys):
 
     assert main(["serve", SPEC, "--host", "0.0.0.0"]) == 2
     assert "--api-key-file" in capsys.readouterr().err
+
+
+def test_a_source_based_metric_reads_the_prompt(golden_dir):
+    """Prism-src (tiny checkpoint) behind the real app: /get_reward scores each response against its
+    prompt when no labels are sent; /v1/score takes sources."""
+    from starlette.testclient import TestClient
+
+    from nlgscore.serve.app import create_app, wait_ready
+
+    prism = nlgscore.load(f"prism:src:{golden_dir / 'tiny-prism'}")
+    prompts, responses = ["Translate: the cat.", "Translate: a dog."], [" le chat.", " un chien."]
+    expected = prism.compute(responses, sources=prompts).scores
+    with TestClient(create_app(prism)) as client:
+        assert wait_ready(client)["needs"] == ["sources"]
+        reward = client.post("/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts}).json()
+        scored = client.post("/v1/score", json={"predictions": responses, "sources": prompts}).json()
+        missing = client.post("/v1/score", json={"predictions": responses, "references": prompts})
+    np.testing.assert_allclose(reward["rewards"], expected, atol=1e-6)
+    np.testing.assert_allclose(scored["scores"], expected, atol=1e-6)
+    assert missing.status_code == 400 and "sources are required" in missing.json()["error"]
