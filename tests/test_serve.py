@@ -179,8 +179,16 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         loading = proc.get("/health")
         assert loading.status_code == 503 and loading.json()["status"] == "loading" and loading.headers["retry-after"]
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers=auth).status_code == 503
+        waited = {}
+        waiting = threading.Thread(target=lambda: waited.update(scorer=nlgscore.load(proc.url, api_key="s3cret", backoff=0.05)))
+        waiting.start()  # a client started while the model loads polls /health until it is ready
+        time.sleep(0.3)
         proc.open_gate()
         proc.wait_ready()
+        waiting.join(120)
+        assert waited["scorer"].compute([PREDS[0]], [REFS[0]]).scores == pytest.approx(local.compute([PREDS[0]], [REFS[0]]).scores, abs=1e-6)
+        with pytest.raises(ArgumentError, match="401.*api_key="):
+            nlgscore.load(proc.url, api_key="wrong").compute(["a"], ["a"])
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}).status_code == 401
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers={"Authorization": "Bearer nope"}).status_code == 401
         assert proc.get("/metrics", headers=auth).status_code == 200

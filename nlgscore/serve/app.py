@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.extras import require
-from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, matrix_inputs, parse_body, reward_inputs, reward_response, score_inputs, score_response
@@ -91,7 +91,7 @@ def create_app(
     state = _State()
     metrics = ServerMetrics(lambda: state.batcher.queued if state.batcher is not None else 0)
     batch_settings = dict(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
-    MicroBatcher(_Unloaded(), **batch_settings)  # bad settings fail here, before any model loads
+    check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     token = None if api_key is None else f"Bearer {api_key}".encode()
 
     def load() -> None:
@@ -209,15 +209,6 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.nlgscore = state
     return app
-
-
-class _Unloaded:
-    """A stand-in scorer used only to check the batcher's settings before the model loads."""
-
-    name = "unloaded"
-
-    def compute(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never called
-        raise RuntimeError("not loaded")
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:
