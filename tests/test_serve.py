@@ -232,11 +232,16 @@ def test_timeout_is_504_in_process(local):
     assert answer.status_code == 504 and "--timeout" in answer.json()["error"]
 
 
-def test_binding_beyond_loopback_needs_a_key(capsys):
+def test_binding_beyond_loopback_needs_a_key_and_a_port_in_use_is_named(capsys):
+    import socket
+
     from nlgscore.cli import main
 
     assert main(["serve", SPEC, "--host", "0.0.0.0"]) == 2
     assert "--api-key-file" in capsys.readouterr().err
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        assert main(["serve", SPEC, "--port", str(taken.getsockname()[1])]) == 2  # refused before any model loads
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
 
 
 def test_a_source_based_metric_reads_the_prompt(golden_dir):
