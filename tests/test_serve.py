@@ -232,7 +232,7 @@ def test_timeout_is_504_in_process(local):
     assert answer.status_code == 504 and "--timeout" in answer.json()["error"]
 
 
-def test_binding_beyond_loopback_needs_a_key_and_a_port_in_use_is_named(capsys):
+def test_exposure_port_in_use_and_a_model_that_cannot_load_exit_2(capsys):
     import socket
 
     from nlgscore.cli import main
@@ -242,6 +242,8 @@ def test_binding_beyond_loopback_needs_a_key_and_a_port_in_use_is_named(capsys):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         assert main(["serve", SPEC, "--port", str(taken.getsockname()[1])]) == 2  # refused before any model loads
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+    assert main(["serve", "bertscore:/no/such/model", "--port", "0"]) == 2  # the server stops when its model cannot load
+    assert "model folder '/no/such/model' does not exist" in capsys.readouterr().err
 
 
 def test_a_source_based_metric_reads_the_prompt(golden_dir):

@@ -99,8 +99,9 @@ def create_app(
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
             state.batcher = MicroBatcher(loaded, **batch_settings, on_batch=metrics.observe_batch)
             state.scorer = loaded
-        except BaseException as err:  # reported by /health and on_loaded, never lost in a thread
-            logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
+        except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
+            if on_loaded is None:
+                logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
             state.error = err
         if on_loaded is not None:
             on_loaded(state.error)
