@@ -179,8 +179,16 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         loading = proc.get("/health")
         assert loading.status_code == 503 and loading.json()["status"] == "loading" and loading.headers["retry-after"]
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers=auth).status_code == 503
+        waited = {}
+        waiting = threading.Thread(target=lambda: waited.update(scorer=nlgscore.load(proc.url, api_key="s3cret", backoff=0.05)))
+        waiting.start()  # a client started while the model loads polls /health until it is ready
+        time.sleep(0.3)
         proc.open_gate()
         proc.wait_ready()
+        waiting.join(120)
+        assert waited["scorer"].compute([PREDS[0]], [REFS[0]]).scores == pytest.approx(local.compute([PREDS[0]], [REFS[0]]).scores, abs=1e-6)
+        with pytest.raises(ArgumentError, match="401.*api_key="):
+            nlgscore.load(proc.url, api_key="wrong").compute(["a"], ["a"])
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}).status_code == 401
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers={"Authorization": "Bearer nope"}).status_code == 401
         assert proc.get("/metrics", headers=auth).status_code == 200
@@ -224,8 +232,35 @@ def test_timeout_is_504_in_process(local):
     assert answer.status_code == 504 and "--timeout" in answer.json()["error"]
 
 
-def test_binding_beyond_loopback_needs_a_key(capsys):
+def test_exposure_port_in_use_and_a_model_that_cannot_load_exit_2(capsys):
+    import socket
+
     from nlgscore.cli import main
 
     assert main(["serve", SPEC, "--host", "0.0.0.0"]) == 2
     assert "--api-key-file" in capsys.readouterr().err
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        assert main(["serve", SPEC, "--port", str(taken.getsockname()[1])]) == 2  # refused before any model loads
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+    assert main(["serve", "bertscore:/no/such/model", "--port", "0"]) == 2  # the server stops when its model cannot load
+    assert "model folder '/no/such/model' does not exist" in capsys.readouterr().err
+
+
+def test_a_source_based_metric_reads_the_prompt(golden_dir):
+    """Prism-src (tiny checkpoint) behind the real app: /get_reward scores each response against its
+    prompt when no labels are sent; /v1/score takes sources."""
+    from starlette.testclient import TestClient
+
+    from nlgscore.serve.app import create_app, wait_ready
+
+    prism = nlgscore.load(f"prism:src:{golden_dir / 'tiny-prism'}")
+    prompts, responses = ["Translate: the cat.", "Translate: a dog."], [" le chat.", " un chien."]
+    expected = prism.compute(responses, sources=prompts).scores
+    with TestClient(create_app(prism)) as client:
+        assert wait_ready(client)["needs"] == ["sources"]
+        reward = client.post("/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts}).json()
+        scored = client.post("/v1/score", json={"predictions": responses, "sources": prompts}).json()
+        missing = client.post("/v1/score", json={"predictions": responses, "references": prompts})
+    np.testing.assert_allclose(reward["rewards"], expected, atol=1e-6)
+    np.testing.assert_allclose(scored["scores"], expected, atol=1e-6)
+    assert missing.status_code == 400 and "sources are required" in missing.json()["error"]

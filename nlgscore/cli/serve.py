@@ -44,7 +44,7 @@ def register(subparsers) -> None:
     parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
     net = parser.add_argument_group("network")
     net.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}; any other needs --api-key-file)")
-    net.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    net.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free port, printed on stderr)")
     net.add_argument("--api-key-file", default=None, metavar="FILE", help="file holding the token clients must send as 'Authorization: Bearer <token>'")
     net.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})")
     net.add_argument("--max-body-bytes", type=positive_int, default=DEFAULT_MAX_BODY_BYTES, help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})")
@@ -112,7 +112,11 @@ def run(args: argparse.Namespace) -> int:
                           max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
                           api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, on_loaded=on_loaded)
 
-    return run_server(app, args.host, args.port, log_level="info" if getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG") else "warning")
+    def announce(url: str) -> None:
+        print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
+
+    verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
+    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce)
 
 
 def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:

@@ -50,7 +50,7 @@ from nlgscore.core.inputs import check_references, check_same_length, check_text
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MicroBatcher", "QueueFullError", "shared_batcher"]
+__all__ = ["MicroBatcher", "QueueFullError", "check_settings", "shared_batcher"]
 
 # The defaults of scorer.acompute's batcher: gemmax's COMET service batched 32 items / 50 ms;
 # 64 keeps a 2-core CPU busy and 5 ms adds little latency next to one forward pass.
@@ -98,12 +98,8 @@ class MicroBatcher:
     ) -> None:
         if not callable(getattr(scorer, "compute", None)):
             raise ArgumentTypeError(f"scorer must be a nlgscore scorer (with compute), got {type(scorer).__name__}")
-        if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) or not 0 <= max_wait_ms < float("inf"):
-            raise ArgumentError(f"max_wait_ms must be a number >= 0, got {max_wait_ms!r}")
         self.scorer = scorer
-        self.max_batch = check_positive("max_batch", max_batch, allow_none=False)
-        self.max_queue = check_positive("max_queue", max_queue, allow_none=False)
-        self.max_wait_ms = float(max_wait_ms)
+        self.max_batch, self.max_wait_ms, self.max_queue = check_settings(max_batch, max_wait_ms, max_queue)
         self.on_batch = on_batch
         self.batches = 0  # merged compute calls run (a lone call counts as one)
         # held while the worker scores: other work on the same scorer (a server's matrix calls) takes it too
@@ -245,6 +241,17 @@ class MicroBatcher:
             call.future.set_result(self.scorer.compute(call.predictions, **call.inputs(), **call.options))
         except BaseException as err:  # the caller gets its own error (KeyboardInterrupt included: never hang a caller)
             call.future.set_exception(err)
+
+
+def check_settings(max_batch: Any, max_wait_ms: Any, max_queue: Any) -> Tuple[int, float, int]:
+    """The batcher's settings, checked (errors name them); also for a server before its model loads.
+
+    >>> check_settings(64, 5, 100)
+    (64, 5.0, 100)
+    """
+    if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) or not 0 <= max_wait_ms < float("inf"):
+        raise ArgumentError(f"max_wait_ms must be a number >= 0, got {max_wait_ms!r}")
+    return check_positive("max_batch", max_batch, allow_none=False), float(max_wait_ms), check_positive("max_queue", max_queue, allow_none=False)
 
 
 def _merge(batch: List[_Call]) -> Tuple[List[str], Optional[List[List[str]]], Optional[List[str]]]:

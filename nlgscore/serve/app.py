@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.extras import require
-from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, matrix_inputs, parse_body, reward_inputs, reward_response, score_inputs, score_response
@@ -94,7 +94,7 @@ def create_app(
     state = _State()
     metrics = ServerMetrics(lambda: state.batcher.queued if state.batcher is not None else 0)
     batch_settings = dict(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
-    MicroBatcher(_Unloaded(), **batch_settings)  # bad settings fail here, before any model loads
+    check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     token = None if api_key is None else f"Bearer {api_key}".encode()
 
     def load() -> None:
@@ -102,8 +102,9 @@ def create_app(
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
             state.batcher = (make_batcher or MicroBatcher)(loaded, **batch_settings, on_batch=metrics.observe_batch)
             state.scorer = loaded
-        except BaseException as err:  # reported by /health and on_loaded, never lost in a thread
-            logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
+        except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
+            if on_loaded is None:
+                logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
             state.error = err
         if on_loaded is not None:
             on_loaded(state.error)
@@ -212,15 +213,6 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.nlgscore = state
     return app
-
-
-class _Unloaded:
-    """A stand-in scorer used only to check the batcher's settings before the model loads."""
-
-    name = "unloaded"
-
-    def compute(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never called
-        raise RuntimeError("not loaded")
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:

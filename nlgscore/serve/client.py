@@ -54,6 +54,7 @@ class RemoteScorer(Scorer):
     """A scorer served by ``nlgscore serve`` at ``url`` (see the module docstring)."""
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 5, backoff: float = 0.25, api_key: Optional[str] = None, wait: float = 120.0) -> None:
+        """``wait``: seconds to wait for a server that is still loading its model (or starting)."""
         if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
             raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
         for name, value in (("timeout", timeout), ("backoff", backoff), ("wait", wait)):
@@ -65,12 +66,24 @@ class RemoteScorer(Scorer):
         self.timeout, self.retries, self.backoff = float(timeout), retries, float(backoff)
         self.api_key = api_key if api_key is not None else os.environ.get(API_KEY_VARIABLE)
         self._client: Any = None
-        health = self._request("GET", "/health", None, retries=max(retries, int(wait / max(backoff, 0.05))))
+        health = self._health(float(wait))
         self.name = health["metric"]
         self.needs = tuple(health.get("needs", ("references",)))
         self.multiref = Signature.parse(health["signature"]).get("multiref", "max")
         self.offers_matrix = bool(health.get("matrix", False))
         self._signature = health["signature"]
+
+    def _health(self, wait: float) -> Dict[str, Any]:
+        """``GET /health``, polled for up to ``wait`` seconds while the server loads (503) or does
+        not answer yet (a server just started)."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return self._request("GET", "/health", None, retries=0)
+            except ServerError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(self.backoff or 0.05, 1.0))
 
     @property
     def signature(self) -> Signature:  # type: ignore[override]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import signal
+import socket
 from typing import Any, Callable, Optional
 
 from nlgscore.core.errors import ArgumentError
@@ -39,10 +40,35 @@ def check_exposure(host: str, api_key: Optional[str]) -> None:
         raise ArgumentError(f"--host {host} accepts connections from other machines: give --api-key-file so that they need a bearer token")
 
 
-def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, log_level: str = "warning") -> int:
-    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT; 0 after a clean
-    stop, 2 if the scorer failed to load (the server stops then)."""
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one), bound before any model loads, so
+    that a port in use is one clear error naming the flags.
+
+    >>> sock = bind("127.0.0.1", 0); sock.getsockname()[1] > 0
+    True
+    >>> bind("127.0.0.1", sock.getsockname()[1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: cannot listen on 127.0.0.1:... (--host/--port): ...
+    >>> sock.close()
+    """
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as err:
+        raise ArgumentError(f"cannot listen on {host}:{port} (--host/--port): {err.strerror or err}") from None
+
+
+def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None) -> int:
+    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0; the
+    scorer's load error is raised if it failed (the server stops then). ``announce(url)`` is told
+    the address once the socket listens (the real port when ``port`` is 0)."""
     uvicorn = require("uvicorn", "serve", "nlgscore serve")
+    sock = bind(host, port)
+    if announce is not None:
+        bound = sock.getsockname()
+        announce(f"http://{f'[{bound[0]}]' if ':' in bound[0] else bound[0]}:{bound[1]}")
     failed = []
 
     def on_loaded(error: Optional[BaseException]) -> None:
@@ -54,13 +80,12 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
     server = uvicorn.Server(config)
     previous = signal.signal(signal.SIGTERM, _after_shutdown)
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sock.close()
     if failed:
         raise failed[0]
-    if not server.started:
-        raise OSError(f"nlgscore serve could not listen on {host}:{port} (is the port in use?)")
     return 0
 
 
