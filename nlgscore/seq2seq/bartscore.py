@@ -334,7 +334,11 @@ class BARTScorer(Scorer):
         k = len(call.options["prompts"])
         result = BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
         # Per prediction: the most (chunk, piece) pairs one of its pairs was scored in.
-        result.windows = prediction_windows(call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), self._encode)[0].windows))
+        # (Only "auto" plans again for items another process scored: the others are 1, and a second
+        # truncating encode would count the truncated texts of the warning twice.)
+        result.windows = prediction_windows(
+            call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), None)[0].windows) if self.long_inputs == "auto" else dict.fromkeys(items, 1)
+        )
         return result
 
 

@@ -222,6 +222,8 @@ class PrismScorer(Scorer):
         """Per item, the most (chunk, piece) pairs one of its directions is scored in; ``windows``
         are its pairs' (planned here, without scoring, when not given)."""
         if windows is None:
+            if self.long_inputs != "auto":
+                return dict.fromkeys(items, 1)
             windows = self._plan(self._pairs(items, call), _mode(call))[0].windows
         n = len(items)
         return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))
