@@ -9,7 +9,7 @@ daRR tau from DA and system Pearson; ``wmt19-darr`` picks the best F daRR tau av
 kk-en and gu-en (the test sets of the embedded model's calibration; use it for other models only).
 ``--write`` stores the layer as the model's entry in ``nlgscore/data/bertscore_model2layers.json``.
 For the embedded model, ``scripts/readme_table.py`` does the calibration and writes the tables in
-one run. Logic: ``nlgscore.meta.calibrate``.
+one run. Logic: ``nlgscore.calibration.layers``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from nlgscore.meta import calibrate, loaders, wmt21
+from nlgscore.calibration import layers as calibrate
+from nlgscore.meta import loaders, wmt21
 from nlgscore.meta.wmt21 import load_wmt21
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.meta.rescale_baseline import all_layers_scorer
+    from nlgscore.calibration.baseline import all_layers_scorer
 
     start = time.perf_counter()
     # References repeat across systems and pairs: the cache encodes each once.

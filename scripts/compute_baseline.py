@@ -6,7 +6,7 @@
         --pairs 100000 --seed 1 --out baselines/en/all-MiniLM-L6-v2.tsv
 
 A corpus is a text file with one sentence per line, or a WMT daRR ``.jsonl`` file (its
-references). The logic lives in ``nlgscore.meta.rescale_baseline``.
+references). The logic lives in ``nlgscore.calibration.baseline``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlgscore.meta.rescale_baseline import (
+from nlgscore.calibration.baseline import (
     DEFAULT_GROUP_SIZE,
     all_layers_scorer,
     compute_baseline,

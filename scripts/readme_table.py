@@ -22,7 +22,8 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from nlgscore.meta import calibrate, loaders
+from nlgscore.calibration import layers as calibrate
+from nlgscore.meta import loaders
 from nlgscore.meta.alignment import check_alignment
 from nlgscore.meta.resample import DEFAULT_SEED, Interval, bootstrap_ci, paired_bootstrap
 from nlgscore.meta.scoring import segment_scores, system_scores
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.meta.rescale_baseline import all_layers_scorer
+    from nlgscore.calibration.baseline import all_layers_scorer
     from nlgscore.core.tables import table as data_table
 
     total = time.perf_counter()

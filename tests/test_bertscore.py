@@ -38,12 +38,44 @@ def _max_delta(result, run) -> float:
 def test_golden_parity(name, bertscore_golden, minilm_scorer, tmp_path):
     run = next(r for r in bertscore_golden["runs"] if r["name"] == name)
     args, cands, refs = _run_inputs(bertscore_golden, run, tmp_path)
-    scorer = minilm_scorer if args == {"num_layers": 4} else BERTScorer(model_type="minilm", **args)
+    # bert_score truncates at 512 tokens: the golden's pair 49 (700 and 650 words) is over the limit
+    scorer = BERTScorer(model_type="minilm", long_inputs="truncate", **args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = scorer.score(cands, refs)
     assert np.asarray(result.f1).shape == np.asarray(run["F"]).shape
     assert _max_delta(result, run) < TOL
+
+
+@pytest.mark.parametrize("name", ["L4", "L4-multiref"])
+def test_golden_parity_within_the_limit_under_auto(name, bertscore_golden, minilm_scorer, tmp_path):
+    """long_inputs="auto" (the default) equals bert_score on every pair within 512 tokens, and
+    differs on the golden's over-long pair 49 (windows, not a cut). Without pair 49 the call is
+    bit-identical to truncate; with it, the windows change the encoder batches of the other texts,
+    hence float rounding only."""
+    run = next(r for r in bertscore_golden["runs"] if r["name"] == name)
+    args, cands, refs = _run_inputs(bertscore_golden, run, tmp_path)
+    truncating = BERTScorer(model_type="minilm", long_inputs="truncate", **args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto, cut = minilm_scorer.score(cands, refs), truncating.score(cands, refs)
+    within = np.arange(len(cands)) != 49
+    np.testing.assert_allclose(np.asarray(auto.f1)[within], np.asarray(cut.f1)[within], rtol=0, atol=1e-6)
+    def fits(texts) -> bool:
+        return minilm_scorer.encoder.tokenize([texts] if isinstance(texts, str) else texts)[1] == 0
+
+    keep = [fits(c) and fits(r) for c, r in zip(cands, refs)]
+    assert 40 <= sum(keep) < len(cands)
+    short_cands, short_refs = [c for c, k in zip(cands, keep) if k], [r for r, k in zip(refs, keep) if k]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for column in ("precision", "recall", "f1"):
+            a, b = getattr(minilm_scorer.score(short_cands, short_refs), column), getattr(truncating.score(short_cands, short_refs), column)
+            assert np.array_equal(a, b)
+    for column, key in (("precision", "P"), ("recall", "R"), ("f1", "F")):
+        assert np.abs(np.asarray(getattr(auto, column))[within] - np.asarray(run[key])[within]).max() < TOL
+    assert abs(auto.f1[49] - cut.f1[49]) > 1e-4
+    assert auto.windows[49] > 1 and cut.windows == [1] * len(cands)
 
 
 def test_result_contract(minilm_scorer, bertscore_golden):
@@ -84,11 +116,12 @@ def test_idf_sents_and_signature(bertscore_golden):
     assert np.abs(np.asarray(a) - np.asarray(b)).max() > 1e-3
 
 
-def test_empty_and_truncated_warn_once(minilm_scorer):
+def test_empty_and_truncated_warn_once():
     long = " ".join(["word"] * 700)
+    truncating = BERTScorer(model_type="minilm", num_layers=4, long_inputs="truncate")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = minilm_scorer.score(["", "a b", "", long], ["x", "", "", long])
+        result = truncating.score(["", "a b", "", long], ["x", "", "", long])
     messages = [str(w.message) for w in caught]
     assert sum("empty" in m for m in messages) == 1 and sum("truncated" in m for m in messages) == 1
     assert np.asarray(result.f1)[:3].tolist() == [0.0, 0.0, 0.0]

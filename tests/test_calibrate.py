@@ -1,4 +1,4 @@
-"""Layer calibration and per-layer WMT measures (nlgscore.meta.calibrate) on synthetic inputs."""
+"""Layer calibration and per-layer WMT measures (nlgscore.calibration.layers) on synthetic inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.meta import calibrate, wmt21
+from nlgscore.calibration import layers as calibrate
+from nlgscore.meta import wmt21
 from nlgscore.meta.loaders import DarrData
 from nlgscore.meta.wmt21 import Wmt21Data
 from nlgscore.meta.wmt import darr_kendall_tau, pearson
@@ -97,7 +98,7 @@ class CountingScorer:
 
 
 def test_score_all_layers_scores_distinct_pairs_once_and_caches(tmp_path):
-    from nlgscore.meta.rescale_baseline import all_layers_scorer
+    from nlgscore.calibration.baseline import all_layers_scorer
 
     spy = CountingScorer(all_layers_scorer("minilm"))
     hyps = ["a cat sat on the mat", "dogs bark", "a cat sat on the mat"]

@@ -1,4 +1,4 @@
-"""Rescale baseline computation (nlgscore.meta.rescale_baseline, scripts/compute_baseline.py) and
+"""Rescale baseline computation (nlgscore.calibration.baseline, scripts/compute_baseline.py) and
 the shipped all-MiniLM-L6-v2 baseline. Real MiniLM model, tiny hand-made corpora."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.meta.rescale_baseline import (
+from nlgscore.calibration.baseline import (
     all_layers_scorer,
     compute_baseline,
     load_corpora,

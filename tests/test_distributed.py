@@ -19,7 +19,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "scripts"))
-from shard_scores import CANDS, GOLDEN, REFS, rows_seen  # noqa: E402
+from shard_scores import CANDS, GOLDEN, LONG, REFS, rows_seen  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,14 @@ def test_bertscore_two_processes_equal_one(ranks, minilm_scorer):
     rows = [report["bertscore"]["rows"] for report in ranks]
     # Each rank encoded only its own share: together exactly the single process's work.
     assert all(0 < r < single_rows for r in rows) and sum(rows) == single_rows
+
+
+def test_long_inputs_windows_across_two_processes(ranks, minilm_scorer):
+    single = minilm_scorer.score(CANDS[:3] + [LONG[0]], REFS[:3] + [LONG[1]])
+    assert single.windows[-1] > 1
+    for report in ranks:
+        np.testing.assert_allclose(report["bertscore_long"]["f1"], single.f1, atol=1e-6)
+        assert report["bertscore_long"]["windows"] == single.windows
 
 
 def test_rank_with_empty_share_and_trainer_dicts_agree(ranks, minilm_scorer):

@@ -41,6 +41,17 @@ def test_scorer_cached_and_rebuilt_on_number_changing_args(metric):
     assert metric._scorer is not first
 
 
+def test_long_inputs_reach_the_scorer(metric):
+    """long_inputs and window_stride are keywords of the module, in the cache key and the hashcode."""
+    long_ref = " ".join(f"item {i} of a long list of the things the committee discussed." for i in range(60))  # > 512 tokens
+    common = dict(predictions=["the committee discussed item 59"], references=[long_ref], model_type="minilm", num_layers=4)
+    auto = metric.compute(**common)
+    cut = metric.compute(**common, long_inputs="truncate")
+    strided = metric.compute(**common, window_stride=100)
+    assert "long_inputs:auto|window_stride:255" in auto["hashcode"] and "long_inputs:truncate" in cut["hashcode"]
+    assert "window_stride:100" in strided["hashcode"] and auto["f1"] != cut["f1"]
+
+
 def test_no_stale_idf(metric):
     """The Hub wrapper reused the idf of its first call; here idf follows each call's inputs."""
     preds = ["the cat sat on the mat", "a dog barked loudly"]

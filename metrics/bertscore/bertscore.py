@@ -31,6 +31,9 @@ Args:
     rescale_with_baseline (bool), baseline_path (str): baseline rescaling.
     all_layers (bool), device (str), batch_size (int: most sentences per batch; default: token budget only),
     max_length (int), verbose (bool): progress bar.
+    long_inputs (str): "auto" (default: a text over max_length is encoded in overlapping windows,
+        every token counts), "truncate" (bert_score's cut at max_length) or "error";
+        window_stride (int): content tokens between windows (default: half a window).
     nthreads (int), use_fast_tokenizer (bool): accepted as in the Hub module, no effect on the numbers:
         tokenisation is always the fast (Rust) tokenizer, recorded as tok:fast in the hashcode.
 Returns:
@@ -72,15 +75,17 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
                  idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,
-                 baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None):
+                 baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None,
+                 long_inputs="auto", window_stride=None):
         # Every argument that changes a number is in the key, idf sentences included (the Hub
         # module reused the idf of its first call for later references).
         key = (lang, model_type, num_layers, idf, None if idf_sents is None else sentences_digest(idf_sents), device,
-               all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision)
+               all_layers, rescale_with_baseline, baseline_path, max_length, dtype, revision, long_inputs, window_stride)
         scorer = cached_scorer(self, key, lambda: BERTScorer(
             model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
             rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
-            device=device, max_length=max_length, dtype=dtype, revision=revision))
+            device=device, max_length=max_length, dtype=dtype, revision=revision, long_inputs=long_inputs,
+            window_stride=window_stride))
         result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
         columns = result.columns()
         return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}

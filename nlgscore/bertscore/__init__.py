@@ -5,7 +5,7 @@ planning, encoding with the text cache, matching batches), ``result.py`` (BERTSc
 ``oneshot.py`` (the one-shot function and its scorer cache), ``embedding.py`` / ``packed_encoder.py``
 (the encoder forward), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
 (baselines) and ``plot.py`` (the pair heat map); making a baseline from a corpus is
-``nlgscore.meta.rescale_baseline`` (it reads data sets).
+``nlgscore.calibration.baseline`` (it reads data sets).
 
 ``nlgscore.bertscore`` is both this package and the one-shot function ``bertscore(cands, refs)``.
 """

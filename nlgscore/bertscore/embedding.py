@@ -69,6 +69,25 @@ def _declared_tokenizer_class(path: str, model_type: str) -> str:
     return "RobertaTokenizer" if model_type in PREFIX_SPACE_MODEL_TYPES else ""
 
 
+def is_decoder_only(config) -> bool:
+    """Whether ``config`` is a causal language model's (Qwen3, Llama, GPT-2: a decoder-based
+    embedder such as Qwen3-Embedding), not a bidirectional encoder (BERT, ModernBERT, XLM-R) nor
+    an encoder-decoder: transformers has a causal-LM head for it and no masked-LM head.
+
+    >>> from transformers import BertConfig, Qwen3Config
+    >>> is_decoder_only(Qwen3Config()), is_decoder_only(BertConfig())
+    (True, False)
+    """
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    model_type = getattr(config, "model_type", "")
+    return (
+        not getattr(config, "is_encoder_decoder", False)
+        and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    )
+
+
 def model_layer_count(config) -> int:
     """Number of transformer layers of an encoder config (BART/T5 configs: the encoder's)."""
     for name in ("encoder_layers", "num_hidden_layers", "num_layers", "n_layers", "n_layer"):
@@ -97,8 +116,14 @@ class Encoder:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.prefix, self.suffix = self._special_template()
         self.n_special = len(self.prefix) + len(self.suffix)
-        # Token ids that carry weight 0 without idf, as in the reference package (CLS and SEP).
-        self.zero_weight_ids = sorted({i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None})
+        # Token ids that carry weight 0 without idf, as in the reference package (CLS and SEP); a
+        # decoder-only model (outside bert_score) also gives 0 to the special tokens its template
+        # adds (Qwen3-Embedding's closing <|endoftext|>): they mark the text's end, not its content.
+        self.causal = is_decoder_only(model.config)
+        zero = {i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id) if i is not None}
+        if self.causal:
+            zero.update(self.prefix + self.suffix)
+        self.zero_weight_ids = sorted(zero)
         self.vocab_size = max(len(tokenizer), getattr(model.config, "vocab_size", 0) or 0)
         self.truncated_stack = False
         # Unpadded forward of the truncated stack where the architecture allows it (see packed_encoder).
@@ -138,8 +163,13 @@ class Encoder:
         total = model_layer_count(config)
         if num_layers is None:
             num_layers = default_layers
+        if num_layers is None and is_decoder_only(config):
+            num_layers = total  # a decoder-based embedder is trained on its last layer's output
         if num_layers is None:
-            raise ArgumentError(f"num_layers is required for model {resolved.name!r}: it has no default layer in bertscore_model2layers")
+            raise ArgumentError(
+                f"num_layers is required for model {resolved.name!r}: it has no default layer in bertscore_model2layers "
+                f"(choose one with `nlgscore calibrate {resolved.name} --data FOLDER`)"
+            )
         if isinstance(num_layers, bool) or not isinstance(num_layers, int):
             raise ArgumentTypeError(f"num_layers must be an int, got {type(num_layers).__name__}")
         if not 0 <= num_layers <= total:
@@ -210,8 +240,9 @@ class Encoder:
                 return list(full[:start]), list(full[start + len(bare) :])
         raise ArgumentError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
 
-    def tokenize(self, texts: Sequence[str]) -> Tuple[List[List[int]], int]:
-        """Token ids with special tokens, truncated to ``max_length``; and how many were truncated."""
+    def tokenize(self, texts: Sequence[str], truncate: bool = True) -> Tuple[List[List[int]], int]:
+        """Token ids with special tokens, truncated to ``max_length`` (whole with ``truncate=False``);
+        and how many are longer than ``max_length``."""
         prepared = [text.strip() for text in texts]
         if self.prefix_space:
             prepared = [" " + text if text else text for text in prepared]
@@ -220,7 +251,14 @@ class Encoder:
         content = _content_ids(self.tokenizer, prepared) if prepared else []
         room = self.max_length - self.n_special
         truncated = sum(len(ids) > room for ids in content)
+        if not truncate:
+            return [self.prefix + list(ids) + self.suffix for ids in content], truncated
         return [self.prefix + list(ids[:room]) + self.suffix for ids in content], truncated
+
+    @property
+    def room(self) -> int:
+        """Content tokens one encoder pass takes (``max_length`` less the special tokens)."""
+        return self.max_length - self.n_special
 
     def embed(self, id_lists: Sequence[Sequence[int]]):
         """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers."""

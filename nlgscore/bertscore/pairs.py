@@ -13,8 +13,8 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.bertscore.grid import dense, grid_match
-from nlgscore.bertscore.matching import greedy_match
+from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
+from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
 from nlgscore.core.batching import run_batches, run_with_backoff, unique
 
 # Padded tokens of distinct texts embedded before their pairs are matched and freed.
@@ -88,19 +88,31 @@ def _embed_chunk(
         if u not in embeddings and u in cacheable and texts[u] in cache:
             embeddings[u] = cache.get(texts[u])
     todo = [u for u in needed if u not in embeddings]
+    # A text over the encoder's limit (long_inputs="auto") is encoded in overlapping windows; the
+    # budget counts windows, so a 100,000-token text takes batches of the usual size.
+    plans = {u: scorer._window_plan(ids[u]) for u in todo}
+    windows = [(u, w) for u in todo for w in (plans[u].windows if plans[u] is not None else [ids[u]])]
+    encoded: Dict[int, List[Any]] = {u: [] for u in todo if plans[u] is not None}
 
     def encode(batch: List[int]) -> None:
-        emb = scorer.encoder.embed([ids[todo[k]] for k in batch])
-        lengths = [len(ids[todo[k]]) for k in batch]
+        emb = scorer.encoder.embed([windows[k][1] for k in batch])
+        lengths = [len(windows[k][1]) for k in batch]
         if scorer.all_layers:
             rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
         else:  # one gather of the real rows, then views of it: no per-sentence copies
             real = torch.arange(emb.shape[1], device=emb.device)[None, :] < torch.tensor(lengths, device=emb.device)[:, None]
             rows = list(torch.split(emb[real], lengths))
         for k, row in zip(batch, rows):
-            embeddings[todo[k]] = row
+            u = windows[k][0]
+            if u in encoded:
+                encoded[u].append((k, row))
+            else:
+                embeddings[u] = row
 
-    run_batches([len(ids[u]) for u in todo], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
+    run_batches([len(w) for _, w in windows], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
+    for u, parts in encoded.items():  # windows back in text order, each token from its best window
+        embeddings[u] = plans[u].assemble([row for _, row in sorted(parts, key=lambda part: part[0])])
+        parts.clear()
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
             cache.put(texts[u], embeddings[u].clone())
@@ -125,7 +137,7 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
     order = sorted(range(len(pairs)), key=lambda k: -(len(ids[pairs[k][1]]) + len(ids[pairs[k][0]])))
     shapes = [(len(ids[pairs[k][0]]), len(ids[pairs[k][1]])) for k in order]
     store = _TokenStore(needed, ids, embeddings, weights)
-    if not scorer.all_layers and dense(pairs):
+    if not scorer.all_layers and dense(pairs) and max(len(ids[u]) for u in needed) <= TILE_TOKENS:
         _grid_chunk(store, pairs, ids, n_special, out, slots)
         return
 
@@ -133,12 +145,19 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
         groups = _match_batches([shapes[j] for j in remaining], store.width, budget)
         return [[remaining[j] for j in group] for group in groups]
 
+    budget = MATCH_BUDGET // scorer._layer_count()
+
     def match(batch: List[int]) -> None:
         chosen = [pairs[order[j]] for j in batch]
         hyp = store.padded([h for h, _ in chosen])
         ref = store.padded([r for _, r in chosen])
         with torch.inference_mode():
-            p, r, f = greedy_match(*hyp, *ref)
+            rows, cols = shapes[batch[0]]
+            if len(batch) == 1 and rows * cols > budget:  # one pair of long (windowed) texts: in blocks of rows
+                one = [x[0] for x in (*hyp, *ref)]
+                p, r, f = (v[..., None] for v in greedy_match_blocked(one[0], one[2], one[3], one[5], max(1, budget // cols)))
+            else:
+                p, r, f = greedy_match(*hyp, *ref)
             prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
             if not scorer.all_layers:
                 prf = prf.unsqueeze(1)
@@ -148,7 +167,7 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
         for k, j in enumerate(batch):
             out[slots[order[j]]] = values[:, :, k]
 
-    run_with_backoff(len(order), plan, match, MATCH_BUDGET // scorer._layer_count(), unit="pair")
+    run_with_backoff(len(order), plan, match, budget, unit="pair")
 
 
 def _grid_chunk(store: "_TokenStore", pairs: List[Tuple[int, int]], ids, n_special: int, out: np.ndarray, slots: List[int]) -> None:

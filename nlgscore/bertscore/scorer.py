@@ -26,16 +26,20 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.bertscore.calibration_file import read_calibration
 from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
 from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
+from nlgscore.bertscore.grid import TILE_TOKENS
 from nlgscore.bertscore.pairs import CHUNK_TOKENS_PER_BUDGET, score_pairs, text_grid
 from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
+from nlgscore.bertscore.windows import WindowPlan, check_stride
 from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.core.batching import unique
 from nlgscore.core.cache import TextCache
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
+from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.tables import table
 
@@ -83,6 +87,18 @@ class BERTScorer(Scorer):
     ``idf=True`` and no ``idf_sents`` the idf comes from each call's references; a call with a
     single reference then gets a degenerate idf (every token has the same weight, log 1 = 0, so
     scores are 0) and warns.
+
+    ``long_inputs``: what happens to a text longer than the model's window (``max_length``).
+    ``"auto"`` (default) encodes it in overlapping windows, ``window_stride`` content tokens
+    apart (default half a window), each token taking the embedding of the window where it has
+    the most context (:mod:`nlgscore.bertscore.windows`); matching and idf then run over the
+    whole text, and ``result.windows`` says how many windows each prediction's longest text
+    took. ``"truncate"`` cuts at the limit as bert_score does; ``"error"`` refuses the input,
+    naming it. Within the limit the three give bit-identical scores.
+
+    ``calibration``: a file written by ``nlgscore calibrate MODEL --data FOLDER``
+    (:mod:`nlgscore.bertscore.calibration_file`): its layer is the default ``num_layers`` and its
+    baseline the one ``rescale_with_baseline=True`` uses (unless ``baseline_path`` is given).
     ``revision`` cannot be combined with a packaged alias such as ``minilm`` (its files come
     from a PyPI package; a revision would be ignored): ValueError.
     """
@@ -116,7 +132,12 @@ class BERTScorer(Scorer):
         cache_references: bool = False,
         reference_cache_size: int = 100_000,
         cache_candidates: bool = False,
+        long_inputs: str = DEFAULT_LONG_INPUTS,
+        window_stride: Optional[int] = None,
+        calibration: Optional[str] = None,
     ) -> None:
+        long_inputs = check_long_inputs(long_inputs)
+        calibrated = read_calibration(calibration) if calibration is not None else None
         if lang is not None and not isinstance(lang, str):
             raise ArgumentTypeError(f"lang must be a language code string, got {type(lang).__name__}")
         if model_type is None:
@@ -132,11 +153,19 @@ class BERTScorer(Scorer):
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(
             model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,
-            max_length=max_length, revision=revision, default_layers=None if num_layers is not None else self._default_layer(model_type),
+            max_length=max_length, revision=revision,
+            default_layers=None if num_layers is not None else calibrated.layer if calibrated is not None else self._default_layer(model_type),
             progress=runtime.progress,
         )  # fmt: skip
         self.runtime = runtime.settled(self.encoder.dtype)
         self.model_type = self.encoder.resolved.name
+        if calibrated is not None and calibrated.model != self.model_type:
+            raise ArgumentError(f"calibration {calibrated.path} was made for model {calibrated.model!r}, not {self.model_type!r}")
+        self.calibration = calibrated
+        self.long_inputs = long_inputs
+        self.window_stride = check_stride(window_stride, self.encoder.room)
+        if window_stride is not None and long_inputs != "auto":
+            raise ArgumentError(f"window_stride is only used with long_inputs='auto', got long_inputs={long_inputs!r}")
         self.num_layers = self.encoder.num_layers
         self.all_layers = all_layers
         self.idf = bool(idf) or idf_sents is not None
@@ -150,7 +179,10 @@ class BERTScorer(Scorer):
         self.baseline = None
         self.baseline_source = "no"
         if rescale_with_baseline:
-            table_, source = find_baseline(self.lang, self.model_type, baseline_path)
+            if calibrated is not None and baseline_path is None:
+                table_, source = calibrated.baseline, calibrated.source
+            else:
+                table_, source = find_baseline(self.lang, self.model_type, baseline_path)
             # all_layers scores every layer of the model (as bert_score does), whatever num_layers is
             self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
             self.baseline_source = source
@@ -191,7 +223,7 @@ class BERTScorer(Scorer):
     def compute_idf(self, sents: Sequence[str]) -> None:
         """Fix the idf weights to those of ``sents`` (the ``idf_sents`` argument does this too)."""
         sents = check_texts("idf_sents", sents)
-        ids, _ = self.encoder.tokenize(sents)
+        ids, _ = self.encoder.tokenize(sents, truncate=self.long_inputs == "truncate")
         self._idf_table = idf_table(ids, self.encoder.vocab_size)
         self._idf_source = f"custom:{sentences_digest(sents)}"
         self.idf = True
@@ -208,6 +240,8 @@ class BERTScorer(Scorer):
             tok=describe_tokenizer(self.encoder),
             max_length=self.encoder.max_length,
             dtype=dtype_name(self.encoder.dtype),
+            long_inputs=self.long_inputs,
+            **({"window_stride": self.window_stride} if self.long_inputs == "auto" else {}),
         )
 
     # --------------------------------------------------------------- scoring
@@ -221,19 +255,51 @@ class BERTScorer(Scorer):
     def _prepare(self, call: Call, items: List[Item]) -> _CallState:
         hyps = [item.prediction for item in items]
         texts, inverse = unique(hyps + [item.reference for item in items])
-        ids, truncated = self.encoder.tokenize(texts)
+        ids, truncated = self._tokenize(texts, call.predictions, call.references)
         ref_u = inverse[len(hyps):]
         weights = self._weights_for_call([ids[u] for u in ref_u])
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
         return _CallState(call, texts, ids, {text: u for u, text in enumerate(texts)}, weights)
 
+    def _tokenize(self, texts: List[str], predictions: List[str], references: Any) -> Tuple[List[List[int]], int]:
+        """Token ids of ``texts`` under ``long_inputs``: truncated, whole, or an error naming the
+        first over-long input (found among the call's ``predictions``/``references``)."""
+        ids, over = self.encoder.tokenize(texts, truncate=self.long_inputs == "truncate")
+        if over and self.long_inputs == "error":
+            first = next(u for u, x in enumerate(ids) if len(x) > self.encoder.max_length)
+            where = name_text(texts[first], predictions, references)
+            raise too_long(where, len(ids[first]), self.encoder.max_length, self.model_type)
+        return ids, (over if self.long_inputs == "truncate" else 0)
+
+    def _window_plan(self, ids: List[int]) -> Optional[WindowPlan]:
+        """The windows of an over-long text's token ids (None within the limit)."""
+        if len(ids) <= self.encoder.max_length:
+            return None
+        return WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride, self.encoder.causal)
+
+    def _embed_text(self, ids: List[int]) -> Any:
+        """One text's embeddings ``([layers,] tokens, D)``, windowed if it is over the limit."""
+        plan = self._window_plan(ids)
+        if plan is None:
+            return self.encoder.embed([ids])[0]
+        return plan.assemble([self.encoder.embed([w])[0] for w in plan.windows])
+
+    def _window_count(self, ids: List[int]) -> int:
+        plan = self._window_plan(ids)
+        return 1 if plan is None else len(plan)
+
     def _score_items(self, items: List[Item], state: _CallState) -> Dict[str, np.ndarray]:
         index, call = state.index, state.call
         pairs = [(index[item.prediction], index[item.reference]) for item in items]
         values = score_pairs(self, pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
-        return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2]}  # (pairs, layers) each
+        counts = {u: self._window_count(state.ids[u]) for u in {u for pair in pairs for u in pair}}
+        windows = np.array([max(counts[h], counts[r]) for h, r in pairs], dtype=np.float64)
+        # (pairs, layers) each; "windows" is aggregated by max over references like the scores, then popped by _finish
+        return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2], "windows": windows}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BERTScoreResult:
+        columns = dict(columns)
+        windows = windows_per_prediction(columns.pop("windows").tolist())
         scores = np.stack([columns["precision"], columns["recall"], columns["f1"]]).transpose(0, 2, 1)  # (P/R/F, layers, items)
         if self.baseline is not None:
             scores = rescale(scores, np.asarray(self.baseline).T[:, :, None] if self.all_layers else np.asarray(self.baseline)[:, None, None])
@@ -241,7 +307,9 @@ class BERTScorer(Scorer):
             scores = scores[:, 0, :]
         values = {"precision": scores[0], "recall": scores[1], "f1": scores[2]}
         layer = self.num_layers if self.all_layers else None
-        return BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
+        result = BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
+        result.windows = windows
+        return result
 
     def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any]) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """:meth:`Scorer.matrix` without building the list of pairs: the distinct texts are
@@ -254,8 +322,10 @@ class BERTScorer(Scorer):
             return None
         runtime = self.runtime.replace(**call_options)
         texts, inverse = unique(predictions + references)
-        ids, truncated = self.encoder.tokenize(texts)
+        ids, truncated = self._tokenize(texts, predictions, [[r] for r in references])
         if sum(map(len, ids)) > runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET:  # the pair path's bound on texts held at once
+            return None
+        if max(map(len, ids)) > TILE_TOKENS:  # a tile would hold a very long text's similarities to a whole tile: pair path
             return None
         hyp_of, ref_of = inverse[: len(predictions)], inverse[len(predictions):]
         self._warn_inputs(ids, hyp_of, ref_of, truncated, len(predictions))
@@ -298,9 +368,9 @@ class BERTScorer(Scorer):
         import torch
 
         cand, ref = check_text("cand", cand), check_text("ref", ref)
-        (hyp_ids, ref_ids), _ = self.encoder.tokenize([cand, ref])
+        (hyp_ids, ref_ids), _ = self._tokenize([cand, ref], [cand], [[ref]])
         with torch.inference_mode():
-            emb = [self.encoder.embed([x])[0] for x in (hyp_ids, ref_ids)]
+            emb = [self._embed_text(x) for x in (hyp_ids, ref_ids)]
             if self.all_layers:
                 emb = [e[self.num_layers] for e in emb]
             sim = (emb[0] @ emb[1].T).cpu().numpy()

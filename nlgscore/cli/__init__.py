@@ -37,6 +37,7 @@ COMMANDS = {
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
     "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
     "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",
+    "calibrate": "choose a model's BERTScore layer on human scores and compute its rescale baseline (one file)",
 }
 
 

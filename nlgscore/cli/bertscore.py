@@ -13,7 +13,7 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, positive_int, read_inputs,
     runtime_settings,
 )
 
@@ -43,6 +43,12 @@ def register(subparsers) -> None:
                         action="store_true", help="rescale with the baseline (needs --lang or --baseline-path)")
     parser.add_argument("--baseline-path", "--baseline_path", dest="baseline_path", default=None,
                         help="baseline file (LAYER,P,R,F rows)")
+    parser.add_argument("--max-length", "--max_length", dest="max_length", type=positive_int, default=None,
+                        help="tokens per encoder pass (default: the model's limit, e.g. 512)")
+    parser.add_argument("--window-stride", dest="window_stride", type=positive_int, default=None,
+                        help="with --long-inputs auto: content tokens between overlapping windows (default: half a window)")
+    parser.add_argument("--calibration", default=None, metavar="FILE",
+                        help="calibration file of `nlgscore calibrate`: the model's layer and (with --rescale) baseline")
     parser.add_argument("-v", "--verbose", action="store_true", help="bert-score's -v: show progress (the default here)")
     add_output_options(parser)
     add_runtime_options(parser, batch_help="most sentences per batch (default: token budget only)",
@@ -67,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
 
         return load(
             "bertscore", model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
-            rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, **runtime_settings(args),
+            rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, max_length=args.max_length,
+            calibration=args.calibration,
+            **({} if args.window_stride is None else {"window_stride": args.window_stride}), **runtime_settings(args),
         )
 
     scorer = load_scorer(build, {"--model": args.model})

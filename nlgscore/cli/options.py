@@ -2,7 +2,7 @@
 
 One convention across commands: ``-c`` candidates file, ``-r`` references file (repeatable),
 ``-s`` sources file, ``-`` for stdin; ``--seg``, ``--format text|json|tsv`` (``--json``); ``--device``, ``--batch-size``,
-``--max-tokens``, ``--no-progress``, ``--quiet``, ``--debug``.
+``--max-tokens``, ``--no-progress``, ``--quiet``, ``--debug``, ``--long-inputs auto|truncate|error``.
 
 >>> parser = argparse.ArgumentParser(prog="demo")
 >>> add_input_options(parser)
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.long_inputs import LONG_INPUTS
 from nlgscore.core.runtime import DTYPES
 from nlgscore.stream.readers import STDIN, text_lines
 
@@ -178,7 +179,31 @@ def add_runtime_options(
                                  "with native bf16 where a measurement at load shows it faster; else float32)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                         help="progress bars on stderr, model loading included (default: on)")
+    add_long_inputs_option(parser)
     add_debug_options(parser)
+
+
+def add_long_inputs_option(parser: argparse.ArgumentParser) -> None:
+    """``--long-inputs auto|truncate|error`` (``dest="long_inputs"``, default: the metric's, auto).
+
+    >>> parser = argparse.ArgumentParser(prog="demo")
+    >>> add_long_inputs_option(parser)
+    >>> parser.parse_args(["--long-inputs", "truncate"]).long_inputs, parser.parse_args([]).long_inputs
+    ('truncate', None)
+    """
+    parser.add_argument("--long-inputs", dest="long_inputs", choices=LONG_INPUTS, default=None,
+                        help="a text longer than the model's limit: auto (default: every token counts, windows or "
+                             "sentence chunks), truncate (cut at the limit, as the reference implementations) or error")
+
+
+def long_input_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """The metric option of :func:`add_long_inputs_option` where given (a metric keyword, not a run-time one).
+
+    >>> long_input_settings(argparse.Namespace(long_inputs="error")), long_input_settings(argparse.Namespace())
+    ({'long_inputs': 'error'}, {})
+    """
+    value = getattr(args, "long_inputs", None)
+    return {} if value is None else {"long_inputs": value}
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:
@@ -192,13 +217,14 @@ def progress_enabled(args: argparse.Namespace) -> bool:
 
 def runtime_settings(args: argparse.Namespace) -> Dict[str, Any]:
     """The scorer options of ``add_runtime_options``: ``device``, ``batch_size``, ``max_tokens`` and
-    ``dtype`` where given, and ``progress`` (:func:`progress_enabled`).
+    ``dtype`` where given, and ``progress`` (:func:`progress_enabled`); and ``long_inputs`` where
+    given (:func:`long_input_settings`: a metric option, kept apart so that it can move).
 
     >>> runtime_settings(argparse.Namespace(device="cpu", batch_size=None, max_tokens=512, dtype=None, progress=True))
     {'device': 'cpu', 'max_tokens': 512, 'progress': True}
     """
     given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
-    return {**{key: value for key, value in given.items() if value is not None}, "progress": progress_enabled(args)}
+    return {**{key: value for key, value in given.items() if value is not None}, "progress": progress_enabled(args), **long_input_settings(args)}
 
 
 def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:

@@ -4,6 +4,8 @@
 * ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
 * ``result.system``: every column's system value (a dict);
 * ``result.columns()``: every per-item column by name; ``result.signature``;
+* ``result.windows``: per item, how many windows or chunks of an over-long input were scored
+  (``long_inputs="auto"``; 1 within the model's limit, and for metrics that never window);
 * ``rows()`` (one dict per item), ``to_dict()`` (JSON-ready) and ``to_pandas()`` (needs pandas).
 
 Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given_cand`` …).
@@ -16,12 +18,14 @@ Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given
 'nlgscore:toy'
 >>> r.rows()
 [{'s': 1.0, 't': 0.0}, {'s': 2.0, 't': 4.0}]
+>>> r.windows
+[1, 1]
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -42,6 +46,7 @@ class Result:
         values: Dict[str, Any],
         primary: str,
         layer: Optional[int] = None,
+        windows: Optional[Sequence[int]] = None,
     ) -> None:
         if primary not in values:
             raise ValueError(f"primary column {primary!r} is not one of {sorted(values)}")
@@ -49,6 +54,23 @@ class Result:
         self.primary = primary
         self.layer = layer
         self._values = {name: np.asarray(column, dtype=np.float64) for name, column in values.items()}
+        self.windows = windows  # type: ignore[assignment]
+
+    @property
+    def windows(self) -> List[int]:
+        """Per item, the windows or chunks its longest input was scored in (1 within the limit)."""
+        return list(self._windows)
+
+    @windows.setter
+    def windows(self, value: Optional[Sequence[int]]) -> None:
+        n = len(self)
+        if value is None:
+            self._windows = [1] * n
+            return
+        counts = [int(v) for v in value]
+        if len(counts) != n or any(c < 1 for c in counts):
+            raise ValueError(f"windows must hold one count >= 1 per item ({n}), got {counts[:10]}")
+        self._windows = counts
 
     # -- the shared contract --------------------------------------------------------------
     def columns(self) -> Dict[str, List[Any]]:

@@ -19,6 +19,8 @@ import torch
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CANDS = ["it is freezing today", "the cat sat on the mat", "", "dogs bark at night", "hello world", "a b c", "the end"]
 REFS = ["the weather is cold today", "a cat was sitting on the mat", "nothing here", "a dog barks", "hello world", "a b d", "it ends"]
+# over MiniLM's 512 tokens (long_inputs="auto": windows), scored on a rank of its own
+LONG = (" ".join(f"sentence {i} of a long report on the weather." for i in range(90)), "the weather report")
 
 
 def rows_seen(model):
@@ -52,6 +54,8 @@ def main(out_path: str) -> None:
     report["bertscore"] = {"f1": result.columns()["f1"], "precision": result.columns()["precision"], "rows": sum(seen)}
     one = bert.score(CANDS[:1], REFS[:1])  # a single pair: rank 1's share is empty
     report["bertscore_one"] = one.columns()["f1"]
+    windowed = bert.score(CANDS[:3] + [LONG[0]], REFS[:3] + [LONG[1]])
+    report["bertscore_long"] = {"f1": windowed.columns()["f1"], "windows": windowed.windows}
 
     from transformers import AutoTokenizer
 

@@ -1,0 +1,83 @@
+"""The ``long_inputs=`` option every scorer takes: what to do with a text longer than the model's window.
+
+* ``"auto"`` (default): every token counts; each metric family says how (BERTScore: overlapping
+  windows, :mod:`nlgscore.bertscore.windows`). Within the limit it is bit-identical to truncate.
+* ``"truncate"``: the reference implementations' behaviour (cut at the limit, one warning).
+* ``"error"``: an over-long input is a :class:`LongInputError` naming the item
+  (``references[3]``), raised before any model runs.
+
+>>> check_long_inputs("auto")
+'auto'
+>>> check_long_inputs("windows")
+Traceback (most recent call last):
+...
+nlgscore.core.errors.ArgumentError: long_inputs must be one of 'auto', 'truncate', 'error', got 'windows'
+>>> name_text("b", ["a", "b"], [["r"], ["s", "b"]])
+'predictions[1]'
+>>> name_text("s", ["a", "b"], [["r"], ["s", "t"]])
+'references[1][0]'
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from nlgscore.core.errors import ArgumentError
+
+LONG_INPUTS = ("auto", "truncate", "error")
+DEFAULT_LONG_INPUTS = "auto"
+
+
+class LongInputError(ArgumentError):
+    """``long_inputs="error"`` and an input longer than the model's window; the message names the item."""
+
+
+def check_long_inputs(value: Any, name: str = "long_inputs") -> str:
+    """``value`` if it is one of :data:`LONG_INPUTS`, else an ArgumentError naming ``name``."""
+    if not isinstance(value, str) or value not in LONG_INPUTS:
+        raise ArgumentError(f"{name} must be one of {', '.join(map(repr, LONG_INPUTS))}, got {value!r}")
+    return value
+
+
+def name_text(
+    text: str,
+    predictions: Sequence[str],
+    references: Optional[Sequence[Sequence[str]]] = None,
+    sources: Optional[Sequence[str]] = None,
+) -> str:
+    """Where ``text`` first occurs among a call's checked inputs, as the user would index it:
+    ``predictions[i]``, ``references[i]`` (one reference per item) or ``references[i][j]``, ``sources[i]``."""
+    for i, prediction in enumerate(predictions):
+        if prediction == text:
+            return f"predictions[{i}]"
+    if references is not None:
+        single = all(len(refs) == 1 for refs in references)
+        for i, refs in enumerate(references):
+            for j, reference in enumerate(refs):
+                if reference == text:
+                    return f"references[{i}]" if single else f"references[{i}][{j}]"
+    for i, source in enumerate(sources or ()):
+        if source == text:
+            return f"sources[{i}]"
+    return "an input"
+
+
+def too_long(where: str, tokens: int, limit: int, model: str) -> LongInputError:
+    """The error of ``long_inputs="error"`` for the item ``where`` (``tokens`` over ``limit``).
+
+    >>> str(too_long("references[3]", 700, 512, "all-MiniLM-L6-v2"))  # doctest: +ELLIPSIS
+    "references[3] has 700 tokens, more than the 512 that all-MiniLM-L6-v2 takes (long_inputs='error'); ..."
+    """
+    return LongInputError(
+        f"{where} has {tokens} tokens, more than the {limit} that {model} takes (long_inputs='error'); "
+        "pass long_inputs='auto' to score it whole or 'truncate' to cut it"
+    )
+
+
+def windows_per_prediction(counts: List[int]) -> List[int]:
+    """Per-item window counts as plain ints, at least 1 each (what :attr:`Result.windows` holds).
+
+    >>> windows_per_prediction([1.0, 3.0])
+    [1, 3]
+    """
+    return [max(1, int(round(c))) for c in counts]
