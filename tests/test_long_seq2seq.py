@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from nlgscore.core.errors import ArgumentError
+from nlgscore.core.long_inputs import LongInputError
 from nlgscore.seq2seq.bartscore import BARTScorer
 from nlgscore.seq2seq.prism import PrismScorer
 
@@ -183,7 +184,7 @@ def test_one_sentence_longer_than_the_limit_as_source(prism, bart):
 
 
 def test_error_names_the_item(prism, bart):
-    with pytest.raises(ArgumentError, match=r"sources\[1\] is \d+ tokens long"):
+    with pytest.raises(LongInputError, match=r"sources\[1\] has \d+ tokens, more than the 47 that tiny-prism-48 on the source side"):
         prism["error"].compute([SHORT, SHORT], sources=[SHORT, LONG])
     with pytest.raises(ArgumentError, match=r"references\[1\]\[0\]"):
         prism["error"].compute([SHORT, SHORT], references=[[SHORT, SHORT], [LONG, SHORT]])
@@ -205,7 +206,7 @@ def test_error_names_the_item(prism, bart):
 
 
 def test_bad_setting_is_refused():
-    with pytest.raises(ArgumentError, match="long_inputs must be one of auto, truncate, error"):
+    with pytest.raises(ArgumentError, match="long_inputs must be one of 'auto', 'truncate', 'error'"):
         BARTScorer(checkpoint=TINY_BART, long_inputs="window")
     with pytest.raises(ArgumentError, match="long_inputs"):
         PrismScorer(str(GOLDEN / "tiny-prism"), long_inputs=None)
@@ -272,3 +273,34 @@ def test_cli_streaming_output_equals_compute_on_long_inputs(prism_folder, prism,
     printed = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(printed["segment"], want, atol=1e-6)
     assert "|long_inputs:auto|" in printed["signature"]
+
+
+def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
+    """``--long-inputs`` reaches Prism and BARTScore from the prism, bartscore and score commands."""
+    from nlgscore.cli import main
+
+    (tmp_path / "c.txt").write_text(f"{TARGET}\n{TARGET}\n", encoding="utf-8")
+    (tmp_path / "s.txt").write_text(f"{TAIL_A}\n{TAIL_B}\n", encoding="utf-8")
+    files = ["-c", str(tmp_path / "c.txt"), "-s", str(tmp_path / "s.txt"), "--json", "--no-progress"]
+    commands = {
+        "prism": ["prism", "--checkpoint", str(prism_folder), *files],
+        "score": ["score", f"prism:src:{prism_folder}", *files],
+    }
+    for name, argv in commands.items():
+        for setting in ("auto", "truncate"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert main([*argv, "--long-inputs", setting]) == 0, name
+            out = json.loads(capsys.readouterr().out)
+            assert f"|long_inputs:{setting}|" in out["signature"]
+            assert (out["segment"][0] == out["segment"][1]) == (setting == "truncate"), (name, setting)
+        assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
+        assert "sources[0] has" in capsys.readouterr().err
+    # BARTScore's command has no max_length: a text over its 1,024 tokens.
+    huge = " ".join(SENTS * 6)
+    (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")
+    (tmp_path / "t.txt").write_text(f"{SHORT}\n", encoding="utf-8")
+    argv = ["bartscore", "--checkpoint", TINY_BART, "-c", str(tmp_path / "t.txt"), "-s", str(tmp_path / "h.txt"), "--json", "--no-progress"]
+    assert main([*argv, "--long-inputs", "truncate"]) == 0 and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
+    assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
+    assert "sources[0] has" in capsys.readouterr().err

@@ -42,6 +42,7 @@ import numpy as np
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
+from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.core.models import resolve
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
@@ -49,7 +50,7 @@ from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
-from nlgscore.seq2seq.chunking import check_long_inputs, prediction_windows
+from nlgscore.seq2seq.chunking import prediction_windows
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
