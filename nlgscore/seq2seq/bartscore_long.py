@@ -57,6 +57,8 @@ class BartPairs:
         return [list(row) for row in self.tokenizer(texts, verbose=False)["input_ids"]] if texts else []
 
     def long_text(self, text: str) -> LongText:
+        if not getattr(self.tokenizer, "is_fast", False):  # only a fast tokenizer gives token offsets
+            raise ArgumentError(f"long_inputs='auto' needs a fast tokenizer for sentence offsets, got {type(self.tokenizer).__name__}; use long_inputs='truncate'")
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return LongText(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]], SPLIT_LANG)
 
