@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from nlgscore.core.errors import ArgumentError
+from nlgscore.core.long_inputs import LongInputError
 from nlgscore.seq2seq.bartscore import BARTScorer
 from nlgscore.seq2seq.prism import PrismScorer
 
@@ -183,7 +184,7 @@ def test_one_sentence_longer_than_the_limit_as_source(prism, bart):
 
 
 def test_error_names_the_item(prism, bart):
-    with pytest.raises(ArgumentError, match=r"sources\[1\] is \d+ tokens long"):
+    with pytest.raises(LongInputError, match=r"sources\[1\] has \d+ tokens, more than the 47 that tiny-prism-48 on the source side"):
         prism["error"].compute([SHORT, SHORT], sources=[SHORT, LONG])
     with pytest.raises(ArgumentError, match=r"references\[1\]\[0\]"):
         prism["error"].compute([SHORT, SHORT], references=[[SHORT, SHORT], [LONG, SHORT]])
@@ -205,7 +206,7 @@ def test_error_names_the_item(prism, bart):
 
 
 def test_bad_setting_is_refused():
-    with pytest.raises(ArgumentError, match="long_inputs must be one of auto, truncate, error"):
+    with pytest.raises(ArgumentError, match="long_inputs must be one of 'auto', 'truncate', 'error'"):
         BARTScorer(checkpoint=TINY_BART, long_inputs="window")
     with pytest.raises(ArgumentError, match="long_inputs"):
         PrismScorer(str(GOLDEN / "tiny-prism"), long_inputs=None)
@@ -272,3 +273,79 @@ def test_cli_streaming_output_equals_compute_on_long_inputs(prism_folder, prism,
     printed = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(printed["segment"], want, atol=1e-6)
     assert "|long_inputs:auto|" in printed["signature"]
+
+
+def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
+    """``--long-inputs`` reaches Prism and BARTScore from the prism, bartscore and score commands."""
+    from nlgscore.cli import main
+
+    (tmp_path / "c.txt").write_text(f"{TARGET}\n{TARGET}\n", encoding="utf-8")
+    (tmp_path / "s.txt").write_text(f"{TAIL_A}\n{TAIL_B}\n", encoding="utf-8")
+    files = ["-c", str(tmp_path / "c.txt"), "-s", str(tmp_path / "s.txt"), "--json", "--no-progress"]
+    commands = {
+        "prism": ["prism", "--checkpoint", str(prism_folder), *files],
+        "score": ["score", f"prism:src:{prism_folder}", *files],
+    }
+    for name, argv in commands.items():
+        for setting in ("auto", "truncate"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert main([*argv, "--long-inputs", setting]) == 0, name
+            out = json.loads(capsys.readouterr().out)
+            assert f"|long_inputs:{setting}|" in out["signature"]
+            assert (out["segment"][0] == out["segment"][1]) == (setting == "truncate"), (name, setting)
+        assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
+        assert "sources[0] has" in capsys.readouterr().err
+    # BARTScore's command has no max_length: a text over its 1,024 tokens.
+    huge = " ".join(SENTS * 6)
+    (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")
+    (tmp_path / "t.txt").write_text(f"{SHORT}\n", encoding="utf-8")
+    argv = ["bartscore", "--checkpoint", TINY_BART, "-c", str(tmp_path / "t.txt"), "-s", str(tmp_path / "h.txt"), "--json", "--no-progress"]
+    assert main([*argv, "--long-inputs", "truncate"]) == 0 and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
+    assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
+    assert "sources[0] has" in capsys.readouterr().err
+
+
+def _words(text: str, first_id: int):
+    """A LongText whose tokens are the words of ``text`` (ids counting from ``first_id``)."""
+    from nlgscore.seq2seq.chunking import LongText
+
+    spans, at = [], 0
+    for word in text.split():
+        at = text.index(word, at)
+        spans.append((at, at + len(word)))
+        at += len(word)
+    return LongText(text, list(range(first_id, first_id + len(spans))), spans, "en")
+
+
+def test_each_target_sentence_takes_its_best_chunk():
+    """The rule on hand-made log-probabilities (no model): per target sentence, the chunk with the
+    highest counted sum; specials go with the first/last sentence; uncounted tokens do not vote."""
+    from nlgscore.seq2seq.chunking import Plan, Side
+
+    source = _words("One two three four. Five six seven eight.", 100)  # two sentences of 4 tokens
+    target = _words("Aa bb. Cc dd ee. Ff.", 200)  # sentences of 2, 3 and 1 tokens
+    plan = Plan(Side((0,), (2,), 5), Side((0,), (2,), 10))
+    plan.add_long(source, target)
+    assert plan.sources == [[0, 100, 101, 102, 103, 2], [0, 104, 105, 106, 107, 2]] and plan.windows == [2]
+    assert plan.targets == [[0, 200, 201, 202, 203, 204, 205, 2]] * 2
+    chunk0 = np.array([-9.0, -1, -1, -5, -5, -5, -1, -1])  # BOS badly predicted here
+    chunk1 = np.array([-0.1, -2, -2, -0.5, -0.5, -0.5, -2, -2])
+    out = plan.assemble([chunk0, chunk1], lambda ids: np.ones(len(ids)))[0]
+    np.testing.assert_array_equal(out, [-0.1, -2, -2, -0.5, -0.5, -0.5, -1, -1])  # BOS votes: sentence 1 from chunk 1
+    out = plan.assemble([chunk0, chunk1], lambda ids: np.r_[0.0, np.ones(len(ids) - 1)])[0]  # BOS not counted (Prism's tag)
+    np.testing.assert_array_equal(out, [-9.0, -1, -1, -0.5, -0.5, -0.5, -1, -1])
+
+
+def test_a_long_target_is_cut_into_sentence_pieces_each_token_once():
+    from nlgscore.seq2seq.chunking import Plan, Side
+
+    target = _words("Aa bb. Cc dd ee. Ff gg. Hh.", 200)  # sentences of 2, 3, 2, 1 tokens
+    plan = Plan(Side((), (2,), 50), Side((7,), (2,), 4))
+    plan.add_long(_words("Short source.", 100), target)
+    # Pieces of whole sentences within 4 tokens: [Aa bb.] [Cc dd ee.] [Ff gg. Hh.], each with the tag and </s>.
+    assert plan.targets == [[7, 200, 201, 2], [7, 202, 203, 204, 2], [7, 205, 206, 207, 2]] and plan.windows == [3]
+    scored = [np.arange(len(ids)) + 10.0 * p for p, ids in enumerate(plan.targets)]  # value = 10 x piece + position
+    out = plan.assemble(scored, lambda ids: np.ones(len(ids)))[0]
+    # Tag from the first piece, </s> from the last, each content token from its own piece, once.
+    np.testing.assert_array_equal(out, [0, 1, 2, 11, 12, 13, 21, 22, 23, 24])

@@ -42,6 +42,7 @@ import numpy as np
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
+from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.core.models import resolve
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
@@ -49,7 +50,7 @@ from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table, text_lines
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
-from nlgscore.seq2seq.chunking import check_long_inputs, prediction_windows
+from nlgscore.seq2seq.chunking import prediction_windows
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
@@ -334,7 +335,11 @@ class BARTScorer(Scorer):
         k = len(call.options["prompts"])
         result = BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
         # Per prediction: the most (chunk, piece) pairs one of its pairs was scored in.
-        result.windows = prediction_windows(call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), self._encode)[0].windows))
+        # (Only "auto" plans again for items another process scored: the others are 1, and a second
+        # truncating encode would count the truncated texts of the warning twice.)
+        result.windows = prediction_windows(
+            call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), None)[0].windows) if self.long_inputs == "auto" else dict.fromkeys(items, 1)
+        )
         return result
 
 

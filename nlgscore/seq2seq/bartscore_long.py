@@ -26,7 +26,8 @@ import numpy as np
 
 from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError
-from nlgscore.seq2seq.chunking import LongText, Plan, Side, describe_long
+from nlgscore.core.long_inputs import too_long
+from nlgscore.seq2seq.chunking import LongText, Plan, Side
 
 # BART reads English: sentencex's English rules (they also end sentences at CJK/Devanagari stops).
 SPLIT_LANG = "en"
@@ -56,6 +57,8 @@ class BartPairs:
         return [list(row) for row in self.tokenizer(texts, verbose=False)["input_ids"]] if texts else []
 
     def long_text(self, text: str) -> LongText:
+        if not getattr(self.tokenizer, "is_fast", False):  # only a fast tokenizer gives token offsets
+            raise ArgumentError(f"long_inputs='auto' needs a fast tokenizer for sentence offsets, got {type(self.tokenizer).__name__}; use long_inputs='truncate'")
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return LongText(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]], SPLIT_LANG)
 
@@ -90,7 +93,7 @@ class BartPairs:
         lengths = dict(zip(texts, (len(row) for row in self.full_ids(texts))))
         for name, text in named:
             if lengths[text] > self.max_length:
-                raise ArgumentError(describe_long(name, lengths[text], self.max_length, "input (max_length, <s> and </s> included)"))
+                raise too_long(name, lengths[text], self.max_length, f"BARTScore's max_length ({type(self.tokenizer).__name__} ids, special tokens included)")
 
 
 def counted(pad_id: int) -> Callable[[List[int]], np.ndarray]:

@@ -38,21 +38,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
 
-LONG_INPUTS = ("auto", "truncate", "error")
 Span = Tuple[int, int]
-
-
-def check_long_inputs(value: object) -> str:
-    """``value`` if it is one of :data:`LONG_INPUTS`, else an ArgumentError naming ``long_inputs``.
-
-    >>> check_long_inputs("auto")
-    'auto'
-    """
-    if not isinstance(value, str) or value not in LONG_INPUTS:
-        raise ArgumentError(f"long_inputs must be one of {', '.join(LONG_INPUTS)}, got {value!r}")
-    return value
 
 
 def sentence_starts(text: str, lang: str) -> List[int]:
@@ -221,12 +208,4 @@ def prediction_windows(call: Any, plan_items: Callable[[List[Any]], Dict[Any, in
     return out
 
 
-def describe_long(name: str, n: int, limit: int, what: str) -> str:
-    """The message of ``long_inputs="error"`` for the input item ``name``."""
-    return (
-        f"{name} is {n} tokens long, over the {limit} tokens of the model's {what} "
-        "(long_inputs='error'; 'auto' scores it in sentence chunks, 'truncate' cuts it as the reference implementation does)"
-    )
-
-
-__all__ = ["LONG_INPUTS", "LongText", "Plan", "Side", "check_long_inputs", "describe_long", "pack", "prediction_windows", "sentence_starts"]
+__all__ = ["LongText", "Plan", "Side", "pack", "prediction_windows", "sentence_starts"]

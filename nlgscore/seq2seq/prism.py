@@ -34,10 +34,11 @@ import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.core.tables import table
-from nlgscore.seq2seq.chunking import LongText, Plan, Side, check_long_inputs, describe_long, prediction_windows
+from nlgscore.seq2seq.chunking import LongText, Plan, Side, prediction_windows
 from nlgscore.seq2seq.prism_loading import load_prism
 
 MODES = ("ref", "src")
@@ -192,7 +193,7 @@ class PrismScorer(Scorer):
             lengths = dict(zip(*_distinct_lengths(self.tokenizer, [text for _, text, _, _ in named])))
             for name, text, most, what in named:
                 if lengths[text] > most:
-                    raise ArgumentError(describe_long(name, lengths[text], most, f"{what} ({limit} positions with the special tokens)"))
+                    raise too_long(name, lengths[text], most, f"{self._loaded.name} on the {what} ({limit} positions with the special tokens)")
         call.options["_windows"] = {}
         return call
 
@@ -226,6 +227,8 @@ class PrismScorer(Scorer):
         """Per item, the most (chunk, piece) pairs one of its directions is scored in; ``windows``
         are its pairs' (planned here, without scoring, when not given)."""
         if windows is None:
+            if self.long_inputs != "auto":
+                return dict.fromkeys(items, 1)
             windows = self._plan(self._pairs(items, call), _mode(call))[0].windows
         n = len(items)
         return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))

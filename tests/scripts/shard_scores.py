@@ -85,14 +85,15 @@ def main(out_path: str) -> None:
     import tempfile
 
     sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
-    from test_long_seq2seq import LONG, SHORT, TAIL_A, TARGET, short_prism
+    import test_long_seq2seq as texts
 
+    preds = [texts.TARGET, texts.LONG, texts.SHORT, texts.TAIL_A]
     long_bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), max_length=48)
-    done = long_bart.compute([TARGET, LONG, SHORT, TAIL_A], references=[TAIL_A, SHORT, [LONG, SHORT], TAIL_A])
+    done = long_bart.compute(preds, references=[texts.TAIL_A, texts.SHORT, [texts.LONG, texts.SHORT], texts.TAIL_A])
     report["bartscore_long"] = {"scores": done.columns()["scores"], "windows": done.windows}
     with tempfile.TemporaryDirectory() as tmp:
-        long_prism = PrismScorer(str(short_prism(Path(tmp) / "p")), mode="src")
-        done = long_prism.compute([TARGET, LONG, SHORT, TAIL_A], sources=[TAIL_A, SHORT, LONG, TAIL_A])
+        long_prism = PrismScorer(str(texts.short_prism(Path(tmp) / "p")), mode="src")
+        done = long_prism.compute(preds, sources=[texts.TAIL_A, texts.SHORT, texts.LONG, texts.TAIL_A])
     report["prism_long"] = {"segment": done.columns()["segment"], "windows": done.windows}
 
     everyone = gather_object([report])
