@@ -171,6 +171,10 @@ def resolve_runtime(
     batch_size = check_positive("batch_size", batch_size)
     max_tokens = check_positive("max_tokens", max_tokens)
     kind = "cpu" if torch_device.type == "cpu" else "accelerator"
+    if kind == "cpu":  # torch's threads from the CPUs this process has, not the machine's cores
+        from nlgscore.core.threads import limit_threads
+
+        limit_threads()
     budget = max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
     return Runtime(torch_device, name, batch_size, budget, check_flag("progress", progress), accelerator, family)
 

@@ -1,0 +1,90 @@
+"""Torch's CPU threads from the CPUs this process may actually use, not every core of the machine.
+
+torch starts one thread per physical core of the machine. In a container with a CPU quota, or a
+process pinned to some cores (``taskset``, a cgroup cpuset, a job scheduler), that oversubscribes
+the CPUs it has, and on a shared machine an MBR run was 2.3x slower with every core's thread than
+with one. :func:`limit_threads` (called when a scorer's CPU run time is resolved) lowers torch's
+thread count to :func:`available_cpus`: the CPUs in the process's affinity mask, capped by the
+cgroup CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), rounded up. It never raises a count the
+user chose: ``OMP_NUM_THREADS`` or ``torch.set_num_threads`` below that stay, and
+``NLGSCORE_THREADS=N`` sets N outright.
+
+>>> available_cpus() >= 1
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Optional
+
+from nlgscore.core.errors import ArgumentError
+
+ENV = "NLGSCORE_THREADS"
+
+
+def cgroup_cpu_limit(root: str = "/sys/fs/cgroup", membership: str = "/proc/self/cgroup") -> Optional[float]:
+    """CPUs the cgroup quota allows (quota / period), or None without a quota (or no cgroup).
+
+    >>> cgroup_cpu_limit(root="/nonexistent") is None
+    True
+    """
+    try:
+        lines = Path(membership).read_text().splitlines()
+    except OSError:
+        lines = []
+    limits = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        relative = path.lstrip("/")
+        if controllers == "":  # cgroup v2: <root>/<path>/cpu.max holds "max 100000" or "200000 100000"
+            text = _read(Path(root, relative, "cpu.max")) or _read(Path(root, "cpu.max"))
+            if text and text.split()[0] != "max":
+                quota, period = text.split()[:2]
+                limits.append(int(quota) / int(period))
+        elif "cpu" in controllers.split(","):  # cgroup v1
+            for folder in (Path(root, controllers, relative), Path(root, "cpu", relative), Path(root, "cpu,cpuacct", relative)):
+                quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
+                if quota and period and int(quota) > 0:
+                    limits.append(int(quota) / int(period))
+                    break
+    return min(limits) if limits else None
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on: its affinity mask, capped by the cgroup quota (rounded up)."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = cgroup_cpu_limit()
+    if quota is not None:
+        count = min(count, max(1, math.ceil(quota)))
+    return max(1, count)
+
+
+_DONE = False
+
+
+def limit_threads() -> int:
+    """Set torch's CPU threads as the module doc says (once per process); returns the count in use."""
+    global _DONE
+    import torch
+
+    if _DONE:
+        return torch.get_num_threads()
+    _DONE = True
+    wanted = os.environ.get(ENV)
+    if wanted is not None:
+        if not wanted.strip().isdigit() or int(wanted) < 1:
+            raise ArgumentError(f"{ENV} must be a positive number of threads, got {wanted!r}")
+        torch.set_num_threads(int(wanted))
+    elif torch.get_num_threads() > available_cpus():
+        torch.set_num_threads(available_cpus())
+    return torch.get_num_threads()
