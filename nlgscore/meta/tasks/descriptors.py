@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
 from nlgscore.meta.stats.wmt import TIES_RULES
-from nlgscore.meta.tasks import bootstrap_tasks as _tasks
 from nlgscore.meta.tasks import human_scores as _mqm
+from nlgscore.meta.tasks import summeval_docs as _summeval
 from nlgscore.meta.tasks import wmt19_darr as _wmt19
 from nlgscore.meta.tasks import wmt21_da as _wmt21
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
@@ -108,7 +108,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         "summeval", "SummEval: summary-level Spearman/Kendall per aspect",
         "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
         "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",
-        _tasks.summeval, "sum-summeval.jsonl", "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
+        _summeval.summeval, "sum-summeval.jsonl", "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
         ("summary spearman", "summary kendall", "system pearson", "system spearman", "system kendall"),
         'JSONL {"id": <document id>, "system": <name>, "score": x}',
         options=(Option(("--aspect",), "aspects", "coherence, consistency, fluency or relevance (repeatable; default: all)",

@@ -77,16 +77,25 @@ class TaskDescriptor:
     settings: Tuple[str, ...] = ()  # run options the measures use (not the loader's), e.g. "ties"
     bootstrap_items: str = ""  # what the bootstrap resamples, when it is the items (checked: at least 2)
     system_level: bool = True  # False: no system scores are computed (the measures use segments only)
+    combine: Optional[Callable[[np.ndarray], np.ndarray]] = None  # (systems, items, refs) -> (systems, items)
+    scored: str = ""  # appended to a scored metric's signature (e.g. "|refs:max")
+    progress: str = "{data}: {metric} ({systems} systems x {items} items)"  # the progress bar's description
 
 
 def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers) -> Scores:
     spec = descriptor.segment_specs.get(name.lower(), name)
-    n, refs = data.items, data.refs[0]
-    srcs = None if data.srcs is None else data.srcs * len(data.systems)
-    flat, signature = scorers.score(spec, [h for row in data.hyps for h in row], refs * len(data.systems), srcs)
-    seg = np.array(flat, dtype=float).reshape(len(data.systems), n)
-    if not descriptor.system_level:
-        return seg, seg.mean(axis=1), signature
+    n, refs, copies = data.items, data.refs[0], len(data.systems) * len(data.refs)
+    srcs = None if data.srcs is None else data.srcs * copies
+    hyps = [h for row in data.hyps for h in row] * len(data.refs)  # every output against each reference set
+    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs)
+    signature += descriptor.scored
+    seg = np.array(flat, dtype=float).reshape(len(data.refs), len(data.systems), n)
+    if descriptor.combine is not None:  # (systems, items, refs), contiguous: the reduction's summation order
+        seg = descriptor.combine(np.ascontiguousarray(np.moveaxis(seg, 0, -1)))
+    else:
+        seg = seg[0]
+    if not descriptor.system_level:  # the mean over items, summed item by item as an (items, systems) array is
+        return seg, np.ascontiguousarray(seg.T).mean(axis=0), signature
     system, how = scorers.system_scores(name, data.hyps, refs, seg)
     return seg, np.array(system, dtype=float), f"{signature}|{how}"
 
@@ -98,7 +107,7 @@ def _row(run: Run, measure: Measure, data: EvalSet, seg: Optional[np.ndarray], s
         return None
     used = {name: settings[name] for name in measure.uses}
     statistic = functools.partial(measure.statistic, **used) if used else measure.statistic
-    signature += "".join(f"|{name}:{value}" for name, value in used.items())
+    signature += "".join(f"|{name}:{value}" for name, value in used.items()) + measure.signature
     if measure.resampling == "bootstrap":
         return run.row(statistic, inputs, level=measure.level, measure=measure.name, signature=signature, **common)
     return Row(level=measure.level, measure=measure.name, value=float(statistic(*inputs)), signature=signature, **common)
@@ -130,9 +139,9 @@ def run(
         task.check_items(evalset.items, f"{descriptor.bootstrap_items} of {evalset.name}", limit)
     table = into if into is not None else MetaTable(descriptor.name)
     kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]] = {}
-    describe = f"({len(evalset.systems)} systems x {evalset.items} items)"
+    counts = dict(data=evalset.name, systems=len(evalset.systems), items=evalset.items, refs=len(evalset.refs))
     with keep_finished(table, task, sources) if into is None else contextlib.nullcontext():  # else the caller's
-        for name, file in task.each(sources, lambda name: f"{evalset.name}: {name} {describe}"):
+        for name, file in task.each(sources, lambda name: descriptor.progress.format(metric=name, **counts)):
             if file is None:
                 seg, system, signature = _scored(descriptor, evalset, name, scorers)
                 for folder in (export_mtme, export_scores):
@@ -144,7 +153,8 @@ def run(
             metric = short_name(name)
             kept[metric] = (seg, system)
             for measure in descriptor.measures:
-                row = _row(task, measure, evalset, seg, system, settings, signature, dataset=evalset.name, metric=metric)
+                row = _row(task, measure, evalset, seg, system, settings, signature,
+                           dataset=measure.dataset or evalset.name, metric=metric)
                 if row is not None:
                     table.rows.append(row)
     table.notes += evalset.notes

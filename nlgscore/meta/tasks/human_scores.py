@@ -129,7 +129,8 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
     return lines
 
 
-MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, segment_specs=WMT22_SEGMENT, significance=significance)
+MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, segment_specs=WMT22_SEGMENT, significance=significance,
+                          progress="{data}: {metric} ({systems} systems x {items} segments)")
 
 
 def mqm(

@@ -39,6 +39,8 @@ class Measure:
     statistic: Callable[..., float]
     resampling: str = "none"  # "none" or "bootstrap" (over the items of the inputs' first axis)
     uses: Tuple[str, ...] = ()  # run settings the statistic takes as keywords (e.g. "ties"); the signature names them
+    dataset: str = ""  # the rows' data-set name when not the EvalSet's (SummEval: one per aspect)
+    signature: str = ""  # appended to the rows' signature (how the measure formed its scores)
 
 
 def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -93,7 +93,8 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
 
 
 WMT19_TASK = TaskDescriptor("wmt19", load_darr_set, DARR_MEASURES, read_scores, significance=significance,
-                            settings=("ties",), bootstrap_items="daRR pair(s)", system_level=False)
+                            settings=("ties",), bootstrap_items="daRR pair(s)", system_level=False,
+                            progress="wmt19 {data}: {metric} ({items} pairs)")
 
 
 def wmt19(

@@ -131,7 +131,7 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
 
 
 WMT21_TASK = TaskDescriptor("wmt21", load_wmt21_set, WMT21_MEASURES, read_scores, significance=significance,
-                            settings=("ties",))
+                            settings=("ties",), progress="{data}: {metric} ({systems} systems x {items} segments)")
 
 
 def wmt21(
