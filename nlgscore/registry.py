@@ -34,11 +34,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from nlgscore.core.cache import ScorerCache, content_key
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.specs import bartscore_spec, bertscore_spec, prism_spec
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
 
-_LAYER = re.compile(r"^[Ll](\d+)$")
 
 
 @dataclass(frozen=True)
@@ -349,87 +349,12 @@ def _remote(url: str, options: Dict[str, Any]) -> Any:
     return getattr(client, attribute)(url, **own)
 
 
-def _model_part(parts: List[str], last: str) -> str:
-    """``parts`` joined back into one model name or folder, which may hold ':' only after a Windows
-    drive letter (``C:/models/x``); any other extra part is a malformed ``last`` part.
-
-    >>> _model_part(["C", "/models/x"], "L<layer>")
-    'C:/models/x'
-    >>> _model_part(["minilm", "X4"], "L<layer>, e.g. L4")
-    Traceback (most recent call last):
-    ...
-    ValueError: the part after the model must look like L<layer>, e.g. L4, got 'X4'
-    """
-    drive = len(parts) == 2 and len(parts[0]) == 1 and parts[0].isalpha() and parts[1][:1] in ("\\", "/")
-    if len(parts) > 1 and not drive:
-        raise ValueError(f"the part after the model must look like {last}, got {parts[-1]!r}")
-    return ":".join(parts)
-
-
-def _bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
-    named: Dict[str, Any] = {}
-    layer = _LAYER.match(parts[-1]) if parts else None
-    if layer:
-        named["num_layers"] = int(layer.group(1))
-        parts = parts[:-1]
-    elif parts and re.fullmatch(r"[Ll]-?\d*|[Ll]ayer-?\d+", parts[-1]):
-        raise ValueError(f"the layer part must look like L<layer> with a layer number >= 0 (e.g. L4), got {parts[-1]!r}")
-    if parts:
-        named["model_type"] = _model_part(parts, "L<layer> with a layer number >= 0 (e.g. L4)")
-    elif options.get("model_type") is None and options.get("lang") is None:
-        named["lang"] = "en"
-    return named
-
-
-def _prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
-    """``prism:ref|src[:CHECKPOINT][:LANG]``: the last part is the candidates' language when it is
-    a language code after a checkpoint, or one of the m39v1 languages on its own (a checkpoint
-    folder named like a language code is written ``./de``).
-
-    >>> _prism_spec(["src", "tests/golden/tiny-prism", "de"], {})
-    {'mode': 'src', 'lang': 'de', 'checkpoint': 'tests/golden/tiny-prism'}
-    >>> _prism_spec(["ref", "de"], {})
-    {'mode': 'ref', 'lang': 'de'}
-    """
-    import os
-
-    from nlgscore.core.tables import table
-
-    mode = parts[0] if parts else options.get("mode") or "ref"
-    if mode not in ("ref", "src"):
-        raise ValueError(f"prism specs are prism:ref|src[:CHECKPOINT][:LANG], not mode {mode!r}")
-    named: Dict[str, Any] = {"mode": mode}
-    rest = parts[1:]
-    if rest and re.fullmatch(r"[a-z]{2,3}", rest[-1]) and (
-            len(rest) > 1 or (rest[-1] in table("prism")["languages"] and not os.path.exists(rest[-1]))):
-        named["lang"] = rest.pop()
-    if rest:
-        named["checkpoint"] = _model_part(rest, "a language code (prism:ref|src[:CHECKPOINT][:LANG], e.g. prism:src:PATH:de)")
-    return named
-
-
-def _bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
-    from nlgscore.seq2seq.bartscore import DIRECTIONS, variant_table
-
-    named: Dict[str, Any] = {}
-    if len(parts) > 1 and parts[-1] in DIRECTIONS:
-        named["direction"] = parts[-1]
-        parts = parts[:-1]
-    elif len(parts) == 1 and parts[0] in DIRECTIONS:
-        named["direction"] = parts[0]
-        parts = []
-    if parts:
-        first = _model_part(parts, f"a direction ({', '.join(DIRECTIONS)})")
-        named["variant" if first in variant_table() else "checkpoint"] = first
-    return named
-
-
-register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", _bertscore_spec, model_option="model_type",
+register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", bertscore_spec, model_option="model_type",
          help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]",
          command="BERTScore (bert_score 0.3.13 semantics) of candidates against references")
-register("prism", "nlgscore.seq2seq.prism:PrismScorer", _prism_spec, model_option="checkpoint",
+register("prism", "nlgscore.seq2seq.prism:PrismScorer", prism_spec, model_option="checkpoint",
          help="Prism: prism:ref|src[:CHECKPOINT][:LANG]",
          command="Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates")
-register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", _bartscore_spec, model_option="checkpoint",
+register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", bartscore_spec, model_option="checkpoint",
          help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
          command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates")

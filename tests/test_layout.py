@@ -32,6 +32,7 @@ LAYERS = {
     "baselines": 0,
     # a metric family: the package of a built-in registry row's scorer ("nlgscore.<family>[.module]:Class")
     **{registry.metric(name).scorer.split(":")[0].split(".")[1]: 1 for name in registry.metric_names(builtin=True)},
+    "specs": 1.5,  # the built-in metrics' spec parsers: below the table that names them
     "registry": 2,
     "meta": 3,
     "integrations": 3,
