@@ -25,7 +25,7 @@ from servers import ServeProcess  # noqa: E402
 
 from nlgscore.core.errors import ArgumentError  # noqa: E402
 from nlgscore.core.microbatch import shared_batcher  # noqa: E402
-from nlgscore.integrations.datasets import cached_scorer  # noqa: E402
+from nlgscore.registry import cached  # noqa: E402
 from nlgscore.integrations import verl  # noqa: E402
 from nlgscore.registry import load  # noqa: E402
 
@@ -110,7 +110,7 @@ def test_local_spec_and_a_source_based_metric_and_a_column():
     async def loop():
         return await asyncio.gather(*(verl.compute_score_async("chat", SOLUTIONS[k], TRUTHS[k], {"nlgscore_spec": SPEC}, column="recall") for k in range(N)))
 
-    batcher = shared_batcher(cached_scorer(SPEC, {}))  # the local scorer's micro-batcher, behind acompute
+    batcher = shared_batcher(cached(SPEC))  # the local scorer's micro-batcher, behind acompute
     before = batcher.batches
     recall = load(SPEC).compute(SOLUTIONS, references=TRUTHS).recall
     assert list(asyncio.run(loop())) == pytest.approx(recall, abs=1e-6)
