@@ -12,6 +12,7 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -101,6 +102,21 @@ def test_app_and_requirements(name):
     lines = [line.split("#")[0].strip() for line in files["requirements.txt"].read_text(encoding="utf-8").splitlines()]
     # The bare nlgscore line is what push_to_hub.py replaces with the uploaded wheel.
     assert "nlgscore" in lines and any(r.startswith("evaluate") for r in lines)
+
+
+def test_shared_space_app_loads_the_module_beside_it(tmp_path, monkeypatch):
+    """hub_cards/_space/app.py, in a Space folder holding one module: it loads that module.
+    Gradio is not installed here, so only its widget launcher is replaced (it records the module)."""
+    import runpy
+
+    import evaluate.utils
+
+    shutil.copy(ROOT / "hub_cards" / "_space" / "app.py", tmp_path / "app.py")
+    shutil.copy(ROOT / "metrics" / "prism" / "prism.py", tmp_path / "prism.py")
+    launched = []
+    monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
+    runpy.run_path(str(tmp_path / "app.py"), run_name="__main__")
+    assert [type(module).__name__ for module in launched] == ["Prism"]
 
 
 def push_script(*args: str, endpoint: str = "http://127.0.0.1:9", home: Path = None):

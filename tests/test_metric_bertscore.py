@@ -86,7 +86,7 @@ def test_mixed_string_and_list_references_score_as_the_core(metric, minilm_score
     metric.add_batch(predictions=preds[1:], references=refs[1:])
     batched = metric.compute(model_type="minilm", num_layers=4)
     np.testing.assert_allclose(batched["f1"], expected.f1, atol=1e-6)
-    for prediction, reference in zip(preds, refs):  # one example at a time, the same
+    for prediction, reference in zip(preds, refs, strict=True):  # one example at a time, the same
         metric.add(prediction=prediction, reference=reference)
     np.testing.assert_allclose(metric.compute(model_type="minilm", num_layers=4)["f1"], expected.f1, atol=1e-6)
 

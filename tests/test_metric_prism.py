@@ -67,7 +67,7 @@ def test_mixed_string_and_list_references_score_as_the_core(scorer):
     out = metric.compute(predictions=CANDS, references=refs)
     assert out["scores"] == pytest.approx(scorer.score(CANDS, refs=[refs[0], [REFS[1]]]).scores, abs=1e-9)
     assert out["scores"][1] == pytest.approx(scorer.score(CANDS[1:], refs=REFS[1:]).scores[0], abs=1e-9)
-    for prediction, reference in zip(CANDS, refs):  # one example at a time, the same
+    for prediction, reference in zip(CANDS, refs, strict=True):  # one example at a time, the same
         metric.add(prediction=prediction, reference=reference)
     assert metric.compute()["scores"] == pytest.approx(out["scores"], abs=1e-9)
 

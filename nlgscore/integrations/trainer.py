@@ -86,7 +86,7 @@ class GenerationMetrics:
         self.prefix = prefix if prefix is not None else metric_prefix(metric)
         self.options = options
         self._pending: List[List[str]] = [[], []]  # predictions, references (batch_eval_metrics)
-        self.scorer  # load now: an unavailable model fails before training, not at the first evaluation
+        self.scorer  # noqa: B018 -- load now: an unavailable model fails before training, not at the first evaluation
 
     @property
     def scorer(self) -> Scorer:
