@@ -66,10 +66,8 @@ def test_cli_score(label, tmp_path):
 
 
 @pytest.mark.parametrize("label", METRICS)
-def test_cli_mbr_equals_brute_force(label, tmp_path, request):
+def test_cli_mbr_equals_brute_force(label, tmp_path):
     needs = scorer(label).needs
-    if set(needs) == {"references", "sources"}:
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason="needs the source-aware matrix from h2 (issue 24 §2)"))
     candidates = [PREDS[0], REFS[0], PREDS[1]]
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"id": "a", "source": SRCS[0], "candidates": candidates}) + "\n", encoding="utf-8")
