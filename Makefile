@@ -42,10 +42,15 @@ demo: $(STAMP)
 	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs.
+# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear).
+RUFF := $(BIN)/ruff check nlgscore metrics tests scripts
+
 test: $(STAMP)
+	$(RUFF)
 	$(PYTEST) --doctest-modules nlgscore tests
 
 test-fast: $(STAMP)
+	$(RUFF)
 	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests
 
 clean:

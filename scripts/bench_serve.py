@@ -125,7 +125,7 @@ def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[
         batcher = MicroBatcher(scorer, max_batch=args.max_batch, max_wait_ms=wait)
         added, direct = [], []
 
-        async def one(i: int) -> float:
+        async def one(i: int, batcher: MicroBatcher = batcher) -> float:
             start = time.perf_counter()
             await batcher.acompute([preds[i]], [refs[i]])
             return time.perf_counter() - start
@@ -160,13 +160,13 @@ def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Di
             scorer = load(args.spec, cache_references=cached)
             encoded: List[int] = []
             embed = scorer.encoder.embed
-            scorer.encoder.embed = lambda batch, embed=embed: (encoded.append(len(batch)), embed(batch))[1]
+            scorer.encoder.embed = lambda batch, embed=embed, encoded=encoded: (encoded.append(len(batch)), embed(batch))[1]
             per_epoch = []
             with MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=args.max_wait_ms) as batcher:
                 for epoch in range(2):
                     before = sum(encoded)
 
-                    async def step() -> None:
+                    async def step(batcher: MicroBatcher = batcher, epoch: int = epoch) -> None:
                         await asyncio.gather(*(batcher.acompute([f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})"], [ref])
                                                for b, ref in enumerate(references) for g in range(G)))
 

@@ -119,8 +119,16 @@ def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, sourc
     argv = [command, "--checkpoint", str(folder), "-c", str(files["c"]), "-r", str(files["r"]), "--no-progress"]
     err = one_line_error(capsys, main(argv))
     assert f"--checkpoint {folder}" in err and cause in err
-    with pytest.raises(Exception):  # --debug shows the real error
+    try:  # --debug shows the real error, with its traceback, instead of the one line
         main([*argv, "--debug"])
+    except Exception as real:  # noqa: BLE001 (whatever the loader raised: a safetensors, config or sentencepiece error)
+        chain = []
+        while real is not None:
+            chain.append(f"{type(real).__name__}: {real}")
+            real = real.__cause__ or real.__context__
+        assert any(cause in link for link in chain), chain
+    else:
+        pytest.fail("--debug returned instead of raising the loader's error")
 
 
 def test_refused_para_weights(files, tmp_path, capsys):  # 11 #12

@@ -156,16 +156,16 @@ def fairseq_logprobs(state, source, target, eos=2):
     x = math.sqrt(D) * embed[source] + _sinusoids(len(source))
     for i in range(ENC_LAYERS):
         p = f"encoder.layers.{i}"
-        x = _residual(x, s, f"{p}.self_attn_layer_norm", lambda h: _mha(h, h, s, f"{p}.self_attn", causal=False), pre_norm)
-        x = _residual(x, s, f"{p}.final_layer_norm", lambda h: _ffn(h, s, p), pre_norm)
+        x = _residual(x, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=False), pre_norm)
+        x = _residual(x, s, f"{p}.final_layer_norm", lambda h, p=p: _ffn(h, s, p), pre_norm)
     enc = _ln(x, s, "encoder.layer_norm") if pre_norm else x
     decoder_input = [eos] + list(target[:-1])
     y = math.sqrt(D) * embed[decoder_input] + _sinusoids(len(decoder_input))
     for i in range(DEC_LAYERS):
         p = f"decoder.layers.{i}"
-        y = _residual(y, s, f"{p}.self_attn_layer_norm", lambda h: _mha(h, h, s, f"{p}.self_attn", causal=True), pre_norm)
-        y = _residual(y, s, f"{p}.encoder_attn_layer_norm", lambda h: _mha(h, enc, s, f"{p}.encoder_attn", causal=False), pre_norm)
-        y = _residual(y, s, f"{p}.final_layer_norm", lambda h: _ffn(h, s, p), pre_norm)
+        y = _residual(y, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=True), pre_norm)
+        y = _residual(y, s, f"{p}.encoder_attn_layer_norm", lambda h, p=p: _mha(h, enc, s, f"{p}.encoder_attn", causal=False), pre_norm)
+        y = _residual(y, s, f"{p}.final_layer_norm", lambda h, p=p: _ffn(h, s, p), pre_norm)
     if pre_norm:
         y = _ln(y, s, "decoder.layer_norm")
     logits = y @ s["decoder.output_projection.weight"].T

@@ -41,8 +41,8 @@ def layer_flops(batch: int, length: int, hidden: int, intermediate: int) -> int:
 
 def encoder_dims(config: Any) -> Tuple[int, int]:
     """``(hidden, intermediate)`` of a transformers encoder config (BERT/RoBERTa or BART names)."""
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model")
-    intermediate = getattr(config, "intermediate_size", None) or getattr(config, "encoder_ffn_dim")
+    hidden = getattr(config, "hidden_size", None) or config.d_model
+    intermediate = getattr(config, "intermediate_size", None) or config.encoder_ffn_dim
     return int(hidden), int(intermediate)
 
 
@@ -119,11 +119,11 @@ def matmul_throughput(
         b = torch.randn(k, n, device=device, dtype=torch_dtype)
         flops = 2 * m * k * n
         row: Dict[str, Any] = {"shape": f"({m}x{k})@({k}x{n})"}
-        row["matmul_flops_per_s"] = flops / _best_seconds(lambda: torch.matmul(a, b), device, repeats, min_seconds)
+        row["matmul_flops_per_s"] = flops / _best_seconds(lambda a=a, b=b: torch.matmul(a, b), device, repeats, min_seconds)
         if str(device) == "cpu" and onednn_available():
             weight = b.t().contiguous()
             with torch.inference_mode():
-                row["onednn_flops_per_s"] = flops / _best_seconds(lambda: linear(a, weight), device, repeats, min_seconds)
+                row["onednn_flops_per_s"] = flops / _best_seconds(lambda a=a, weight=weight: linear(a, weight), device, repeats, min_seconds)
         row["flops_per_s"] = max(row["matmul_flops_per_s"], row.get("onednn_flops_per_s", 0.0))
         per_shape.append(row)
     peak = sum(s["flops_per_s"] for s in per_shape) / len(per_shape)

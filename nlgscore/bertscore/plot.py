@@ -11,8 +11,7 @@ always with the file-only Agg backend unless a backend is already active (notebo
 
 from __future__ import annotations
 
-import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
