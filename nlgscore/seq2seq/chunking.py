@@ -38,7 +38,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-
 Span = Tuple[int, int]
 
 
