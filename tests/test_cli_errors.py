@@ -57,13 +57,12 @@ def test_bom_does_not_change_scores(files, tmp_path, capsys):  # 11 #7
     ["prism", "--checkpoint", str(TINY_PRISM)],
     ["bartscore", "--checkpoint", str(TINY_BART)],
 ])
-def test_json_writes_null_for_empty_input(files, capsys, argv):  # 11 #10
-    assert main([*argv, "-c", str(files["empty"]), "-r", str(files["empty"]), "--json", "--no-progress"]) == 0
-    text = capsys.readouterr().out
-    assert "NaN" not in text
-    out = json.loads(text)
-    values = out["system"].values() if isinstance(out["system"], dict) else [out["system"]]
-    assert all(value is None for value in values)
+def test_empty_input_is_an_error_naming_the_file_never_nan(files, capsys, argv):  # 11 #10, 27 #12
+    """Issue 27 item 12 chose the error: an empty corpus has no score (it printed NaN/null, exit 0)."""
+    code = main([*argv, "-c", str(files["empty"]), "-r", str(files["empty"]), "--json", "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert f"{files['empty']} is empty: there is nothing to score" in captured.err and "NaN" not in captured.err
 
 
 def test_show_into_an_existing_folder_is_an_error(tmp_path, capsys):  # 11 #11

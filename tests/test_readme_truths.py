@@ -55,3 +55,13 @@ def test_make_takes_the_torch_index():
     assert re.search(r"pip install --quiet --index-url https://download.pytorch.org/whl/cpu .*\"torch==", with_index)
     plain = subprocess.run(["make", "-n", "-B", "install"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "--index-url" not in plain and '"torch==' in plain
+
+
+def test_the_bf16_figure_is_the_largest_measured():
+    """README's bf16 |ΔF| is the largest of BENCHMARKS.md's measured MiniLM rows (not a smaller subset's)."""
+    benchmarks = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    section = benchmarks[benchmarks.index("## CPU bfloat16"):]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| MiniLM (embedded)")]
+    largest = max(float(cells[6]) for cells in rows)
+    stated = re.search(r"the largest \|ΔF\| measured\s+against float32 is ([0-9.]+)", README)
+    assert stated and float(stated.group(1)) == largest

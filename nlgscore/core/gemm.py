@@ -157,6 +157,26 @@ def linear_shapes(model: Any) -> List[Tuple[int, int]]:
 
 @functools.lru_cache(maxsize=32)
 def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("float32",), runs: int = PROBE_RUNS) -> Dict[str, Tuple[float, float]]:
+    """:func:`_measure_now`, or its answer for this CPU, torch and shapes kept on disk by an earlier
+    process (:mod:`nlgscore.core.kernel_cache`: measured once per machine and model)."""
+    import torch
+
+    from nlgscore.core import kernel_cache
+
+    cpu = kernel_cache.cpu_identity()
+    available = tuple(onednn_available(dtype) for dtype in dtypes)
+    probe = (PROBE_ROWS, PROBE_MAX_WEIGHT, PROBE_SECONDS, available)
+    key = kernel_cache.measurement_key(shapes, dtypes, runs, cpu, f"{torch.__version__} threads={torch.get_num_threads()}", probe)
+    kept = kernel_cache.load(key)
+    if kept is not None and set(kept) == set(dtypes):
+        logger.info("CPU linear timings from the kernel cache (%s)", key[:12])
+        return kept
+    timings = _measure_now(shapes, dtypes, runs)
+    kernel_cache.store(key, timings, {"cpu": cpu[0], "torch": torch.__version__, "shapes": [list(s) for s in shapes]})
+    return timings
+
+
+def _measure_now(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...], runs: int) -> Dict[str, Tuple[float, float]]:
     """Per dtype, milliseconds (oneDNN, MKL) for one PROBE_ROWS-row product per weight shape, best
     of runs (oneDNN: inf where it is unavailable in that dtype). Every dtype and kernel is timed on
     the same shapes (the time cap, PROBE_SECONDS per dtype, ends the loop between shapes)."""
