@@ -5,7 +5,7 @@
 
 MiniLM layer 4 (the embedded model), candidate = system summary, reference = the source
 document. For each of P/R/F and each SummEval aspect: the summary-level Kendall tau (per document
-across its 16 systems, averaged; :func:`nlgscore.meta.summ.document_correlations`) with
+across its 16 systems, averaged; :func:`nlgscore.meta.stats.summary.document_correlations`) with
 ``long_inputs="auto"`` (windows) and ``"truncate"`` (512 tokens), each with a 95% percentile
 bootstrap interval over documents, and the paired difference auto - truncate with its interval.
 Also: how many sources exceed 512 tokens, and the bf16 - fp32 difference of the windowed scores.
@@ -36,8 +36,8 @@ def load(path):
 
 def main(argv=None) -> int:
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.meta.resample import bootstrap_ci
-    from nlgscore.meta.summ import per_document_correlations
+    from nlgscore.meta.stats.resample import bootstrap_ci
+    from nlgscore.meta.stats.summary import per_document_correlations
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data/sum-summeval.jsonl")

@@ -303,7 +303,9 @@ class BERTScorer(Scorer):
         return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2], "windows": windows}
 
     def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
-        return {name: np.zeros((0, self._layer_count())) for name in self.columns}  # (pairs, layers) each
+        columns = {name: np.zeros((0, self._layer_count())) for name in self.columns}  # (pairs, layers) each
+        columns["windows"] = np.zeros(0)  # what _score_items adds for _finish
+        return columns
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BERTScoreResult:
         columns = dict(columns)

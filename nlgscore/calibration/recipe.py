@@ -5,7 +5,7 @@
    Pearson with the human scores (Zhang et al. 2020, App. B). A WMT21-style DA folder
    (``da-seg-scores.csv``, as ``../shared/data/wmt21-de-en``) is read as ``nlgscore meta wmt21``
    reads it (DA z-scores, MT systems only); any other human-scores folder (MQM, DA: the layout
-   of :mod:`nlgscore.meta.ratings`) by its ``<kind>-seg-scores.tsv``, pooled over rated
+   of :mod:`nlgscore.meta.data.ratings`) by its ``<kind>-seg-scores.tsv``, pooled over rated
    (system, segment) items.
 2. **Baseline.** The mean P/R/F of random pairs of two different references of the folder, every
    layer (:mod:`nlgscore.calibration.baseline`; the paper draws its pairs from Common Crawl).
@@ -63,7 +63,7 @@ def read_validation(folder: PathLike, limit: Optional[int] = None, include_human
     if not folder.is_dir():
         raise FileNotFoundError(f"--data: no such folder: {folder}")
     if (folder / "da-seg-scores.csv").is_file():
-        from nlgscore.meta.wmt21 import load_wmt21, wmt21_inputs, wmt21_judgments
+        from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_inputs, wmt21_judgments
 
         data = load_wmt21(folder, reference=reference or "A")
         judgments = wmt21_judgments(data, include_human=include_human, limit=limit)
@@ -74,7 +74,7 @@ def read_validation(folder: PathLike, limit: Optional[int] = None, include_human
             "F segment Pearson with DA z", hyps, refs, _distinct(refs), judgments.z.reshape(-1),
             lambda scores: calibrate_wmt21(judgments, scores.reshape(shape)),
         )
-    from nlgscore.meta.ratings import load_ratings
+    from nlgscore.meta.data.ratings import load_ratings
 
     ratings = load_ratings(folder, reference=reference)
     n = min(len(ratings.ref), limit or len(ratings.ref))
