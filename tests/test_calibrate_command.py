@@ -135,3 +135,20 @@ def test_cli_calibrates_a_new_model_then_scores_with_it(folder, tmp_path):
     fields = json.loads(out.read_text(encoding="utf-8"))
     assert fields["model"] == "tiny-modernbert" and 0 <= fields["layer"] <= 2 and len(fields["baseline"]) == 3
     assert "<- chosen" in run.stdout and f"|L:{fields['layer']}|" in run.stdout and "rescale:calibration:" in run.stdout
+
+
+WMT21 = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data" / "wmt21-de-en"
+
+
+@pytest.mark.skipif(not WMT21.is_dir(), reason="needs ../shared/data/wmt21-de-en")
+def test_wmt21_da_folder_slice(tmp_path):
+    """The WMT21 DA path on the first 8 segments: DA z of the judged items, F Pearson per layer."""
+    fields, validation = calibrate("minilm", WMT21, tmp_path / "cal.json", pairs=100, limit=8)
+    judged = ~np.isnan(validation.human)
+    assert 0 < judged.sum() <= len(validation.hyps) == 19 * 8
+    layered = BERTScorer(model_type="minilm", num_layers=6, all_layers=True)
+    f = np.asarray(layered.compute(validation.hyps, validation.refs).f1)[:, judged]
+    expected = [pearsonr(validation.human[judged], f[layer]).statistic for layer in range(7)]
+    np.testing.assert_allclose(fields["correlations"], expected, atol=1e-5)
+    assert fields["layer"] == int(np.argmax(expected)) and fields["criterion"] == "F segment Pearson with DA z"
+    assert fields["baseline_sentences"] == len(set(r.strip() for r in validation.refs))

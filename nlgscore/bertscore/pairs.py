@@ -91,28 +91,26 @@ def _embed_chunk(
     # A text over the encoder's limit (long_inputs="auto") is encoded in overlapping windows; the
     # budget counts windows, so a 100,000-token text takes batches of the usual size.
     plans = {u: scorer._window_plan(ids[u]) for u in todo}
-    windows = [(u, w) for u in todo for w in (plans[u].windows if plans[u] is not None else [ids[u]])]
-    encoded: Dict[int, List[Any]] = {u: [] for u in todo if plans[u] is not None}
+    windows = [(u, k, w) for u in todo for k, w in enumerate(plans[u].windows if plans[u] is not None else [ids[u]])]
+    placed: Dict[int, Any] = {u: None for u in todo if plans[u] is not None}  # windowed texts, filled as batches finish
 
     def encode(batch: List[int]) -> None:
-        emb = scorer.encoder.embed([windows[k][1] for k in batch])
-        lengths = [len(windows[k][1]) for k in batch]
+        emb = scorer.encoder.embed([windows[k][2] for k in batch])
+        lengths = [len(windows[k][2]) for k in batch]
         if scorer.all_layers:
             rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
         else:  # one gather of the real rows, then views of it: no per-sentence copies
             real = torch.arange(emb.shape[1], device=emb.device)[None, :] < torch.tensor(lengths, device=emb.device)[:, None]
             rows = list(torch.split(emb[real], lengths))
         for k, row in zip(batch, rows):
-            u = windows[k][0]
-            if u in encoded:
-                encoded[u].append((k, row))
+            u, window, _ = windows[k]
+            if u in placed:  # each token from its best window
+                placed[u] = plans[u].place(placed[u], window, row)
             else:
                 embeddings[u] = row
 
-    run_batches([len(w) for _, w in windows], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
-    for u, parts in encoded.items():  # windows back in text order, each token from its best window
-        embeddings[u] = plans[u].assemble([row for _, row in sorted(parts, key=lambda part: part[0])])
-        parts.clear()
+    run_batches([len(w) for _, _, w in windows], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
+    embeddings.update(placed)
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
             cache.put(texts[u], embeddings[u].clone())

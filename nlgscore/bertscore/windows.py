@@ -105,6 +105,7 @@ class WindowPlan:
         starts = np.array([start for start, _ in self.spans], dtype=np.int64)
         content_rows = offsets[owner] + prefix + np.arange(n) - starts[owner]
         last = len(self.windows) - 1
+        self.offsets = offsets
         self.rows = np.concatenate([
             np.arange(prefix),  # the first window's prefix
             content_rows,
@@ -114,11 +115,28 @@ class WindowPlan:
     def __len__(self) -> int:
         return len(self.windows)
 
-    def assemble(self, encoded: Sequence[Any]) -> Any:
-        """The text's embeddings ``(..., tokens, D)`` from its windows' ``encoded`` rows (in order)."""
+    def place(self, out: Any, window: int, encoded: Any) -> Any:
+        """Copy into ``out`` (the text's ``(..., tokens, D)`` embeddings; allocated here when None)
+        the rows that window ``window`` owns, from its ``encoded`` rows; return ``out``.
+
+        Windows are placed as their encoder batches finish, so a long text never holds more than
+        its own embeddings and one batch (not all its windows at once).
+        """
         import torch
 
+        if out is None:
+            out = encoded.new_zeros(encoded.shape[:-2] + (len(self.rows), encoded.shape[-1]))
+        start, stop = self.offsets[window], self.offsets[window + 1]
+        dest = np.flatnonzero((self.rows >= start) & (self.rows < stop))
+        index = torch.as_tensor(self.rows[dest] - start, device=encoded.device)
+        out.index_copy_(out.dim() - 2, torch.as_tensor(dest, device=encoded.device), encoded.index_select(encoded.dim() - 2, index))
+        return out
+
+    def assemble(self, encoded: Sequence[Any]) -> Any:
+        """The text's embeddings ``(..., tokens, D)`` from its windows' ``encoded`` rows (in order)."""
         if len(encoded) == 1:
             return encoded[0]
-        stacked = torch.cat(list(encoded), dim=-2)
-        return stacked.index_select(-2, torch.as_tensor(self.rows, device=stacked.device))
+        out = None
+        for window, rows in enumerate(encoded):
+            out = self.place(out, window, rows)
+        return out
