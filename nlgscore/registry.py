@@ -343,6 +343,10 @@ REMOTE_SCORER = "nlgscore.serve.client:RemoteScorer"
 def _remote(url: str, options: Dict[str, Any]) -> Any:
     module, _, attribute = REMOTE_SCORER.partition(":")
     client = import_module(module)
+    from nlgscore.core.runtime import RUNTIME_OPTIONS
+
+    # The run-time settings are the server's: a caller's unset ones and its progress bar are no request.
+    options = {k: v for k, v in options.items() if not (k in RUNTIME_OPTIONS and (v is None or k == "progress"))}
     own, others = client.split_options(options)
     if others:
         raise ArgumentError(f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)")

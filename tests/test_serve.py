@@ -128,6 +128,19 @@ def test_remote_scorer_compute_matrix_and_mbr(server, local):
         nlgscore.load(server.url, device="cpu")
 
 
+def test_meta_scores_a_server_metric_like_the_local_one(server, local):
+    """``nlgscore meta --metric http://...``: the meta engine builds the server's client through the
+    one builder with its run options (the run-time ones are the server's) and scores like compute."""
+    from nlgscore.meta.engine import Scorers
+
+    scorers = Scorers({"device": None, "batch_size": None, "progress": True})
+    scores, signature = scorers.score(server.url, PREDS[:8], REFS[:8])
+    np.testing.assert_allclose(scores, local.compute(PREDS[:8], REFS[:8]).f1, atol=1e-6)
+    assert signature == str(local.signature)
+    with pytest.raises(ArgumentError, match=r"options \[.dtype.\] cannot be given for the server"):
+        Scorers({"dtype": "bfloat16"}).score(server.url, PREDS[:2], REFS[:2])
+
+
 def test_lighteval_metric_and_map_function_against_the_server(server, local):
     from lighteval.models.model_output import ModelResponse
     from lighteval.tasks.requests import Doc

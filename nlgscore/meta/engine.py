@@ -139,9 +139,7 @@ class Scorers:
         from nlgscore import registry  # lazy: pulls in torch/transformers
 
         if spec not in self._loaded:
-            from nlgscore.meta.scoring import _accepted
-
-            self._loaded[spec] = registry.load(spec, **_accepted(spec, dict(self.options)))
+            self._loaded[spec] = registry.build(spec, **self.options)
         return self._loaded[spec]
 
     def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:

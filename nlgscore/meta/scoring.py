@@ -3,14 +3,13 @@
 String baselines (``chrf``, ``bleu``, ``sentbleu``, ``rouge1/2/L``) are scored here
 (``nlgscore.meta.baselines``); any other spec
 (``bertscore:minilm``, ``prism:ref``, ``bartscore:bart-large-cnn``, ...) goes to
-``nlgscore.registry.load``, imported only then so string metrics work without the model
+``nlgscore.registry.build``, imported only then so string metrics work without the model
 stack. Meta-evaluation data repeat translations (a daRR pair shares them with other
 pairs), so each distinct (hypothesis, reference, source) triple is scored once.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError
@@ -33,25 +32,15 @@ def unique_triples(
     return list(position), order
 
 
-def _accepted(spec: str, options: Dict[str, Any]) -> Dict[str, Any]:
-    from nlgscore import registry
-
-    if "progress" in options:
-        name, _ = registry.spec_options(spec)
-        if "progress" not in inspect.signature(registry.metric(name).scorer_class()).parameters:
-            options.pop("progress")
-    return options
-
-
 def segment_scores(
     spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
     options: Optional[Dict[str, Any]] = None, scorer: Any = None,
 ) -> Tuple[List[float], str]:
     """One score per hypothesis (input order) from metric ``spec``, and its signature.
 
-    ``options`` go to ``nlgscore.load(spec, **options)`` (device, batch size ...); a
-    ``progress`` option is dropped for scorers that draw no progress bar. ``scorer`` is an
-    already loaded scorer of ``spec`` (a run loads each model once).
+    ``options`` go to ``nlgscore.registry.build(spec, **options)`` (device, batch size, progress:
+    the run-time options every scorer takes). ``scorer`` is an already loaded scorer of ``spec``
+    (a run loads each model once).
 
     >>> scores, signature = segment_scores("chrf", ["a cat", "the cat"], ["the cat", "the cat"])
     >>> [round(s, 2) for s in scores], signature.startswith("chrF|")
@@ -66,7 +55,7 @@ def segment_scores(
 
     unique, order = unique_triples(hyps, refs, srcs)
     if scorer is None:
-        scorer = registry.load(spec, **_accepted(spec, dict(options or {})))
+        scorer = registry.build(spec, **dict(options or {}))
     # Pass only what the scorer uses (Scorer.needs): a reference-based metric given
     # sources could switch to another mode, and some data sets have no sources.
     needs = tuple(getattr(scorer, "needs", ("references",)))

@@ -167,11 +167,11 @@ def create_app(
 
     async def matrix(request: Any) -> Any:
         batcher = ready()
-        predictions, references, column = matrix_inputs(await read_json(request), max_matrix_cells)
+        predictions, references, column, source = matrix_inputs(await read_json(request), max_matrix_cells)
 
         def run() -> Any:
             with batcher.lock:  # the scorer is not scored from two threads at once
-                return batcher.scorer.matrix(predictions, references, column=column)
+                return batcher.scorer.matrix(predictions, references, source=source, column=column)
 
         try:
             grid = await asyncio.wait_for(asyncio.to_thread(run), timeout)

@@ -27,7 +27,7 @@ import numpy as np
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.core.extras import require
-from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result
 from nlgscore.core.signature import Signature
 
@@ -100,17 +100,22 @@ class RemoteScorer(Scorer):
         body = self._body(predictions, references, sources, call_options)
         return self._result(await self._arequest("POST", "/v1/score", body))
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, column: Optional[str] = None, **call_options: Any) -> np.ndarray:
-        """Every prediction against every reference, on the server's ``/v1/matrix``."""
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
+               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+        """Every prediction against every reference (under ``source`` for a metric that scores with
+        references and sources, as :meth:`Scorer.matrix`), on the server's ``/v1/matrix``."""
         if not self.offers_matrix:
-            return super().matrix(predictions, references, column=column, **call_options)
+            return super().matrix(predictions, references, source=source, column=column, **call_options)
         self._check_options(call_options)
         preds, refs = check_texts("predictions", predictions), check_texts("references", references)
         if column is not None and not isinstance(column, str):
             raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
         if not preds or not refs:
             return np.zeros((len(preds), len(refs)))
-        answer = self._request("POST", "/v1/matrix", {"predictions": preds, "references": refs, "column": column})
+        body = {"predictions": preds, "references": refs, "column": column}
+        if source is not None:
+            body["source"] = check_text("source", source)
+        answer = self._request("POST", "/v1/matrix", body)
         return np.asarray(answer["matrix"], dtype=np.float64).reshape(len(preds), len(refs))
 
     def _body(self, predictions: Any, references: Any, sources: Any, call_options: Dict[str, Any]) -> Dict[str, Any]:

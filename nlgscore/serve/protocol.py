@@ -8,7 +8,7 @@ Every malformed request is a :class:`HTTPError` with its status and a message na
 * ``POST /get_reward``: OpenRLHF's reward-model protocol: ``{"query": [...], "prompts": [...],
   "labels": [...]}`` → ``{"rewards", "scores", "extra_logs"}``; the response scored is each query
   after its prompt, the labels are its references, and a source-based metric reads the prompt.
-* ``POST /v1/matrix``: ``{"predictions", "references", "column"?}`` → ``{"matrix", "column", "signature"}``.
+* ``POST /v1/matrix``: ``{"predictions", "references", "column"?, "source"?}`` → ``{"matrix", "column", "signature"}``.
 
 >>> score_inputs({"predictions": ["a"], "references": ["b"]}, max_items=10)
 (['a'], ['b'], None)
@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 SCORE_FIELDS = ("predictions", "references", "sources")
 REWARD_FIELDS = ("query", "prompts", "labels")
-MATRIX_FIELDS = ("predictions", "references", "column")
+MATRIX_FIELDS = ("predictions", "references", "column", "source")
 
 
 class HTTPError(Exception):
@@ -96,8 +96,9 @@ def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Opti
     return responses, labels, prompts  # type: ignore[return-value]
 
 
-def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List[Any], Optional[str]]:
-    """Predictions, references and the column of a ``/v1/matrix`` body."""
+def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List[Any], Optional[str], Optional[str]]:
+    """Predictions, references, the column and the source (every cell's, for a metric that scores
+    with references and sources) of a ``/v1/matrix`` body."""
     _fields(body, MATRIX_FIELDS, ("predictions", "references"))
     predictions, references = (_list(body, name, max_cells) for name in MATRIX_FIELDS[:2])
     if len(predictions) * len(references) > max_cells:  # type: ignore[arg-type]
@@ -105,7 +106,10 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
     column = body.get("column")
     if column is not None and not isinstance(column, str):
         raise HTTPError(400, f"column must be a string or null, got {type(column).__name__}")
-    return predictions, references, column  # type: ignore[return-value]
+    source = body.get("source")
+    if source is not None and not isinstance(source, str):
+        raise HTTPError(400, f"source must be a string or null, got {type(source).__name__}")
+    return predictions, references, column, source  # type: ignore[return-value]
 
 
 def score_response(result: Any) -> Dict[str, Any]:
