@@ -74,6 +74,23 @@ def test_named_pipes_are_read_by_a_resumable_run(tmp_path, capsys, expected):
         feeder.join(10)
 
 
+def test_mbr_reads_its_items_from_a_named_pipe(tmp_path, capsys):
+    rows = [json.dumps({"id": "a", "candidates": PREDS + REFS[:1]}), json.dumps({"id": "b", "candidates": REFS + PREDS[:1]})]
+    (tmp_path / "items.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    feeder = fifo_with(tmp_path / "items.fifo", rows)
+    printed = []
+    for path in (tmp_path / "items.jsonl", tmp_path / "items.fifo"):
+        status = main(["mbr", str(path), "--metric", SPEC, "--no-progress", "--quiet"])
+        captured = capsys.readouterr()
+        assert status == 0, captured.err
+        printed.append([json.loads(line) for line in captured.out.splitlines()])
+    feeder.join(10)
+    assert [row["id"] for row in printed[1]] == ["a", "b"]
+    assert [row["best_index"] for row in printed[1]] == [row["best_index"] for row in printed[0]]
+    for got, want in zip(printed[1], printed[0]):
+        assert got["expected_utility"] == pytest.approx(want["expected_utility"], abs=1e-6)
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution needs bash")
 def test_process_substitution_is_read(expected):
     command = (f"{sys.executable} -m nlgscore score {SPEC} -c <(printf '{PREDS[0]}\\n{PREDS[1]}\\n') "

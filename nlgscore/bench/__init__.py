@@ -8,12 +8,13 @@ BARTScore-style reference loop, in one run, each side in its own process; see BE
 ('bertscore', 'trainer', 'memory', 'bartscore')
 """
 
-from nlgscore.bench.report import evaluate_targets, render_markdown, render_text, write_markdown
+from nlgscore.bench.report import BenchSummary, evaluate_targets, render_markdown, render_text, write_markdown
 from nlgscore.bench.config import SECTIONS, BenchConfig, bert_score_available
 from nlgscore.bench.runner import run_benchmark
 
 __all__ = [
     "SECTIONS",
+    "BenchSummary",
     "BenchConfig",
     "bert_score_available",
     "evaluate_targets",

@@ -42,9 +42,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import platform
 import time
 from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from nlgscore.core.kernel_cache import cpu_model
 
 logger = logging.getLogger(__name__)
 
@@ -90,22 +91,6 @@ _CHOICES: Dict[str, Dict[str, Any]] = {"float32": _CHOICE, "bfloat16": {"kernel"
 def _forced() -> Optional[bool]:
     value = os.environ.get(ENV_SWITCH, "").strip().lower()
     return False if value in _OFF else True if value in _ON else None
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for reports.
-
-    >>> isinstance(cpu_model(), str)
-    True
-    """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:

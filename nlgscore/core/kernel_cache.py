@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -36,10 +37,24 @@ def cache_folder() -> Optional[Path]:
     return Path(root).expanduser() / "kernels"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for reports.
+
+    >>> isinstance(cpu_model(), str)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def cpu_identity() -> Tuple[str, str]:
     """The CPU's model name and its sorted feature flags (``/proc/cpuinfo``; empty flags elsewhere)."""
-    from nlgscore.core.gemm import cpu_model
-
     flags = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:

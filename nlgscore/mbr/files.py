@@ -50,8 +50,12 @@ def read_items(path: str) -> Tuple[List[Item], str]:
     if path == STDIN:
         data, name = sys.stdin.buffer.read(), "<stdin>"
     else:
-        if not Path(path).is_file():
+        # A named pipe or a process substitution (/dev/fd/63) is read once like a file: the items
+        # are held whole anyway, and their bytes' SHA-256 is what a resume checks.
+        if not Path(path).exists():
             raise DataError(f"input file not found: {path}")
+        if Path(path).is_dir():
+            raise DataError(f"{path} is a folder, not a JSONL file of items")
         data, name = Path(path).read_bytes(), path
     try:
         text = data.decode("utf-8-sig")
