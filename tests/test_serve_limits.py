@@ -31,7 +31,7 @@ def _stall(port: int, path: str = "/v1/score") -> socket.socket:
 
 
 def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_compute_apart():
-    flags = ("--max-concurrent", "3", "--max-wait-ms", "300", "--max-batch", "64", "--body-timeout", "1", "--threads", "1")
+    flags = ("--max-concurrent", "3", "--max-wait-ms", "1000", "--max-batch", "64", "--body-timeout", "1", "--threads", "1")
     with ServeProcess(SPEC, *flags) as proc:
         proc.wait_ready()
 
