@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     net.add_argument("--max-concurrent", type=positive_int, default=DEFAULT_MAX_CONCURRENT,
                      help=f"most requests in the server at once (429 with Retry-After above; default {DEFAULT_MAX_CONCURRENT})")
     net.add_argument("--body-timeout", type=_positive_seconds, default=DEFAULT_BODY_TIMEOUT,
-                     help=f"seconds a client may pause while sending its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})")
+                     help=f"seconds a client may take to send its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})")
     net.add_argument("--drain-timeout", type=_non_negative, default=DEFAULT_DRAIN_TIMEOUT,
                      help=f"seconds SIGTERM waits for requests in flight before cutting them and exiting 0 (default {DEFAULT_DRAIN_TIMEOUT:g})")
     net.add_argument("--threads", type=positive_int, default=None,
