@@ -94,3 +94,16 @@ def test_a_bad_batch_size_is_refused_naming_batch_size(bad):
 
     with pytest.raises(NlgscoreError, match=r"^batch_size must be a positive integer"):
         score_dataset(None, SPEC, batch_size=bad)
+
+
+def test_nemo_rl_environment_as_a_ray_actor(local_ray, expected):
+    """NeMo-RL creates its environment as a Ray actor and calls ``env.step.remote(message_log_batch,
+    metadata)`` (nemo_rl/environments/interfaces.py, math_environment.py): the batch's rewards equal compute."""
+    from nlgscore.integrations.nemo_rl import environment_actor
+
+    env = environment_actor().options(num_cpus=0.5).remote({"spec": SPEC})
+    logs = [[{"role": "user", "content": "Say it."}, {"role": "assistant", "content": p}] for p in PREDS]
+    out = ray.get(env.step.remote(logs, [{"ground_truth": r} for r in REFS]))
+    np.testing.assert_allclose(out.rewards.numpy(), expected["f1"], rtol=0, atol=1e-6)  # tolerance: as the map_batches test
+    assert out.terminateds.tolist() == [1.0] * len(PREDS)
+    ray.kill(env)

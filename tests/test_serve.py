@@ -97,6 +97,14 @@ BAD = [
     ("/get_reward", {"query": ["a", "b"], "prompts": ["a"]}, 400, "prompts"),
     ("/v1/matrix", {"predictions": ["a"], "references": ["b"], "column": 3}, 400, "column must be a string"),
     ("/v1/matrix", {"predictions": ["a"], "references": ["b"], "column": "nope"}, 400, "column must be one of"),
+    # issue 33 item 2: client mistakes that were 500 "internal error"
+    ("/v1/score", b"[" * 5000 + b"]" * 5000, 400, "nested too deeply"),
+    ("/v1/score", b'{"predictions": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "nested too deeply"),
+    ("/get_reward", {"query": None, "prompts": ["a"]}, 400, "query must be a JSON array of strings, got null"),
+    ("/get_reward", {"query": ["a"], "prompts": None}, 400, "prompts must be a JSON array of strings, got null"),
+    ("/v1/matrix", {"predictions": None, "references": ["b"]}, 400, "predictions must be a JSON array of strings, got null"),
+    ("/v1/matrix", {"predictions": ["a"], "references": None}, 400, "references must be a JSON array of strings, got null"),
+    ("/v1/score", {"predictions": None, "references": ["b"]}, 400, "predictions must be a JSON array of strings, got null"),
 ]
 
 
@@ -216,7 +224,7 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         time.sleep(0.5)  # the first call waits for its batch (--max-wait-ms 1500) and fills the queue
         send("full", PREDS[:3], REFS[:3])
         first.join()
-        assert answers["full"].status_code == 503 and answers["full"].headers["retry-after"] and "max_queue=4" in answers["full"].json()["error"]
+        assert answers["full"].status_code == 429 and answers["full"].headers["retry-after"] and "max_queue=4" in answers["full"].json()["error"]
         assert answers["first"].status_code == 200
 
         # SIGTERM with two requests in flight: both answered, then exit 0

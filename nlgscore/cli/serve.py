@@ -5,9 +5,12 @@
 
 Endpoints: ``GET /health``, ``POST /v1/score``, ``POST /get_reward`` (OpenRLHF's reward-model
 protocol), ``POST /v1/matrix``, ``GET /metrics`` (Prometheus); see :mod:`nlgscore.serve.app`.
+Also the RL frameworks' reward protocols: ``POST /v1/reward`` (slime), ``POST /seed_session`` and
+``/verify`` (NeMo Gym), ``POST /roll/submit_task`` and ``GET /roll/task_result`` (ROLL).
 The model is loaded once, after the server starts listening (``/health`` answers 503 until it is
-ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``.
-SIGTERM finishes the requests in flight and exits 0.
+ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``. torch
+gets the usable CPUs minus one (``--threads``). SIGTERM finishes the requests in flight within
+``--drain-timeout`` seconds (then cuts them) and exits 0.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ def _non_negative(text: str) -> float:
 
 def register(subparsers) -> None:
     from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
-    from nlgscore.serve.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
-    from nlgscore.serve.server import DEFAULT_HOST, DEFAULT_PORT
+    from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
+    from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
 
     parser = subparsers.add_parser(
         "serve", help=COMMANDS["serve"],
@@ -49,10 +52,18 @@ def register(subparsers) -> None:
     net.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})")
     net.add_argument("--max-body-bytes", type=positive_int, default=DEFAULT_MAX_BODY_BYTES, help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})")
     net.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help=f"most predictions per request (413 above; default {DEFAULT_MAX_ITEMS})")
+    net.add_argument("--max-concurrent", type=positive_int, default=DEFAULT_MAX_CONCURRENT,
+                     help=f"most requests in the server at once (429 with Retry-After above; default {DEFAULT_MAX_CONCURRENT})")
+    net.add_argument("--body-timeout", type=_positive_seconds, default=DEFAULT_BODY_TIMEOUT,
+                     help=f"seconds a client may take to send its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})")
+    net.add_argument("--drain-timeout", type=_non_negative, default=DEFAULT_DRAIN_TIMEOUT,
+                     help=f"seconds SIGTERM waits for requests in flight before cutting them and exiting 0 (default {DEFAULT_DRAIN_TIMEOUT:g})")
+    net.add_argument("--threads", type=positive_int, default=None,
+                     help="torch CPU threads (default: usable CPUs - 1, at least 1: one core is left to the event loop and the HTTP stack)")
     batching = parser.add_argument_group("micro-batching")
     batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
     batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
-    batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (503 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
+    batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (429 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
     batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
                           help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
                                "GRPO prompt share one reference encoding (default: on)")
@@ -62,6 +73,13 @@ def register(subparsers) -> None:
     scale.add_argument("--autoscaling-config", type=_json_object, default=None, metavar="JSON", help="Ray Serve autoscaling_config as JSON, e.g. '{\"min_replicas\": 1, \"max_replicas\": 4}' (with --ray; instead of --replicas)")
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
+
+
+def _positive_seconds(text: str) -> float:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0, got 0")
+    return value
 
 
 def _json_object(text: str) -> Dict[str, Any]:
@@ -77,9 +95,14 @@ def _json_object(text: str) -> Dict[str, Any]:
 
 
 def read_api_key(path: str) -> str:
-    """The token in ``path`` (surrounding whitespace dropped); an empty file is an error."""
-    with open(path, encoding="utf-8") as handle:
-        key = handle.read().strip()
+    """The token in ``path`` (surrounding whitespace dropped); an empty, unreadable or non-UTF-8 file is an error."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            key = handle.read().strip()
+    except UnicodeDecodeError:
+        fail(f"--api-key-file {path}: the file is not UTF-8 text")
+    except OSError as err:
+        fail(f"--api-key-file {path}: {err.strerror or err}")
     if not key or any(c.isspace() for c in key):
         fail(f"--api-key-file {path}: the file must hold one token (no spaces), got {'nothing' if not key else 'several words'}")
     return key
@@ -92,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
     name, _ = registry.parse_spec(args.spec)
     check_device(args.device)
+    if not 0 <= args.port <= 65535:
+        fail(f"--port must be 0-65535, got {args.port}")
     api_key = read_api_key(args.api_key_file) if args.api_key_file else None
     check_exposure(args.host, api_key)
     options: Dict[str, Any] = runtime_settings(args)
@@ -107,16 +132,24 @@ def run(args: argparse.Namespace) -> int:
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)
 
+    import os
+
+    from nlgscore.core.threads import ENV as THREADS_ENV, available_cpus
+
+    if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
+        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - 1))
+
     def app(on_loaded):
         return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
                           max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
-                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, on_loaded=on_loaded)
+                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
+                          body_timeout=args.body_timeout, on_loaded=on_loaded)
 
     def announce(url: str) -> None:
         print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
 
     verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
-    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce)
+    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce, drain_timeout=args.drain_timeout)
 
 
 def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:

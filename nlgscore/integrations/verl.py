@@ -3,18 +3,19 @@
 verl calls a custom reward function once per sample (its reward loop's ``run_single``), many at a
 time. Pointed at one ``nlgscore serve`` process, the calls of every rollout worker are batched by
 the server and the model is loaded once, not in every worker. The interface followed is verl
-0.9.1's (``verl/trainer/ppo/reward.py`` ``get_custom_reward_fn``, the ``naive`` and ``batch``
-reward managers, the experimental reward loop):
+0.9.1's (``verl/trainer/ppo/reward.py`` ``get_custom_reward_fn``; the reward loop's managers,
+``verl/experimental/reward_loop/reward_manager/``: naive, dapo, gdpo, limited, remote, all per
+sample: verl 0.9.1 has no batch reward manager, ``reward_manager.name=batch`` is unknown there):
 
 * :func:`compute_score` — ``(data_source, solution_str, ground_truth, extra_info=None, **kwargs) -> float``;
   verl runs a plain function in a thread pool.
 * :func:`compute_score_async` — the same as a coroutine; verl's reward loop awaits a coroutine
   function (``inspect.iscoroutinefunction``) instead of using a thread.
-* :func:`compute_score_batch` — ``(data_sources, solution_strs, ground_truths, extra_infos, **kwargs) -> list[float]``
-  for ``reward_manager.name=batch``: one request for the whole batch.
+* :func:`compute_score_batch` — ``(data_sources, solution_strs, ground_truths, extra_infos, **kwargs) -> list[float]``:
+  one request for a whole batch, for a loop of your own (no verl 0.9.1 manager calls it).
 
 Configure verl with ``reward.custom_reward_function.path=pkg://nlgscore.integrations.verl`` and
-``name=compute_score`` (or ``compute_score_async`` / ``compute_score_batch``); verl merges
+``name=compute_score_async`` (or ``compute_score``); verl merges
 ``custom_reward_function.reward_kwargs`` into every call, so the scorer is chosen by, first found:
 
 1. ``url=`` (a server, ``"http://127.0.0.1:8000"``) or ``spec=`` (a local scorer,
@@ -65,7 +66,7 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any], extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None, **kwargs: Any) -> List[float]:
-    """The rewards of a batch, in order (verl's ``batch`` reward manager): one scoring call.
+    """The rewards of a batch, in order: one scoring call (verl 0.9.1's managers call per sample).
 
     Every sample must name the same scorer (the reward_kwargs or the environment usually do).
     """

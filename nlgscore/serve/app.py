@@ -3,19 +3,16 @@
 Built on Starlette (the layer FastAPI itself runs on; chosen by measurement, see BENCHMARKS.md
 "Serving": the same endpoint served more requests per second, and the requests are checked by
 nlgscore's own argument checks, which name the field, so FastAPI's pydantic layer and its 422
-bodies would only be in the way of the ``400 {"error": ...}`` contract).
-
-Endpoints (see :mod:`nlgscore.serve.protocol` for the bodies):
-
-* ``GET /health``: 200 ``{"status": "ok", "metric", "signature", "queue", "needs", "matrix"}``
-  once the model is loaded; 503 ``{"status": "loading"}`` before (and ``"error"`` if it failed);
-* ``POST /v1/score``, ``POST /get_reward`` (OpenRLHF), ``POST /v1/matrix``;
-* ``GET /metrics``: Prometheus text (:mod:`nlgscore.serve.metrics`).
+bodies would only be in the way of the ``400 {"error": ...}`` contract). :func:`create_app` keeps
+the state (:class:`~nlgscore.serve.service.Service`) and the routing; each endpoint is a named
+function in :mod:`nlgscore.serve.endpoints`.
 
 Refusals: 400 a malformed body (naming the field), 401 a missing or wrong bearer token (with
-``api_key``), 413 a body over ``max_body_bytes`` or more than ``max_items`` predictions, 422 a
-score that is not finite, 503 a full queue (with ``Retry-After``) or a model still loading, 504
-a request not scored within ``timeout`` seconds. ``/health`` needs no token (probes).
+``api_key``), 404 an unknown ROLL task, 408 a body that stalls more than ``body_timeout`` seconds,
+413 a body over ``max_body_bytes`` or more than ``max_items`` predictions, 422 a score that is not
+finite, 429 (with ``Retry-After``) more than ``max_concurrent`` requests at once or a full queue,
+503 a model still loading or a server draining, 504 a request not scored within ``timeout``
+seconds. ``/health`` needs no token (probes).
 
 >>> from starlette.testclient import TestClient
 >>> from nlgscore.registry import build
@@ -38,29 +35,21 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Optional
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.batching import check_positive
+from nlgscore.core.errors import ArgumentError, NlgscoreError
 from nlgscore.core.extras import require
-from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError, check_settings
+from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics
-from nlgscore.serve.protocol import HTTPError, matrix_inputs, parse_body, reward_inputs, reward_response, score_inputs, score_response
+from nlgscore.serve.protocol import HTTPError
+from nlgscore.serve.service import (
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TIMEOUT,
+    Service, Settings,
+)
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 60.0  # seconds a request may wait for its score
-DEFAULT_MAX_BODY_BYTES = 8 << 20  # 8 MiB: thousands of sentences
-DEFAULT_MAX_ITEMS = 4096  # predictions per request
-DEFAULT_MAX_MATRIX_CELLS = 1 << 20  # pairs per /v1/matrix request
-RETRY_AFTER = "1"  # seconds, for 503 answers
-
-
-class _State:
-    """What the loader thread fills in: the scorer and its batcher, or the error that stopped it."""
-
-    def __init__(self) -> None:
-        self.scorer: Any = None
-        self.batcher: Optional[MicroBatcher] = None
-        self.error: Optional[BaseException] = None
+__all__ = ["create_app", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
 
 
 def create_app(
@@ -74,6 +63,8 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_items: int = DEFAULT_MAX_ITEMS,
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     on_loaded: Optional[Callable[[Optional[BaseException]], None]] = None,
     make_batcher: Optional[Callable[..., Any]] = None,
 ) -> Any:
@@ -88,107 +79,53 @@ def create_app(
     """
     require("starlette", "serve", "nlgscore serve")
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    state = _State()
-    metrics = ServerMetrics(lambda: state.batcher.queued if state.batcher is not None else 0)
-    batch_settings = dict(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue)
+    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
+
     check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
+    check_positive("max_concurrent", max_concurrent, allow_none=False)
+    if not 0 < body_timeout < float("inf"):
+        raise ArgumentError(f"body_timeout must be a number of seconds > 0, got {body_timeout!r}")
+    settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
+                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
+    service = Service(settings)
+    service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active)
     token = None if api_key is None else f"Bearer {api_key}".encode()
 
     def load() -> None:
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
-            state.batcher = (make_batcher or MicroBatcher)(loaded, **batch_settings, on_batch=metrics.observe_batch)
-            state.scorer = loaded
+            service.batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
+                                                             on_batch=service.metrics.observe_batch)
+            service.scorer = loaded
         except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
             if on_loaded is None:
                 logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
-            state.error = err
+            service.error = err
         if on_loaded is not None:
-            on_loaded(state.error)
+            on_loaded(service.error)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):
         threading.Thread(target=load, name="nlgscore-serve-load", daemon=True).start()
         yield
-        if state.batcher is not None:  # in-flight requests are done: drain what is queued, stop the worker
-            await asyncio.to_thread(state.batcher.close)
+        service.draining = True
+        if service.batcher is not None:  # in-flight requests are done (or cut): score what is queued, stop the worker
+            await asyncio.to_thread(service.batcher.close)
 
-    def ready() -> MicroBatcher:
-        if state.error is not None:
-            raise HTTPError(503, f"the scorer failed to load: {type(state.error).__name__}: {state.error}")
-        if state.batcher is None:
-            raise HTTPError(503, "the model is loading", {"Retry-After": RETRY_AFTER})
-        return state.batcher
-
-    async def read_json(request: Any) -> Any:
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > max_body_bytes):
-            raise HTTPError(413 if declared.isdigit() else 400, f"the body is over {max_body_bytes} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body_bytes:
-                raise HTTPError(413, f"the body is over {max_body_bytes} bytes (--max-body-bytes)")
-            chunks.append(chunk)
-        return parse_body(b"".join(chunks))
-
-    async def scored(predictions: Any, references: Any, sources: Any) -> Any:
-        batcher = ready()
-        try:
-            future = batcher.submit(predictions, references, sources)
-        except QueueFullError as err:
-            raise HTTPError(503, str(err), {"Retry-After": RETRY_AFTER}) from None
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-        except asyncio.TimeoutError:
-            future.cancel()  # still queued: never scored; already running: its result is dropped
-            raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
-
-    async def health(request: Any) -> Any:
-        try:
-            batcher = ready()
-        except HTTPError as err:
-            status = "error" if state.error is not None else "loading"
-            return JSONResponse({"status": status, "error": str(err)}, 503, headers=err.headers)
-        scorer_ = state.scorer
-        return JSONResponse({"status": "ok", "metric": scorer_.name, "signature": str(scorer_.signature), "queue": batcher.queued,
-                             "needs": list(scorer_.needs), "matrix": True})
-
-    async def score(request: Any) -> Any:
-        predictions, references, sources = score_inputs(await read_json(request), max_items)
-        return JSONResponse(score_response(await scored(predictions, references, sources)))
-
-    async def get_reward(request: Any) -> Any:
-        responses, labels, prompts = reward_inputs(await read_json(request), max_items)
-        return JSONResponse(reward_response(await scored(responses, labels, prompts), state.scorer.name))
-
-    async def matrix(request: Any) -> Any:
-        batcher = ready()
-        predictions, references, column, source = matrix_inputs(await read_json(request), max_matrix_cells)
-
-        def run() -> Any:
-            with batcher.lock:  # the scorer is not scored from two threads at once
-                return batcher.scorer.matrix(predictions, references, source=source, column=column)
-
-        try:
-            grid = await asyncio.wait_for(asyncio.to_thread(run), timeout)
-        except asyncio.TimeoutError:
-            raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
-        return JSONResponse({"matrix": grid.tolist(), "column": column, "signature": str(batcher.scorer.signature)})
-
-    async def prometheus(request: Any) -> Any:
-        return Response(metrics.exposition(), media_type=metrics.content_type)
-
-    def route(path: str, handler: Callable[[Any], Awaitable[Any]], method: str, auth: bool = True) -> Any:
+    def route(path: str, handler: Callable[[Any, Service], Awaitable[Any]], method: str, auth: bool = True, admit: bool = True) -> Any:
         async def endpoint(request: Any) -> Any:
             start = time.perf_counter()
             try:
                 if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
                     raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
-                response = await handler(request)
+                if not admit:  # probes and scrapes are never refused for load
+                    response = await handler(request, service)
+                else:
+                    async with service.admitted():
+                        response = await handler(request, service)
             except HTTPError as err:
                 response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
             except NonFiniteScoreError as err:
@@ -198,20 +135,25 @@ def create_app(
             except Exception as err:
                 logger.exception("nlgscore serve: %s failed", path)
                 response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-            metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+            service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
             return response
 
         return Route(path, endpoint, methods=[method])
 
     routes = [
-        route("/health", health, "GET", auth=False),
-        route("/v1/score", score, "POST"),
-        route("/get_reward", get_reward, "POST"),
-        route("/v1/matrix", matrix, "POST"),
-        route("/metrics", prometheus, "GET"),
+        route("/health", health.health, "GET", auth=False, admit=False),
+        route("/metrics", prometheus.prometheus, "GET", admit=False),
+        route("/v1/score", score.score, "POST"),
+        route("/v1/matrix", matrix.matrix, "POST"),
+        route("/get_reward", openrlhf.get_reward, "POST"),
+        route("/v1/reward", slime.slime_reward, "POST"),
+        route("/seed_session", nemo_gym.seed_session, "POST"),
+        route("/verify", nemo_gym.verify, "POST"),
+        route("/roll/submit_task", roll.submit_task, "POST"),
+        route("/roll/task_result", roll.task_result, "GET"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.nlgscore = state
+    app.state.nlgscore = service
     return app
 
 

@@ -1,28 +1,41 @@
 """The server's Prometheus metrics (``GET /metrics``), one registry per app so that two apps in
-one process (tests) never share counters.
+one process (tests) never share counters. Times are in seconds, sizes in pairs (predictions).
+
+* ``nlgscore_queue_seconds``: from a request's arrival to the start of the batch that scored it;
+  ``nlgscore_compute_seconds``: one merged compute (or one matrix), kept apart from the queue;
+* ``nlgscore_batch_predictions`` / ``nlgscore_batch_calls``: pairs and requests per compute;
+* ``nlgscore_pairs_per_second``: pairs / compute seconds of the last batch;
+* ``nlgscore_predictions_total``, ``nlgscore_requests_total{endpoint,status}``,
+  ``nlgscore_request_seconds{endpoint}``, ``nlgscore_queue_length``, ``nlgscore_active_requests``;
+* ``nlgscore_dropped_total{reason}``: ``deadline`` (not scored within --timeout: a queued call is
+  then never scored), ``disconnect`` (the client went away or stalled while sending its body),
+  ``overload`` (answered 429).
 
 >>> m = ServerMetrics(queue_length=lambda: 3)
 >>> m.observe_batch(predictions=5, calls=2, seconds=0.01)
 >>> text = m.exposition().decode()
->>> "nlgscore_queue_length 3.0" in text and "nlgscore_batch_predictions_count 1.0" in text
+>>> "nlgscore_queue_length 3.0" in text and "nlgscore_compute_seconds_count 1.0" in text
 True
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import time
+from collections import deque
+from typing import Any, Callable, Deque
 
 from nlgscore.core.extras import require
 
 # predictions per merged compute: powers of two up to a large --max-batch
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+SECONDS_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+DROP_REASONS = ("deadline", "disconnect", "overload")
 
 
 class ServerMetrics:
-    """Requests (by endpoint and status), predictions scored, batch sizes, queue length, latency."""
+    """Requests, pairs, batch sizes, queue and compute times, drops (see the module docstring)."""
 
-    def __init__(self, queue_length: Callable[[], float]) -> None:
+    def __init__(self, queue_length: Callable[[], float], active: Callable[[], float] = lambda: 0) -> None:
         prom = require("prometheus_client", "serve", "nlgscore serve's /metrics")
         self.registry = prom.CollectorRegistry()
         self._prom = prom
@@ -30,22 +43,49 @@ class ServerMetrics:
         self.requests = prom.Counter("nlgscore_requests", "HTTP requests by endpoint and status", ["endpoint", "status"], registry=r)
         self.items = prom.Counter("nlgscore_predictions", "predictions scored", registry=r)
         self.latency = prom.Histogram("nlgscore_request_seconds", "request latency by endpoint", ["endpoint"], buckets=SECONDS_BUCKETS, registry=r)
-        self.batch_predictions = prom.Histogram("nlgscore_batch_predictions", "predictions per merged compute", buckets=BATCH_BUCKETS, registry=r)
+        self.queue_seconds = prom.Histogram("nlgscore_queue_seconds", "seconds from a request's arrival to the start of its batch", buckets=SECONDS_BUCKETS, registry=r)
+        self.compute_seconds = prom.Histogram("nlgscore_compute_seconds", "seconds of one merged compute (or matrix)", buckets=SECONDS_BUCKETS, registry=r)
+        self.batch_predictions = prom.Histogram("nlgscore_batch_predictions", "pairs per merged compute", buckets=BATCH_BUCKETS, registry=r)
         self.batch_calls = prom.Histogram("nlgscore_batch_calls", "requests merged into one compute", buckets=BATCH_BUCKETS, registry=r)
-        self.batch_seconds = prom.Histogram("nlgscore_batch_seconds", "time of one merged compute", buckets=SECONDS_BUCKETS, registry=r)
+        self.rate = prom.Gauge("nlgscore_pairs_per_second", "pairs per compute second, last batch", registry=r)
+        self.dropped = prom.Counter("nlgscore_dropped", "requests not scored, by reason", ["reason"], registry=r)
+        for reason in DROP_REASONS:
+            self.dropped.labels(reason)
         self.queue = prom.Gauge("nlgscore_queue_length", "predictions waiting to be batched", registry=r)
         self.queue.set_function(queue_length)
+        self.active = prom.Gauge("nlgscore_active_requests", "requests in the server", registry=r)
+        self.active.set_function(active)
+        self._done: Deque[float] = deque()  # arrival times of calls the worker just finished
+
+    def watch_queue(self, future: Any, arrived: float) -> None:
+        """Time ``future``'s wait in the queue: its result is set by the batcher's worker thread
+        just before that thread reports the batch (:meth:`observe_batch`), which knows its start."""
+        future.add_done_callback(lambda f: None if f.cancelled() else self._done.append(arrived))
 
     def observe_batch(self, predictions: int, calls: int, seconds: float) -> None:
-        """The micro-batcher's ``on_batch`` callback."""
+        """The micro-batcher's ``on_batch`` callback (on its worker thread)."""
+        started = time.perf_counter() - seconds
+        while self._done:
+            self.queue_seconds.observe(max(0.0, started - self._done.popleft()))
         self.items.inc(predictions)
         self.batch_predictions.observe(predictions)
         self.batch_calls.observe(calls)
-        self.batch_seconds.observe(seconds)
+        self.compute_seconds.observe(seconds)
+        if seconds > 0:
+            self.rate.set(predictions / seconds)
+
+    def observe_matrix(self, queued: float, seconds: float, pairs: int) -> None:
+        self.queue_seconds.observe(max(0.0, queued))
+        self.compute_seconds.observe(seconds)
+        if seconds > 0:
+            self.rate.set(pairs / seconds)
 
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
         self.requests.labels(endpoint, str(status)).inc()
         self.latency.labels(endpoint).observe(seconds)
+        reason = {504: "deadline", 408: "disconnect", 499: "disconnect", 429: "overload"}.get(status)
+        if reason is not None:
+            self.dropped.labels(reason).inc()
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""

@@ -39,12 +39,23 @@ class HTTPError(Exception):
         self.headers = headers or {}
 
 
-def parse_body(raw: bytes) -> Dict[str, Any]:
-    """The JSON object of a request body; anything else is a 400 saying what is wrong."""
+def parse_body(raw: bytes) -> Any:
+    """The JSON object (or array: slime's group form) of a request body; anything else is a 400
+    saying what is wrong."""
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as err:
         raise HTTPError(400, f"malformed JSON body: {err}") from None
+    except RecursionError:  # arrays or objects nested thousands deep: no field of any endpoint is
+        raise HTTPError(400, "malformed JSON body: nested too deeply") from None
+    if not isinstance(body, (dict, list)):
+        raise HTTPError(400, f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def parse_object(raw: bytes) -> Dict[str, Any]:
+    """:func:`parse_body`, which must be a JSON object."""
+    body = parse_body(raw)
     if not isinstance(body, dict):
         raise HTTPError(400, f"the body must be a JSON object, got {type(body).__name__}")
     return body
@@ -59,9 +70,13 @@ def _fields(body: Dict[str, Any], allowed: Tuple[str, ...], required: Tuple[str,
             raise HTTPError(400, f"{name} is required")
 
 
-def _list(body: Dict[str, Any], name: str, max_items: int) -> Optional[List[Any]]:
+def array(body: Dict[str, Any], name: str, max_items: int, required: bool = False) -> Optional[List[Any]]:
+    """``body[name]``, a JSON array of at most ``max_items`` (413 above); None when absent or null
+    unless ``required`` (then a 400 naming the field)."""
     value = body.get(name)
     if value is None:
+        if required:
+            raise HTTPError(400, f"{name} must be a JSON array of strings, got null")
         return None
     if not isinstance(value, list):
         raise HTTPError(400, f"{name} must be a JSON array of strings, got {type(value).__name__}")
@@ -73,14 +88,14 @@ def _list(body: Dict[str, Any], name: str, max_items: int) -> Optional[List[Any]
 def score_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
     """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring)."""
     _fields(body, SCORE_FIELDS, ("predictions",))
-    predictions, references, sources = (_list(body, name, max_items) for name in SCORE_FIELDS)
+    predictions, references, sources = (array(body, name, max_items, required=name == "predictions") for name in SCORE_FIELDS)
     return predictions, references, sources  # type: ignore[return-value]
 
 
 def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Optional[List[Any]], List[str]]:
     """Responses (each query after its prompt), references (the labels) and sources (the prompts)."""
     _fields(body, REWARD_FIELDS, ("query", "prompts"))
-    queries, prompts, labels = (_list(body, name, max_items) for name in REWARD_FIELDS)
+    queries, prompts, labels = (array(body, name, max_items, required=name != "labels") for name in REWARD_FIELDS)
     if len(queries) != len(prompts):  # type: ignore[arg-type]
         raise HTTPError(400, f"query has {len(queries)} items but prompts has {len(prompts)}")  # type: ignore[arg-type]
     if labels is not None and len(labels) != len(queries):  # type: ignore[arg-type]
@@ -100,7 +115,7 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
     """Predictions, references, the column and the source (every cell's, for a metric that scores
     with references and sources) of a ``/v1/matrix`` body."""
     _fields(body, MATRIX_FIELDS, ("predictions", "references"))
-    predictions, references = (_list(body, name, max_cells) for name in MATRIX_FIELDS[:2])
+    predictions, references = (array(body, name, max_cells, required=True) for name in MATRIX_FIELDS[:2])
     if len(predictions) * len(references) > max_cells:  # type: ignore[arg-type]
         raise HTTPError(413, f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request")  # type: ignore[arg-type]
     column = body.get("column")
@@ -124,3 +139,30 @@ def reward_response(result: Any, metric: str) -> Dict[str, Any]:
     """OpenRLHF's answer: the primary score as reward and score, every column in ``extra_logs``."""
     scores = result.scores
     return {"rewards": scores, "scores": scores, "extra_logs": {f"{metric}_{name}": values for name, values in result.columns().items()}}
+
+
+def message_text(value: Any, name: str) -> str:
+    """A prompt as text: a string as is; chat messages (``[{"role", "content"}, ...]``, content a
+    string or OpenAI content parts ``[{"type": "input_text", "text"}, ...]``): the last user message.
+
+    >>> message_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}], "prompt")
+    'Hi'
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
+        if users:
+            content = users[-1].get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+                return "".join(p["text"] for p in content)
+    raise HTTPError(400, f"{name} must be a string or chat messages with a user message, got {type(value).__name__}")
+
+
+def reference(value: Any, name: str) -> Any:
+    """A reference: a string or a non-empty list of strings (several references)."""
+    if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        return value
+    raise HTTPError(400, f"{name} must be a string or a non-empty list of strings, got {type(value).__name__}")

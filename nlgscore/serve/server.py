@@ -1,8 +1,9 @@
 """Running a serving app on uvicorn: bind, serve, and stop cleanly.
 
-SIGTERM (or Ctrl-C) makes uvicorn stop accepting connections, finish the requests in flight,
-then run the app's shutdown (the micro-batcher scores what is still queued); :func:`run_server`
-then returns 0. uvicorn re-raises the signal it caught once it is done; the handler installed
+SIGTERM (or Ctrl-C) makes uvicorn stop accepting connections, finish the requests in flight
+for at most ``drain_timeout`` seconds (then the requests still open, a client stalled in the
+middle of its body included, are cut), then run the app's shutdown (the micro-batcher scores
+what is still queued); :func:`run_server` then returns 0. uvicorn re-raises the signal it caught once it is done; the handler installed
 here for that moment does nothing, so a SIGTERM ends the process with status 0, not 143.
 """
 
@@ -18,6 +19,7 @@ from nlgscore.core.extras import require
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_DRAIN_TIMEOUT = 30.0  # seconds SIGTERM waits for the requests in flight (a scheduler's grace period is often 30 s)
 
 
 def is_loopback(host: str) -> bool:
@@ -52,6 +54,8 @@ def bind(host: str, port: int) -> socket.socket:
     nlgscore.core.errors.ArgumentError: cannot listen on 127.0.0.1:... (--host/--port): ...
     >>> sock.close()
     """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ArgumentError(f"--port must be 0-65535, got {port!r}")
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         return socket.create_server((host, port), family=family)
@@ -60,8 +64,9 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None) -> int:
-    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0; the
+               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None, drain_timeout: float = DEFAULT_DRAIN_TIMEOUT) -> int:
+    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0 (within
+    ``drain_timeout`` seconds of the signal plus the app's shutdown); the
     scorer's load error is raised if it failed (the server stops then). ``announce(url)`` is told
     the address once the socket listens (the real port when ``port`` is 0)."""
     uvicorn = require("uvicorn", "serve", "nlgscore serve")
@@ -76,7 +81,8 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
             failed.append(error)
             server.should_exit = True
 
-    config = uvicorn.Config(app_factory(on_loaded), host=host, port=port, log_level=log_level, access_log=False, lifespan="on")
+    config = uvicorn.Config(app_factory(on_loaded), host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=drain_timeout)
     server = uvicorn.Server(config)
     previous = signal.signal(signal.SIGTERM, _after_shutdown)
     try:

@@ -1,0 +1,78 @@
+"""The reward adapters' one way to score: a scorer named by a server URL or a local spec, and
+blocking or awaited rewards through it (a local scorer through its micro-batcher, so that the
+concurrent samples of one process are merged; a server merges those of every process).
+
+Used by the RL adapters beside this module (slime, NeMo-RL, SkyRL, verifiers).
+
+>>> scorer = reward_scorer(spec="bertscore:minilm:L2")
+>>> [round(r, 4) for r in rewards(scorer, ["It is cold."], ["It is cold."], ["Is it cold?"])]
+[1.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.registry import cached
+from nlgscore.integrations.trl import SERVER_URL
+
+
+def reward_scorer(url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None) -> Any:
+    """The (per-process cached) scorer: a ``nlgscore serve`` at ``url``, else a local ``spec``."""
+    if (url is None) == (spec is None):
+        raise ArgumentError(f"give url= (a `nlgscore serve` address) or spec= (a local metric), not {'both' if url else 'neither'}")
+    value = url if url is not None else spec
+    if not isinstance(value, str) or not value:
+        raise ArgumentTypeError(f"{'url' if url is not None else 'spec'} must be a non-empty string, got {value!r}")
+    if url is not None and not url.startswith(SERVER_URL):
+        raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
+    if spec is not None and spec.startswith(SERVER_URL):
+        raise ArgumentError(f"spec names a server ({spec!r}): pass it as url=")
+    return cached(value) if url is not None else cached(value, **dict(options or {}))
+
+
+def _inputs(scorer: Any, references: Optional[Sequence[Any]], sources: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """Only what the metric reads (a local scorer refuses what it does not need)."""
+    needs = tuple(scorer.needs)
+    return {name: value for name, value in (("references", references), ("sources", sources)) if name in needs}
+
+
+def _values(result: Any, column: Optional[str]) -> List[float]:
+    if column is None:
+        return [float(v) for v in result.scores]
+    columns = result.columns()
+    if column not in columns:
+        raise ArgumentError(f"column must be one of {', '.join(columns)}, got {column!r}")
+    return [float(v) for v in columns[column]]
+
+
+def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None,
+            column: Optional[str] = None) -> List[float]:
+    """The rewards of ``predictions``, in order (blocking; safe from many threads)."""
+    inputs = _inputs(scorer, references, sources)
+    if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
+        from nlgscore.core.microbatch import shared_batcher
+
+        return _values(shared_batcher(scorer).compute(list(predictions), **inputs), column)
+    return _values(scorer.compute(list(predictions), **inputs), column)
+
+
+async def arewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None,
+                   column: Optional[str] = None) -> List[float]:
+    """:func:`rewards`, awaited (a local scorer's ``acompute`` goes through its micro-batcher)."""
+    return _values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)
+
+
+def last_text(messages: Any, role: str) -> str:
+    """The content of the last message of ``role`` (a string as is).
+
+    >>> last_text([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}], "assistant")
+    'Hello'
+    """
+    if isinstance(messages, str):
+        return messages
+    for message in reversed(list(messages or [])):
+        if isinstance(message, Mapping) and message.get("role") == role:
+            return str(message.get("content", ""))
+    raise ArgumentError(f"no {role} message in {messages!r:.80}")

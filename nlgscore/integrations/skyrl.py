@@ -1,0 +1,53 @@
+"""A SkyRL text environment whose reward is a nlgscore metric: :class:`NlgscoreTextEnv`.
+
+SkyRL builds an environment per sample as ``env_cls(env_config, extras)`` and calls
+``init(prompt)`` then ``step(action)`` (``skyrl_gym/envs/base_text_env.py``; the GSM8K
+environment, ``skyrl_gym/envs/gsm8k/env.py``, is the model followed): the reference is
+``extras["reward_spec"]["ground_truth"]`` (a string or a list), the action is the prediction, a
+source-based metric reads the prompt's last user message. ``env_config`` names the scorer:
+``url`` (a ``nlgscore serve``: the per-sample calls of every worker are merged there) or
+``spec`` (with ``options``), and ``column``. Register it with SkyRL's registry::
+
+    skyrl_gym.register(id="nlgscore", entry_point="nlgscore.integrations.skyrl:NlgscoreTextEnv")
+
+>>> env = NlgscoreTextEnv({"spec": "bertscore:minilm:L2"}, {"reward_spec": {"ground_truth": "It is cold."}})
+>>> _ = env.init([{"role": "user", "content": "Weather?"}])
+>>> out = env.step("It is cold.")
+>>> round(out["reward"], 4), out["done"]
+(1.0, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Tuple
+
+from nlgscore.core.errors import ArgumentError
+from nlgscore.core.extras import require
+from nlgscore.integrations.rewards import last_text, reward_scorer, rewards
+
+base_text_env = require("skyrl_gym.envs.base_text_env", "skyrl", "the SkyRL environment")
+
+
+class NlgscoreTextEnv(base_text_env.BaseTextEnv):
+    """SkyRL's ``BaseTextEnv`` rewarding the action with a nlgscore metric (see the module docstring)."""
+
+    def __init__(self, env_config: Any = None, extras: Mapping[str, Any] = {}) -> None:
+        super().__init__()
+        config = dict(env_config or {})
+        spec = extras.get("reward_spec") if isinstance(extras, Mapping) else None
+        if not isinstance(spec, Mapping) or "ground_truth" not in spec:
+            raise ArgumentError("extras['reward_spec']['ground_truth'] is required (the reference)")
+        self.ground_truth = spec["ground_truth"]
+        self.column = config.get("column")
+        self.scorer = reward_scorer(config.get("url"), config.get("spec"), config.get("options"))
+        self.source = ""
+
+    def init(self, prompt: List[Dict[str, str]]) -> Tuple[List[Dict[str, str]], Dict[str, Any]]:
+        """Keep the prompt (a source-based metric reads it); SkyRL's first observation unchanged."""
+        self.source = last_text(prompt, "user")
+        return prompt, {}
+
+    def step(self, action: str) -> Any:
+        """The reward of ``action``; the episode ends (single-turn)."""
+        reward = rewards(self.scorer, [action], [self.ground_truth], [self.source], self.column)[0]
+        return base_text_env.BaseTextEnvStepOutput(observations=[], reward=reward, done=True, metadata={"nlgscore": self.scorer.name})

@@ -1,0 +1,59 @@
+"""slime's reward, scored by ``nlgscore serve``.
+
+* One sample at a time, with slime's own client: ``--rm-type remote_rm --rm-url
+  http://HOST:PORT/v1/reward`` (slime posts ``{"prompt", "response", "label"}`` and reads a bare
+  JSON number: :mod:`nlgscore.serve.endpoints.slime`). The server merges the concurrent samples.
+* A group in one request: ``--group-rm --custom-rm-path nlgscore.integrations.slime.group_rm
+  --rm-url http://HOST:PORT/v1/reward``: slime then calls ``group_rm(args, samples)``
+  (``slime/rollout/rm_hub/__init__.py``, ``batched_async_rm``), which posts the samples as one
+  JSON array and returns their rewards in order.
+
+Retries follow slime's ``remote_rm``: up to 10 attempts, backing off (and honouring the server's
+``Retry-After`` on 429/503); a 4xx other than 429 is a bad sample and raises at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, List, Sequence
+
+from nlgscore.core.errors import ArgumentError
+
+MAX_RETRIES = 10  # slime's remote_rm
+RETRYABLE = (429, 502, 503, 504)
+
+
+def payload(sample: Any) -> dict:
+    """slime's body for one ``Sample`` (its ``prompt``, ``response`` and ``label``)."""
+    return {"prompt": sample.prompt, "response": sample.response, "label": sample.label}
+
+
+async def group_rm(args: Any, samples: Sequence[Any], **kwargs: Any) -> List[float]:
+    """The rewards of a group of slime samples, in order, from one request to ``args.rm_url``."""
+    import httpx
+
+    url = getattr(args, "rm_url", None)
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ArgumentError(f"--rm-url must be the server's /v1/reward address, got {url!r}")
+    if not samples:
+        return []
+    body = [payload(sample) for sample in samples]
+    async with httpx.AsyncClient(timeout=120) as client:
+        for attempt in range(MAX_RETRIES):
+            try:
+                response = await client.post(url, json=body)
+            except httpx.TransportError:
+                if attempt + 1 >= MAX_RETRIES:
+                    raise
+                await asyncio.sleep(min(2 ** attempt, 30))
+                continue
+            if response.status_code in RETRYABLE and attempt + 1 < MAX_RETRIES:
+                await asyncio.sleep(float(response.headers.get("retry-after", min(2 ** attempt, 30))))
+                continue
+            if response.status_code != 200:
+                raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:300]}")
+            rewards = response.json()
+            if not isinstance(rewards, list) or len(rewards) != len(samples):
+                raise RuntimeError(f"{url} answered {type(rewards).__name__} for a group of {len(samples)} samples")
+            return [float(r) for r in rewards]
+    raise AssertionError("unreachable")

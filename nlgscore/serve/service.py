@@ -1,0 +1,158 @@
+"""What every endpoint of ``nlgscore serve`` shares: the loaded scorer, the settings, admission
+(429 above a bound, 503 while loading or draining), reading a body with a deadline, and the one
+function through which every scoring request reaches the scheduler (:meth:`Service.score`).
+
+>>> service = Service(Settings())
+>>> service.ready()
+Traceback (most recent call last):
+...
+nlgscore.serve.protocol.HTTPError: the model is loading
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Dict, Optional
+
+from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.serve.metrics import ServerMetrics
+from nlgscore.serve.protocol import HTTPError, parse_body, parse_object
+
+DEFAULT_TIMEOUT = 60.0  # seconds a request may wait for its score
+DEFAULT_MAX_BODY_BYTES = 8 << 20  # 8 MiB: thousands of sentences
+DEFAULT_MAX_ITEMS = 4096  # predictions per request
+DEFAULT_MAX_MATRIX_CELLS = 1 << 20  # pairs per /v1/matrix request
+DEFAULT_MAX_CONCURRENT = 512  # requests in the server at once (TEI's --max-concurrent-requests)
+DEFAULT_BODY_TIMEOUT = 30.0  # seconds a client may take to send its body (8 MiB at 2 Mbit/s)
+DEFAULT_DRAIN_TIMEOUT = 30.0  # seconds SIGTERM waits for requests in flight
+RETRY_AFTER = "1"  # seconds, for 429 and 503 answers
+
+
+@dataclass
+class Settings:
+    """The app's limits (the flags of ``nlgscore serve``)."""
+
+    max_batch: int = DEFAULT_MAX_BATCH
+    max_wait_ms: float = DEFAULT_MAX_WAIT_MS
+    max_queue: int = DEFAULT_MAX_QUEUE
+    timeout: float = DEFAULT_TIMEOUT
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_items: int = DEFAULT_MAX_ITEMS
+    max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+
+
+@dataclass
+class Job:
+    """One scoring request: pairs (``matrix`` False) or every prediction against every reference."""
+
+    predictions: Any
+    references: Any = None
+    sources: Any = None
+    matrix: bool = False
+    column: Optional[str] = None
+    source: Optional[str] = None
+
+
+class Service:
+    """The state behind the endpoints: the scorer and its batcher once loaded, or the load error."""
+
+    def __init__(self, settings: Settings, metrics: Optional[ServerMetrics] = None) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.scorer: Any = None
+        self.batcher: Optional[MicroBatcher] = None
+        self.error: Optional[BaseException] = None
+        self.draining = False
+        self.active = 0  # requests admitted and not answered
+        self.tasks: Dict[str, Any] = {}  # ROLL's submitted tasks (serve.endpoints.roll), bounded by max_queue
+
+    def ready(self) -> MicroBatcher:
+        """The batcher; 503 while the model loads (or failed to) or the server drains."""
+        if self.error is not None:
+            raise HTTPError(503, f"the scorer failed to load: {type(self.error).__name__}: {self.error}")
+        if self.batcher is None:
+            raise HTTPError(503, "the model is loading", {"Retry-After": RETRY_AFTER})
+        if self.draining:
+            raise HTTPError(503, "the server is shutting down", {"Retry-After": RETRY_AFTER})
+        return self.batcher
+
+    @contextlib.asynccontextmanager
+    async def admitted(self) -> AsyncIterator[None]:
+        """One request in the server: 429 with Retry-After above ``max_concurrent`` at once."""
+        if self.active >= self.settings.max_concurrent:
+            raise HTTPError(429, f"{self.active} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
+                            {"Retry-After": RETRY_AFTER})
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+
+    async def read_json(self, request: Any, arrays: bool = False) -> Any:
+        """The request's JSON object (or array, with ``arrays``): 413 over ``max_body_bytes``, 408 when
+        the body has not arrived within ``body_timeout`` seconds (a client cannot hold the server)."""
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            raise HTTPError(413 if declared.isdigit() else 400, f"the body is over {limit} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length")
+        from starlette.requests import ClientDisconnect
+
+        chunks, size = [], 0
+        stream = request.stream().__aiter__()
+        deadline = time.monotonic() + self.settings.body_timeout  # for the whole body: a trickle cannot hold a slot either
+        while True:
+            try:
+                chunk = await asyncio.wait_for(stream.__anext__(), max(0.0, deadline - time.monotonic()))
+            except StopAsyncIteration:
+                break
+            except ClientDisconnect:
+                raise HTTPError(499, "the client disconnected while sending its body") from None
+            except asyncio.TimeoutError:
+                raise HTTPError(408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)") from None
+            size += len(chunk)
+            if size > limit:
+                raise HTTPError(413, f"the body is over {limit} bytes (--max-body-bytes)")
+            chunks.append(chunk)
+        return (parse_body if arrays else parse_object)(b"".join(chunks))
+
+    async def score(self, job: Job) -> Any:
+        """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.
+
+        A full queue is 429 (with Retry-After); 504 past the timeout (a queued call is then never
+        scored). The time spent queued and the time spent computing are recorded separately.
+        """
+        batcher = self.ready()
+        timeout = self.settings.timeout
+        arrived = time.perf_counter()
+        if job.matrix:
+            return await self._matrix(batcher, job, arrived)
+        try:
+            future = batcher.submit(job.predictions, job.references, job.sources)
+        except QueueFullError as err:
+            raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
+        if self.metrics is not None:
+            self.metrics.watch_queue(future, arrived)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except asyncio.TimeoutError:
+            future.cancel()  # still queued: never scored; already running: its result is dropped
+            raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
+
+    async def _matrix(self, batcher: MicroBatcher, job: Job, arrived: float) -> Any:
+        def run() -> Any:
+            with batcher.lock:  # the scorer is not scored from two threads at once
+                started = time.perf_counter()
+                grid = batcher.scorer.matrix(job.predictions, job.references, source=job.source, column=job.column)
+                if self.metrics is not None:
+                    self.metrics.observe_matrix(started - arrived, time.perf_counter() - started, grid.size)
+                return grid
+
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(run), self.settings.timeout)
+        except asyncio.TimeoutError:
+            raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)") from None
