@@ -67,9 +67,8 @@ def test_dry_run_checks_the_goldens(dry_run):
         for row in exact[key].values():
             assert row["max_abs_diff"] <= 1e-5, (key, row)
     assert exact["golden_all_pass"] is True
-    for mode in ("fp32", "bf16"):
-        assert exact["batch_invariance"][mode]["items"] == 4
-        assert exact["batch_invariance"][mode]["alone_vs_batch"]["items_with_other_bits"] <= 4
+    invariance = exact["batch_invariance"]["fp32"]
+    assert invariance["items"] == 4 and invariance["alone_vs_batch"]["max_abs_diff"] <= 1e-5  # fp32 rounding of other batches
 
 
 def test_dry_run_measures_throughput_in_each_precision(dry_run):
@@ -86,7 +85,7 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     seq2seq = sections["seq2seq"]
     assert seq2seq["bart_large_shaped"]["sides"]["nlgscore-bf16"]["tokens_per_s"] > 0
     assert seq2seq["prism_shaped"]["sides"]["nlgscore-fp32"]["pairs_per_s"] > 0
-    assert set(sections["mbr"]["mbr"]) == {"bf16_N4", "bf16_N6", "fp32_N4", "fp32_N6"}
+    assert set(sections["mbr"]["mbr"]) == {"fp32_N4", "fp32_N6"} and sections["mbr"]["mbr"]["fp32_N6"]["pairs_per_s"] > 0
     assert sections["serve"]["throughput"]["ratio_http_median"] > 0
 
 

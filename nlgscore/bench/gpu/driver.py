@@ -45,8 +45,8 @@ class Recorder:
         return value
 
 
-def environment(device: str) -> Dict[str, Any]:
-    """GPU name, driver, clocks (nvidia-smi), CPU, library versions and the load average."""
+def environment() -> Dict[str, Any]:
+    """CPU, library versions and the load average (the GPU's facts: :func:`gpu_facts`, in a section)."""
     import torch
     import transformers
 
@@ -62,6 +62,15 @@ def environment(device: str) -> Dict[str, Any]:
         info["bert_score"] = version("bert-score")
     except Exception:  # noqa: BLE001 - not installed: the comparison sides are skipped and say so
         info["bert_score"] = None
+    return info
+
+
+def gpu_facts(device: str) -> Dict[str, Any]:
+    """GPU name, memory, driver and clocks (nvidia-smi). It starts CUDA: call it in a section's
+    process, never in the parent, whose forked children could not start CUDA after it."""
+    import torch
+
+    info: Dict[str, Any] = {}
     if device.startswith("cuda") and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(torch.device(device))
         info.update(gpu=props.name, gpu_memory_gib=round(props.total_memory / 2**30, 1), multiprocessors=props.multi_processor_count,
@@ -92,6 +101,10 @@ def _child(section: Callable[..., None], config: CheckConfig, context: Dict[str,
 
 def run_section(name: str, section: Callable[..., None], config: CheckConfig, context: Dict[str, Any]) -> Dict[str, Any]:
     """``section(config, context, recorder)`` in a forked child, killed after its budget."""
+    import torch
+
+    if torch.cuda.is_initialized():
+        raise RuntimeError("CUDA was started in the GPU check's parent process: its forked sections could not use it")
     budget = config.budget(name)
     with tempfile.TemporaryDirectory(prefix=f"gpu-check-{name}-") as folder:
         path = os.path.join(folder, "result.json")
@@ -122,7 +135,7 @@ def run_check(config: CheckConfig) -> Dict[str, Any]:
     os.makedirs(config.out, exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S",
                         handlers=[logging.FileHandler(os.path.join(config.out, LOG)), logging.StreamHandler(sys.stderr)])
-    report: Dict[str, Any] = {"settings": config.as_dict(), "environment": environment(config.device), "sections": {}}
+    report: Dict[str, Any] = {"settings": config.as_dict(), "environment": environment(), "sections": {}}
     context: Dict[str, Any] = {}
     started = time.monotonic()
     for name in config.sections:
@@ -132,6 +145,7 @@ def run_check(config: CheckConfig) -> Dict[str, Any]:
         report["sections"][name] = result
         if name == "env":
             context["peak"] = result.get("matmul", {})
+            report["environment"].update(result.get("gpu", {}))
         report["total_seconds"] = round(time.monotonic() - started, 1)
         report["environment"]["loadavg_end"] = list(os.getloadavg())
         with open(os.path.join(config.out, REPORT), "w", encoding="utf-8") as handle:

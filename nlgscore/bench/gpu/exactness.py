@@ -136,4 +136,4 @@ def exactness_section(config: CheckConfig, context: Dict[str, Any], recorder: An
         recorder.put("golden_bartscore", bart_golden(config.device))
     results: List[bool] = [row["pass"] for key in ("golden_bertscore", "golden_prism", "golden_bartscore") for row in recorder.results[key].values()]
     recorder.put("golden_all_pass", all(results))
-    recorder.put("batch_invariance", batch_invariance(config))
+    recorder.put("batch_invariance", batch_invariance(config, config.modes))

@@ -52,7 +52,7 @@ def mbr_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> 
     from nlgscore.mbr import decode
 
     results: Dict[str, Any] = {}
-    for mode in ("bf16", "fp32"):
+    for mode in config.modes:
         with precision(mode) as dtype:
             from nlgscore.registry import load
 

@@ -62,6 +62,10 @@ class CheckConfig:
         return 1 if self.tiny else 3
 
     @property
+    def seq2seq_repeats(self) -> int:
+        return 1 if self.tiny else 2  # the authors' BARTScore loop (4 pairs a batch) is the slow side
+
+    @property
     def roberta_shape(self) -> str:
         return "roberta-tiny" if self.tiny else "roberta-large"
 
@@ -83,6 +87,11 @@ class CheckConfig:
         return 4 if self.tiny else 64
 
     @property
+    def modes(self) -> Tuple[str, ...]:
+        """Precisions of batch invariance and MBR (the dry run: one, each a model load more)."""
+        return ("fp32",) if self.tiny else ("bf16", "fp32")
+
+    @property
     def golden_runs(self) -> Optional[Tuple[str, ...]]:
         """The bertscore_minilm.json runs checked (None: all; the dry run checks one, the suite checks all on CPU)."""
         return ("L4",) if self.tiny else None
@@ -94,10 +103,10 @@ class CheckConfig:
     def as_dict(self) -> Dict[str, Any]:
         return {"data": self.data, "out": self.out, "device": self.device, "tiny": self.tiny, "sections": list(self.sections),
                 "budgets_s": {s: self.budget(s) for s in self.sections}, "pairs": self.pairs, "repeats": self.repeats,
-                "roberta_shape": self.roberta_shape, "seq2seq_pairs": self.seq2seq_pairs,
+                "roberta_shape": self.roberta_shape, "seq2seq_pairs": self.seq2seq_pairs, "seq2seq_repeats": self.seq2seq_repeats,
                 "mbr_sizes": {str(n): k for n, k in self.mbr_sizes.items()}, "serve_items": self.serve_items,
                 "invariance_items": self.invariance_items,
-                "golden_runs": self.golden_runs or "all", "prism_temperatures": list(self.prism_temperatures), "targets": {"mfu_bf16": TARGET_MFU_BF16, "speedup_vs_bert_score_fp32": TARGET_SPEEDUP_VS_BERT_SCORE}}
+                "golden_runs": self.golden_runs or "all", "modes": list(self.modes), "prism_temperatures": list(self.prism_temperatures), "targets": {"mfu_bf16": TARGET_MFU_BF16, "speedup_vs_bert_score_fp32": TARGET_SPEEDUP_VS_BERT_SCORE}}
 
 
 @contextmanager

@@ -24,10 +24,12 @@ def matmul_shapes(config: CheckConfig) -> List[Tuple[int, int, int]]:
 
 
 def env_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
-    """The matmul peak of each precision: the best FLOP/s over :func:`matmul_shapes`."""
+    """The GPU's facts, then the matmul peak of each precision: the best FLOP/s over :func:`matmul_shapes`."""
     from nlgscore.bench.flops import matmul_throughput
+    from nlgscore.bench.gpu.driver import gpu_facts
     from nlgscore.bench.gpu.plan import precision
 
+    recorder.put("gpu", gpu_facts(config.device))
     peaks: Dict[str, Any] = {}
     for mode in ("bf16", "tf32", "fp32"):
         with precision(mode) as dtype:

@@ -63,7 +63,7 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
         with precision(mode) as dtype:
             side = cls({"model": model, "device": config.device, "dtype": dtype, "batch_size": 4})
             side.score(refs[:8], cands[:8])
-            out["sides"][label] = _row(_timed(config, lambda side=side: side.score(refs, cands), config.repeats), len(cands), tokens, mode)
+            out["sides"][label] = _row(_timed(config, lambda side=side: side.score(refs, cands), config.seq2seq_repeats), len(cands), tokens, mode)
         del side
         recorder.put("bart_large_shaped", out)
     reference = out["sides"]["reference-bart-fp32"]["median_seconds"]
@@ -91,7 +91,7 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
         with precision(mode) as dtype:
             scorer = PrismScorer(model, lang="en", device=config.device, dtype=dtype)
             scorer.score(cands[:8], refs=refs[:8])
-            out["sides"][label] = _row(_timed(config, lambda scorer=scorer: scorer.score(cands, refs=refs), config.repeats), len(cands), tokens, mode)
+            out["sides"][label] = _row(_timed(config, lambda scorer=scorer: scorer.score(cands, refs=refs), config.seq2seq_repeats), len(cands), tokens, mode)
         del scorer
         recorder.put("prism_shaped", out)
 
