@@ -102,12 +102,12 @@ def test_a_section_past_its_time_box_is_stopped_and_keeps_what_it_recorded(tmp_p
     assert result["status"] == "timed out" and result["first"] == 1 and result["budget_s"] == 2
 
 
-def test_bad_sections_are_refused_naming_them(tmp_path):
+def test_bad_sections_are_refused_naming_them(tmp_path, capsys):
     from nlgscore.bench.gpu.__main__ import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--data", str(tmp_path), "--out", str(tmp_path), "--sections", "env,warp"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 2 and "sections must be among" in capsys.readouterr().err
 
 
 def _wheel(tmp_path: Path) -> Path:

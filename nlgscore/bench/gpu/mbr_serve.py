@@ -32,9 +32,9 @@ def pools(path: str, n: int, items: int, step: int = 7) -> List[List[str]]:
     """``items`` pools of ``n`` candidates (see the module docstring)."""
     from nlgscore.bench.data import load_pairs
 
-    rows = load_pairs(path, 10**6)  # the whole file (it is cycled past its end, so cut at the first repeat)
+    rows = load_pairs(path, load_pairs(path, 1).distinct_in_file)  # every usable row once
     by_source: Dict[str, List[str]] = {}
-    for src, better, worse in zip(rows.srcs[:rows.distinct_in_file], rows.better, rows.worse):
+    for src, better, worse in zip(rows.srcs, rows.better, rows.worse):
         texts = by_source.setdefault(src, [])
         texts.extend(t for t in (better, worse) if t not in texts)
     segments = list(by_source.values())
