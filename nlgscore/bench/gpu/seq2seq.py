@@ -54,7 +54,7 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
     else:
         from nlgscore.bench.synthetic import build_random_model
 
-        model, described = build_random_model("bart-large", os.path.join(folder, "bart-large"), corpus(config)), "bart-large-shaped, random weights"
+        model, described = build_random_model("bart-large", os.path.join(folder, "bart-large"), corpus(config), device=config.device), "bart-large-shaped, random weights"
     tokenizer = AutoTokenizer.from_pretrained(model)
     tokens = sum(len(ids) for ids in tokenizer(refs + cands, truncation=True, max_length=1024)["input_ids"])
     out: Dict[str, Any] = {"model": described, "pairs": len(cands), "tokens": tokens, "sides": {}}
@@ -82,7 +82,7 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
     else:
         from nlgscore.bench.synthetic import build_prism_shaped
 
-        model, described = build_prism_shaped(os.path.join(folder, "prism"), corpus(config)), "Prism-m39v1-shaped, random weights"
+        model, described = build_prism_shaped(os.path.join(folder, "prism"), corpus(config), device=config.device), "Prism-m39v1-shaped, random weights"
     pieces = [len(ids) for ids in PrismTokenizer.from_folder(model).encode(cands + refs)]
     # Prism-ref reads each pair twice (cand|ref and ref|cand); source gets </s>, target <lang> and </s>.
     tokens = 2 * (sum(pieces) + 3 * len(cands))

@@ -180,7 +180,7 @@ def large_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
     shape = config.roberta_shape
     with tempfile.TemporaryDirectory(prefix="gpu-check-", dir=config.workdir) as folder:
         start = time.perf_counter()
-        model = build_random_model(shape, os.path.join(folder, shape), corpus(config))
+        model = build_random_model(shape, os.path.join(folder, shape), corpus(config), device=config.device)
         recorder.put("build_seconds", time.perf_counter() - start)
         measure(config, context, recorder, model, BERTSCORE_LAYERS[shape], f"{shape}-shaped, random weights, layer {BERTSCORE_LAYERS[shape]}",
                 target=not config.tiny)
