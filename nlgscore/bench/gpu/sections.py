@@ -26,7 +26,7 @@ def matmul_shapes(config: CheckConfig) -> List[Tuple[int, int, int]]:
 def env_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
     """The GPU's facts, then the matmul peak of each precision: the best FLOP/s over :func:`matmul_shapes`."""
     from nlgscore.bench.flops import matmul_throughput
-    from nlgscore.bench.gpu.driver import gpu_facts
+    from nlgscore.bench.gpu.machine import gpu_facts
     from nlgscore.bench.gpu.plan import precision
 
     recorder.put("gpu", gpu_facts(config.device))
