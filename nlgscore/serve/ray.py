@@ -325,9 +325,17 @@ def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor
 
     >>> fit_replicas(2, None, None, {"CPU": 8.0}) is None
     True
-    >>> import warnings; warnings.simplefilter("ignore")
-    >>> fit_replicas(4, None, None, {"CPU": 2.0}), fit_replicas(3, None, {"num_gpus": 0}, {"CPU": 2.0})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit_replicas(4, None, None, {"CPU": 2.0}), fit_replicas(3, None, {"num_gpus": 0}, {"CPU": 2.0})
+    ...     fit_replicas(None, {"min_replicas": 1, "max_replicas": 8}, None, {"CPU": 2.0})
     ({'num_cpus': 0.5}, {'num_gpus': 0, 'num_cpus': 0.6666})
+    >>> for w in caught: print(w.message)  # doctest: +NORMALIZE_WHITESPACE
+    the Ray cluster has 2 CPUs: each of the 4 replicas asks for 0.5 CPU instead of 1, or 2 could never start
+    (give ray_actor_options={'num_cpus': ...} to choose)
+    the Ray cluster has 2 CPUs: each of the 3 replicas asks for 0.6666 CPU instead of 1, or 1 could never start
+    (give ray_actor_options={'num_cpus': ...} to choose)
+    max_replicas=8 x num_cpus=1 need 8 CPUs, but the Ray cluster has 2: at most 2 replicas can run
     >>> fit_replicas(4, None, {"num_cpus": 1}, {"CPU": 2.0})
     Traceback (most recent call last):
     ...
