@@ -39,16 +39,19 @@ PREDS = [[f"the {w} number {k} sat on the mat", f"a {w} slept {k % 4} hours"] fo
 REFS = [[f"a {w} was sitting on a mat", f"the {w} slept all day"] for w in ["cat", "dog", "bird", "fox"] * (N // 4)]
 REPLICA_TITLE = b"ray::ServeReplica:nlgscore:"
 REPLICAS = 3
-# `nlgscore serve` on a Ray of 2 CPUs (what `ray.init()` gives on a 2-core machine, whatever this one has);
-# `hog` CPUs are then held by a placement group: a cluster busy with other work, where no replica can start.
-# The drain timeout is nlgscore serve's setting, made short here.
+# `nlgscore serve` on a Ray of `cpus` CPUs started first (2: what `ray.init()` gives on a 2-core machine,
+# whatever this one has), or on the Ray it starts itself (cpus=0, as a user runs it); `hog` CPUs are then
+# held by a placement group: a cluster busy with other work, where no replica can start. The drain
+# timeout is nlgscore serve's setting, made short here.
 WRAPPER = """import sys, ray
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-hog = float(sys.argv.pop(1))
+cpus, hog, drain = (float(a) for a in sys.argv[1:4])
+del sys.argv[1:4]
+if cpus:
+    ray.init(num_cpus=int(cpus), include_dashboard=False, log_to_driver=False)
 if hog:
     ray.get(ray.util.placement_group([{"CPU": hog}]).ready())
 import nlgscore.serve.ray
-nlgscore.serve.ray.DEFAULT_DRAIN_TIMEOUT = float(sys.argv.pop(1))
+nlgscore.serve.ray.DEFAULT_DRAIN_TIMEOUT = drain
 from nlgscore.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -107,9 +110,9 @@ def _free_port():
         return probe.getsockname()[1]
 
 
-def _serve(args, hog=0, drain=30):
-    """``nlgscore serve ARGS`` on a Ray of 2 CPUs (WRAPPER), in a process group of its own."""
-    command = [sys.executable, "-c", WRAPPER, str(hog), str(drain), "serve", *args]
+def _serve(args, cpus=2, hog=0, drain=30):
+    """``nlgscore serve ARGS`` on a Ray of ``cpus`` CPUs (WRAPPER), in a process group of its own."""
+    command = [sys.executable, "-c", WRAPPER, str(cpus), str(hog), str(drain), "serve", *args]
     return subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -215,16 +218,21 @@ def test_deployment_and_flags_are_checked_before_anything_starts(capsys):
     assert "not both" in capsys.readouterr().err
 
 
-def test_sigterm_exits_within_the_drain_timeout_while_ray_cannot_place_a_replica():
-    """SIGTERM during a start-up that Ray never finishes (no free CPU for the replica: Serve waits
-    for ever) exits within the drain timeout, and leaves none of the processes it started."""
+@pytest.mark.parametrize("cluster", ["busy", "own"])
+def test_sigterm_exits_within_the_drain_timeout_while_ray_is_starting_the_replicas(cluster):
+    """SIGTERM during a start-up exits 0 within the drain timeout and leaves none of the processes
+    it started: ``busy``, a start-up Ray never finishes (no free CPU for the replica: Serve waits
+    for ever); ``own``, the Ray that ``nlgscore serve --ray`` starts itself (whose core installs
+    its own SIGTERM handler, which aborts and leaves Ray running), while the replica loads."""
     drain, slack = 3.0, 20.0  # slack: the timer thread's wake-up and the kills on a loaded 2-core machine
-    server = _serve(["bertscore:minilm", "--ray", "--port", str(_free_port())], hog=2, drain=drain)
+    settings = {"busy": {"cpus": 2, "hog": 2}, "own": {"cpus": 0}}[cluster]
+    server = _serve(["bertscore:minilm", "--ray", "--port", str(_free_port())], drain=drain, **settings)
     output = Output(server.stderr, "Started Serve")
     try:
         assert output.ready.wait(HARD_TIMEOUT) and server.poll() is None, output.tail()
-        time.sleep(2)  # serve.run is now waiting for a replica Ray cannot place
-        assert not any(cmd.startswith(REPLICA_TITLE) for cmd in _descendants(server.pid).values())
+        time.sleep(2)  # serve.run is now waiting for the replica
+        if cluster == "busy":  # Ray cannot place it
+            assert not any(cmd.startswith(REPLICA_TITLE) for cmd in _descendants(server.pid).values())
         before = set(_descendants(server.pid))
         assert before  # the local Ray's GCS, raylet, Serve's controller and proxy
         server.send_signal(signal.SIGTERM)

@@ -200,10 +200,13 @@ def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None
     try:
         if started:
             ray.init(include_dashboard=False, log_to_driver=False)
+            for sig in previous:  # Ray's core replaced them with its own (which aborts, leaving Ray running)
+                signal.signal(sig, stopper.on_signal)
         kwargs["ray_actor_options"] = fit_replicas(kwargs.get("num_replicas"), kwargs.get("autoscaling_config"),
                                                    kwargs.get("ray_actor_options"), ray.cluster_resources(), strict=started)
+        app = deployment(spec, **kwargs)  # every setting checked before Serve starts
         serve.start(http_options={"host": host, "port": port})
-        serve.run(deployment(spec, **kwargs), name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
+        serve.run(app, name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
         if on_ready is not None:
             on_ready()
         stopper.serving()
