@@ -3,9 +3,9 @@
 The recipe: a new metric = its folder, one registry row and its card. This test copies the
 package to a temporary folder and adds CONTRIBUTING's worked example, a reference+source metric
 (COMET-style, on the embedded MiniLM), by writing each ``python file=PATH`` block of CONTRIBUTING.md
-to the file it names (the registry row appended at the bottom of ``nlgscore/registry.py``) plus its
-card, and nothing else. Then, in a subprocess whose ``PYTHONPATH`` is the copy, it runs the
-registry-parametrised tests on the new metric: every entry point (``nlgscore score`` and ``mbr``,
+to the file it names (the registry row appended at the bottom of ``nlgscore/registry.py``) and its
+card (the ``markdown file=`` block), and nothing else. Then, in a subprocess whose ``PYTHONPATH``
+is the copy, it runs the registry-parametrised tests on the new metric: every entry point (``nlgscore score`` and ``mbr``,
 the evaluate module, ``map_function``, the TRL reward and its empty probe, lighteval, ``nlgscore
 meta wmt19 --metric``), the empty call, the properties, the cards, the layout and the Hub push
 listing, the evaluate module's own examples, and the new module's doctests with the registry's and
@@ -23,57 +23,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_cards import check_header_and_sections, how_to_use_blocks, parse_card
 from test_docs import file_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "triangle"
 
-CARD = '''---
-title: Triangle (nlgscore)
-emoji: 🔺
-colorFrom: blue
-colorTo: red
-sdk: gradio
-sdk_version: 3.19.1
-app_file: app.py
-pinned: false
-tags:
-- evaluate
-- metric
-description: >-
-  Triangle: a toy COMET-style metric over the source, the prediction and the reference, computed by
-  nlgscore on mean-pooled sentence embeddings; the worked example of how a metric is added.
----
 
-# Metric Card for Triangle (nlgscore)
 
-## Metric Description
-A fixed logistic head over three cosines of mean-pooled sentence embeddings: prediction and
-reference, prediction and source, reference and source.
+def contributing_card() -> str:
+    """The worked example's card, as CONTRIBUTING.md shows it (a ````markdown file= block)."""
+    blocks = dict(re.findall(r"````markdown file=(\S+)\n(.*?)````", (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), re.S))
+    assert f"metrics/{NAME}/README.md" in blocks, "CONTRIBUTING.md lost the worked example's card"
+    return blocks[f"metrics/{NAME}/README.md"]
 
-## How to Use
-```python
-import evaluate
-triangle = evaluate.load("nlgscore/triangle")
-print(triangle.compute(predictions=["The cat sat."], references=["A cat was sitting."],
-                       sources=["A cat sat on the mat."])["scores"])
-```
 
-### Inputs
-predictions, references (one or several per prediction) and sources, lists of strings.
-
-## Output Values
-scores, one per prediction, in (0, 1); mean; signature.
-
-### Values from Popular Papers
-None: a toy.
-
-## Limitations and Bias
-Fixed weights, not trained on human judgments.
-
-## Citation
-@inproceedings{none, title={None}}
-'''
+def test_contributings_card_meets_what_the_card_tests_check():
+    """The card CONTRIBUTING.md shows passes test_cards' checks as it stands (issue 33 item 15): the
+    header and sections, a BibTeX entry, and a How to Use that loads the Hub id and prints."""
+    header, body = parse_card(contributing_card(), NAME)
+    check_header_and_sections(header, body)
+    [code] = how_to_use_blocks(body)
+    assert f'evaluate.load("nlgscore/{NAME}")' in code and "print(" in code
 
 # what the copy runs: the registry-parametrised tests, selected for the new metric
 TESTS = ("test_entry_points.py", "test_empty_call.py", "test_evaluate_modules.py", "test_properties.py", "test_cards.py",
@@ -108,8 +79,8 @@ def _add_metric_by_the_recipe(target: Path) -> dict:
             file.write_text(code, encoding="utf-8")
         added[path] = len(code.splitlines())
     card = f"metrics/{NAME}/README.md"  # the module's card, also its Hub Space's (hub_cards/_space/ has the rest)
-    (target / card).write_text(CARD, encoding="utf-8")
-    added[card] = len(CARD.splitlines())
+    (target / card).write_text(contributing_card(), encoding="utf-8")
+    added[card] = len(contributing_card().splitlines())
     return added
 
 

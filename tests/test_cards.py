@@ -55,15 +55,28 @@ def space_files(name: str) -> dict:
 
 
 def card(name: str):
-    text = space_files(name)["README.md"].read_text(encoding="utf-8")
+    return parse_card(space_files(name)["README.md"].read_text(encoding="utf-8"), name)
+
+
+def parse_card(text: str, name: str):
+    """A card's YAML header (a dict) and its body."""
     match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
     assert match, f"{name}: README.md must start with a YAML header between --- lines"
     return yaml.safe_load(match.group(1)), match.group(2)
 
 
+def how_to_use_blocks(body: str) -> list:
+    """The python blocks of a card's How to Use section."""
+    return re.findall(r"```python\n(.*?)```", body.split("## How to Use", 1)[1].split("\n## ", 1)[0], re.S)
+
+
 @pytest.mark.parametrize("name", METRICS)
 def test_card_header_and_sections(name):
-    header, body = card(name)
+    check_header_and_sections(*card(name))
+
+
+def check_header_and_sections(header: dict, body: str) -> None:
+    """What every card needs (CONTRIBUTING's "Its card" lists it)."""
     assert {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "pinned", "tags", "description"} <= set(header)
     assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["pinned"] is False
     assert {"evaluate", "metric"} <= set(header["tags"])
@@ -71,14 +84,14 @@ def test_card_header_and_sections(name):
     positions = [body.find(section) for section in SECTIONS]
     assert -1 not in positions, [s for s, p in zip(SECTIONS, positions, strict=True) if p == -1]
     assert positions == sorted(positions)
-    assert "@inproceedings" in body
+    citation = body.split("## Citation", 1)[1]  # a BibTeX entry of any type: a metric may have no conference paper
+    assert re.search(r"```bibtex\n@(inproceedings|article|misc|book|phdthesis|techreport)\{[^,\s]+,", citation), "Citation: no BibTeX entry"
 
 
 @pytest.mark.parametrize("name", METRICS)
 def test_card_how_to_use_runs_on_tiny_models(name):
     _, body = card(name)
-    how_to = body.split("## How to Use", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", how_to, re.S)
+    blocks = how_to_use_blocks(body)
     assert blocks, f"{name}: no python code in How to Use"
     for code in blocks:
         for hub_id, local in swaps(name).items():

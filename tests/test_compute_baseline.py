@@ -140,3 +140,38 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
     # Unrescaled scores of the same pairs sit well above 0: the baseline did the work.
     raw = BERTScorer(model_type="minilm").score([UNRELATED[i] for i in pairs[:, 0]], [UNRELATED[j] for j in pairs[:, 1]])
     assert float(np.mean(raw.f1)) > 0.2
+
+
+def test_the_readmes_baseline_command_on_a_slice(tmp_path, every_layer):
+    """README's command that reproduces the shipped MiniLM baseline (issue 33 item 12), run as written
+    on its first 240 pairs: the documented 3,974 sentences, and the first 2 of the full run's 200
+    groups (the full run, by hand: every value within 3e-8 of the shipped file)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import require_data
+
+    data = require_data("wmt21-de-en").parent
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- baseline-recipe:.*?-->\n```bash\n(.*?)```", text, re.S)
+    assert block, "README.md lost its baseline-recipe block"
+    command = block.group(1)
+    for old, new in (("D=../shared/data", f"D={data}"), ("python scripts/", f"{sys.executable} scripts/"),
+                     ("--pairs 24000", "--pairs 240"), ("--out baselines/en/all-MiniLM-L6-v2.tsv", f"--out {tmp_path}/b.tsv")):
+        assert old in command
+        command = command.replace(old, new)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(["bash", "-c", command], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "240 pairs in 2 groups from 3974 distinct sentences, seed 1" in done.stdout
+    files = re.findall(r"--corpus (\S+)", command)
+    sentences = load_corpora([Path(f.replace("$D", str(data))) for f in files])
+    groups = sample_pair_groups(len(sentences), 240, seed=1)
+    full = sample_pair_groups(len(sentences), 24000, seed=1)
+    assert len(full) == 200 and all(np.array_equal(a, b) for a, b in zip(groups, full[:2], strict=False))
+    pairs = np.concatenate(groups)  # independently: one plain BERTScorer call over the slice's pairs
+    result = every_layer.score([sentences[i] for i in pairs[:, 0]], [sentences[j] for j in pairs[:, 1]])
+    expected = np.stack([result.precision.mean(axis=1), result.recall.mean(axis=1), result.f1.mean(axis=1)], axis=1)
+    np.testing.assert_allclose(read_baseline(tmp_path / "b.tsv"), expected, rtol=1e-6)  # the file keeps float32 digits

@@ -122,3 +122,28 @@ def test_bad_arguments_are_named():
         scorer("bertscore:minilm:L2", column="nope")
     with pytest.raises(ArgumentError, match="max_wait_ms"):
         scorer("bertscore:minilm:L2", max_wait_ms=-1)
+
+
+def test_the_readmes_offline_command_line_task_runs_as_written(tmp_path, minilm_scorer):
+    """``inspect eval task.py`` on the README's task file, offline (issue 33 item 11): inspect's mock
+    model would download tiktoken's vocabulary unless the answers carry their usage."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from inspect_ai.log import read_eval_log
+
+    text = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- inspect-offline:.*?-->\n```python\n(.*?)```", text, re.S)
+    assert block, "README.md lost its inspect-offline block"
+    (tmp_path / "task.py").write_text(block.group(1), encoding="utf-8")
+    inspect_cli = shutil.which("inspect", path=str(Path(sys.executable).parent)) or shutil.which("inspect")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "INSPECT_LOG_DIR": str(tmp_path / "logs")}
+    done = subprocess.run([inspect_cli, "eval", "task.py", "--display", "none"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.status == "success", log.error
+    expected = minilm_scorer.compute(["The cat sat on the mat."], references=["A cat was sitting on the mat."]).f1[0]
+    assert log.results.scores[0].metrics["mean"].value == pytest.approx(expected, abs=1e-6)

@@ -1,6 +1,7 @@
-"""Ray Serve on a local Ray instance, nothing mocked: ``nlgscore serve SPEC --ray --replicas 2``
-(a real subprocess starting its own Ray) serves the ``nlgscore serve`` app from two MiniLM
-replicas behind Ray's HTTP proxy. Concurrent clients get exactly ``compute``'s scores; requests
+"""Ray Serve on a local Ray instance, nothing mocked: ``nlgscore serve SPEC --ray --replicas 3``
+(a real subprocess running a Ray of 2 CPUs, as on a 2-core machine) serves the ``nlgscore serve``
+app from three MiniLM replicas behind Ray's HTTP proxy: they are given 0.6666 CPU each, with a
+warning, where 1 CPU each left one unplaced for ever (issue 33 item 9). Concurrent clients get exactly ``compute``'s scores; requests
 are merged by ``@serve.batch``; a replica process killed (SIGKILL) while requests are in flight
 loses nothing: its failed requests are sent again by the client and every request's scores come
 back once, in order; SIGTERM then shuts Serve and Ray down and exits 0.
@@ -37,6 +38,25 @@ WORDS = ["cat", "dog", "cow", "fox"] * (N // 4)
 PREDS = [[f"the {w} number {k} sat on the mat", f"a {w} slept {k % 4} hours"] for k, w in enumerate(WORDS)]
 REFS = [[f"a {w} was sitting on a mat", f"the {w} slept all day"] for w in ["cat", "dog", "bird", "fox"] * (N // 4)]
 REPLICA_TITLE = b"ray::ServeReplica:nlgscore:"
+REPLICAS = 3
+# `nlgscore serve` on a Ray of `cpus` CPUs started first (2: what `ray.init()` gives on a 2-core machine,
+# whatever this one has), or on the Ray it starts itself (cpus=0, as a user runs it); `hog` CPUs are then
+# held by a placement group: a cluster busy with other work, where no replica can start. The drain
+# timeout is nlgscore serve's setting, made short here.
+WRAPPER = """import sys, ray
+cpus, hog, drain = (float(a) for a in sys.argv[1:4])
+del sys.argv[1:4]
+if cpus:
+    ray.init(num_cpus=int(cpus), include_dashboard=False, log_to_driver=False)
+if hog:
+    ray.get(ray.util.placement_group([{"CPU": hog}]).ready())
+import nlgscore.serve.ray
+nlgscore.serve.ray.DEFAULT_DRAIN_TIMEOUT = drain
+from nlgscore.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+# RAY_ADDRESS=local: a Ray of its own, never a cluster another process started with `ray start`
+ENV = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1", RAY_ADDRESS="local")
 
 
 def _descendants(root: int) -> dict:
@@ -55,6 +75,13 @@ def _descendants(root: int) -> dict:
             found[pid] = cmdline
             todo.append(pid)
     return found
+
+
+def _running(pid):
+    try:
+        return b"State:\tZ" not in Path(f"/proc/{pid}/status").read_bytes()  # a zombie has exited
+    except OSError:
+        return False
 
 
 class Output:
@@ -77,17 +104,24 @@ class Output:
         return "".join(self.lines[-30:])
 
 
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _serve(args, cpus=2, hog=0, drain=30):
+    """``nlgscore serve ARGS`` on a Ray of ``cpus`` CPUs (WRAPPER), in a process group of its own."""
+    command = [sys.executable, "-c", WRAPPER, str(cpus), str(hog), str(drain), "serve", *args]
+    return subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
 def _start_server(servers, deadline):
-    """``nlgscore serve SPEC --ray --replicas 2`` on a free port, once it says it serves; a port
+    """``nlgscore serve SPEC --ray --replicas 3`` on a free port, once it says it serves; a port
     taken by another process before Ray's proxy binds it (a shared machine) means another try."""
-    # RAY_ADDRESS=local: a Ray of its own, never a cluster another process started with `ray start`
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1", RAY_ADDRESS="local")
     for _ in range(3):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        command = [sys.executable, "-m", "nlgscore", "serve", SPEC, "--ray", "--replicas", "2", "--port", str(port), "--max-batch", "16", "--max-wait-ms", "30"]
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        port = _free_port()
+        server = _serve([SPEC, "--ray", "--replicas", str(REPLICAS), "--port", str(port), "--max-batch", "16", "--max-wait-ms", "30"])
         output = Output(server.stderr, "on Ray Serve at")
         servers.append((server, output))
         output.ready.wait(max(1.0, deadline - time.monotonic()))
@@ -116,7 +150,9 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
         server, output, port = _start_server(servers, deadline)
         base = f"http://127.0.0.1:{port}"
         replicas = {pid: cmd for pid, cmd in _descendants(server.pid).items() if cmd.startswith(REPLICA_TITLE)}
-        assert len(replicas) == 2, replicas
+        assert len(replicas) == REPLICAS, replicas  # every replica placed before it says it serves
+        warned = output.tail().index(f"each of the {REPLICAS} replicas asks for 0.6666 CPU instead of 1, or 1 could never start")
+        assert warned < output.tail().index("on Ray Serve at")  # said before it serves
         expected = load(SPEC).compute([p for ps in PREDS for p in ps], references=[r for rs in REFS for r in rs])
         remote = load(base)  # the RemoteScorer: what any client of the endpoint uses, with its retries
         assert remote.signature == expected.signature
@@ -180,3 +216,36 @@ def test_deployment_and_flags_are_checked_before_anything_starts(capsys):
     assert "--replicas and --autoscaling-config need --ray" in capsys.readouterr().err
     assert main(["serve", SPEC, "--ray", "--replicas", "2", "--autoscaling-config", '{"max_replicas": 3}']) == 2
     assert "not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cluster", ["busy", "own"])
+def test_sigterm_exits_within_the_drain_timeout_while_ray_is_starting_the_replicas(cluster):
+    """SIGTERM during a start-up exits 0 within the drain timeout and leaves none of the processes
+    it started: ``busy``, a start-up Ray never finishes (no free CPU for the replica: Serve waits
+    for ever); ``own``, the Ray that ``nlgscore serve --ray`` starts itself (whose core installs
+    its own SIGTERM handler, which aborts and leaves Ray running), while the replica loads."""
+    drain, slack = 3.0, 20.0  # slack: the timer thread's wake-up and the kills on a loaded 2-core machine
+    settings = {"busy": {"cpus": 2, "hog": 2}, "own": {"cpus": 0}}[cluster]
+    server = _serve(["bertscore:minilm", "--ray", "--port", str(_free_port())], drain=drain, **settings)
+    output = Output(server.stderr, "Started Serve")
+    try:
+        assert output.ready.wait(HARD_TIMEOUT) and server.poll() is None, output.tail()
+        time.sleep(2)  # serve.run is now waiting for the replica
+        if cluster == "busy":  # Ray cannot place it
+            assert not any(cmd.startswith(REPLICA_TITLE) for cmd in _descendants(server.pid).values())
+        before = set(_descendants(server.pid))
+        assert before  # the local Ray's GCS, raylet, Serve's controller and proxy
+        server.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        assert server.wait(timeout=drain + slack) == 0, output.tail()
+        print(f"exited {time.monotonic() - sent:.1f} s after SIGTERM (drain timeout {drain:g} s)")
+        time.sleep(1)
+        left = {pid for pid in before if _running(pid)}
+        assert not left, f"processes left running: {left}"
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        server.wait()
+        output.thread.join(10)

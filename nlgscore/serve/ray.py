@@ -21,8 +21,11 @@ each request's scores come back once, in order. ``nlgscore serve SPEC --ray --re
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
@@ -32,6 +35,7 @@ from nlgscore.core.microbatch import MicroBatcher, QueueFullError
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
 
 DEFAULT_APP_NAME = "nlgscore"
+logger = logging.getLogger(__name__)
 
 
 class ServeBatcher(MicroBatcher):
@@ -175,28 +179,199 @@ def replica_names(app_name: str = DEFAULT_APP_NAME) -> List[str]:
     return sorted(actor["name"] for actor in ray.util.list_named_actors(all_namespaces=True) if actor["name"].startswith(prefix))
 
 
-def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None]] = None, **kwargs: Any) -> int:
+def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None]] = None, drain_timeout: Optional[float] = None, **kwargs: Any) -> int:
     """``nlgscore serve SPEC --ray``: deploy on Ray (local, or ``RAY_ADDRESS``) and serve until
-    SIGTERM or Ctrl-C, then shut Serve down (and Ray, if started here); returns 0."""
+    SIGTERM or Ctrl-C, then shut Serve down (and Ray, if started here); returns 0.
+
+    The replicas' CPUs are checked against the cluster's first (:func:`fit_replicas`). A signal
+    stops the start-up too (Serve waits for every replica, for ever if one cannot be placed), and
+    the process exits within ``drain_timeout`` seconds of it (:data:`DEFAULT_DRAIN_TIMEOUT`) whatever
+    Ray is doing: past it, the processes this one started (a local Ray's) are killed. A second
+    signal exits at once.
+    """
     import ray
 
+    drain = DEFAULT_DRAIN_TIMEOUT if drain_timeout is None else drain_timeout
+    if isinstance(drain, bool) or not isinstance(drain, (int, float)) or not 0 <= drain < float("inf"):
+        raise ArgumentError(f"drain_timeout must be a number of seconds >= 0, got {drain_timeout!r}")
     started = not ray.is_initialized()
-    if started:
-        ray.init(include_dashboard=False, log_to_driver=False)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stopper = _Stopper(drain)
+    previous = {sig: signal.signal(sig, stopper.on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if started:
+            ray.init(include_dashboard=False, log_to_driver=False)
+            for sig in previous:  # Ray's core replaced them with its own (which aborts, leaving Ray running)
+                signal.signal(sig, stopper.on_signal)
+        kwargs["ray_actor_options"] = fit_replicas(kwargs.get("num_replicas"), kwargs.get("autoscaling_config"),
+                                                   kwargs.get("ray_actor_options"), ray.cluster_resources(), strict=started)
+        app = deployment(spec, **kwargs)  # every setting checked before Serve starts
         serve.start(http_options={"host": host, "port": port})
-        serve.run(deployment(spec, **kwargs), name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
+        serve.run(app, name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
         if on_ready is not None:
             on_ready()
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
+        stopper.serving()
+    except _Stop:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        serve.shutdown()
-        if started:
-            ray.shutdown()
+        stopper.stopping()  # a signal now exits at once
+        try:
+            if ray.is_initialized():
+                serve.shutdown()
+        finally:
+            if started:
+                ray.shutdown()
+            stopper.done()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return 0
+
+
+# Seconds between a SIGTERM and the exit (nlgscore serve's drain timeout): Serve's graceful stop, then Ray's.
+DEFAULT_DRAIN_TIMEOUT = 30.0
+# Ray counts resources in steps of 1e-4: a share rounded up (2/3 -> 0.6667) would leave a replica unplaced.
+_RESOURCE_STEP = 1e-4
+
+
+class _Stop(BaseException):
+    """Raised by the signal handler into a start-up that Ray may never finish."""
+
+
+class _Stopper:
+    """What SIGTERM/SIGINT do in :func:`run`: stop the start-up or the serving, and bound the exit.
+
+    The first signal arms a timer: ``drain`` seconds later the process exits whatever the main
+    thread is doing (a Ray call that never returns), after killing the processes it started."""
+
+    def __init__(self, drain: float) -> None:
+        self.drain = drain
+        self.event = threading.Event()
+        self.phase = "starting"
+        self.timer: Optional[threading.Timer] = None
+
+    def on_signal(self, signum: int, frame: Any) -> None:
+        if self.timer is not None:  # a second signal: no more waiting
+            _exit_now(f"{signal.Signals(signum).name} again")
+        self.timer = threading.Timer(self.drain, _exit_now, (f"Serve and Ray did not stop within the drain timeout ({self.drain:g} s)",))
+        self.timer.daemon = True
+        self.timer.start()
+        self.event.set()
+        if self.phase == "starting":
+            raise _Stop
+
+    def serving(self) -> None:
+        self.phase = "serving"
+        while not self.event.wait(0.5):
+            pass
+
+    def stopping(self) -> None:
+        self.phase = "stopping"
+        if self.timer is None:  # an error in the start-up: its clean-up is bounded too
+            self.timer = threading.Timer(self.drain, _exit_now, (f"Serve and Ray did not stop within {self.drain:g} s",))
+            self.timer.daemon = True
+            self.timer.start()
+
+    def done(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+
+def _exit_now(why: str) -> None:
+    """Kill every process this one started (a local Ray: GCS, raylet, workers, replicas) and exit 0."""
+    killed = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
+    logger.warning("%s: killed %d process(es) it started and exited", why, killed)
+    logging.shutdown()
+    os._exit(0)
+
+
+def _descendants(root: int) -> List[int]:
+    """Pids below ``root``, children first read from ``/proc`` (psutil where there is no ``/proc``)."""
+    parents: Dict[int, List[int]] = {}
+    if os.path.isdir("/proc/self"):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as handle:
+                        ppid = int(handle.read().rsplit(b")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                parents.setdefault(ppid, []).append(int(entry))
+    else:
+        try:
+            import psutil
+        except ImportError:
+            return []
+        return [child.pid for child in psutil.Process(root).children(recursive=True)]
+    found, todo = [], [root]
+    while todo:
+        for pid in parents.get(todo.pop(), []):
+            found.append(pid)
+            todo.append(pid)
+    return found
+
+
+def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor_options: Optional[Dict[str, Any]],
+                 cluster: Dict[str, float], *, strict: bool = True) -> Optional[Dict[str, Any]]:
+    """``ray_actor_options`` for replicas that fit the ``cluster``'s resources (``ray.cluster_resources()``).
+
+    Ray Serve gives each replica 1 CPU unless ``num_cpus`` says otherwise, and a replica Ray cannot
+    place waits for ever while the others serve. Without a ``num_cpus``, replicas that do not fit
+    get an equal share of the cluster's CPUs, with a warning (as Ray Data's ``score_dataset``);
+    a ``num_cpus`` or ``num_gpus`` given that does not fit is refused naming the numbers, or
+    only warned of where the cluster may grow (``strict=False``: a cluster this process did not
+    start). With autoscaling, ``min_replicas`` must fit; a ``max_replicas`` that cannot is warned of.
+
+    >>> fit_replicas(2, None, None, {"CPU": 8.0}) is None
+    True
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit_replicas(4, None, None, {"CPU": 2.0}), fit_replicas(3, None, {"num_gpus": 0}, {"CPU": 2.0})
+    ...     fit_replicas(None, {"min_replicas": 1, "max_replicas": 8}, None, {"CPU": 2.0})
+    ({'num_cpus': 0.5}, {'num_gpus': 0, 'num_cpus': 0.6666})
+    >>> for w in caught: print(w.message)  # doctest: +NORMALIZE_WHITESPACE
+    the Ray cluster has 2 CPUs: each of the 4 replicas asks for 0.5 CPU instead of 1, or 2 could never start
+    (give ray_actor_options={'num_cpus': ...} to choose)
+    the Ray cluster has 2 CPUs: each of the 3 replicas asks for 0.6666 CPU instead of 1, or 1 could never start
+    (give ray_actor_options={'num_cpus': ...} to choose)
+    max_replicas=8 x num_cpus=1 need 8 CPUs, but the Ray cluster has 2: at most 2 replicas can run
+    >>> fit_replicas(4, None, {"num_cpus": 1}, {"CPU": 2.0})
+    Traceback (most recent call last):
+    ...
+    nlgscore.core.errors.ArgumentError: 4 replicas x num_cpus=1 each need 4 CPUs, but the Ray cluster has 2: use 2 replicas or num_cpus=0.5
+    """
+    if autoscaling_config is None:
+        least = most = 1 if num_replicas is None else num_replicas
+    else:
+        def setting(key: str, default: int) -> int:
+            value = autoscaling_config.get(key) if isinstance(autoscaling_config, dict) else getattr(autoscaling_config, key, None)
+            return default if value is None else value
+        least = setting("initial_replicas", setting("min_replicas", 1))
+        most = max(least, setting("max_replicas", 1))
+    options = dict(ray_actor_options or {})
+    total = float(cluster.get("CPU", 0.0))
+    if options.get("num_cpus") is None and least > total > 0:
+        share = int(total / least / _RESOURCE_STEP) * _RESOURCE_STEP
+        warnings.warn(f"the Ray cluster has {total:g} CPUs: each of the {least} replicas asks for {share:.4g} CPU instead of 1, "
+                      f"or {least - int(total)} could never start (give ray_actor_options={{'num_cpus': ...}} to choose)", stacklevel=2)
+        options["num_cpus"] = round(share, 4)
+    for resource, key in (("CPU", "num_cpus"), ("GPU", "num_gpus")):
+        each = options.get(key, 1 if key == "num_cpus" else 0) or 0
+        have = float(cluster.get(resource, 0.0))
+        if not each:
+            continue
+        fits = int(have / each + 1e-9)
+        if least * each > have:
+            message = (f"{least} replicas x {key}={each:g} each need {least * each:g} {resource}s, but the Ray cluster has {have:g}: "
+                       + (f"use {fits} replicas or {key}={int(have / least / _RESOURCE_STEP) * _RESOURCE_STEP:.4g}" if fits else f"start Ray with more {resource}s"))
+            if strict:
+                raise ArgumentError(message)
+            warnings.warn(message + " (unless the cluster grows)", stacklevel=2)
+        elif most * each > have:
+            warnings.warn(f"max_replicas={most} x {key}={each:g} need {most * each:g} {resource}s, but the Ray cluster has {have:g}: "
+                          f"at most {fits} replicas can run", stacklevel=2)
+    return options if options or ray_actor_options is not None else None
