@@ -42,16 +42,14 @@ REPLICAS = 3
 # `nlgscore serve` on a Ray of `cpus` CPUs started first (2: what `ray.init()` gives on a 2-core machine,
 # whatever this one has), or on the Ray it starts itself (cpus=0, as a user runs it); `hog` CPUs are then
 # held by a placement group: a cluster busy with other work, where no replica can start. The drain
-# timeout is nlgscore serve's setting, made short here.
+# timeout is nlgscore serve's --drain-timeout, made short here.
 WRAPPER = """import sys, ray
-cpus, hog, drain = (float(a) for a in sys.argv[1:4])
-del sys.argv[1:4]
+cpus, hog = (float(a) for a in sys.argv[1:3])
+del sys.argv[1:3]
 if cpus:
     ray.init(num_cpus=int(cpus), include_dashboard=False, log_to_driver=False)
 if hog:
     ray.get(ray.util.placement_group([{"CPU": hog}]).ready())
-import nlgscore.serve.ray
-nlgscore.serve.ray.DEFAULT_DRAIN_TIMEOUT = drain
 from nlgscore.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -112,7 +110,7 @@ def _free_port():
 
 def _serve(args, cpus=2, hog=0, drain=30):
     """``nlgscore serve ARGS`` on a Ray of ``cpus`` CPUs (WRAPPER), in a process group of its own."""
-    command = [sys.executable, "-c", WRAPPER, str(cpus), str(hog), str(drain), "serve", *args]
+    command = [sys.executable, "-c", WRAPPER, str(cpus), str(hog), "serve", *args, "--drain-timeout", str(drain)]
     return subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 

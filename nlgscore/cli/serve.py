@@ -166,4 +166,4 @@ def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) ->
 
     return run_ray(args.spec, args.host, args.port, num_replicas=args.replicas, autoscaling_config=args.autoscaling_config,
                    max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, app_options=app_options, on_ready=ready,
-                   drain_timeout=getattr(args, "drain_timeout", None), **options)  # --drain-timeout, where the parser has it
+                   drain_timeout=args.drain_timeout, **options)

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 from nlgscore.core.microbatch import MicroBatcher, QueueFullError
+from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
 
@@ -226,8 +227,6 @@ def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None
     return 0
 
 
-# Seconds between a SIGTERM and the exit (nlgscore serve's drain timeout): Serve's graceful stop, then Ray's.
-DEFAULT_DRAIN_TIMEOUT = 30.0
 # Ray counts resources in steps of 1e-4: a share rounded up (2/3 -> 0.6667) would leave a replica unplaced.
 _RESOURCE_STEP = 1e-4
 

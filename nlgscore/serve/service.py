@@ -27,7 +27,6 @@ DEFAULT_MAX_ITEMS = 4096  # predictions per request
 DEFAULT_MAX_MATRIX_CELLS = 1 << 20  # pairs per /v1/matrix request
 DEFAULT_MAX_CONCURRENT = 512  # requests in the server at once (TEI's --max-concurrent-requests)
 DEFAULT_BODY_TIMEOUT = 30.0  # seconds a client may take to send its body (8 MiB at 2 Mbit/s)
-DEFAULT_DRAIN_TIMEOUT = 30.0  # seconds SIGTERM waits for requests in flight
 RETRY_AFTER = "1"  # seconds, for 429 and 503 answers
 
 
