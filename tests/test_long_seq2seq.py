@@ -212,6 +212,14 @@ def test_bad_setting_is_refused():
         PrismScorer(str(GOLDEN / "tiny-prism"), long_inputs=None)
 
 
+def test_max_length_without_room_for_a_text_token_is_refused():
+    """Issue 33 item 1: max_length=2 is only <s></s>; a window of 0 tokens raised range()'s error."""
+    with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'tiny-bart' \(2 special tokens and one text token\), got 2"):
+        BARTScorer(checkpoint=TINY_BART, max_length=2, device="cpu")
+    with pytest.raises(ValueError, match="a window needs at least 1 token, got limit=0"):
+        _words("Aa bb. Cc.", 10).units(0)
+
+
 def test_auto_does_not_warn(prism, bart):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
