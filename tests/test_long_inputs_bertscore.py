@@ -196,7 +196,21 @@ def test_cli_long_inputs(tmp_path):
     refs.write_text(f"{HEAD} {TAIL_A} {TAIL_B}\nshort\n", encoding="utf-8")
     base = [sys.executable, "-m", "nlgscore", "bertscore", "-m", "minilm", "-l", "4", "-c", str(cands), "-r", str(refs), "--no-progress", "--json"]
     error = subprocess.run(base + ["--long-inputs", "error", "--max-length", str(LIMIT)], capture_output=True, text=True)
-    assert error.returncode == 2 and "references[0] has" in error.stderr and "Traceback" not in error.stderr
+    # issue 33 item 17: the command names the file and its 1-based line, not the 0-based references[0]
+    assert error.returncode == 2 and f"error: {refs}:1 has" in error.stderr and "Traceback" not in error.stderr
     ok = subprocess.run(base + ["--long-inputs", "auto", "--window-stride", "10", "--max-length", str(LIMIT)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "long_inputs:auto|window_stride:10" in ok.stdout
+
+
+def test_the_score_command_names_the_line_of_the_corpus_not_of_its_window(tmp_path, capsys):
+    """Issue 33 item 17: `score` computes window by window; the error named the item's index in
+    its window (references[0] for line 2 with --window 1)."""
+    from nlgscore.cli import main
+
+    cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
+    cands.write_text("a\nb\nc\n", encoding="utf-8")
+    refs.write_text("short\n" + "word " * 600 + "\nshort\n", encoding="utf-8")  # line 2 is over MiniLM's 512 tokens
+    argv = ["score", "bertscore:minilm", "--long-inputs", "error", "--window", "1", "-c", str(cands), "-r", str(refs), "--no-progress"]
+    assert main(argv) == 2
+    assert f"error: {refs}:2 has 602 tokens, more than the 512" in capsys.readouterr().err

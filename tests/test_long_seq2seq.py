@@ -303,7 +303,7 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
             assert f"|long_inputs:{setting}|" in out["signature"]
             assert (out["segment"][0] == out["segment"][1]) == (setting == "truncate"), (name, setting)
         assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
-        assert "sources[0] has" in capsys.readouterr().err
+        assert f"error: {tmp_path / 's.txt'}:1 has" in capsys.readouterr().err  # file:line (issue 33 item 17)
     # BARTScore's command has no max_length: a text over its 1,024 tokens.
     huge = " ".join(SENTS * 6)
     (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")
@@ -311,7 +311,7 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
     argv = ["bartscore", "--checkpoint", TINY_BART, "-c", str(tmp_path / "t.txt"), "-s", str(tmp_path / "h.txt"), "--json", "--no-progress"]
     assert main([*argv, "--long-inputs", "truncate"]) == 0 and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
     assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
-    assert "sources[0] has" in capsys.readouterr().err
+    assert f"error: {tmp_path / 'h.txt'}:1 has" in capsys.readouterr().err
 
 
 def _words(text: str, first_id: int):

@@ -28,7 +28,7 @@ import warnings
 from typing import List, Optional, Sequence, TextIO
 
 from nlgscore import registry
-from nlgscore.cli.options import add_debug_options, progress_enabled
+from nlgscore.cli.options import add_debug_options, input_line, progress_enabled
 from nlgscore.core.errors import NlgscoreError
 
 # Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
@@ -180,7 +180,7 @@ def _main(argv: List[str]) -> int:
             print(f"{prog}: error: {write_error_line(err, args)}", file=sys.stderr)
             return 2
         if is_user_error(err):
-            print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
+            print(f"{prog}: error: {one_line(input_line(err, args))}", file=sys.stderr)
             return 2
         traceback.print_exc(file=sys.stderr)
         print(f"{prog}: internal error (a bug in nlgscore; please report it with the traceback above): "
