@@ -43,8 +43,8 @@ class LongInputError(ArgumentError):
     >>> err = too_long("references[3][1]", 700, 512, "m")
     >>> err.item
     ('references', 3, 1)
-    >>> str(err.renamed("refs2.txt:4"))  # doctest: +ELLIPSIS
-    'refs2.txt:4 has 700 tokens, more than the 512 that m takes ...'
+    >>> print(err.renamed("refs2.txt:4"))  # doctest: +ELLIPSIS
+    refs2.txt:4 has 700 tokens, more than the 512 that m takes ...
     """
 
     def __init__(self, message: str, where: str = "", detail: str = "") -> None:
