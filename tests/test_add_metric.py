@@ -107,7 +107,7 @@ def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_en
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
         out += done.stdout + done.stderr
         assert done.returncode == 0, out[-6000:]
-    passed = re.findall(r"^(?:PASSED|XFAIL) (\S+)", out, re.M)
+    passed = re.findall(r"^PASSED (\S+)", out, re.M)  # an expected failure is not a pass: the recipe claims every entry point
     for test in ("test_cli_score", "test_evaluate_module", "test_map_function", "test_trl_reward_and_its_empty_probe",
                  "test_lighteval", "test_meta_wmt19_metric", "test_cli_mbr_equals_brute_force",
                  "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items", "test_module_contract_and_its_examples",

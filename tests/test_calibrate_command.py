@@ -108,6 +108,17 @@ def test_a_calibration_file_is_checked(calibrated, tmp_path, folder):
         calibrate("minilm", folder, limit=1, pairs=10)
 
 
+def test_a_negative_seed_is_refused_before_the_model_loads(folder, capsys):
+    """Issue 33 item 3: --seed -1 scored every layer, then failed in numpy. A model that does not
+    exist shows the refusal comes first."""
+    from nlgscore.cli import main
+
+    with pytest.raises(ArgumentError, match=r"seed must be an integer >= 0 \(seed=\), got -1"):
+        calibrate("no-such-model", folder, seed=-1)
+    assert main(["calibrate", "no-such-model", "--data", str(folder), "--seed", "-1", "--no-progress"]) == 2
+    assert "error: seed must be an integer >= 0 (--seed), got -1" in capsys.readouterr().err
+
+
 def test_cli_calibrates_a_new_model_then_scores_with_it(folder, tmp_path):
     """A tiny random ModernBERT, unknown to every table, is usable after one command."""
     import torch

@@ -34,6 +34,17 @@ def test_json_multi_reference(capsys):
     assert out["f1"] == pytest.approx([1.0] * len(out["f1"]), abs=1e-5)  # the candidate itself is a reference
 
 
+def test_rescale_of_the_embedded_model_needs_no_lang(capsys):
+    """Issue 33 item 13: `-m minilm --rescale` was refused for want of --lang; the embedded model
+    is English and its baseline ships with the package."""
+    files = ["-c", str(EXAMPLES / "cands.txt"), "-r", str(EXAMPLES / "refs.txt"), "--json", "--no-progress"]
+    assert main(["bertscore", "-m", "minilm", "--rescale", *files]) == 0
+    defaulted = json.loads(capsys.readouterr().out)
+    assert main(["bertscore", "-m", "minilm", "--rescale", "--lang", "en", *files]) == 0
+    explicit = json.loads(capsys.readouterr().out)
+    assert "|rescale:package:en/all-MiniLM-L6-v2.tsv|" in defaulted["signature"] and defaulted == explicit
+
+
 def test_missing_file_is_an_error_not_text(capsys):
     assert main(["bertscore", "--model", "minilm", "-c", "The cat sat.", "-r", str(EXAMPLES / "refs.txt")]) == 2
     assert "candidate file not found" in capsys.readouterr().err

@@ -77,6 +77,20 @@ def test_help_imports_neither_torch_nor_transformers():
     assert "bertscore" in done.stdout and "bench" in done.stdout
 
 
+def test_a_warning_is_one_line_naming_no_source_file(tmp_path):
+    """Issue 33 item 14: the real command printed Python's `<path>/stream/windows.py:71: UserWarning: ...`
+    and the source line below it."""
+    cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
+    cands.write_text("a cat\n", encoding="utf-8")
+    refs.write_text("word " * 600 + "\n", encoding="utf-8")  # over MiniLM's 512 tokens
+    done = subprocess.run(
+        [sys.executable, "-m", "nlgscore", "score", "bertscore:minilm", "--long-inputs", "truncate", "-c", str(cands), "-r", str(refs), "--no-progress"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["nlgscore: warning: BERTScore: 1 input(s) longer than 512 tokens were truncated"]
+
+
 def test_no_progress_hides_the_loading_bars(capsys, tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("a cat\n", encoding="utf-8")

@@ -47,10 +47,11 @@ def test_other_shapes_or_dtypes_are_other_keys(cache):
     assert len(list(cache.glob("*.json"))) == 2
 
 
-def test_a_malformed_file_is_measured_again_and_replaced(cache):
+@pytest.mark.parametrize("text", ["{not json", '{"timings": "fast"}', '{"timings": null}', '{"timings": [[1, 2]]}', "[1, 2]"])
+def test_a_malformed_file_is_measured_again_and_replaced(cache, text):
     gemm._measure(SHAPES)
     path = stored(cache)
-    path.write_text("{not json")
+    path.write_text(text)  # issue 33 item 5: a "timings" that is not a mapping raised AttributeError at every load
     gemm._measure.cache_clear()
     timings = gemm._measure(SHAPES)
     assert json.loads(path.read_text())["timings"]["float32"] == list(timings["float32"])

@@ -165,6 +165,24 @@ def test_bad_options_are_refused_naming_them():
         BERTScorer(model_type="minilm", num_layers=4, long_inputs="truncate", window_stride=8)
 
 
+def test_max_length_without_room_for_a_text_token_is_refused():
+    """Issue 33 item 1: a 2-position window holds [CLS] and [SEP] only; max_length=2 grew memory
+    without bound. Refused at construction, before anything is scored."""
+    for mode in ("auto", "truncate"):
+        with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'all-MiniLM-L6-v2' \(2 special tokens and one text token\), got 2"):
+            BERTScorer(model_type="minilm", num_layers=4, max_length=2, long_inputs=mode)
+    assert BERTScorer(model_type="minilm", num_layers=4, max_length=3).compute(["The cat sat."], ["A dog."]).windows == [4]  # one window per token of "the cat sat ."
+
+
+def test_window_loop_is_bounded_by_the_text():
+    """A window that cannot advance is refused; on the unfixed code this loop filled memory, so it
+    runs in a child process capped at 2 GiB of address space."""
+    code = ("import resource; from nlgscore.bertscore.windows import window_spans; "
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); window_spans(3, room=0, stride=1)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "ValueError: a window needs room >= 1 and stride >= 1" in done.stderr, done.stderr[-500:]
+
+
 def test_window_stride_changes_long_scores_only(auto):
     dense_windows = BERTScorer(model_type="minilm", num_layers=4, max_length=LIMIT, window_stride=5)
     cands, refs = [TAIL_B, "Two cats."], [f"{HEAD} {TAIL_A} {TAIL_B}", "Cats, two."]
@@ -178,7 +196,21 @@ def test_cli_long_inputs(tmp_path):
     refs.write_text(f"{HEAD} {TAIL_A} {TAIL_B}\nshort\n", encoding="utf-8")
     base = [sys.executable, "-m", "nlgscore", "bertscore", "-m", "minilm", "-l", "4", "-c", str(cands), "-r", str(refs), "--no-progress", "--json"]
     error = subprocess.run(base + ["--long-inputs", "error", "--max-length", str(LIMIT)], capture_output=True, text=True)
-    assert error.returncode == 2 and "references[0] has" in error.stderr and "Traceback" not in error.stderr
+    # issue 33 item 17: the command names the file and its 1-based line, not the 0-based references[0]
+    assert error.returncode == 2 and f"error: {refs}:1 has" in error.stderr and "Traceback" not in error.stderr
     ok = subprocess.run(base + ["--long-inputs", "auto", "--window-stride", "10", "--max-length", str(LIMIT)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "long_inputs:auto|window_stride:10" in ok.stdout
+
+
+def test_the_score_command_names_the_line_of_the_corpus_not_of_its_window(tmp_path, capsys):
+    """Issue 33 item 17: `score` computes window by window; the error named the item's index in
+    its window (references[0] for line 2 with --window 1)."""
+    from nlgscore.cli import main
+
+    cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
+    cands.write_text("a\nb\nc\n", encoding="utf-8")
+    refs.write_text("short\n" + "word " * 600 + "\nshort\n", encoding="utf-8")  # line 2 is over MiniLM's 512 tokens
+    argv = ["score", "bertscore:minilm", "--long-inputs", "error", "--window", "1", "-c", str(cands), "-r", str(refs), "--no-progress"]
+    assert main(argv) == 2
+    assert f"error: {refs}:2 has 602 tokens, more than the 512" in capsys.readouterr().err

@@ -212,6 +212,14 @@ def test_bad_setting_is_refused():
         PrismScorer(str(GOLDEN / "tiny-prism"), long_inputs=None)
 
 
+def test_max_length_without_room_for_a_text_token_is_refused():
+    """Issue 33 item 1: max_length=2 is only <s></s>; a window of 0 tokens raised range()'s error."""
+    with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'tiny-bart' \(2 special tokens and one text token\), got 2"):
+        BARTScorer(checkpoint=TINY_BART, max_length=2, device="cpu")
+    with pytest.raises(ValueError, match="a window needs at least 1 token, got limit=0"):
+        _words("Aa bb. Cc.", 10).units(0)
+
+
 def test_auto_does_not_warn(prism, bart):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -295,7 +303,7 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
             assert f"|long_inputs:{setting}|" in out["signature"]
             assert (out["segment"][0] == out["segment"][1]) == (setting == "truncate"), (name, setting)
         assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
-        assert "sources[0] has" in capsys.readouterr().err
+        assert f"error: {tmp_path / 's.txt'}:1 has" in capsys.readouterr().err  # file:line (issue 33 item 17)
     # BARTScore's command has no max_length: a text over its 1,024 tokens.
     huge = " ".join(SENTS * 6)
     (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")
@@ -303,7 +311,7 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
     argv = ["bartscore", "--checkpoint", TINY_BART, "-c", str(tmp_path / "t.txt"), "-s", str(tmp_path / "h.txt"), "--json", "--no-progress"]
     assert main([*argv, "--long-inputs", "truncate"]) == 0 and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
     assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
-    assert "sources[0] has" in capsys.readouterr().err
+    assert f"error: {tmp_path / 'h.txt'}:1 has" in capsys.readouterr().err
 
 
 def _words(text: str, first_id: int):

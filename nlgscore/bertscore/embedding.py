@@ -185,13 +185,16 @@ class Encoder:
             use_onednn_linears(model)  # the packed forward calls nlgscore.core.gemm itself; other architectures go through these
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
-            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-                raise ArgumentError(f"max_length must be an int of at least 2, got {max_length!r}")
+            if isinstance(max_length, bool) or not isinstance(max_length, int):
+                raise ArgumentTypeError(f"max_length must be an int, got {type(max_length).__name__}: {max_length!r}")
             if max_length > limit:
                 raise ArgumentError(f"max_length {max_length} exceeds what {resolved.name!r} supports ({limit})")
             limit = max_length
         prefix = _declared_tokenizer_class(resolved.path, config.model_type) in PREFIX_SPACE_TOKENIZERS
         encoder = cls(resolved, tokenizer, model, num_layers, all_layers, limit, prefix, device, torch_dtype)
+        if encoder.room < 1:  # a window with no content token: nothing to score, and no window loop could advance
+            raise ArgumentError(f"max_length must be at least {encoder.n_special + 1} for {resolved.name!r} "
+                                f"({encoder.n_special} special tokens and one text token), got {limit}")
         encoder.total_layers = total
         if not all_layers:
             encoder.truncated_stack = encoder._truncate(total)

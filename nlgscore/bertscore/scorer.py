@@ -101,6 +101,8 @@ class BERTScorer(Scorer):
     ``calibration``: a file written by ``nlgscore calibrate MODEL --data FOLDER``
     (:mod:`nlgscore.bertscore.calibration_file`): its layer is the default ``num_layers`` and its
     baseline the one ``rescale_with_baseline=True`` uses (unless ``baseline_path`` is given).
+    Otherwise rescaling finds the baseline by ``lang``; for a packaged alias (``minilm``: English)
+    ``lang`` defaults to its model's language.
     ``revision`` cannot be combined with a packaged alias such as ``minilm`` (its files come
     from a PyPI package; a revision would be ignored): ValueError.
     """
@@ -182,7 +184,7 @@ class BERTScorer(Scorer):
             if calibrated is not None and baseline_path is None:
                 table_, source = calibrated.baseline, calibrated.source
             else:
-                table_, source = find_baseline(self.lang, self.model_type, baseline_path)
+                table_, source = find_baseline(self.lang or _alias_lang(self.model_type), self.model_type, baseline_path)
             # all_layers scores every layer of the model (as bert_score does), whatever num_layers is
             self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
             self.baseline_source = source
@@ -403,3 +405,8 @@ class BERTScorer(Scorer):
 
 def _aliases() -> Dict[str, Any]:
     return {name: entry for name, entry in table("aliases").items() if not name.startswith("_")}
+
+
+def _alias_lang(model_name: str) -> Optional[str]:
+    """The language of a packaged alias's model (``"en"`` for the embedded MiniLM), else None."""
+    return next((entry.get("lang") for entry in _aliases().values() if entry["name"] == model_name), None)

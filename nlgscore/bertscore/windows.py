@@ -56,7 +56,17 @@ def check_stride(stride: Optional[int], room: int) -> int:
 
 
 def window_spans(n: int, room: int, stride: int) -> List[Tuple[int, int]]:
-    """``(start, stop)`` of each window over ``n`` content tokens (one ``(0, n)`` window when ``n <= room``)."""
+    """``(start, stop)`` of each window over ``n`` content tokens (one ``(0, n)`` window when ``n <= room``).
+
+    Each window advances by at least one token, so there are at most ``n`` of them.
+
+    >>> window_spans(3, room=0, stride=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: a window needs room >= 1 and stride >= 1 to advance, got room=0, stride=1
+    """
+    if room < 1 or stride < 1:
+        raise ValueError(f"a window needs room >= 1 and stride >= 1 to advance, got room={room}, stride={stride}")
     spans = []
     start = 0
     while True:

@@ -28,6 +28,7 @@ from nlgscore.bertscore.calibration_file import write_calibration
 from nlgscore.calibration.baseline import all_layers_scorer, compute_baseline
 from nlgscore.calibration.layers import COLUMNS, calibrate_wmt21, score_all_layers, select_layer
 from nlgscore.core.errors import DataError
+from nlgscore.meta.stats.resample import check_seed
 
 PathLike = Union[str, "os.PathLike[str]"]
 DEFAULT_PAIRS = 24_000  # as the embedded MiniLM's shipped baseline
@@ -117,6 +118,7 @@ def calibrate(
     ``dtype``, ``max_tokens``, ``progress``, ``long_inputs``, ``max_length``, ...). Returns the
     file's fields and the validation set.
     """
+    seed = check_seed(seed, "seed=")  # refused before the model loads and the layers are scored
     validation = read_validation(data, limit, include_human, reference)
     if len(validation.corpus) < 2:
         raise DataError(f"{data}: the baseline needs at least 2 distinct references, got {len(validation.corpus)}")

@@ -10,7 +10,8 @@ argument or data file, a model not available, a missing extra), a file the syste
 (missing, not readable) or an output that cannot be written (a full disk, stdout included: every
 write to stdout is checked and flushed before the exit status is decided), one line on stderr
 naming the cause; 130 interrupted (Ctrl-C); 1 anything
-else, which is a bug: its traceback is printed (``--debug`` re-raises it instead).
+else, which is a bug: its traceback is printed (``--debug`` re-raises it instead). A warning
+(``warnings`` or ``logging``) is one line on stderr, ``nlgscore: warning: ...``.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ import os
 import sys
 import traceback
 import warnings
-from typing import Optional, Sequence, TextIO
+from typing import List, Optional, Sequence, TextIO
 
 from nlgscore import registry
-from nlgscore.cli.options import add_debug_options, progress_enabled
+from nlgscore.cli.options import add_debug_options, input_line, progress_enabled
 from nlgscore.core.errors import NlgscoreError
 
 # Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
@@ -96,9 +97,50 @@ def _quiet_libraries(args: argparse.Namespace) -> None:
             sys.modules["transformers.utils.logging"].disable_progress_bar()
 
 
+def warning_line(message: Warning | str, category: type) -> str:
+    """A warning as the command line prints it: one line, no source path or code line.
+
+    >>> warning_line(UserWarning("BERTScore: 3 input(s) longer than 512 tokens\\nwere truncated"), UserWarning)
+    'nlgscore: warning: BERTScore: 3 input(s) longer than 512 tokens were truncated'
+    >>> warning_line(FutureWarning("x is deprecated"), FutureWarning)
+    'nlgscore: warning: FutureWarning: x is deprecated'
+    """
+    kind = "" if category is UserWarning else f"{category.__name__}: "
+    return f"nlgscore: warning: {kind}{' '.join(str(message).split())}"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` while a command runs: the warning's text, not Python's
+    ``path:line: Category: text`` and the source line (which are nlgscore's internals)."""
+    try:
+        print(warning_line(message, category), file=file or sys.stderr)
+    except OSError:
+        pass  # stderr gone: as warnings' own printer, never fail the command over a warning
+
+
+class _LineFormatter(logging.Formatter):
+    """Log records as the command line's other messages: ``nlgscore: warning: text``, one line.
+
+    >>> record = logging.LogRecord("nlgscore.core.batching", logging.WARNING, "", 0, "out of memory; retrying with %d", (64,), None)
+    >>> _LineFormatter().format(record)
+    'nlgscore: warning: out of memory; retrying with 64'
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"nlgscore: {record.levelname.lower()}: {' '.join(super().format(record).split())}"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``nlgscore`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:  # main() called in-process (tests, notebooks) leaves Python's printer as it was
+        warnings.showwarning = shown
+
+
+def _main(argv: List[str]) -> int:
     try:
         parser = build_parser(argv)
     except KeyboardInterrupt:  # Ctrl-C while the command's modules load
@@ -106,7 +148,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     args = parser.parse_args(argv)
     args.argv = argv  # the command line as given, for reports that record it
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
+    handler = logging.StreamHandler()
+    handler.setFormatter(_LineFormatter())
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), handlers=[handler])
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -136,7 +180,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{prog}: error: {write_error_line(err, args)}", file=sys.stderr)
             return 2
         if is_user_error(err):
-            print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
+            print(f"{prog}: error: {one_line(input_line(err, args))}", file=sys.stderr)
             return 2
         traceback.print_exc(file=sys.stderr)
         print(f"{prog}: internal error (a bug in nlgscore; please report it with the traceback above): "

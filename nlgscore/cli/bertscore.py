@@ -40,7 +40,7 @@ def register(subparsers) -> None:
     parser.add_argument("--lang", default=None, help="language code: picks the default model and baseline")
     parser.add_argument("--idf", action="store_true", help="idf weighting from the references")
     parser.add_argument("--rescale", "--rescale-with-baseline", "--rescale_with_baseline", dest="rescale",
-                        action="store_true", help="rescale with the baseline (needs --lang or --baseline-path)")
+                        action="store_true", help="rescale with the baseline (needs --lang or --baseline-path; minilm: English by default)")
     parser.add_argument("--baseline-path", "--baseline_path", dest="baseline_path", default=None,
                         help="baseline file (LAYER,P,R,F rows)")
     parser.add_argument("--max-length", "--max_length", dest="max_length", type=positive_int, default=None,

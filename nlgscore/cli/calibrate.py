@@ -40,8 +40,10 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore.calibration.recipe import DEFAULT_PAIRS, calibrate
+    from nlgscore.meta.stats.resample import check_seed
 
     check_device(args.device)
+    check_seed(args.seed)  # numpy's generator takes seeds >= 0: refused before the model loads
     options = {**runtime_settings(args), **({} if args.max_length is None else {"max_length": args.max_length})}
 
     def build():

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.errors import NlgscoreError
-from nlgscore.core.long_inputs import LONG_INPUTS
+from nlgscore.core.long_inputs import LONG_INPUTS, LongInputError
 from nlgscore.core.runtime import DTYPES
 from nlgscore.stream.readers import STDIN, text_lines
 
@@ -86,10 +86,35 @@ def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[Lis
     ref_sets = [read_lines(path, "reference") for path in ref_paths]
     srcs = read_lines(src_path, "source") if src_path else None
     check_aligned((args.cands, cands), [*zip(ref_paths, ref_sets, strict=True), (src_path, srcs)])
+    args.items_by_line = True  # item i is line i + 1 of each file: an error naming an item names its line
     if not cands:
         fail(empty_input(args.cands))
     refs = [list(group) for group in zip(*ref_sets, strict=True)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
     return cands, refs, srcs
+
+
+def input_line(err: BaseException, args: argparse.Namespace) -> BaseException:
+    """A :class:`~nlgscore.core.long_inputs.LongInputError` naming its item as the command line
+    gave it: ``FILE:LINE`` (1-based) of the -c/-r/-s file, or ``FILE row N`` of an -i table; any
+    other error as it is.
+
+    >>> from nlgscore.core.long_inputs import too_long
+    >>> args = argparse.Namespace(cands="c.txt", refs=["r1.txt", "r2.txt"], srcs=None, items_by_line=True)
+    >>> str(input_line(too_long("references[2][1]", 700, 512, "m"), args)).split(" has ")[0]
+    'r2.txt:3'
+    """
+    item = err.item if isinstance(err, LongInputError) else None
+    if item is None or not getattr(args, "items_by_line", False):  # an mbr item, `show --line`: not a corpus row
+        return err
+    side, index, ref = item
+    if getattr(args, "input", None) is not None:
+        return err.renamed(f"{args.input} row {index + 1}")
+    files = {"predictions": [getattr(args, "cands", None)], "references": getattr(args, "refs", None) or [],
+             "sources": [getattr(args, "srcs", None)]}.get(side, [])
+    path = files[ref or 0] if (ref or 0) < len(files) else None
+    if not isinstance(path, (str, Path)):
+        return err
+    return err.renamed(f"{'<stdin>' if str(path) == STDIN else path}:{index + 1}")
 
 
 def empty_input(path: Union[str, Path]) -> str:

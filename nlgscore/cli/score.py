@@ -65,6 +65,7 @@ def read_corpus(args: argparse.Namespace) -> Any:
     input without rows is refused naming it (:func:`not_empty`)."""
     from nlgscore.stream import readers
 
+    args.items_by_line = True  # item i is line i + 1 of -c/-r/-s, row i + 1 of -i: errors name it so
     if args.input is not None:
         if args.cands or args.refs or args.srcs:
             fail("give either -i TABLE or text files (-c/-r/-s), not both")

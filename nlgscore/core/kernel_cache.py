@@ -72,13 +72,17 @@ def measurement_key(shapes: Sequence[Tuple[int, int]], dtypes: Sequence[str], ru
 
 
 def load(key: str) -> Optional[Dict[str, Tuple[float, float]]]:
-    """The stored ``{dtype: (onednn_ms, mkl_ms)}`` of ``key``, or None (absent, off, unreadable)."""
+    """The stored ``{dtype: (onednn_ms, mkl_ms)}`` of ``key``, or None (absent, off, unreadable,
+    malformed: the caller measures again and rewrites the file)."""
     folder = cache_folder()
     if folder is None:
         return None
     try:
         data = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-        return {str(dtype): (float(pair[0]), float(pair[1])) for dtype, pair in data["timings"].items()}
+        timings = data.get("timings") if isinstance(data, dict) else None
+        if not isinstance(timings, dict):  # e.g. a string, null or a list: as malformed as torn JSON
+            return None
+        return {str(dtype): (float(pair[0]), float(pair[1])) for dtype, pair in timings.items()}
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 

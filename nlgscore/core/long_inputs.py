@@ -20,7 +20,8 @@ nlgscore.core.errors.ArgumentError: long_inputs must be one of 'auto', 'truncate
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+import re
+from typing import Any, List, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError
 
@@ -28,8 +29,47 @@ LONG_INPUTS = ("auto", "truncate", "error")
 DEFAULT_LONG_INPUTS = "auto"
 
 
+# An item as the scorers name it: predictions[3], references[3] or references[3][1], sources[3].
+_ITEM = re.compile(r"(\w+)\[(\d+)\](?:\[(\d+)\])?")
+
+
 class LongInputError(ArgumentError):
-    """``long_inputs="error"`` and an input longer than the model's window; the message names the item."""
+    """``long_inputs="error"`` and an input longer than the model's window; the message names the item.
+
+    ``where`` is the item (``references[3]``), ``detail`` the rest of the message; :attr:`item`
+    reads ``where`` and :meth:`renamed` names the same item otherwise (a row of a whole corpus, a
+    ``file:line``).
+
+    >>> err = too_long("references[3][1]", 700, 512, "m")
+    >>> err.item
+    ('references', 3, 1)
+    >>> print(err.renamed("refs2.txt:4"))  # doctest: +ELLIPSIS
+    refs2.txt:4 has 700 tokens, more than the 512 that m takes ...
+    """
+
+    def __init__(self, message: str, where: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.where, self.detail = where, detail
+
+    @property
+    def item(self) -> Optional[Tuple[str, int, Optional[int]]]:
+        """``(side, index, reference index or None)`` of the item named, or None."""
+        match = _ITEM.fullmatch(self.where)
+        if match is None:
+            return None
+        return match[1], int(match[2]), None if match[3] is None else int(match[3])
+
+    def renamed(self, where: str) -> "LongInputError":
+        """The same error naming its item ``where``."""
+        return LongInputError(f"{where} {self.detail}", where, self.detail)
+
+    def shifted(self, offset: int) -> "LongInputError":
+        """The same error with the item's index ``offset`` further (a window's rows in a corpus)."""
+        item = self.item
+        if item is None or not offset:
+            return self
+        side, index, ref = item
+        return self.renamed(f"{side}[{index + offset}]" + ("" if ref is None else f"[{ref}]"))
 
 
 def check_long_inputs(value: Any, name: str = "long_inputs") -> str:
@@ -68,10 +108,9 @@ def too_long(where: str, tokens: int, limit: int, model: str) -> LongInputError:
     >>> str(too_long("references[3]", 700, 512, "all-MiniLM-L6-v2"))  # doctest: +ELLIPSIS
     "references[3] has 700 tokens, more than the 512 that all-MiniLM-L6-v2 takes (long_inputs='error'); ..."
     """
-    return LongInputError(
-        f"{where} has {tokens} tokens, more than the {limit} that {model} takes (long_inputs='error'); "
-        "pass long_inputs='auto' to score it whole or 'truncate' to cut it"
-    )
+    detail = (f"has {tokens} tokens, more than the {limit} that {model} takes (long_inputs='error'); "
+              "pass long_inputs='auto' to score it whole or 'truncate' to cut it")
+    return LongInputError(f"{where} {detail}", where, detail)
 
 
 def windows_per_prediction(counts: List[int]) -> List[int]:

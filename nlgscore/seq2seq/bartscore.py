@@ -151,8 +151,8 @@ class BARTScorer(Scorer):
         self.variant = variant
         self.direction = _choice("direction", direction, DIRECTIONS)
         self.needs = ("sources",) if direction == "src" else ("references",)
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-            raise ArgumentError(f"max_length must be an integer >= 2 (room for <s> and </s>), got {max_length!r}")
+        if isinstance(max_length, bool) or not isinstance(max_length, int):
+            raise ArgumentTypeError(f"max_length must be an int, got {type(max_length).__name__}: {max_length!r}")
         self.max_length = max_length
         super().__init__(**runtime_options)  # max_tokens=0 is an error, not "no cap"/"default"
         runtime = self.runtime
@@ -163,6 +163,10 @@ class BARTScorer(Scorer):
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit is not None and max_length > limit:
             raise ArgumentError(f"max_length={max_length} exceeds the model's {limit} positions")
+        specials = self.tokenizer.num_special_tokens_to_add()
+        if max_length <= specials:  # no room for a text token: nothing to score, no window could advance
+            raise ArgumentError(f"max_length must be at least {specials + 1} for {self.resolved.name!r} "
+                                f"({specials} special tokens and one text token), got {max_length}")
         self.para = "none"
         if "para_weights" in entry or para_weights is not None:
             self.para = load_para_weights(self.model, para_weights, entry.get("para_weights", {}))

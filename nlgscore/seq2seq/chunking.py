@@ -85,6 +85,8 @@ class LongText:
 
     def units(self, limit: int) -> List[Span]:
         """The sentences, each longer than ``limit`` tokens cut into consecutive windows of ``limit``."""
+        if limit < 1:  # a window with no token cannot cover a sentence
+            raise ValueError(f"a window needs at least 1 token, got limit={limit}")
         out: List[Span] = []
         for a, b in self.sentences():
             out.extend((s, min(s + limit, b)) for s in range(a, b, limit))

@@ -154,7 +154,7 @@ def score_to_file(
         return chunks(rows, window)
 
     def score(chunk: List[Any], start: int) -> Piece:
-        result = score_chunk(scorer, chunk, inputs, **options)
+        result = score_chunk(scorer, chunk, inputs, start=start, **options)
         digest.update(chunk)
         values = item_rows(result)
         for name in result.columns():

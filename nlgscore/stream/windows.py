@@ -22,6 +22,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
 
 from nlgscore.core.errors import ArgumentError
+from nlgscore.core.long_inputs import LongInputError
 from nlgscore.stream.readers import Inputs, Row
 
 if TYPE_CHECKING:  # the CLI's parser imports this module for DEFAULT_WINDOW: no torch/numpy then
@@ -63,12 +64,16 @@ def chunks(rows: Iterator[Row], size: int) -> Iterator[List[Row]]:
         yield chunk
 
 
-def score_chunk(scorer: "Scorer", chunk: List[Row], inputs: Inputs, **options: Any) -> "Result":
-    """One ``compute`` call on ``chunk`` (references and/or sources as ``inputs`` has them)."""
+def score_chunk(scorer: "Scorer", chunk: List[Row], inputs: Inputs, *, start: int = 0, **options: Any) -> "Result":
+    """One ``compute`` call on ``chunk`` (references and/or sources as ``inputs`` has them), the
+    rows ``start`` onwards of the corpus: an error naming an item names its row in the corpus."""
     predictions = [row[0] for row in chunk]
     references = [row[1] for row in chunk] if inputs.has_references else None
     sources = [row[2] for row in chunk] if inputs.has_sources else None
-    return scorer.compute(predictions, references=references, sources=sources, **options)
+    try:
+        return scorer.compute(predictions, references=references, sources=sources, **options)
+    except LongInputError as err:
+        raise err.shifted(start) from None
 
 
 def score_windows(scorer: "Scorer", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None,
@@ -81,8 +86,10 @@ def score_windows(scorer: "Scorer", inputs: Inputs, *, window: int = DEFAULT_WIN
     check_streamable(scorer)
     if not (inputs.has_references or inputs.has_sources):
         raise ArgumentError("the inputs have neither references nor sources: give a reference or source column/file")
+    start = 0
     for chunk in chunks(iter(rows if rows is not None else inputs.rows()), window):
-        yield chunk, score_chunk(scorer, chunk, inputs, **options)
+        yield chunk, score_chunk(scorer, chunk, inputs, start=start, **options)
+        start += len(chunk)
 
 
 def item_rows(result: "Result") -> List[Dict[str, Any]]:
