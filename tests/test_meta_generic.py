@@ -83,7 +83,8 @@ def test_a_toy_descriptor_runs_through_the_generic_runner(tmp_path):
 def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys):
     folder = _toy(tmp_path / "toy")
     row = descriptors.from_protocol(TOY, "toy judgments", "A toy data set.", "judgments.tsv, ref.txt", "1-6 ratings",
-                                    "ref.txt", resampling="bootstrap")
+                                    "ref.txt")  # a bootstrap measure: --bootstrap, derived from the rows (issue 33)
+    assert row.resampling == "bootstrap"
     monkeypatch.setitem(descriptors.DESCRIPTORS, "toy", row)
     code = main(["meta", "toy", "--data", str(folder), "--metric", "chrf", "--bootstrap", "100", "--json", "--no-cache",
                  "--quiet", "--limit", "4"])

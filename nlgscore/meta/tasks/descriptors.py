@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import human_scores as _mqm
@@ -59,14 +59,21 @@ class Descriptor:
 def from_protocol(protocol: TaskDescriptor, help: str, description: str, files: str, human: str, reference: str,
                   scores_help: str = "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score "
                                      "sibling used when present; or SEG,SYS)",
-                  resampling: str = "permutations", options: Tuple[Option, ...] = ()) -> Descriptor:
+                  resampling: Optional[str] = None, options: Tuple[Option, ...] = ()) -> Descriptor:
     """The ``nlgscore meta`` subcommand of a data set the generic runner evaluates: ``--data`` is
     given to ``protocol.load``, the levels and measures come from its ``Measure`` rows.
 
+    ``resampling`` (the command's flag: ``--bootstrap`` or ``--permutations``) is derived from the
+    measures when not given: ``"bootstrap"`` when any measure has bootstrap intervals, else
+    ``"permutations"`` (the significance tests of the WMT22+ protocol).
+
     >>> from nlgscore.meta.tasks.human_scores import MQM_TASK
-    >>> from_protocol(MQM_TASK, "h", "d", "f", "MQM", "A").measures[-1]
-    'segment acc-t-epsilon'
+    >>> row = from_protocol(MQM_TASK, "h", "d", "f", "MQM", "A")
+    >>> row.measures[-1], row.resampling
+    ('segment acc-t-epsilon', 'permutations')
     """
+    if resampling is None:
+        resampling = "bootstrap" if any(m.resampling == "bootstrap" for m in protocol.measures) else "permutations"
     levels = tuple(dict.fromkeys(m.level for m in protocol.measures))
     return Descriptor(protocol.name, help, description, functools.partial(run, protocol), files, "data", human, reference,
                       levels, tuple(f"{m.level} {m.name}" for m in protocol.measures), scores_help,
