@@ -1,7 +1,7 @@
 """Meta-evaluation of metrics against human judgments (data -> scores -> statistics -> table).
 
 * ``data/``: readers of human judgments, system outputs and score files (``loaders``: WMT19 daRR,
-  SummEval, BAGEL; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
+  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
   ``mtme`` / ``precomputed``: score files; ``files``: the text-file rule and atomic writes;
   ``alignment``: the segment-id check).
 * ``baselines`` / ``scoring`` / ``engine``: scores of string baselines (chrF, BLEU, sentence BLEU,
