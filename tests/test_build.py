@@ -47,7 +47,7 @@ class Legacy(Counted):
 
     name = "legacy"
 
-    def __init__(self, scale: float = 1.0) -> None:  # noqa: D107 -- no super().__init__ on purpose
+    def __init__(self, scale: float = 1.0) -> None:
         self.scale, self.words = scale, None
 
 

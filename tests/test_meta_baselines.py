@@ -9,10 +9,10 @@ import pytest
 pytest.importorskip("sacrebleu")
 pytest.importorskip("sacremoses")
 
-from nlgscore.meta.baselines import chrf, sentbleu, string_metric  # noqa: E402
-from nlgscore.meta.data.loaders import darr_path, load_darr  # noqa: E402
-from nlgscore.meta.scoring import segment_scores  # noqa: E402
-from nlgscore.meta.stats.wmt import darr_kendall_tau  # noqa: E402
+from nlgscore.meta.baselines import chrf, sentbleu, string_metric
+from nlgscore.meta.data.loaders import darr_path, load_darr
+from nlgscore.meta.scoring import segment_scores
+from nlgscore.meta.stats.wmt import darr_kendall_tau
 
 
 def test_chrf_and_sentbleu_on_small_cases():

@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.cli import main  # noqa: E402
-from nlgscore.meta.engine import ScoreCache, Scorers  # noqa: E402
-from nlgscore.meta.tasks.human_scores import MEASURES, mqm  # noqa: E402
+from nlgscore.cli import main
+from nlgscore.meta.engine import ScoreCache, Scorers
+from nlgscore.meta.tasks.human_scores import MEASURES, mqm
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FOLDERS = {"mqm-wmt23-en-de-sxs": 140, "mqm-wmt21-zh-en": 200}  # lines used: ~100 and ~150 rated segments

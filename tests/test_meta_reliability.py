@@ -13,13 +13,13 @@ import pytest
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.cli import main  # noqa: E402
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError  # noqa: E402
-from nlgscore.meta import tasks  # noqa: E402
-from nlgscore.meta.data.loaders import load_darr, load_summeval  # noqa: E402
-from nlgscore.meta.data.mtme import write_mtme  # noqa: E402
-from nlgscore.meta.data.wmt21 import load_wmt21  # noqa: E402
-from nlgscore.meta.engine import Scorers, short_name  # noqa: E402
+from nlgscore.cli import main
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.meta import tasks
+from nlgscore.meta.data.loaders import load_darr, load_summeval
+from nlgscore.meta.data.mtme import write_mtme
+from nlgscore.meta.data.wmt21 import load_wmt21
+from nlgscore.meta.engine import Scorers, short_name
 
 REFS = ["the cat sat on the mat", "a dog barked loudly", "it is raining today", "we went home early"]
 OUTPUTS = {"UF": REFS, "Online-W": [" ".join(r.split()[:-1]) for r in REFS], "Alpha": ["cats", "noise", "weather", "house"]}

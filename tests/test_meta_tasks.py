@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.meta import tasks  # noqa: E402
-from nlgscore.meta.baselines import chrf, corpus_score  # noqa: E402
-from nlgscore.meta.data.alignment import check_alignment  # noqa: E402
-from nlgscore.meta.data.loaders import load_darr  # noqa: E402
-from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments  # noqa: E402
+from nlgscore.meta import tasks
+from nlgscore.meta.baselines import chrf, corpus_score
+from nlgscore.meta.data.alignment import check_alignment
+from nlgscore.meta.data.loaders import load_darr
+from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEEN = SHARED / "wmt21-de-en"

@@ -69,7 +69,7 @@ def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[
     seg = np.array([data.seg[s][:n] for s in systems])
     rated = ~np.isnan(seg)
     if not rated.any(axis=1).all():
-        empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]  # noqa: B905
+        empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]
         raise DataError(f"{data.path}: system(s) {empty} have no rated segment in the first {n} lines")
     use_sys_file = limit is None or limit >= len(data.src)
     system = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
@@ -122,7 +122,7 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
                 statistic, key, mask = tests[level, measure]
                 p[i, j] = stats.permutation_test(statistic, a[key], b[key], mask, resamples, seed)
         ranks = stats.cluster_ranks(p)
-        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))  # noqa: B905
+        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
     if lines:
         lines.insert(0, f"  significance clusters (rank 1 = best; permutation tests, {resamples} resamples, "
                         f"seed {seed}, p < {stats.SIG_LEVEL}):")
