@@ -119,7 +119,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.meta.data.files import write_atomic
+    from nlgscore.core.resumable import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:

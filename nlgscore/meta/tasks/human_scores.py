@@ -10,8 +10,8 @@
 WMT conventions (mt-metrics-eval ``data.py``): a system's human score is the mean over its rated
 segments (the folder's ``<kind>-sys-scores.tsv`` when present); its metric score is over the whole
 test set (sacreBLEU corpus chrF/BLEU for those two, the mean of segment scores for every other
-metric); segment-level ``bleu`` is WMT's baseline since WMT21, sacreBLEU's ``sentence_bleu``
-(``nlgscore.meta.baselines.WMT22_SEGMENT``), not the BARTScore paper's Moses-tokenised ``sentbleu``;
+metric); segment-level ``bleu`` is WMT's baseline since WMT21, sacreBLEU's ``sentence_bleu`` (the
+registry's ``bleu``), not the BARTScore paper's Moses-tokenised ``sentbleu``;
 human translations are left out unless ``include_human``; the reference in use is never a
 system. Statistics: ``nlgscore.meta.stats``.
 
@@ -40,7 +40,6 @@ import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
-from nlgscore.meta.baselines import WMT22_SEGMENT
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.ratings import load_ratings
 from nlgscore.meta.engine import Scorers
@@ -129,7 +128,7 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
     return lines
 
 
-MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, segment_specs=WMT22_SEGMENT, significance=significance,
+MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, significance=significance,
                           progress="{data}: {metric} ({systems} systems x {items} segments)")
 
 
