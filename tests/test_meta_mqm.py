@@ -116,10 +116,10 @@ def test_keyboard_interrupt_keeps_finished_metrics(tmp_path):
     folder = _tiny_folder(tmp_path / "tiny")
 
     class Interrupted(Scorers):
-        def score(self, spec, hyps, refs, srcs=None):
+        def score(self, spec, hyps, refs, srcs=None, name=None):
             if spec == "bleu":  # the second metric (mqm: the registry bleu, sacreBLEU's sentence_bleu)
                 raise KeyboardInterrupt
-            return super().score(spec, hyps, refs, srcs)
+            return super().score(spec, hyps, refs, srcs, name)
 
     with pytest.raises(KeyboardInterrupt) as caught:
         mqm(folder, ["chrf", "bleu"], permutations=0, scorers=Interrupted())

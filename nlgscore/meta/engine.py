@@ -201,14 +201,17 @@ class Scorers:
             return None
         return ":".join([name, *parts[:-1], value]), option, given, columns.get(given)
 
-    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:
-        """One score per hypothesis and the signature; from the cache when these inputs were scored."""
+    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
+              name: Optional[str] = None) -> Tuple[List[float], str]:
+        """One score per hypothesis and the signature; from the cache when these inputs were scored.
+        ``name``: the metric these scores are exported as (default ``spec``; a task scores ``bleu``
+        with the spec of its protocol's definition)."""
         shared = self._shared_pass(spec)
         scorer = self._scorer(shared[0] if shared else spec)
         key = self._key(spec, scorer) if self.cache is not None else ""
         hit = self.cache.get(spec, key, hyps, refs, srcs) if self.cache is not None else None
         if hit is not None:
-            return self._record(spec, hyps, refs, srcs, *hit)
+            return self._record(name or spec, hyps, refs, srcs, *hit)
         if shared is not None:
             scores, signature = self._one_pass(shared, scorer, hyps, refs, srcs)
         elif self.cache is not None and not getattr(scorer, "call_dependent", False):
@@ -218,7 +221,7 @@ class Scorers:
             self.computed += 1
         if self.cache is not None:
             self.cache.put(spec, key, hyps, refs, srcs, scores, signature)
-        return self._record(spec, hyps, refs, srcs, scores, signature)
+        return self._record(name or spec, hyps, refs, srcs, scores, signature)
 
     def _in_chunks(self, spec: str, key: str, model: Any, hyps, refs, srcs) -> Tuple[List[float], str]:
         """A metric's scores, ``self.chunk`` distinct items per call, each chunk cached as it

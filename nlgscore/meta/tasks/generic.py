@@ -90,7 +90,7 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
     n, refs, copies = data.items, data.refs[0], len(data.systems) * len(data.refs)
     srcs = None if data.srcs is None else data.srcs * copies
     hyps = [h for row in data.hyps for h in row] * len(data.refs)  # every output against each reference set
-    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs)
+    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name)
     signature += descriptor.scored
     seg = np.array(flat, dtype=float).reshape(len(data.refs), len(data.systems), n)
     if descriptor.combine is not None:  # (systems, items, refs), contiguous: the reduction's summation order
