@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.stream.readers import Inputs
-from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+from nlgscore.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
 if TYPE_CHECKING:
     from nlgscore.core.base import Scorer
