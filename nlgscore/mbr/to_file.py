@@ -30,7 +30,7 @@ from nlgscore.core.output_lock import OutputLock
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
 from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
-from nlgscore.mbr.items import Item, as_items
+from nlgscore.mbr.items import MBRItem, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
 
@@ -100,7 +100,7 @@ class _DecodeJob:
     call; with ``matrices``, each chunk's utility matrices saved as a part before its checkpoint,
     the parts checked on a resume, merged before publishing and removed after."""
 
-    def __init__(self, scorer: Any, items: List[Item], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
+    def __init__(self, scorer: Any, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
                  nbest: int, matrices: Optional[str], writer: bool) -> None:
         self.scorer, self.items, self.identity, self.output, self.chunk = scorer, items, identity, output, chunk
         self.column, self.nbest, self.matrices, self.writer = column, nbest, matrices, writer
@@ -110,7 +110,7 @@ class _DecodeJob:
             shutil.rmtree(parts_folder(self.matrices), ignore_errors=True)  # parts of another run
         return (self.items[first:first + self.chunk] for first in range(done, len(self.items), self.chunk))
 
-    def work(self, part: List[Item], start: int) -> Piece:
+    def work(self, part: List[MBRItem], start: int) -> Piece:
         choices = decode(self.scorer, part, column=self.column, keep_matrices=self.matrices is not None, nbest=self.nbest or None)
         if self.writer and self.matrices is not None:
             save_part(self.matrices, start, choices)  # before the checkpoint that counts these items
@@ -133,7 +133,7 @@ class _DecodeJob:
             shutil.rmtree(parts_folder(self.matrices), ignore_errors=True)
 
 
-def _read(items: Union[str, Path, Sequence[Any]]) -> Tuple[List[Item], str]:
+def _read(items: Union[str, Path, Sequence[Any]]) -> Tuple[List[MBRItem], str]:
     """The checked items and the SHA-256 that identifies them (of the file's bytes; of their JSON)."""
     if isinstance(items, (str, Path)):
         return read_items(str(items))
