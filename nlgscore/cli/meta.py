@@ -47,8 +47,8 @@ def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) ->
     parser.add_argument("--data", type=Path, default=None, required=folder,
                         help="the human-scores folder" if folder else DATA_HELP)
     parser.add_argument("--metric", action="append", default=[],
-                        help="metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL or a registry spec "
-                             "such as bertscore:minilm (repeatable)")
+                        help="registry metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL, bertscore:minilm, "
+                             "a server URL ... (repeatable)")
     parser.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
                         help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
                              f"{descriptor.scores_help}")
