@@ -43,10 +43,10 @@ def evaluate_module(name: str) -> str:
 
     >>> Path(evaluate_module("bertscore"), "bertscore.py").is_file()
     True
-    >>> evaluate_module("bleu")  # doctest: +ELLIPSIS
+    >>> evaluate_module("bleurt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: no evaluate module named 'bleu'; shipped: ...
+    nlgscore.core.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
     """
     from nlgscore.core.errors import ArgumentError
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from nlgscore.core.cache import ScorerCache, content_key
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.specs import bartscore_spec, bertscore_spec, prism_spec
+from nlgscore.specs import bartscore_spec, bertscore_spec, bleu_spec, prism_spec, rouge_spec
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
@@ -180,9 +180,16 @@ def metric(name: str) -> Metric:
     return _TABLE[key]
 
 
+# Names that stand for a spec (the meta-evaluation baselines' names): ``sentbleu`` is ``bleu:moses``.
+ALIASES = {"sentbleu": "bleu:moses", "sentence-bleu": "bleu", "rouge1": "rouge:1", "rouge2": "rouge:2", "rougel": "rouge:L"}
+
+
 def parse_spec(spec: str) -> Tuple[str, List[str]]:
-    """Split a spec into the metric name and its parts; the name must be registered and no part
-    may be empty (``bertscore::L4`` would silently mean the default model).
+    """Split a spec into the metric name and its parts; the name must be registered (or be one of
+    :data:`ALIASES`) and no part may be empty (``bertscore::L4`` would silently mean the default model).
+
+    >>> parse_spec("rougeL"), parse_spec("sentbleu")
+    (('rouge', ['L']), ('bleu', ['moses']))
 
     >>> parse_spec("bertscore::L4")
     Traceback (most recent call last):
@@ -192,6 +199,8 @@ def parse_spec(spec: str) -> Tuple[str, List[str]]:
     if not isinstance(spec, str) or not spec.strip():
         raise ArgumentTypeError(f"metric spec must be a non-empty string, got {spec!r}")
     name, *parts = spec.strip().split(":")
+    if name.lower() in ALIASES and not parts:
+        name, *parts = ALIASES[name.lower()].split(":")
     try:
         entry = metric(name)
     except ValueError:
@@ -362,3 +371,7 @@ register("prism", "nlgscore.seq2seq.prism:PrismScorer", prism_spec, model_option
 register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", bartscore_spec, model_option="checkpoint",
          help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
          command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates")
+register("chrf", "nlgscore.strings.scorers:ChrFScorer", help="chrF (sacreBLEU sentence chrF): chrf")
+register("bleu", "nlgscore.strings.scorers:BLEUScorer", bleu_spec, help="BLEU (sacreBLEU): bleu[:moses] (alias sentbleu)")
+register("rouge", "nlgscore.strings.scorers:RougeScorer", rouge_spec,
+         help="ROUGE F (rouge-score, Porter stemming): rouge[:1|2|L] (aliases rouge1, rouge2, rougeL)")

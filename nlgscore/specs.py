@@ -1,5 +1,6 @@
 """How the built-in metrics' specs name their options: ``bertscore[:MODEL[:L<layer>]]``,
-``prism:ref|src[:CHECKPOINT][:LANG]``, ``bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]``.
+``prism:ref|src[:CHECKPOINT][:LANG]``, ``bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]``,
+``bleu[:moses]``, ``rouge[:1|2|L]``.
 
 Each parser turns the parts after the metric's name (and the caller's options, for defaults that
 depend on them) into constructor options; :mod:`nlgscore.registry` names them in its rows, and a
@@ -91,3 +92,25 @@ def bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
         first = _model_part(parts, f"a direction ({', '.join(DIRECTIONS)})")
         named["variant" if first in variant_table() else "checkpoint"] = first
     return named
+
+
+def bleu_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``bleu`` (sacreBLEU's 13a tokenisation) or ``bleu:moses`` (the BARTScore paper's sentBLEU).
+
+    >>> bleu_spec(["moses"], {}), bleu_spec([], {})
+    ({'tokenize': 'moses'}, {})
+    """
+    if len(parts) > 1 or (parts and parts[0] != "moses"):
+        raise ValueError(f"the only part after bleu is 'moses', got {':'.join(parts)!r}")
+    return {"tokenize": "moses"} if parts else {}
+
+
+def rouge_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``rouge:1``, ``rouge:2`` or ``rouge:L`` (default L): the rouge-score type.
+
+    >>> rouge_spec(["1"], {}), rouge_spec(["l"], {})
+    ({'rouge_type': 'rouge1'}, {'rouge_type': 'rougeL'})
+    """
+    if len(parts) > 1 or (parts and parts[0].upper() not in ("1", "2", "L")):
+        raise ValueError(f"the part after rouge must be 1, 2 or L, got {':'.join(parts)!r}")
+    return {"rouge_type": f"rouge{parts[0].upper()}"} if parts else {}

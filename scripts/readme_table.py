@@ -31,7 +31,8 @@ from nlgscore.meta.data.wmt21 import (
     wmt21_items,
     wmt21_judgments,
 )
-from nlgscore.meta.scoring import segment_scores, system_scores
+from nlgscore.meta.engine import Scorers
+from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT
 from nlgscore.meta.stats.resample import (
     DEFAULT_SEED,
     Interval,
@@ -75,8 +76,8 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Cells, Dict[str, np
     outputs = [data.hyps[s] for s in judgments.systems]
     metrics: Dict[str, Tuple[np.ndarray, object]] = {}
     for spec, name in STRING_METRICS:
-        seg = np.array(segment_scores(spec, hyps, refs)[0]).reshape(shape)
-        metrics[name] = (seg, system_scores(spec, outputs, data.ref, seg)[0])
+        seg = np.array(Scorers().score(BARTSCORE_SEGMENT.get(spec, spec), hyps, refs)[0]).reshape(shape)
+        metrics[name] = (seg, Scorers().system_scores(spec, outputs, data.ref, seg)[0])
     timings["WMT21 de-en baselines"] = time.perf_counter() - start
     start = time.perf_counter()
     layers = calibrate.score_all_layers(scorer, hyps, refs, args.cache).reshape((3, -1) + shape)
@@ -111,7 +112,7 @@ def _darr(args, scorer, lp: str, timings: Dict[str, float]) -> Tuple[Dict[str, I
     start = time.perf_counter()
     outcomes: Dict[str, np.ndarray] = {}
     for spec, name in STRING_METRICS:
-        scores = segment_scores(spec, darr.better + darr.worse, darr.ref * 2)[0]
+        scores = Scorers().score(BARTSCORE_SEGMENT.get(spec, spec), darr.better + darr.worse, darr.ref * 2)[0]
         outcomes[name] = darr_outcomes(scores[:n], scores[n:])
     timings[f"WMT19 {lp} baselines"] = time.perf_counter() - start
     start = time.perf_counter()

@@ -120,7 +120,7 @@ def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, sourc
     assert f"--checkpoint {folder}" in err and cause in err
     try:  # --debug shows the real error, with its traceback, instead of the one line
         main([*argv, "--debug"])
-    except Exception as real:  # noqa: BLE001 (whatever the loader raised: a safetensors, config or sentencepiece error)
+    except Exception as real:
         chain = []
         while real is not None:
             chain.append(f"{type(real).__name__}: {real}")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.mbr import Item, decode
+from nlgscore.mbr import MBRItem, decode
 
 SPEC = "bertscore:minilm:L4"
 ITEMS = [
@@ -39,7 +39,7 @@ def test_round_trip_equals_the_python_api(tmp_path, minilm_scorer):
     out, npz = tmp_path / "chosen.jsonl", tmp_path / "u.npz"
     assert main(["mbr", str(items), "--metric", SPEC, "-o", str(out), "--matrix-out", str(npz), "--no-progress"]) == 0
     rows = read_rows(out)
-    expected = decode(minilm_scorer, [Item(i["candidates"], i.get("pseudo_references"), i.get("source"), i["id"]) for i in ITEMS],
+    expected = decode(minilm_scorer, [MBRItem(i["candidates"], i.get("pseudo_references"), i.get("source"), i["id"]) for i in ITEMS],
                       keep_matrices=True)
     assert [r["id"] for r in rows] == ["a", 7, "c"]
     for row, choice in zip(rows, expected):

@@ -36,7 +36,7 @@ def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
     cwd = os.getcwd()
     os.chdir(ROOT)  # the script reads examples/ relative to a checkout
     try:
-        exec(compile(_recipe(), "README.md", "exec"), namespace)  # noqa: S102 - our own doc, one process
+        exec(compile(_recipe(), "README.md", "exec"), namespace)
     finally:
         os.chdir(cwd)
     single = namespace["result"].scores

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from nlgscore.seq2seq.likelihood import check_seq2seq, load_seq2seq, mean_logprob, target_logprobs
+from nlgscore.seq2seq.likelihood import check_seq2seq, load_seq2seq, target_logprobs
 from nlgscore.core.models import resolve
 
 TINY = Path(__file__).parent / "golden" / "tiny-bart"
@@ -173,8 +173,6 @@ def test_errors(loaded):
     with pytest.raises(ValueError, match="temperature"):
         target_logprobs(model, [ids], [ids], pad_id=1, decoder_start_id=2, temperature=0)
     assert target_logprobs(model, [], [], pad_id=1, decoder_start_id=2) == []
-    with pytest.raises(ValueError):
-        mean_logprob(np.array([]))
 
 
 def test_not_encoder_decoder(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError
 from nlgscore.core.result import Result
-from nlgscore.mbr import Item, decode
+from nlgscore.mbr import MBRItem, decode
 
 P = ["The cat sat on the mat.", "A dog barked loudly all night long.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]
 R = ["A cat was sitting on the mat.", "Markets dropped sharply on Monday morning.", "The dog was loud.", "A cat was sitting on the mat."]
@@ -107,8 +107,8 @@ def brute_force(scorer, item):
 
 
 def test_mbr_decode_passes_each_items_source(refsource):
-    items = [Item(P, source=SOURCES[0], id="a"), Item(P[::-1], source=SOURCES[1], id="b"),
-             Item(P[:3], R, source=SOURCES[1], id="c"), Item(R, source=SOURCES[1], id="d")]
+    items = [MBRItem(P, source=SOURCES[0], id="a"), MBRItem(P[::-1], source=SOURCES[1], id="b"),
+             MBRItem(P[:3], R, source=SOURCES[1], id="c"), MBRItem(R, source=SOURCES[1], id="d")]
     choices = decode(refsource, items, keep_matrices=True)
     for item, choice in zip(items, choices):
         want = brute_force(refsource, item)
@@ -117,7 +117,7 @@ def test_mbr_decode_passes_each_items_source(refsource):
         # the same item alone, and its matrix straight from matrix(source=)
         np.testing.assert_allclose(choice.matrix, refsource.matrix(item.candidates, item.samples, source=item.source), atol=1e-6, rtol=0)
     with pytest.raises(ArgumentError, match="item 'x' has no source"):
-        decode(refsource, [Item(P, source=SOURCES[0], id="ok"), Item(P, id="x")])
+        decode(refsource, [MBRItem(P, source=SOURCES[0], id="ok"), MBRItem(P, id="x")])
 
 
 def test_source_is_refused_where_it_cannot_be_used(minilm_scorer, prism):
@@ -133,6 +133,6 @@ def test_source_is_refused_where_it_cannot_be_used(minilm_scorer, prism):
     with pytest.raises(ArgumentError, match="scores with sources only"):
         prism.matrix(P, R, mode="src")
     # decode keeps sources away from a metric that does not score with them
-    [choice] = decode(minilm_scorer, [Item(P, source=SOURCES[0])])
-    [plain] = decode(minilm_scorer, [Item(P)])
+    [choice] = decode(minilm_scorer, [MBRItem(P, source=SOURCES[0])])
+    [plain] = decode(minilm_scorer, [MBRItem(P)])
     assert np.array_equal(choice.expected_utility, plain.expected_utility)

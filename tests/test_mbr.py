@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nlgscore.core.errors import ArgumentError, NlgscoreError
-from nlgscore.mbr import Item, best_index, decode, expected_utility
+from nlgscore.mbr import MBRItem, best_index, decode, expected_utility
 
 CANDS = ["The cat sat on the mat.", "A cat was sitting on the mat.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]
 PSEUDO = ["A cat sat on a mat.", "Markets dropped on Monday.", "The cat sat on the mat."]
@@ -32,7 +32,7 @@ def brute_force(scorer, cands, samples, exclude_self, column=None):
 @pytest.mark.parametrize("name", ["minilm_scorer", "prism", "bart"])
 def test_expected_utility_is_the_mean_of_compute_over_the_same_pairs(name, request):
     scorer = request.getfixturevalue(name)
-    own, given = decode(scorer, [Item(CANDS, id="own"), Item(CANDS, PSEUDO, id="given")], keep_matrices=True)
+    own, given = decode(scorer, [MBRItem(CANDS, id="own"), MBRItem(CANDS, PSEUDO, id="given")], keep_matrices=True)
     np.testing.assert_allclose(own.expected_utility, brute_force(scorer, CANDS, CANDS, True), atol=1e-6, rtol=0)
     np.testing.assert_allclose(given.expected_utility, brute_force(scorer, CANDS, PSEUDO, False), atol=1e-6, rtol=0)
     assert own.matrix.shape == (5, 5) and given.matrix.shape == (5, 3)
@@ -60,15 +60,15 @@ def test_each_distinct_text_is_encoded_once_per_call(monkeypatch):
     monkeypatch.setattr(scorer.encoder, "embed", counting)
     # 5 candidates (one repeated), pseudo-references overlapping them, and a second item made of
     # the same texts: the items share one matrix call, each of the 6 distinct texts encoded once
-    decode(scorer, [Item(CANDS, PSEUDO), Item(CANDS[:3])])
+    decode(scorer, [MBRItem(CANDS, PSEUDO), MBRItem(CANDS[:3])])
     assert len(encoded) == len(set(CANDS) | set(PSEUDO)) == len(set(encoded))
     encoded.clear()
-    decode(scorer, [Item(CANDS, PSEUDO), Item(PSEUDO)])
+    decode(scorer, [MBRItem(CANDS, PSEUDO), MBRItem(PSEUDO)])
     assert len(encoded) == len(set(encoded))
 
 
 def test_grouped_items_get_their_own_blocks(minilm_scorer):
-    items = [Item(CANDS, id=0), Item(PSEUDO, id=1), Item(CANDS[1:], PSEUDO, id=2)]
+    items = [MBRItem(CANDS, id=0), MBRItem(PSEUDO, id=1), MBRItem(CANDS[1:], PSEUDO, id=2)]
     together = decode(minilm_scorer, items, keep_matrices=True)
     for item, choice in zip(items, together):
         [alone] = decode(minilm_scorer, [item], keep_matrices=True)
@@ -83,7 +83,7 @@ def test_a_candidate_is_left_out_of_its_own_expectation(minilm_scorer):
     pair = minilm_scorer.compute([a, b], [b, a]).scores
     np.testing.assert_allclose(choice.expected_utility, pair, atol=1e-6, rtol=0)  # not (pair + 1) / 2
     # With pseudo-references nothing is left out, even a pseudo-reference equal to a candidate.
-    [given] = decode(minilm_scorer, [Item([a, b], [a, b])])
+    [given] = decode(minilm_scorer, [MBRItem([a, b], [a, b])])
     assert given.expected_utility[0] > choice.expected_utility[0]
 
 
@@ -100,7 +100,7 @@ def test_ties_go_to_the_lowest_index(minilm_scorer):
 
 def test_qe_reranking_with_prism_src(golden_dir, prism):
     spec = f"prism:src:{golden_dir / 'tiny-prism'}"
-    items = [Item(CANDS, source="Die Katze saß auf der Matte.", id="a"), Item(CANDS[::-1], source="Es regnet.", id="b")]
+    items = [MBRItem(CANDS, source="Die Katze saß auf der Matte.", id="a"), MBRItem(CANDS[::-1], source="Es regnet.", id="b")]
     choices = decode(spec, items, lang="en", keep_matrices=True)
     from nlgscore.registry import load
 
@@ -110,7 +110,7 @@ def test_qe_reranking_with_prism_src(golden_dir, prism):
         np.testing.assert_allclose(choice.expected_utility, expected, atol=1e-6, rtol=0)
         assert choice.best_index == int(np.argmax(expected)) and choice.matrix.shape == (item.n, 1)
     with pytest.raises(ArgumentError, match="item 'x' has no source"):
-        decode(qe, [Item(CANDS, id="x")])
+        decode(qe, [MBRItem(CANDS, id="x")])
 
 
 @pytest.mark.parametrize("items, message", [

@@ -11,13 +11,13 @@ import pytest
 
 from nlgscore.cli import main
 from nlgscore.core.errors import ArgumentError
-from nlgscore.mbr import Item, decode, decode_to_file
+from nlgscore.mbr import MBRItem, decode, decode_to_file
 
 SPEC = "bertscore:minilm:L4"
 ITEMS = [
-    Item(["The cat sat on the mat.", "A cat was sitting on the mat.", "Stocks fell on Monday.", "The cat sat on the mat."], id="a"),
-    Item(["It rains.", "Rain is falling.", "It is raining."], ["It is raining.", "Rain falls."], "Es regnet.", 7),
-    Item(["Good morning.", "Hello there."], id="c"),
+    MBRItem(["The cat sat on the mat.", "A cat was sitting on the mat.", "Stocks fell on Monday.", "The cat sat on the mat."], id="a"),
+    MBRItem(["It rains.", "Rain is falling.", "It is raining."], ["It is raining.", "Rain falls."], "Es regnet.", 7),
+    MBRItem(["Good morning.", "Hello there."], id="c"),
 ]
 
 

@@ -9,10 +9,17 @@ import pytest
 pytest.importorskip("sacrebleu")
 pytest.importorskip("sacremoses")
 
-from nlgscore.meta.baselines import chrf, sentbleu, string_metric  # noqa: E402
-from nlgscore.meta.data.loaders import darr_path, load_darr  # noqa: E402
-from nlgscore.meta.scoring import segment_scores  # noqa: E402
-from nlgscore.meta.stats.wmt import darr_kendall_tau  # noqa: E402
+from nlgscore.meta.data.loaders import darr_path, load_darr
+from nlgscore.meta.engine import Scorers
+from nlgscore.meta.stats.wmt import darr_kendall_tau
+
+
+def chrf(hyps, refs):
+    return Scorers().score("chrf", hyps, refs)
+
+
+def sentbleu(hyps, refs):
+    return Scorers().score("sentbleu", hyps, refs)
 
 
 def test_chrf_and_sentbleu_on_small_cases():
@@ -24,13 +31,15 @@ def test_chrf_and_sentbleu_on_small_cases():
 
 
 def test_string_metrics_by_spec_and_errors():
-    assert segment_scores("CHRF", ["a"], ["a"])[0] == [100.0]
-    with pytest.raises(ValueError, match="unknown string metric"):
-        string_metric("bleurt")
+    assert Scorers().score("CHRF", ["a"], ["a"])[0] == [100.0]
+    with pytest.raises(ValueError, match="unknown metric 'bleurt'"):
+        Scorers().score("bleurt", ["a"], ["a"])
     with pytest.raises(ValueError, match="equal lengths"):
-        segment_scores("chrf", ["a", "b"], ["a"])
-    with pytest.raises(TypeError, match=r"hyps\[0\]"):
+        Scorers().score("chrf", ["a", "b"], ["a"])
+    with pytest.raises(TypeError, match=r"predictions\[0\]"):
         chrf([None], ["a"])
+    with pytest.raises(ValueError, match="the part after rouge must be 1, 2 or L"):
+        Scorers().score("rouge:3", ["a"], ["a"])
 
 
 # The data are never copied into the repository: tests read ../shared/data next to it.

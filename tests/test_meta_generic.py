@@ -83,7 +83,8 @@ def test_a_toy_descriptor_runs_through_the_generic_runner(tmp_path):
 def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys):
     folder = _toy(tmp_path / "toy")
     row = descriptors.from_protocol(TOY, "toy judgments", "A toy data set.", "judgments.tsv, ref.txt", "1-6 ratings",
-                                    "ref.txt", resampling="bootstrap")
+                                    "ref.txt")  # a bootstrap measure: --bootstrap, derived from the rows (issue 33)
+    assert row.resampling == "bootstrap"
     monkeypatch.setitem(descriptors.DESCRIPTORS, "toy", row)
     code = main(["meta", "toy", "--data", str(folder), "--metric", "chrf", "--bootstrap", "100", "--json", "--no-cache",
                  "--quiet", "--limit", "4"])
@@ -93,3 +94,39 @@ def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys)
     assert out["results"][1]["ci_low"] is not None
     code = main(["meta", "toy", "--data", str(folder), "--metric", "chrf", "--seed", "-3", "--no-cache", "--quiet"])
     assert code == 2 and "seed must be an integer >= 0" in capsys.readouterr().err
+
+
+BAGEL_ROWS = [  # the d2t-bagel.jsonl record layout: one output per sample, several references, aspects
+    {"id": i, "src": f"inform(name=X{i})", "refs": [ref, ref.upper()], "text": text, "scores": {"quality": q}}
+    for i, (ref, text, q) in enumerate(zip(REFS, OUTPUTS["mid"], [4.0, 2.5, 5.0, 1.0, 3.5]))]
+
+
+def load_bagel_toy(path, limit=None) -> EvalSet:
+    """The recipe's loader for a BAGEL-style file: one 'system', the samples as items, the first reference."""
+    rows = [json.loads(line) for line in read_lines(path)][:limit]
+    human = np.array([[row["scores"]["quality"] for row in rows]])
+    return EvalSet("bagel", ["output"], [[row["text"] for row in rows]], [[row["refs"][0] for row in rows]],
+                   human={"segment": human, "system": human.mean(axis=1)})
+
+
+def test_a_bagel_descriptor_with_spearman_runs_by_the_recipe(tmp_path, monkeypatch, capsys):
+    # Data-to-text is meta-evaluated with a corpus-level Spearman (BARTScore Sec. 4): the recipe's measure
+    # reads it from the one table, stats.CORRELATIONS (it was missing there: "internal error", issue 31).
+    path = tmp_path / "bagel.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in BAGEL_ROWS), encoding="utf-8")
+    bagel = TaskDescriptor("bagel", load_bagel_toy, (
+        Measure("segment", "spearman", item_scores, lambda h, m: CORRELATIONS["spearman"](h.ravel(), m.ravel())),),
+        system_level=False)
+    table = run(bagel, ["chrf"], data=path)
+    chrf_seg = [sacrebleu.sentence_chrf(row["text"], [row["refs"][0]]).score for row in BAGEL_ROWS]
+    expected = scipy_stats.spearmanr([row["scores"]["quality"] for row in BAGEL_ROWS], chrf_seg).statistic
+    assert table.rows[0].value == pytest.approx(expected, abs=1e-12)
+    monkeypatch.setitem(descriptors.DESCRIPTORS, "bagel", descriptors.from_protocol(
+        bagel, "BAGEL", "BAGEL data-to-text.", "bagel.jsonl", "quality", "first reference"))
+    code = main(["meta", "bagel", "--data", str(path), "--metric", "chrf", "--json", "--no-cache", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["results"][0]["value"] == pytest.approx(expected, abs=1e-12)
+    from nlgscore.meta.stats import correlation
+
+    with pytest.raises(ValueError, match="method must be one of pearson, kendall, spearman, got 'tau'"):
+        correlation(np.ones((2, 2)), np.ones((2, 2)), "tau")

@@ -9,7 +9,6 @@ import pytest
 from nlgscore.meta.data.loaders import (
     data_file,
     default_data_dir,
-    load_bagel,
     load_darr,
     load_summeval,
 )
@@ -59,14 +58,6 @@ def test_load_summeval_matrix(tmp_path):
     _write_jsonl(tmp_path / "bad.jsonl", [doc(0, 3, 4), bad])
     with pytest.raises(ValueError, match=r"bad\.jsonl:2 \(system M0\): missing field 'scores'"):
         load_summeval(tmp_path / "bad.jsonl")
-
-
-def test_load_bagel(tmp_path):
-    rows = [{"id": 0, "src": "inform()", "refs": ["a", "b"], "text": "t", "scores": {"quality": 4.5}}]
-    data = load_bagel(_write_jsonl(tmp_path / "b.jsonl", rows))
-    assert data.texts == ["t"] and data.human["quality"].tolist() == [4.5]
-    with pytest.raises(ValueError, match=r"b2\.jsonl:1: missing field 'text'"):
-        load_bagel(_write_jsonl(tmp_path / "b2.jsonl", [{k: v for k, v in rows[0].items() if k != "text"}]))
 
 
 def _wmt21_folder(tmp_path, seg_lines, systems=("UF", "NVIDIA-NeMo")):

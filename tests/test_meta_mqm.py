@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.cli import main  # noqa: E402
-from nlgscore.meta.engine import ScoreCache, Scorers  # noqa: E402
-from nlgscore.meta.tasks.human_scores import MEASURES, mqm  # noqa: E402
+from nlgscore.cli import main
+from nlgscore.meta.engine import ScoreCache, Scorers
+from nlgscore.meta.tasks.human_scores import MEASURES, mqm
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FOLDERS = {"mqm-wmt23-en-de-sxs": 140, "mqm-wmt21-zh-en": 200}  # lines used: ~100 and ~150 rated segments
@@ -116,10 +116,10 @@ def test_keyboard_interrupt_keeps_finished_metrics(tmp_path):
     folder = _tiny_folder(tmp_path / "tiny")
 
     class Interrupted(Scorers):
-        def score(self, spec, hyps, refs, srcs=None):
-            if spec == "sentence-bleu":  # mqm scores segment bleu as sacreBLEU's sentence_bleu
+        def score(self, spec, hyps, refs, srcs=None, name=None):
+            if spec == "bleu":  # the second metric (mqm: the registry bleu, sacreBLEU's sentence_bleu)
                 raise KeyboardInterrupt
-            return super().score(spec, hyps, refs, srcs)
+            return super().score(spec, hyps, refs, srcs, name)
 
     with pytest.raises(KeyboardInterrupt) as caught:
         mqm(folder, ["chrf", "bleu"], permutations=0, scorers=Interrupted())

@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.cli import main  # noqa: E402
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError  # noqa: E402
-from nlgscore.core.progress import ItemProgress  # noqa: E402
-from nlgscore.meta import tasks  # noqa: E402
-from nlgscore.meta.engine import ScoreCache, Scorers  # noqa: E402
-from nlgscore.meta.tasks.human_scores import mqm  # noqa: E402
+from nlgscore.cli import main
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.core.progress import ItemProgress
+from nlgscore.meta import tasks
+from nlgscore.meta.engine import ScoreCache, Scorers
+from nlgscore.meta.tasks.human_scores import mqm
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAIR = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",

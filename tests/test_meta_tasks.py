@@ -10,14 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from string_reference import chrf, corpus
 
 pytest.importorskip("sacrebleu")
 
-from nlgscore.meta import tasks  # noqa: E402
-from nlgscore.meta.baselines import chrf, corpus_score  # noqa: E402
-from nlgscore.meta.data.alignment import check_alignment  # noqa: E402
-from nlgscore.meta.data.loaders import load_darr  # noqa: E402
-from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments  # noqa: E402
+from nlgscore.meta import tasks
+from nlgscore.meta.data.alignment import check_alignment
+from nlgscore.meta.data.loaders import load_darr
+from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEEN = SHARED / "wmt21-de-en"
@@ -101,10 +101,10 @@ def test_wmt21_scores_files_equal_metric(tmp_path):
     systems = sorted(s for s in data.hyps if s != "HUMAN")
     rows, sys_rows = [], []
     for system in systems:
-        scores, _ = chrf(data.hyps[system][:LIMIT], data.ref[:LIMIT])
+        scores = chrf(data.hyps[system][:LIMIT], data.ref[:LIMIT])
         rows += [f"{system}\t{line}\t{score!r}" for line, score in enumerate(scores, start=1)]
         rows += [f"{system}\t{line}\t0.0" for line in range(LIMIT + 1, len(data.ref) + 1)]  # outside --limit
-        sys_rows.append(f"{system}\t{corpus_score('chrf', data.hyps[system][:LIMIT], data.ref[:LIMIT])[0]!r}")
+        sys_rows.append(f"{system}\t{corpus('chrf', data.hyps[system][:LIMIT], data.ref[:LIMIT])!r}")
     seg, sys = tmp_path / "chrf.tsv", tmp_path / "chrf-sys.tsv"
     seg.write_text("\n".join(rows) + "\n", encoding="utf-8")
     sys.write_text("\n".join(sys_rows) + "\n", encoding="utf-8")
@@ -128,7 +128,7 @@ def test_summeval_scores_file_equals_metric_and_significance_lines(tmp_path):
     lines = []
     for d in range(len(data.ids)):
         texts = data.texts[d]
-        scores = chrf(texts, [data.refs[d][0]] * len(texts))[0] if d < limit else [0.5] * len(texts)
+        scores = chrf(texts, [data.refs[d][0]] * len(texts)) if d < limit else [0.5] * len(texts)
         lines += [json.dumps({"id": data.ids[d], "system": s, "score": x}) for s, x in zip(data.systems, scores)]
     path = tmp_path / "chrf.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -148,7 +148,7 @@ def test_wmt19_scores_file_equals_metric_ties_and_errors(tmp_path):
              for i, (better, worse) in enumerate([("the cat sat", "a dog"), ("cat", "cat"), ("a mat", "the cat sat on")])]
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     darr = load_darr(tmp_path / "wmt-xx-en.jsonl")
-    scores = chrf(darr.better + darr.worse, darr.ref * 2)[0]
+    scores = chrf(darr.better + darr.worse, darr.ref * 2)
     lines = [json.dumps({"id": i, "better": b, "worse": w}) for i, b, w in zip(darr.ids, scores[:3], scores[3:])]
     (tmp_path / "s-xx-en.jsonl").write_text("\n".join(lines[::-1]) + "\n", encoding="utf-8")
     table = tasks.wmt19(tmp_path, metrics=["chrf"], scores={"mine": tmp_path / "s-{lp}.jsonl"}, bootstrap=50)

@@ -14,7 +14,7 @@ import pytest
 sacrebleu = pytest.importorskip("sacrebleu")
 
 from nlgscore.meta import stats  # noqa: E402
-from nlgscore.meta.baselines import sentbleu, string_metric  # noqa: E402
+from nlgscore import registry  # noqa: E402
 from nlgscore.meta.data.mtme import read_mtme  # noqa: E402
 from nlgscore.meta.data.ratings import load_ratings  # noqa: E402
 from nlgscore.meta.tasks.human_scores import mqm  # noqa: E402
@@ -44,7 +44,7 @@ def test_segment_bleu_is_sacrebleu_sentence_bleu_and_system_bleu_is_corpus_bleu(
         assert seg[i, :LINES].tolist() == expected
         assert system[i] == sacrebleu.corpus_bleu(hyps, [refs]).score
     signatures = {r.signature for r in table.rows if r.metric == "bleu"}
-    assert signatures == {next(iter(signatures))} and next(iter(signatures)).startswith("sentenceBLEU|")
+    assert signatures == {next(iter(signatures))} and next(iter(signatures)).startswith("nlgscore:bleu|")
     assert "eff:yes|tok:13a|smooth:exp" in next(iter(signatures)) and "system:corpus" in next(iter(signatures))
 
 
@@ -63,10 +63,16 @@ def test_segment_measures_of_bleu_are_the_statistics_of_sentence_bleu(run):
 
 
 def test_bleu_keeps_the_bartscore_definition_outside_the_wmt22_tasks():
-    assert string_metric("bleu") is sentbleu and string_metric("sentbleu") is sentbleu
-    scores, signature = string_metric("sentence-bleu")(["The cat sat on a mat."], ["The cat sat on the mat."])
-    assert scores == [sacrebleu.sentence_bleu("The cat sat on a mat.", ["The cat sat on the mat."]).score]
-    assert signature.startswith("sentenceBLEU|")
+    from nlgscore.meta.tasks.descriptors import DESCRIPTORS
+    from nlgscore.meta.tasks.human_scores import MQM_TASK
+    from nlgscore.meta.tasks.wmt21_da import WMT21_TASK
+
+    assert WMT21_TASK.segment_specs["bleu"] == "sentbleu" and "bleu" not in MQM_TASK.segment_specs
+    assert DESCRIPTORS["mqm"].name == "mqm"
+    assert registry.build("sentbleu").tokenize == "moses" and registry.build("bleu").tokenize == "13a"
+    result = registry.build("sentence-bleu").compute(["The cat sat on a mat."], ["The cat sat on the mat."])
+    assert result.scores == [sacrebleu.sentence_bleu("The cat sat on a mat.", ["The cat sat on the mat."]).score]
+    assert str(result.signature).startswith("nlgscore:bleu|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|")
 
 
 @pytest.mark.skipif(not os.environ.get("NLGSCORE_SLOW_TESTS"),

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from nlgscore.bertscore.plot import pair_matrix, plot_pair  # noqa: E402
-from nlgscore.cli import main  # noqa: E402
-from nlgscore.meta.plot import plot_correlations  # noqa: E402
+from nlgscore.bertscore.plot import pair_matrix, plot_pair
+from nlgscore.cli import main
+from nlgscore.meta.plot import plot_correlations
 
 CAND, REF = "it is freezing today", "the weather is cold today"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -16,7 +16,7 @@ import pytest
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.stream import readers
-from nlgscore.stream.windows import score_stream
+from nlgscore.stream.row_windows import score_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore.*empty:UserWarning")  # the empty candidate is on purpose
 

@@ -21,13 +21,13 @@ import pytest
 
 pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 
-from servers import ServeProcess  # noqa: E402
+from servers import ServeProcess
 
-from nlgscore.core.errors import ArgumentError  # noqa: E402
-from nlgscore.core.microbatch import shared_batcher  # noqa: E402
-from nlgscore.registry import cached  # noqa: E402
-from nlgscore.integrations import verl  # noqa: E402
-from nlgscore.registry import load  # noqa: E402
+from nlgscore.core.errors import ArgumentError
+from nlgscore.core.microbatch import shared_batcher
+from nlgscore.registry import cached
+from nlgscore.integrations import verl
+from nlgscore.registry import load
 
 SPEC = "bertscore:minilm:L2"
 GOLDEN = Path(__file__).parent / "golden"

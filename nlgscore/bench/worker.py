@@ -88,7 +88,7 @@ def _serve(conn: Any, spec: Dict[str, Any], texts: Dict[str, List[str]]) -> None
     os.environ.update(_QUIET_ENV)
     try:
         state = _State(spec, texts)
-    except BaseException:  # noqa: BLE001 - reported to the parent, which raises it
+    except BaseException:
         conn.recv()
         conn.send(("error", traceback.format_exc()))
         return
@@ -101,7 +101,7 @@ def _serve(conn: Any, spec: Dict[str, Any], texts: Dict[str, List[str]]) -> None
             return
         try:
             conn.send(("ok", getattr(state, f"do_{command}")(**kwargs)))
-        except BaseException:  # noqa: BLE001 - reported to the parent, which raises it
+        except BaseException:
             conn.send(("error", traceback.format_exc()))
 
 

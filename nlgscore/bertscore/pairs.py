@@ -9,13 +9,29 @@ out-of-memory error halves the budget and retries).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
 from nlgscore.core.batching import run_batches, run_with_backoff, unique
+
+@dataclass(frozen=True)
+class PairModel:
+    """What pair scoring reads from a BERTScorer, named: its encoder (``embed``, ``device``,
+    ``n_special``), the layers per score, the text cache and which texts go in it, and the window
+    plan of an over-long text (None within the encoder's limit)."""
+
+    encoder: Any
+    layers: int
+    all_layers: bool
+    cache: Any  # nlgscore.core.cache.TextCache
+    cache_references: bool
+    cache_candidates: bool
+    window_plan: Callable[[List[int]], Optional[Any]]
+
 
 # Padded tokens of distinct texts embedded before their pairs are matched and freed.
 CHUNK_TOKENS_PER_BUDGET = 32
@@ -25,7 +41,7 @@ MATCH_BUDGET = 1 << 23
 
 
 def score_pairs(
-    scorer: Any, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None
+    scorer: PairModel, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None
 ) -> np.ndarray:
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
 
@@ -38,7 +54,7 @@ def score_pairs(
     later chunk needs again (a candidate scored against many references, as in a utility
     matrix) keeps its embeddings until its last chunk: each distinct text is encoded once per call.
     """
-    layers = scorer._layer_count()
+    layers = scorer.layers
     out = np.zeros((len(pairs), 3, layers))
     length = [len(x) for x in ids]
     order = sorted(range(len(pairs)), key=lambda k: (-length[pairs[k][1]], pairs[k][1], -length[pairs[k][0]]))
@@ -76,13 +92,13 @@ def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -
 
 
 def _embed_chunk(
-    scorer: Any, runtime: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
+    scorer: PairModel, runtime: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
 ) -> Dict[int, Any]:
     """Embeddings of the texts ``needed``: from ``held`` (texts of earlier chunks needed again),
     the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``."""
     import torch
 
-    cache = scorer._ref_cache
+    cache = scorer.cache
     embeddings: Dict[int, Any] = {u: held[u] for u in needed if u in held}
     for u in needed:
         if u not in embeddings and u in cacheable and texts[u] in cache:
@@ -90,7 +106,7 @@ def _embed_chunk(
     todo = [u for u in needed if u not in embeddings]
     # A text over the encoder's limit (long_inputs="auto") is encoded in overlapping windows; the
     # budget counts windows, so a 100,000-token text takes batches of the usual size.
-    plans = {u: scorer._window_plan(ids[u]) for u in todo}
+    plans = {u: scorer.window_plan(ids[u]) for u in todo}
     windows = [(u, k, w) for u in todo for k, w in enumerate(plans[u].windows if plans[u] is not None else [ids[u]])]
     placed: Dict[int, Any] = {u: None for u in todo if plans[u] is not None}  # windowed texts, filled as batches finish
 
@@ -118,7 +134,7 @@ def _embed_chunk(
     return embeddings
 
 
-def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
+def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -143,7 +159,7 @@ def _score_chunk(scorer: Any, runtime: Any, pairs: List[Tuple[int, int]], texts,
         groups = _match_batches([shapes[j] for j in remaining], store.width, budget)
         return [[remaining[j] for j in group] for group in groups]
 
-    budget = MATCH_BUDGET // scorer._layer_count()
+    budget = MATCH_BUDGET // scorer.layers
 
     def match(batch: List[int]) -> None:
         chosen = [pairs[order[j]] for j in batch]
@@ -193,7 +209,7 @@ def _grid_values(store: "_TokenStore", hyps: List[int], refs: List[int], ids, n_
     return prf
 
 
-def text_grid(scorer: Any, runtime: Any, texts: List[str], ids: List[List[int]], weights: Any, hyps: List[int], refs: List[int]) -> np.ndarray:
+def text_grid(scorer: PairModel, runtime: Any, texts: List[str], ids: List[List[int]], weights: Any, hyps: List[int], refs: List[int]) -> np.ndarray:
     """(P, R, F) of every text of ``hyps`` against every text of ``refs`` (indices into ``texts``),
     ``(3, hyps, refs)``, single layer: every distinct text embedded once (the scorer's text cache
     used as in :func:`score_pairs`), then :func:`~nlgscore.bertscore.grid.grid_match`. No list of

@@ -30,7 +30,7 @@ from nlgscore.bertscore.calibration_file import read_calibration
 from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
 from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.grid import TILE_TOKENS
-from nlgscore.bertscore.pairs import CHUNK_TOKENS_PER_BUDGET, score_pairs, text_grid
+from nlgscore.bertscore.pairs import CHUNK_TOKENS_PER_BUDGET, PairModel, score_pairs, text_grid
 from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.bertscore.windows import WindowPlan, check_stride
@@ -203,6 +203,10 @@ class BERTScorer(Scorer):
         """Layers per score: all hidden states (embeddings included) with all_layers, else one."""
         return self.encoder.total_layers + 1 if self.all_layers else 1
 
+    def _pair_model(self) -> PairModel:
+        return PairModel(self.encoder, self._layer_count(), self.all_layers, self._ref_cache, self.cache_references,
+                         self.cache_candidates, self._window_plan)
+
     def clear_reference_cache(self) -> None:
         """Forget the cached embeddings (references and candidates; e.g. when the evaluation set changes)."""
         self._ref_cache.clear()
@@ -298,7 +302,7 @@ class BERTScorer(Scorer):
     def _score_items(self, items: List[Item], state: _CallState) -> Dict[str, np.ndarray]:
         index, call = state.index, state.call
         pairs = [(index[item.prediction], index[item.reference]) for item in items]
-        values = score_pairs(self, pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
+        values = score_pairs(self._pair_model(), pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
         counts = {u: self._window_count(state.ids[u]) for u in {u for pair in pairs for u in pair}}
         windows = np.array([max(counts[h], counts[r]) for h, r in pairs], dtype=np.float64)
         # (pairs, layers) each; "windows" is aggregated by max over references like the scores, then popped by _finish
@@ -347,7 +351,7 @@ class BERTScorer(Scorer):
             return None
         hyp_of, ref_of = inverse[: len(predictions)], inverse[len(predictions):]
         self._warn_inputs(ids, hyp_of, ref_of, truncated, len(predictions))
-        prf = text_grid(self, runtime, texts, ids, self._weights_for_call([ids[u] for u in ref_of]), hyp_of, ref_of)
+        prf = text_grid(self._pair_model(), runtime, texts, ids, self._weights_for_call([ids[u] for u in ref_of]), hyp_of, ref_of)
         if self.baseline is not None:
             prf = rescale(prf, np.asarray(self.baseline)[:, None, None])
         return {"precision": prf[0], "recall": prf[1], "f1": prf[2]}, "f1"

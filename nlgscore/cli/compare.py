@@ -22,7 +22,6 @@ from nlgscore.cli.options import (
 )
 from nlgscore.cli.output import emit
 from nlgscore.core.extras import require
-from nlgscore.meta.baselines import CORPUS_METRICS, corpus_metric
 from nlgscore.meta.stats.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.
@@ -75,7 +74,9 @@ def sacrebleu_paired(
     baseline first, ``p_value=None``; no CI for ``ar``, as the sacrebleu CLI) and the signature.
     """
     significance = require("sacrebleu.significance", "meta", "--metric chrf/bleu")
-    metric = corpus_metric(metric_name)
+    from nlgscore import registry
+
+    metric = registry.cached(metric_name).corpus_metric()
     named = [(f"system{i}", list(lines)) for i, lines in enumerate(systems)]
     with _sacrebleu_seed(seed):
         paired = significance.PairedTest(named, {metric_name: metric}, references=[list(r) for r in refs],
@@ -93,11 +94,11 @@ def sacrebleu_paired(
 def _segment_comparisons(args, systems: Sequence[List[str]], refs: List[str], srcs: Optional[List[str]],
                          n_samples: int) -> tuple[List[SystemComparison], str]:
     from nlgscore.meta.stats.resample import compare_systems_bootstrap, compare_systems_randomization
-    from nlgscore.meta.scoring import segment_scores
+    from nlgscore.meta.engine import Scorers
 
-    options, scores, signature = runtime_settings(args), [], ""
+    scorers, scores, signature = Scorers(runtime_settings(args)), [], ""
     for lines in systems:
-        system_scores, signature = segment_scores(args.metric, lines, refs, srcs, options)
+        system_scores, signature = scorers.score(args.metric, lines, refs, srcs)
         scores.append(system_scores)
     test = compare_systems_bootstrap if args.test == "bs" else compare_systems_randomization
     results = test(scores[0], scores[1:], n_samples, seed=args.seed)
@@ -122,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
     seed = check_seed(args.seed)  # numpy and sacreBLEU take seeds >= 0: refused before any scoring
     n_samples = check_resamples(args.n_samples or DEFAULT_SAMPLES[args.test], "n_samples", "--n-samples", minimum=1)
     outputs, refs, srcs = _read(args)
-    if args.metric.lower() in CORPUS_METRICS:
+    from nlgscore.meta.engine import SYSTEM_CORPUS
+
+    if args.metric.lower() in SYSTEM_CORPUS:
         results, signature = sacrebleu_paired(args.metric.lower(), outputs, refs, args.test, n_samples, seed)
     elif len(refs) > 1:
         fail(f"--metric {args.metric} takes one reference file (-r); chrf and bleu take several")

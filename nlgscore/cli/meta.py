@@ -31,7 +31,7 @@ from nlgscore.cli.options import (
 from nlgscore.cli.output import emit, output_format
 from nlgscore.core.errors import ArgumentError
 from nlgscore.meta.stats.resample import DEFAULT_SEED
-from nlgscore.meta.tasks.descriptors import DESCRIPTORS, Descriptor
+from nlgscore.meta.tasks.descriptors import DESCRIPTORS, MetaCommand
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
 
@@ -42,13 +42,13 @@ def default_cache() -> Path:
     return Path(root).expanduser() / "meta-scores"
 
 
-def _common_options(parser: argparse.ArgumentParser, descriptor: Descriptor) -> None:
+def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) -> None:
     folder = descriptor.data_param in ("folder", "data")  # a folder the data set is, not one it is found in
     parser.add_argument("--data", type=Path, default=None, required=folder,
                         help="the human-scores folder" if folder else DATA_HELP)
     parser.add_argument("--metric", action="append", default=[],
-                        help="metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL or a registry spec "
-                             "such as bertscore:minilm (repeatable)")
+                        help="registry metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL, bertscore:minilm, "
+                             "a server URL ... (repeatable)")
     parser.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
                         help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
                              f"{descriptor.scores_help}")
@@ -97,7 +97,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     from nlgscore.meta.data.precomputed import parse_scores_option
     from nlgscore.meta.engine import ScoreCache, Scorers
 
-    descriptor: Descriptor = args.descriptor
+    descriptor: MetaCommand = args.descriptor
     check_device(args.device)
     cache = None
     if not args.no_cache:
@@ -119,7 +119,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.meta.data.files import write_atomic
+    from nlgscore.core.resumable import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:

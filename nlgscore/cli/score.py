@@ -26,7 +26,7 @@ from nlgscore.cli.options import (add_output_options, add_runtime_options, check
 
 def register(subparsers) -> None:
     from nlgscore.registry import metric_names  # the table only: no metric is imported
-    from nlgscore.stream.windows import DEFAULT_WINDOW
+    from nlgscore.stream.row_windows import DEFAULT_WINDOW
 
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
@@ -145,7 +145,7 @@ def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
     import numpy as np
 
     from nlgscore.core.result import Result
-    from nlgscore.stream.windows import score_chunk, score_windows
+    from nlgscore.stream.row_windows import score_chunk, score_windows
 
     parts: Dict[str, List[Any]] = {}
     last = None

@@ -167,7 +167,7 @@ def run_with_backoff(
             for indices in plan(remaining, budget):
                 try:
                     process(indices)
-                except Exception as err:  # noqa: BLE001 - re-raised unless it is an OOM
+                except Exception as err:
                     if not is_out_of_memory(err):
                         raise
                     new_budget = budget // 2

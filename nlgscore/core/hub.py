@@ -70,7 +70,7 @@ def hub_reachable(repo_id: str, repo_type: str = "model", revision: Optional[str
             HfApi().repo_info(repo_id, repo_type=repo_type, revision=revision, timeout=timeout)
     except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
         raise
-    except Exception as err:  # noqa: BLE001 - connection refused, timeouts, offline mode, server errors
+    except Exception as err:
         logger.info("Hub not reachable for %s (%s: %s); using the local cache only", repo_id, type(err).__name__, err)
         return False
     return True

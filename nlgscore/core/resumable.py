@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Union
@@ -115,14 +116,29 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _fsync_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+def write_atomic(path: Union[str, Path], data: Union[str, bytes]) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file in the same folder, fsync'd,
+    and an atomic rename: a crash leaves the old file or the new one, never a part (a unique
+    temporary name, so two writers never share one; removed on failure). The one atomic write of
+    the package (checkpoints, meta's score cache, reports).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "out.json"
+    >>> write_atomic(f, "{}\\n"); f.read_text()
+    '{}\\n'
+    """
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 class ResumableOutput:
@@ -204,7 +220,7 @@ class ResumableOutput:
             "version": CHECKPOINT_VERSION, "identity": self.identity, "done": self.done, "bytes": self._bytes,
             "sha256": self._hash.hexdigest(), "header_lines": self._header_lines, "state": self.state, "complete": complete,
         }
-        _fsync_write(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
+        write_atomic(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1))
 
     # -- writing ------------------------------------------------------------------------------
     def append(self, text: str, count: int, state: Optional[Dict[str, Any]] = None, *, header: str = "") -> None:

@@ -1,9 +1,9 @@
 """The one resumable driver behind ``score_to_file`` and ``mbr.decode_to_file``.
 
-A run is *chunks* of input items, a *work* function that turns one chunk into output lines (one
-line per item, plus an optional header before the first), and an *identity* (the inputs, the
-scorer's signature, the settings) that a resume must match. :func:`run_chunks` does the rest
-once for every caller:
+A run is a :class:`Job`: its *chunks* of input items, the *work* that turns one chunk into output
+lines (one line per item, plus an optional header before the first), a *verify* of what a resume
+reuses, a *finish* around publishing, and an *identity* (the inputs, the scorer's signature, the
+settings) that a resume must match. :func:`run_chunks` does the rest once for every caller:
 
 * the output: a :class:`~nlgscore.core.resumable.ResumableOutput` (a path: checkpointed chunk by
   chunk, resumed by a re-run, published by an atomic rename) or a text stream (``sys.stdout``:
@@ -19,8 +19,14 @@ once for every caller:
   a problem found by the writer (a refused resume) is raised on every process, so none waits.
 
 >>> import io
+>>> class Lines:
+...     identity = {}
+...     def chunks(self, done, state): return ([1, 2], [3])
+...     def work(self, chunk, start): return Piece("".join(f"{x}\\n" for x in chunk), len(chunk), {})
+...     def verify(self, done, state): pass
+...     def finish(self, done, published): pass
 >>> stream = io.StringIO()
->>> outcome = run_chunks(stream, {}, lambda done, state: ([1, 2], [3]), lambda chunk, start: Piece("".join(f"{x}\\n" for x in chunk), len(chunk), {}))
+>>> outcome = run_chunks(stream, Lines())
 >>> stream.getvalue(), outcome.done
 ('1\\n2\\n3\\n', 3)
 """
@@ -30,7 +36,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
 
 from nlgscore.core.distributed import broadcast_from_main
 from nlgscore.core.errors import ArgumentError, NlgscoreError
@@ -50,6 +56,30 @@ class Piece:
     header: str = ""
 
 
+class Job(Protocol):
+    """What one resumable run does, named (the driver calls nothing else).
+
+    * ``identity``: what a resume must match (inputs, the scorer's signature, settings);
+    * ``chunks(done, state)``: the chunks after the first ``done`` items (``state``: the resumed
+      run's, the same on every process); may raise to refuse the resume;
+    * ``work(chunk, start)``: one chunk whose first item is number ``start``, as a :class:`Piece`;
+    * ``verify(done, state)``: on the writer of a resumed run, before any work (side files it reuses);
+    * ``finish(done, published)``: on the writer after the last chunk, under the lock: with
+      ``published=False`` before the output is published (e.g. a side file merged), then with
+      ``published=True`` after it (side files removed).
+    """
+
+    identity: Dict[str, Any]
+
+    def chunks(self, done: int, state: Dict[str, Any]) -> Iterable[Any]: ...
+
+    def work(self, chunk: Any, start: int) -> "Piece": ...
+
+    def verify(self, done: int, state: Dict[str, Any]) -> None: ...
+
+    def finish(self, done: int, published: bool) -> None: ...
+
+
 @dataclass
 class Outcome:
     """A finished run: items ``done`` in all, ``resumed_at`` (done by an earlier run), the last ``state``."""
@@ -61,30 +91,19 @@ class Outcome:
 
 def run_chunks(
     output: Union[str, Path, Any],
-    identity: Dict[str, Any],
-    chunks: Callable[[int, Dict[str, Any]], Iterable[Any]],
-    work: Callable[[Any, int], Piece],
+    job: Job,
     *,
     scorer: Any = None,
     restart: bool = False,
     writer: bool = True,
-    verify: Optional[Callable[[int, Dict[str, Any]], None]] = None,
-    before_finish: Optional[Callable[[int], None]] = None,
-    after_finish: Optional[Callable[[], None]] = None,
     locks: Sequence[Union[str, Path]] = (),
     progress: bool = False,
     desc: str = "scoring",
 ) -> Outcome:
-    """Run ``work`` over ``chunks`` into ``output`` (a path, resumable; or a text stream).
+    """Run ``job`` into ``output`` (a path, resumable; or a text stream); see :class:`Job`.
 
-    ``chunks(done, state)`` yields the chunks after the first ``done`` items (``state``: the
-    resumed run's, the same on every process) and may raise to refuse the resume;
-    ``work(chunk, start)`` computes one chunk whose first item is number ``start``.
-    ``verify(done, state)`` runs on the writer of a resumed run before any work (side files it
-    reuses); ``before_finish(done)`` runs on the writer after the last chunk, before the output
-    is published (e.g. a side file merged), ``after_finish()`` after it (side files removed),
-    still under the lock. ``locks`` are side files (e.g. a matrix file) locked with the output.
-    ``scorer`` gives the CPU kernel to pin (None: nothing pinned).
+    ``locks`` are side files (e.g. a matrix file) locked with the output. ``scorer`` gives the
+    CPU kernel to pin (None: nothing pinned). ``writer``: this process writes (rank 0).
     """
     resumable = isinstance(output, (str, Path))
     with ExitStack() as held:  # the locks, released however the run ends
@@ -94,21 +113,21 @@ def run_chunks(
                 for path in ([output] if resumable else []) + list(locks):
                     held.enter_context(OutputLock(path))
                 if resumable:
-                    out = ResumableOutput(output, identity, restart=restart)
-                    if out.done and verify is not None:
-                        verify(out.done, out.state)
+                    out = ResumableOutput(output, job.identity, restart=restart)
+                    if out.done:
+                        job.verify(out.done, out.state)
             except NlgscoreError as err:
                 problem = err
         # Every process starts where the writer resumes, with its state.
         done, state = _agree(problem, (out.done, out.state) if out is not None else (0, {}))
         resumed_at = done
-        pieces = chunks(done, state)
+        pieces = job.chunks(done, state)
         kernel = _agree(None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
         from tqdm.auto import tqdm
 
         with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc=desc, unit="item") as bar:
             for chunk in pieces:
-                piece = work(chunk, done)
+                piece = job.work(chunk, done)
                 state = dict(piece.state, kernel=kernel)
                 header = piece.header if done == 0 else ""
                 if out is not None:
@@ -118,12 +137,12 @@ def run_chunks(
                     output.flush()
                 done += piece.count
                 bar.update(piece.count)
-        if writer and before_finish is not None:
-            before_finish(done)
+        if writer:
+            job.finish(done, False)
         if out is not None:
             out.finish()
-        if writer and after_finish is not None:
-            after_finish()
+        if writer:
+            job.finish(done, True)
     return Outcome(done, resumed_at, state)
 
 

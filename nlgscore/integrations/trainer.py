@@ -39,9 +39,6 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
 
-IGNORE_INDEX = -100  # what transformers puts in labels (and gathered predictions) to be ignored
-
-
 def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
     """Rows of token ids with every negative id (``-100``) replaced by the pad token.
 

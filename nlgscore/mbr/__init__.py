@@ -8,15 +8,15 @@ sources); a source-only metric (``prism:src``) reranks by quality estimation ins
 resumably, as ``nlgscore mbr -o`` does; :mod:`nlgscore.mbr.files` reads and writes the
 JSONL/``.npz`` files.
 
->>> from nlgscore.mbr import Item, decode
->>> [choice] = decode("bertscore:minilm:L4", [Item(["The cat sat.", "A cat sat.", "Rain."], id="s1")])
+>>> from nlgscore.mbr import MBRItem, decode
+>>> [choice] = decode("bertscore:minilm:L4", [MBRItem(["The cat sat.", "A cat sat.", "Rain."], id="s1")])
 >>> choice.to_dict()["best"]
 'The cat sat.'
 """
 
 from nlgscore.mbr.decode import Choice, best_index, decode, expected_utility, is_source_based, uses_sources
-from nlgscore.mbr.items import Item, as_items
+from nlgscore.mbr.items import MBRItem, as_items
 from nlgscore.mbr.to_file import DecodeSummary, decode_to_file
 
-__all__ = ["Choice", "DecodeSummary", "Item", "as_items", "best_index", "decode", "decode_to_file", "expected_utility", "is_source_based",
+__all__ = ["Choice", "DecodeSummary", "MBRItem", "as_items", "best_index", "decode", "decode_to_file", "expected_utility", "is_source_based",
            "uses_sources"]

@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.mbr.items import Item, ItemId, as_items
+from nlgscore.mbr.items import MBRItem, ItemId, as_items
 
 # Candidates per shared matrix call for embedding metrics: the cross-item pairs computed and
 # thrown away cost about a tenth of the encoding at this size (MiniLM, ~30 tokens a text).
@@ -123,7 +123,7 @@ def decode(
     """MBR selection (or QE reranking for a source-based metric) for each of ``items``.
 
     ``metric`` is a spec (``"bertscore:minilm"``, ``"prism:ref:CHECKPOINT"``, ``"prism:src"``, ...;
-    ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`Item` objects,
+    ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`MBRItem` objects,
     dicts with the same fields, or plain lists of candidates. ``column`` picks a non-primary
     score (e.g. ``"precision"``). One :class:`Choice` per item, in input order; with
     ``keep_matrices`` each keeps its utility matrix; with ``nbest=K`` its output row lists the
@@ -177,7 +177,7 @@ def load_metric(metric: Any, options: Dict[str, Any]) -> Any:
     return metric
 
 
-def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+def _reference_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
     """Each item's (N, M) utility matrix from ``scorer.matrix`` (with the item's source for a
     metric that scores with sources).
 
@@ -210,13 +210,13 @@ def _reference_matrices(scorer: Any, items: List[Item], column: Optional[str]) -
     return out
 
 
-def _require_sources(scorer: Any, items: List[Item]) -> None:
+def _require_sources(scorer: Any, items: List[MBRItem]) -> None:
     missing = [item.id for item in items if item.source is None]
     if missing:
         raise ArgumentError(f"metric {scorer.name!r} scores with sources; item {missing[0]!r} has no source")
 
 
-def _source_matrices(scorer: Any, items: List[Item], column: Optional[str]) -> List[np.ndarray]:
+def _source_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
     """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
     _require_sources(scorer, items)
     preds = [c for item in items for c in item.candidates]

@@ -36,13 +36,13 @@ import numpy as np
 
 from nlgscore.core.errors import DataError, NlgscoreError
 from nlgscore.core.jsonl import json_records
-from nlgscore.mbr.items import Item, as_items
+from nlgscore.mbr.items import MBRItem, as_items
 
 STDIN = "-"
 FIELDS = ("id", "source", "candidates", "pseudo_references")
 
 
-def read_items(path: str) -> Tuple[List[Item], str]:
+def read_items(path: str) -> Tuple[List[MBRItem], str]:
     """The items of a JSONL file (``-``: stdin) and the SHA-256 of its bytes (for resume checks).
 
     Each error is a :class:`DataError` naming ``file:line``.
@@ -61,7 +61,7 @@ def read_items(path: str) -> Tuple[List[Item], str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise DataError(f"{name} is not UTF-8: byte {err.start} cannot be decoded") from None
-    items: List[Item] = []
+    items: List[MBRItem] = []
     for where, record in json_records(text.split("\n"), name):
         unknown = sorted(set(record) - set(FIELDS))
         if unknown:
@@ -70,7 +70,7 @@ def read_items(path: str) -> Tuple[List[Item], str]:
             if record.get(field) is None:
                 raise DataError(f"{where}: {field!r} is required")
         try:
-            items.append(Item(record["candidates"], record.get("pseudo_references"), record.get("source"), record["id"]))
+            items.append(MBRItem(record["candidates"], record.get("pseudo_references"), record.get("source"), record["id"]))
         except NlgscoreError as err:
             raise DataError(f"{where}: {err}") from None
     try:

@@ -1,14 +1,14 @@
 """One MBR/reranking input: candidates, optional pseudo-references, optional source.
 
-An :class:`Item` is checked when it is built, so a bad item fails before any model runs, with
+An :class:`MBRItem` is checked when it is built, so a bad item fails before any model runs, with
 an error naming the item and the field (``items[3].candidates[1] must be a str``).
 
->>> item = Item(["a cat", "the cat", "a dog"], id="s1")
+>>> item = MBRItem(["a cat", "the cat", "a dog"], id="s1")
 >>> item.n, item.samples, item.excludes_self
 (3, ['a cat', 'the cat', 'a dog'], True)
->>> Item(["a cat"], pseudo_references=["the cat", "a cat"]).excludes_self
+>>> MBRItem(["a cat"], pseudo_references=["the cat", "a cat"]).excludes_self
 False
->>> Item(["only one"])
+>>> MBRItem(["only one"])
 Traceback (most recent call last):
 ...
 nlgscore.core.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given (each candidate is excluded from its own expectation), got 1
@@ -26,7 +26,7 @@ ItemId = Union[str, int]
 
 
 @dataclass(frozen=True)
-class Item:
+class MBRItem:
     """``candidates`` (N) to choose from; ``pseudo_references`` (M samples the expectation runs
     over; None: the candidates themselves, each candidate left out of its own expectation);
     ``source`` for source-based (QE) metrics; ``id`` names the item in outputs and errors."""
@@ -84,8 +84,8 @@ def _wrap(where: str, check: Any) -> Any:
         raise ArgumentError(f"{where}: {err}") from None
 
 
-def as_items(items: Sequence[Any]) -> List[Item]:
-    """``items`` as :class:`Item` objects: each an Item, a dict with the Item's field names, or a
+def as_items(items: Sequence[Any]) -> List[MBRItem]:
+    """``items`` as :class:`MBRItem` objects: each an MBRItem, a dict with the MBRItem's field names, or a
     plain list of candidate texts; ids default to the position.
 
     >>> [i.id for i in as_items([["a", "b"], {"candidates": ["c", "d"], "id": "x"}])]
@@ -93,22 +93,22 @@ def as_items(items: Sequence[Any]) -> List[Item]:
     """
     if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__len__"):
         raise ArgumentTypeError(f"items must be a list of items, got {type(items).__name__}")
-    out: List[Item] = []
+    out: List[MBRItem] = []
     for index, item in enumerate(items):
-        if isinstance(item, Item):
-            out.append(item if item.id is not None else Item(item.candidates, item.pseudo_references, item.source, index))
+        if isinstance(item, MBRItem):
+            out.append(item if item.id is not None else MBRItem(item.candidates, item.pseudo_references, item.source, index))
         elif isinstance(item, dict):
             unknown = sorted(set(item) - {"candidates", "pseudo_references", "source", "id"})
             if unknown:
                 raise ArgumentError(f"item {index}: unknown field(s) {', '.join(map(repr, unknown))}")
             if "candidates" not in item:
                 raise ArgumentError(f"item {index}: 'candidates' is required")
-            out.append(Item(item["candidates"], item.get("pseudo_references"), item.get("source"),
+            out.append(MBRItem(item["candidates"], item.get("pseudo_references"), item.get("source"),
                             item["id"] if item.get("id") is not None else index))
         elif isinstance(item, (list, tuple)):
-            out.append(Item(list(item), id=index))
+            out.append(MBRItem(list(item), id=index))
         else:
-            raise ArgumentTypeError(f"items[{index}] must be an Item, a dict or a list of candidates, got {type(item).__name__}")
+            raise ArgumentTypeError(f"items[{index}] must be an MBRItem, a dict or a list of candidates, got {type(item).__name__}")
     seen = set()
     for item in out:
         if str(item.id) in seen:

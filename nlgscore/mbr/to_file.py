@@ -30,7 +30,7 @@ from nlgscore.core.output_lock import OutputLock
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
 from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
-from nlgscore.mbr.items import Item, as_items
+from nlgscore.mbr.items import MBRItem, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
 
@@ -89,42 +89,51 @@ def decode_to_file(
     identity = {"input": f"sha256={digest}", "metric": str(scorer.signature), "column": column, "chunk": chunk, "matrix_out": matrices,
                 **({"nbest": nbest} if nbest else {}), **(settings or {})}
 
-    def chunks_after(done: int, state: Dict[str, Any]) -> Any:
-        if writer and matrices is not None and done == 0:
-            shutil.rmtree(parts_folder(matrices), ignore_errors=True)  # parts of another run
-        return (checked[first:first + chunk] for first in range(done, len(checked), chunk))
-
-    def work(part: List[Item], start: int) -> Piece:
-        choices = decode(scorer, part, column=column, keep_matrices=matrices is not None, nbest=nbest or None)
-        if writer and matrices is not None:
-            save_part(matrices, start, choices)  # before the checkpoint that counts these items
-        return Piece(jsonl_rows(choices), len(part))
-
-    def parts(done: int) -> List[Tuple[int, List[str]]]:
-        return [(first, [str(item.id) for item in checked[first:first + chunk]]) for first in range(0, done, chunk)]
-
-    def verify(done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
-        for first, ids in parts(done) if matrices is not None else []:
-            try:
-                check_part(matrices, first, ids)
-            except DataError as err:
-                raise DataError(f"cannot resume {output} with --matrix-out {matrices}: {err}; pass --restart") from None
-
-    def merge(done: int) -> None:
-        if matrices is not None:
-            merge_parts(matrices, parts(done))
-
-    def clean() -> None:
-        if matrices is not None:
-            shutil.rmtree(parts_folder(matrices), ignore_errors=True)
-
-    target = Path(output) if isinstance(output, (str, Path)) else output
-    outcome = run_chunks(target, identity, chunks_after, work, scorer=scorer, restart=restart, writer=writer, verify=verify, before_finish=merge,
-                         after_finish=clean, locks=[matrices] if matrices is not None else [], progress=progress, desc="decoding")
+    job = _DecodeJob(scorer, checked, identity, output, chunk, column, nbest, matrices, writer)
+    outcome = run_chunks(Path(output) if isinstance(output, (str, Path)) else output, job, scorer=scorer, restart=restart,
+                         writer=writer, locks=[matrices] if matrices is not None else [], progress=progress, desc="decoding")
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 
 
-def _read(items: Union[str, Path, Sequence[Any]]) -> Tuple[List[Item], str]:
+class _DecodeJob:
+    """``decode_to_file``'s :class:`~nlgscore.core.resumable_run.Job`: ``chunk`` items per decode
+    call; with ``matrices``, each chunk's utility matrices saved as a part before its checkpoint,
+    the parts checked on a resume, merged before publishing and removed after."""
+
+    def __init__(self, scorer: Any, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
+                 nbest: int, matrices: Optional[str], writer: bool) -> None:
+        self.scorer, self.items, self.identity, self.output, self.chunk = scorer, items, identity, output, chunk
+        self.column, self.nbest, self.matrices, self.writer = column, nbest, matrices, writer
+
+    def chunks(self, done: int, state: Dict[str, Any]) -> Any:
+        if self.writer and self.matrices is not None and done == 0:
+            shutil.rmtree(parts_folder(self.matrices), ignore_errors=True)  # parts of another run
+        return (self.items[first:first + self.chunk] for first in range(done, len(self.items), self.chunk))
+
+    def work(self, part: List[MBRItem], start: int) -> Piece:
+        choices = decode(self.scorer, part, column=self.column, keep_matrices=self.matrices is not None, nbest=self.nbest or None)
+        if self.writer and self.matrices is not None:
+            save_part(self.matrices, start, choices)  # before the checkpoint that counts these items
+        return Piece(jsonl_rows(choices), len(part))
+
+    def _parts(self, done: int) -> List[Tuple[int, List[str]]]:
+        return [(first, [str(item.id) for item in self.items[first:first + self.chunk]]) for first in range(0, done, self.chunk)]
+
+    def verify(self, done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
+        for first, ids in self._parts(done) if self.matrices is not None else []:
+            try:
+                check_part(self.matrices, first, ids)
+            except DataError as err:
+                raise DataError(f"cannot resume {self.output} with --matrix-out {self.matrices}: {err}; pass --restart") from None
+
+    def finish(self, done: int, published: bool) -> None:
+        if self.matrices is not None and not published:
+            merge_parts(self.matrices, self._parts(done))
+        elif self.matrices is not None:
+            shutil.rmtree(parts_folder(self.matrices), ignore_errors=True)
+
+
+def _read(items: Union[str, Path, Sequence[Any]]) -> Tuple[List[MBRItem], str]:
     """The checked items and the SHA-256 that identifies them (of the file's bytes; of their JSON)."""
     if isinstance(items, (str, Path)):
         return read_items(str(items))

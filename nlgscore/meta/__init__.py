@@ -1,12 +1,12 @@
 """Meta-evaluation of metrics against human judgments (data -> scores -> statistics -> table).
 
 * ``data/``: readers of human judgments, system outputs and score files (``loaders``: WMT19 daRR,
-  SummEval, BAGEL; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
+  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
   ``mtme`` / ``precomputed``: score files; ``files``: the text-file rule and atomic writes;
   ``alignment``: the segment-id check).
-* ``baselines`` / ``scoring`` / ``engine``: scores of string baselines (chrF, BLEU, sentence BLEU,
-  sentBLEU, ROUGE) and registry metrics by spec; models loaded once, BARTScore directions in one
-  pass, the score cache (finished chunks kept).
+* ``engine``: scores of registry metrics by spec (chrF, BLEU, sentBLEU and ROUGE included:
+  ``nlgscore.strings``), each scorer from ``registry.cached``; ``one_pass`` options in one pass,
+  corpus chrF/BLEU system scores, the score cache (finished chunks kept).
 * ``stats/``: every statistic, one name each (correlations, pairwise accuracy, SPA, acc-t,
   daRR tau, Williams test, summary-level correlations, resampling and significance tests).
 * ``tasks/``: ``wmt19``, ``wmt21``, ``summeval`` and ``mqm`` returning a ``MetaTable``

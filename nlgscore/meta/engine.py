@@ -1,9 +1,13 @@
 """Scoring for a meta-evaluation run: each model loaded once, one pass per model, finished scores kept.
 
-* ``Scorers``: the metric specs of one run. A model-based spec is loaded once for the whole run
-  (every language pair, every data set of it), and BARTScore specs that differ only in their
-  direction share one pass: ``direction="f"`` already returns the precision and recall columns,
-  so ``f``, ``harmonic``, ``precision`` and ``recall`` come from one call (``src`` is its own).
+* ``Scorers``: the metric specs of one run, every one a scorer of ``registry.cached`` (chrF, BLEU
+  and ROUGE included: ``nlgscore.strings``), so a model is loaded once for the whole run (every
+  language pair, every data set of it). Specs that differ only in an option of the scorer's
+  ``one_pass`` capability share one pass and one model (BARTScore: ``direction="f"`` returns the
+  precision and recall columns too, so ``f``, ``precision`` and ``recall`` come from one call;
+  ``harmonic`` and ``src`` are calls of their own on the same model). System scores are the mean
+  of the segment scores, except for the names of ``SYSTEM_CORPUS`` (chrF, BLEU: the scorer's
+  sacreBLEU ``corpus_score``, WMT's definition; docs/meta_definitions.md).
 * ``ScoreCache``: segment scores on disk, keyed by the metric's signature (its model, revision,
   options and library versions, known before scoring), the nlgscore version and a digest of the
   exact inputs, so a re-run (after an interruption, or with one more metric) reuses what was
@@ -24,16 +28,16 @@ import numpy as np
 
 from nlgscore.core.batching import check_positive
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.data.files import write_atomic
-from nlgscore.meta.scoring import segment_scores, system_scores, unique_triples
+from nlgscore.core.resumable import write_atomic
+from nlgscore.core.version import __version__
 
 PathLike = Union[str, "os.PathLike[str]"]
 # Distinct items per scoring call of a model metric when a cache is on: each finished chunk is kept,
 # so an interrupted run loses at most one chunk (a few minutes of BERTScore-large on 2 CPU cores),
 # and a chunk is large enough for length-sorted batching to pay off.
 CHUNK = 2048
-# The BARTScore directions one direction="f" call provides (its columns), and how.
-_FROM_F = {"f": "scores", "precision": "precision", "recall": "recall", "harmonic": None}
+# Names whose system score is sacreBLEU's corpus statistic (the scorer's corpus_score), not a mean.
+SYSTEM_CORPUS = ("chrf", "bleu")
 
 
 def short_name(spec: str) -> str:
@@ -72,8 +76,6 @@ class ScoreCache:
         self.hits = 0
 
     def _path(self, spec: str, signature: str, hyps, refs, srcs) -> Path:
-        from nlgscore import __version__
-
         return self.folder / f"{_digest([spec, signature, __version__], hyps, refs, srcs)[:40]}.json"
 
     def get(self, spec: str, key: str, hyps, refs, srcs) -> Optional[Tuple[List[float], str]]:
@@ -92,28 +94,66 @@ class ScoreCache:
         write_atomic(self._path(spec, key, hyps, refs, srcs), json.dumps(record))
 
 
-def _bart_group(spec: str) -> Optional[Tuple[str, str]]:
-    """``(the spec with direction f, direction)`` for a BARTScore spec naming its direction: every
-    direction of one checkpoint shares one loaded model (``src`` gets its own pass, the rest one f pass).
+def unique_triples(
+    hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]]
+) -> Tuple[List[Tuple[str, str, Optional[str]]], List[int]]:
+    """The distinct (hypothesis, reference, source) triples and, per input, its triple's index
+    (daRR data repeat translations: each distinct triple is scored once).
 
-    >>> _bart_group("bartscore:bart-large-cnn:recall"), _bart_group("bartscore:bart-large-cnn")
-    (('bartscore:bart-large-cnn:f', 'recall'), None)
+    >>> unique_triples(["a", "b", "a"], ["r", "r", "r"], None)
+    ([('a', 'r', None), ('b', 'r', None)], [0, 1, 0])
     """
-    parts = spec.split(":")
-    if parts[0].lower() != "bartscore" or len(parts) < 3 or parts[-1] not in (*_FROM_F, "src"):
-        return None
-    return ":".join(parts[:-1] + ["f"]), parts[-1]
+    position: Dict[Tuple[str, str, Optional[str]], int] = {}
+    order = []
+    sources = srcs if srcs is not None else [None] * len(hyps)
+    for triple in zip(hyps, refs, sources):
+        order.append(position.setdefault(triple, len(position)))
+    return list(position), order
+
+
+def _segment(scorer: Any, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]],
+             **call_options: Any) -> Tuple[List[float], str]:
+    """One score per hypothesis (input order) from ``scorer``'s primary column, and the signature.
+
+    Only what the scorer uses is passed (``Scorer.needs``): a reference-based metric given sources
+    could switch to another mode, and some data sets have no sources. A call with ``call_options``
+    (a ``one_pass`` option's own value) gets every input there is, and scores with what it needs."""
+    if len(hyps) != len(refs) or (srcs is not None and len(srcs) != len(hyps)):
+        lengths = [len(hyps), len(refs)] + ([len(srcs)] if srcs is not None else [])
+        raise ArgumentError(f"hyps, refs and srcs must have equal lengths, got {lengths}")
+    unique, order = unique_triples(hyps, refs, srcs)
+    needs = ("references", "sources") if call_options else tuple(getattr(scorer, "needs", ("references",)))
+    kwargs: Dict[str, Any] = dict(call_options)
+    if "references" in needs:
+        kwargs["references"] = [t[1] for t in unique]
+    if "sources" in needs and srcs is not None:
+        kwargs["sources"] = [t[2] for t in unique]
+    elif "sources" in needs and not call_options:
+        raise ArgumentError(f"metric {spec!r} needs sources, but this data set has none")
+    result = scorer.compute([t[0] for t in unique], **kwargs)
+    column = result.columns()[result.primary]
+    if len(column) != len(unique):
+        raise ValueError(f"metric {spec!r} returned {len(column)} scores for {len(unique)} inputs")
+    return [float(column[i]) for i in order], str(result.signature)
 
 
 class Scorers:
-    """Segment scores of metric specs for one run: models loaded once, BARTScore directions in one pass."""
+    """Segment and system scores of metric specs for one run: scorers from ``registry.cached``,
+    shared passes of ``one_pass`` options, finished chunks cached.
+
+    >>> scores, signature = Scorers().score("chrf", ["the cat", "a cat"], ["the cat", "the cat"])
+    >>> [round(s, 2) for s in scores], signature.split("|")[0]
+    ([100.0, 31.25], 'nlgscore:chrf')
+    >>> Scorers().system_scores("sentbleu", [["a"], ["b"]], ["a"], np.array([[100.0], [0.0]]))
+    ([100.0, 0.0], 'system:mean-of-segments')
+    """
 
     def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None,
                  record: bool = False, chunk: int = CHUNK) -> None:
         self.options = dict(options or {})
         self.cache = cache
         self.chunk = check_positive("chunk", chunk, allow_none=False)
-        self._loaded: Dict[str, Any] = {}
+        self._loaded: Dict[Any, Any] = {}  # spec -> scorer (registry.cached's), and shared one_pass results
         self.computed = 0  # scoring calls that ran (not served by the cache), for tests and notes
         self.scored: Optional[List[Tuple[str, Sequence[str], Sequence[str], Optional[Sequence[str]], List[float]]]] = (
             [] if record else None)  # what export() writes
@@ -139,39 +179,56 @@ class Scorers:
         from nlgscore import registry  # lazy: pulls in torch/transformers
 
         if spec not in self._loaded:
-            self._loaded[spec] = registry.build(spec, **self.options)
+            self._loaded[spec] = registry.cached(spec, **self.options)
         return self._loaded[spec]
 
-    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None) -> Tuple[List[float], str]:
-        """One score per hypothesis and the signature; from the cache when these inputs were scored.
+    def _shared_pass(self, spec: str) -> Optional[Tuple[str, str, str, Optional[str]]]:
+        """``(spec of the shared scorer, option, this spec's value, its column or None)`` when ``spec``
+        names a value of its scorer's ``one_pass`` option: that scorer (built with the pass's value)
+        gives the value's column from one shared call, or (column None) scores with the value as a
+        call option on the same model. None for any other spec (its own scorer, its own calls)."""
+        from nlgscore import registry
 
-        >>> scores, signature = Scorers().score("chrf", ["the cat", "a cat"], ["the cat", "the cat"])
-        >>> [round(s, 2) for s in scores], signature.split("|")[0]
-        ([100.0, 31.25], 'chrF')
-        """
-        key = self._expected_signature(spec) if self.cache is not None else ""
+        if spec.startswith(("http://", "https://")):
+            return None
+        name, parts = registry.parse_spec(spec)
+        one_pass = getattr(registry.metric(name).scorer_class(), "one_pass", None)
+        if one_pass is None:
+            return None
+        option, value, columns = one_pass
+        given = registry.spec_options(spec)[1].get(option)
+        if given is None or not parts or parts[-1] != given:  # the option is the spec's last part
+            return None
+        return ":".join([name, *parts[:-1], value]), option, given, columns.get(given)
+
+    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
+              name: Optional[str] = None) -> Tuple[List[float], str]:
+        """One score per hypothesis and the signature; from the cache when these inputs were scored.
+        ``name``: the metric these scores are exported as (default ``spec``; a task scores ``bleu``
+        with the spec of its protocol's definition)."""
+        shared = self._shared_pass(spec)
+        scorer = self._scorer(shared[0] if shared else spec)
+        key = self._key(spec, scorer) if self.cache is not None else ""
         hit = self.cache.get(spec, key, hyps, refs, srcs) if self.cache is not None else None
         if hit is not None:
-            return self._record(spec, hyps, refs, srcs, *hit)
-        group = _bart_group(spec)
-        model = None if group is not None else self._model(spec)
-        if group is not None:
-            scores, signature = self._bart_direction(group, hyps, refs, srcs)
-        elif self.cache is not None and model is not None and not getattr(model, "idf", False):
-            scores, signature = self._in_chunks(spec, key, model, hyps, refs, srcs)
+            return self._record(name or spec, hyps, refs, srcs, *hit)
+        if shared is not None:
+            scores, signature = self._one_pass(shared, scorer, hyps, refs, srcs)
+        elif self.cache is not None and not getattr(scorer, "call_dependent", False):
+            scores, signature = self._in_chunks(spec, key, scorer, hyps, refs, srcs)
         else:
-            scores, signature = segment_scores(spec, hyps, refs, srcs, self.options, scorer=model)
+            scores, signature = _segment(scorer, spec, hyps, refs, srcs)
             self.computed += 1
         if self.cache is not None:
             self.cache.put(spec, key, hyps, refs, srcs, scores, signature)
-        return self._record(spec, hyps, refs, srcs, scores, signature)
+        return self._record(name or spec, hyps, refs, srcs, scores, signature)
 
     def _in_chunks(self, spec: str, key: str, model: Any, hyps, refs, srcs) -> Tuple[List[float], str]:
-        """A model metric's scores, ``self.chunk`` distinct items per call, each chunk cached as it
+        """A metric's scores, ``self.chunk`` distinct items per call, each chunk cached as it
         finishes: an interrupted run keeps what it scored and its re-run scores only the rest (as
         ``score -o`` resumes after its last window). A pair's score does not depend on the other
-        pairs of its call, so chunks give the numbers one call gives; an idf taken from each call's
-        references would not, and such a scorer is scored in one call (``score``)."""
+        pairs of its call, so chunks give the numbers one call gives; a ``call_dependent`` scorer
+        (an idf taken from each call's references) is scored in one call (``score``)."""
         unique, order = unique_triples(hyps, refs, srcs)
         values: List[float] = []
         signature = ""
@@ -180,7 +237,7 @@ class Scorers:
             h, r, s = [t[0] for t in part], [t[1] for t in part], None if srcs is None else [t[2] for t in part]
             hit = self.cache.get(f"{spec}|chunk", key, h, r, s)
             if hit is None:
-                hit = segment_scores(spec, h, r, s, self.options, scorer=model)
+                hit = _segment(model, spec, h, r, s)
                 self.computed += 1
                 self.cache.put(f"{spec}|chunk", key, h, r, s, *hit)
             values += hit[0]
@@ -194,56 +251,38 @@ class Scorers:
 
     def system_scores(self, spec: str, outputs: Sequence[Sequence[str]], refs: Sequence[str],
                       segment: np.ndarray) -> Tuple[List[float], str]:
-        """``nlgscore.meta.scoring.system_scores`` with the corpus scores (chrF, BLEU) cached too."""
-        from nlgscore.meta.baselines import CORPUS_METRICS
-
-        if self.cache is None or spec.lower() not in CORPUS_METRICS:
-            return system_scores(spec, outputs, refs, segment)
+        """One system-level score per system (``outputs[s]`` against ``refs``) and how it was computed:
+        the corpus statistic for the names of ``SYSTEM_CORPUS`` (cached), else the mean of ``segment[s]``."""
+        if spec.lower() not in SYSTEM_CORPUS:
+            return [float(sum(row) / len(row)) for row in segment], "system:mean-of-segments"
+        scorer = self._scorer(spec)
         flat = [line for lines in outputs for line in lines]
-        key, name = self._expected_signature(spec), f"{spec}|system:corpus"
-        hit = self.cache.get(name, key, flat, list(refs) * len(outputs), None)
+        key, name = self._key(spec, scorer) if self.cache is not None else "", f"{spec}|system:corpus"
+        hit = self.cache.get(name, key, flat, list(refs) * len(outputs), None) if self.cache is not None else None
         if hit is not None:
             return hit[0], "system:corpus"
-        values, how = system_scores(spec, outputs, refs, segment)
-        self.cache.put(name, key, flat, list(refs) * len(outputs), None, values, how)
-        return values, how
+        values = [scorer.corpus_score(lines, refs) for lines in outputs]
+        if self.cache is not None:
+            self.cache.put(name, key, flat, list(refs) * len(outputs), None, values, "system:corpus")
+        return values, "system:corpus"
 
-    def _expected_signature(self, spec: str) -> str:
-        """The signature the scores will carry, before scoring: a one-line probe for a string metric,
-        the loaded scorer's signature for a model (plus the run options that change scores)."""
-        from nlgscore.meta.baselines import is_string_metric
-
-        if is_string_metric(spec):
-            return segment_scores(spec, ["a"], ["a"])[1]
-        group = _bart_group(spec)
-        scorer = self._scorer(group[0] if group else spec)
+    def _key(self, spec: str, scorer: Any) -> str:
+        """The signature the scores will carry, known before scoring (the scorer's, with the run
+        options that change scores and the spec)."""
         options = {k: str(v) for k, v in sorted(self.options.items()) if k in ("dtype", "device")}
         return f"{scorer.signature}|{json.dumps(options)}|{spec}"
 
-    def _model(self, spec: str) -> Any:
-        from nlgscore.meta.baselines import is_string_metric
-
-        return None if is_string_metric(spec) else self._scorer(spec)
-
-    def _bart_direction(self, group: Tuple[str, str], hyps, refs, srcs) -> Tuple[List[float], str]:
-        base, direction = group
-        if direction == "src":  # source -> hypothesis: its own pass, on the model the other directions use
-            if srcs is None:
-                raise ArgumentError(f"metric {base[:-2]}:src needs sources, but this data set has none")
-            result = self._scorer(base).compute(list(hyps), sources=list(srcs), direction="src")
+    def _one_pass(self, shared: Tuple[str, str, str, Optional[str]], scorer: Any, hyps, refs, srcs) -> Tuple[List[float], str]:
+        base, option, given, column = shared
+        if column is None:  # a value the shared call does not give: its own call, on the same model
             self.computed += 1
-            return [float(v) for v in result.columns()[result.primary]], str(result.signature)
-        key = ("bart-f", base, _digest(hyps, refs))
-        if key not in self._loaded:  # one f pass gives every direction of this spec and these inputs
-            scorer = self._scorer(base)
-            result = scorer.compute(list(hyps), references=list(refs), direction="f")
+            return _segment(scorer, base, hyps, refs, srcs, **{option: given})
+        value = base.rsplit(":", 1)[1]
+        key = ("one_pass", base, _digest(hyps, refs, srcs))
+        if key not in self._loaded:  # one call gives every column of this spec and these inputs
+            result = scorer.compute(list(hyps), references=list(refs), **{option: value})
             self._loaded[key] = ({name: [float(v) for v in values] for name, values in result.columns().items()},
                                  str(result.signature))
             self.computed += 1
         columns, signature = self._loaded[key]
-        if direction == "harmonic":
-            p, r = columns["precision"], columns["recall"]
-            scores = [(a * b) / (a + b) for a, b in zip(p, r)]  # the scorer's own formula, same operands
-        else:
-            scores = columns[_FROM_F[direction]]
-        return scores, signature.replace("direction:f", f"direction:{direction}")
+        return columns[column], signature.replace(f"{option}:{value}", f"{option}:{given}")

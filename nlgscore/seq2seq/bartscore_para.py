@@ -56,7 +56,7 @@ def _hub_file(repo: str, filename: str) -> str:
 
     try:
         return hf_hub_download(repo, filename)
-    except Exception as err:  # noqa: BLE001 - every Hub failure gets the same actionable message
+    except Exception as err:
         raise ModelNotAvailableError(
             f"para_weights: {filename} from the Hub repo {repo!r} is not cached and cannot be downloaded "
             f"({type(err).__name__}: {err}); pass a local file instead"

@@ -325,14 +325,3 @@ def _pad(seqs: Sequence[Sequence[int]], pad_id: int, device: Any) -> Tuple[Any, 
         ids[row, : len(s)] = torch.tensor(s, dtype=torch.long)
         mask[row, : len(s)] = 1
     return ids.to(device), mask.to(device)
-
-
-def mean_logprob(values: np.ndarray) -> float:
-    """Mean token log-probability of one target (the BARTScore per-pair score).
-
-    >>> mean_logprob(np.array([-1.0, -2.0, -3.0]))
-    -2.0
-    """
-    if len(values) == 0:
-        raise ValueError("values must hold at least one token log-probability")
-    return float(np.mean(values))

@@ -2,7 +2,7 @@
 
 * :mod:`nlgscore.stream.readers`: text files, JSONL, TSV/CSV, Parquet and 🤗 ``datasets``
   (``streaming=True`` included) as row iterators with a file identity (size + SHA-256);
-* :mod:`nlgscore.stream.windows`: :func:`score_stream`, per-item score rows in input order,
+* :mod:`nlgscore.stream.row_windows`: :func:`score_stream`, per-item score rows in input order,
   one ``compute`` call per window of rows (memory bounded by the window);
 * :mod:`nlgscore.stream.to_file`: :func:`score_to_file`, the same into a TSV/JSONL file that a
   re-run resumes after a kill (:mod:`nlgscore.core.resumable` does the checkpointing).

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.core.resumable_run import Piece, run_chunks
 from nlgscore.stream.readers import Inputs
-from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+from nlgscore.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
 if TYPE_CHECKING:
     from nlgscore.core.base import Scorer
@@ -140,31 +140,47 @@ def score_to_file(
     check_streamable(scorer)
     fmt = output_format(path, format)
     identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
-    digest, sums = RowDigest(), {}
+    job = _ScoreJob(scorer, inputs, Path(path), identity, window, fmt, options)
+    outcome = run_chunks(Path(path), job, scorer=scorer, restart=restart, writer=writer, progress=progress)
+    state = outcome.state
+    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), job.sums, outcome.done, outcome.resumed_at)
 
-    def windows_after(done: int, state: Dict[str, Any]) -> Any:
-        sums.update(state.get("sums", {}))
-        rows = inputs.rows()
+
+class _ScoreJob:
+    """``score_to_file``'s :class:`~nlgscore.core.resumable_run.Job`: windows of input rows, each
+    scored into output lines; the rows' running SHA-256 and column sums ride in the checkpoint."""
+
+    def __init__(self, scorer: "Scorer", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
+                 options: Dict[str, Any]) -> None:
+        self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
+        self.window, self.fmt, self.options = window, fmt, options
+        self.digest, self.sums = RowDigest(), {}
+
+    def chunks(self, done: int, state: Dict[str, Any]) -> Any:
+        self.sums.update(state.get("sums", {}))
+        rows = self.inputs.rows()
         skipped = 0
         for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
-            digest.update([row])
+            self.digest.update([row])
             skipped += 1
-        if done and (skipped < done or digest.hexdigest() != state.get("rows_sha256")):
-            raise DataError(f"cannot resume {path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
-        return chunks(rows, window)
+        if done and (skipped < done or self.digest.hexdigest() != state.get("rows_sha256")):
+            raise DataError(f"cannot resume {self.path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+        return chunks(rows, self.window)
 
-    def score(chunk: List[Any], start: int) -> Piece:
-        result = score_chunk(scorer, chunk, inputs, start=start, **options)
-        digest.update(chunk)
+    def work(self, chunk: List[Any], start: int) -> Piece:
+        result = score_chunk(self.scorer, chunk, self.inputs, start=start, **self.options)
+        self.digest.update(chunk)
         values = item_rows(result)
         for name in result.columns():
-            sums[name] = _add(sums.get(name), [row[name] for row in values])
-        state = {"sums": sums, "rows_sha256": digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
-        return Piece(format_rows(values, fmt, header=False), len(chunk), state, header_line(values, fmt))
+            self.sums[name] = _add(self.sums.get(name), [row[name] for row in values])
+        state = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        return Piece(format_rows(values, self.fmt, header=False), len(chunk), state, header_line(values, self.fmt))
 
-    outcome = run_chunks(Path(path), identity, windows_after, score, scorer=scorer, restart=restart, writer=writer, progress=progress)
-    state = outcome.state
-    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), sums, outcome.done, outcome.resumed_at)
+    def verify(self, done: int, state: Dict[str, Any]) -> None:
+        """Nothing beside the output is reused (the rows are checked by ``chunks``)."""
+
+    def finish(self, done: int, published: bool) -> None:
+        """Nothing to merge or remove."""
 
 
 def _take(rows: Any, n: int) -> Any:

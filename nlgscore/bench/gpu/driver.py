@@ -53,7 +53,7 @@ def _child(section: Callable[..., None], config: CheckConfig, context: Dict[str,
     try:
         section(config, context, recorder)
         recorder.put("status", "ok")
-    except BaseException as err:  # noqa: BLE001 - the report says what failed; the next section runs
+    except BaseException as err:  # the report says what failed; the next section runs
         logger.error("section failed:\n%s", traceback.format_exc())
         recorder.put("error", f"{type(err).__name__}: {err}")
         recorder.put("status", "failed")

@@ -27,7 +27,7 @@ def environment() -> Dict[str, Any]:
         from importlib.metadata import version
 
         info["bert_score"] = version("bert-score")
-    except Exception:  # noqa: BLE001 - not installed: the comparison sides are skipped and say so
+    except Exception:  # not installed: the comparison sides are skipped and say so
         info["bert_score"] = None
     return info
 

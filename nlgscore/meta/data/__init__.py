@@ -1,7 +1,7 @@
 """Reading meta-evaluation data: human judgments, system outputs and precomputed metric scores.
 
 * ``files``: the one text-file rule (UTF-8, BOM dropped, errors naming the file) and atomic writes;
-* ``loaders``: the data folder, WMT19 daRR, SummEval and BAGEL JSONL files;
+* ``loaders``: the data folder, WMT19 daRR and SummEval JSONL files;
 * ``wmt21``: WMT21 DA folders (any to-English pair) and the daRR pairs derived from their DA;
 * ``ratings``: any MQM/DA human-scores folder (mt-metrics-eval's layout);
 * ``mtme`` / ``precomputed``: score files (mt-metrics-eval's and nlgscore's formats);

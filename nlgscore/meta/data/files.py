@@ -5,7 +5,7 @@ Reading: UTF-8, a leading byte-order mark dropped (editors on Windows add one), 
 segment may contain U+2028 and similar separators), a final ``\\r`` is dropped.
 
 Writing: outputs are checked before any work (``check_writable``) and written to a temporary
-file in the same folder, then renamed over the target (``write_atomic``), so a crash or a full
+file in the same folder, then renamed over the target (``nlgscore.core.resumable.write_atomic``), so a crash or a full
 disk never leaves a truncated or empty file where the previous one was.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, List, Optional, Union
 
@@ -98,24 +97,3 @@ def check_writable(paths: Iterable[Optional[PathLike]]) -> None:
             raise ArgumentError(f"output {path}: folder {folder} does not exist")
         if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             raise ArgumentError(f"output {path} is not writable")
-
-
-def write_atomic(path: PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
-
-    >>> import tempfile, pathlib
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "out.json"
-    >>> write_atomic(f, "{}\\n"); f.read_text()
-    '{}\\n'
-    """
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

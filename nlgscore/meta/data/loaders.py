@@ -8,7 +8,6 @@ package). Formats:
 * ``wmt-<lp>.jsonl``: WMT19 daRR pairs, ``{id, lp, src, ref, better: {system, text}, worse:
   {system, text}}`` (COMET's relative-ranks version, as in the BARTScore paper).
 * ``sum-summeval.jsonl``: ``{id, src, refs, systems: {name: {text, scores: {aspect: x}}}}``.
-* ``d2t-bagel.jsonl``: ``{id, src, refs, text, scores: {aspect: x}}``.
 * WMT21 folders ``wmt21-<xx>-en``: read by ``nlgscore.meta.data.wmt21.load_wmt21``.
 """
 
@@ -232,35 +231,5 @@ def load_summeval(path: PathLike) -> SummaryData:
         raise DataError(f"{path}: no documents")
     human = {aspect: np.array(rows) for aspect, rows in scores.items()}
     return SummaryData(ids, srcs, refs, systems, texts, human)
-
-
-@dataclass
-class Data2TextData:
-    """Data-to-text samples: one output each, several references, human scores per aspect."""
-
-    ids: List[str]
-    srcs: List[str]
-    refs: List[List[str]]
-    texts: List[str]
-    human: Dict[str, np.ndarray]
-
-
-def load_bagel(path: PathLike) -> Data2TextData:
-    """Read ``d2t-bagel.jsonl``."""
-    ids, srcs, refs, texts = [], [], [], []
-    scores: Dict[str, List[float]] = {}
-    for where, record in _jsonl(path):
-        ids.append(str(_require(record, "id", where)))
-        srcs.append(_text(record, "src", where))
-        refs.append(_references(record, where))
-        texts.append(_text(record, "text", where))
-        aspects = _require(record, "scores", where)
-        if scores and set(aspects) != set(scores):
-            raise DataError(f"{where}: aspects {sorted(aspects)} differ from {sorted(scores)}")
-        for aspect, value in aspects.items():
-            scores.setdefault(aspect, []).append(_human_score(value, f"{where}, {aspect}"))
-    if not ids:
-        raise DataError(f"{path}: no samples")
-    return Data2TextData(ids, srcs, refs, texts, {a: np.array(v) for a, v in scores.items()})
 
 

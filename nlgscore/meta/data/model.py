@@ -42,7 +42,7 @@ class EvalSet:
         n = len(self.refs[0]) if self.refs else 0
         if len(self.hyps) != len(self.systems):
             raise DataError(f"{self.name}: {len(self.hyps)} output lists for {len(self.systems)} systems")
-        for system, outputs in zip(self.systems, self.hyps):  # noqa: B905 - lengths checked above
+        for system, outputs in zip(self.systems, self.hyps):
             if len(outputs) != n:
                 raise DataError(f"{self.name}: the outputs of {system} have {len(outputs)} items, the references {n}")
         if any(len(r) != n for r in self.refs) or (self.srcs is not None and len(self.srcs) != n):

@@ -5,6 +5,8 @@
 * ``CORRELATIONS`` / ``correlation``: mt-metrics-eval's segment-level correlations over the rated
   cells of ``(systems, items)`` matrices: no grouping (``average_by="none"``) or item-grouped
   (``average_by="item"``); NaN, not an error, for a constant vector (``stats.py`` Correlation).
+  ``CORRELATIONS`` is the one table of correlations by name: ``pearson``, ``kendall`` (tau-b),
+  ``spearman``.
 """
 
 from __future__ import annotations
@@ -78,7 +80,16 @@ def _kendall(x: np.ndarray, y: np.ndarray) -> float:
     return float(scipy_stats.kendalltau(x, y).statistic)
 
 
-CORRELATIONS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"pearson": _pearson, "kendall": _kendall}
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman rho (scipy's; NaN when either side is constant, without its warning)."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(scipy_stats.spearmanr(x, y).statistic)
+
+
+# The one table of correlations by name (every task and measure reads it; NaN for a constant side).
+CORRELATIONS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"pearson": _pearson, "kendall": _kendall,
+                                                                      "spearman": _spearman}
 
 
 def correlation(human: np.ndarray, metric: np.ndarray, method: str = "pearson", by_item: bool = False) -> float:
@@ -94,6 +105,8 @@ def correlation(human: np.ndarray, metric: np.ndarray, method: str = "pearson", 
     >>> round(correlation(h, m), 4), round(correlation(h, m, "kendall", by_item=True), 4)
     (0.5556, 0.7778)
     """
+    if method not in CORRELATIONS:
+        raise ArgumentError(f"method must be one of {', '.join(CORRELATIONS)}, got {method!r}")
     human, metric = _matrices(human, metric)
     correlate = CORRELATIONS[method]
     if not by_item:

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.meta.stats.correlation import as_finite_array, pearson
+from nlgscore.meta.stats.correlation import CORRELATIONS, as_finite_array, pearson
 
+# Spearman and Kendall (scipy's default tau-b, as the BARTScore analysis code uses) are the one
+# table's; Pearson is the checked one (constant documents are skipped before it is called).
 DOCUMENT_CORRELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "spearman": lambda h, m: float(scipy_stats.spearmanr(h, m)[0]),
-    # scipy's default tau-b, as the BARTScore analysis code uses.
-    "kendall": lambda h, m: float(scipy_stats.kendalltau(h, m)[0]),
+    "spearman": CORRELATIONS["spearman"],
+    "kendall": CORRELATIONS["kendall"],
     "pearson": lambda h, m: pearson(h, m, min_items=2),
 }
 

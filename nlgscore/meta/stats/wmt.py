@@ -6,7 +6,7 @@ Williams test between dependent correlations; Graham and Liu (2016) for hybrid
 super-sampling; Zhang et al. (2020, BERTScore) for model selection on hybrids.
 
 Every function takes plain sequences or numpy arrays and returns numbers: scores are
-computed elsewhere (``nlgscore.meta.scoring``), data are read elsewhere (``loaders``).
+computed elsewhere (``nlgscore.meta.engine``), data are read elsewhere (``loaders``).
 """
 
 from __future__ import annotations

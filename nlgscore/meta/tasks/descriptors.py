@@ -1,8 +1,9 @@
 """Data-set descriptors: what each meta-evaluation task reads, measures and takes as options.
 
-A ``Descriptor`` (after mt-metrics-eval's ``Task`` over ``meta_info``) names the data, the human
-judgments, the standard reference, the levels and measures, the task function that returns the
-``MetaTable``, and the task's own options. ``nlgscore meta`` builds one subcommand per descriptor
+A ``MetaCommand`` (the ``nlgscore meta`` subcommand of a data set, after mt-metrics-eval's ``Task``
+over ``meta_info``; the runner's side is the ``TaskDescriptor``) names the data, the human judgments,
+the standard reference, the levels and measures, the task function that returns the ``MetaTable``,
+and the task's own options. ``nlgscore meta`` builds one subcommand per descriptor
 from this table (no per-task code in the command line); a new data set is a new row.
 
 >>> sorted(DESCRIPTORS)
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import human_scores as _mqm
@@ -37,7 +38,7 @@ class Option:
 
 
 @dataclass(frozen=True)
-class Descriptor:
+class MetaCommand:
     """A meta-evaluation data set and how it is evaluated."""
 
     name: str
@@ -59,16 +60,23 @@ class Descriptor:
 def from_protocol(protocol: TaskDescriptor, help: str, description: str, files: str, human: str, reference: str,
                   scores_help: str = "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score "
                                      "sibling used when present; or SEG,SYS)",
-                  resampling: str = "permutations", options: Tuple[Option, ...] = ()) -> Descriptor:
+                  resampling: Optional[str] = None, options: Tuple[Option, ...] = ()) -> MetaCommand:
     """The ``nlgscore meta`` subcommand of a data set the generic runner evaluates: ``--data`` is
     given to ``protocol.load``, the levels and measures come from its ``Measure`` rows.
 
+    ``resampling`` (the command's flag: ``--bootstrap`` or ``--permutations``) is derived from the
+    measures when not given: ``"bootstrap"`` when any measure has bootstrap intervals, else
+    ``"permutations"`` (the significance tests of the WMT22+ protocol).
+
     >>> from nlgscore.meta.tasks.human_scores import MQM_TASK
-    >>> from_protocol(MQM_TASK, "h", "d", "f", "MQM", "A").measures[-1]
-    'segment acc-t-epsilon'
+    >>> row = from_protocol(MQM_TASK, "h", "d", "f", "MQM", "A")
+    >>> row.measures[-1], row.resampling
+    ('segment acc-t-epsilon', 'permutations')
     """
+    if resampling is None:
+        resampling = "bootstrap" if any(m.resampling == "bootstrap" for m in protocol.measures) else "permutations"
     levels = tuple(dict.fromkeys(m.level for m in protocol.measures))
-    return Descriptor(protocol.name, help, description, functools.partial(run, protocol), files, "data", human, reference,
+    return MetaCommand(protocol.name, help, description, functools.partial(run, protocol), files, "data", human, reference,
                       levels, tuple(f"{m.level} {m.name}" for m in protocol.measures), scores_help,
                       resampling=resampling, options=options)
 
@@ -81,8 +89,8 @@ _INCLUDE_HUMAN = Option(("--include-human",), "include_human", "also evaluate hu
 _REPEATS = Option(("--average-repeats",), "repeats", "average repeated judgments of one (system, segment) "
                   "(several raters) instead of refusing the file", dict(action="store_const", const="average", default="error"))
 
-DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
-    Descriptor(
+DESCRIPTORS: Dict[str, MetaCommand] = {d.name: d for d in (
+    MetaCommand(
         "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
         "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
         "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
@@ -90,7 +98,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
         'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
         options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
                         dict(action="append", default=None)), _TIES), systems=False),
-    Descriptor(
+    MetaCommand(
         "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
         "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
         "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
@@ -104,7 +112,7 @@ DESCRIPTORS: Dict[str, Descriptor] = {d.name: d for d in (
                  Option(("--include-human",), "include_human", "also evaluate the HUMAN translation (ref.B) as a system "
                         "(default: MT systems only)", dict(action="store_true")),
                  _TIES, _REPEATS)),
-    Descriptor(
+    MetaCommand(
         "summeval", "SummEval: summary-level Spearman/Kendall per aspect",
         "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
         "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",

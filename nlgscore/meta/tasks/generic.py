@@ -45,6 +45,9 @@ from nlgscore.meta.tasks.runner import (
 )
 
 Scores = Tuple[Optional[np.ndarray], np.ndarray, str]  # (segment matrix or None, system scores, signature)
+# The BARTScore paper's segment BLEU (its Moses-tokenised sentBLEU), which the WMT19, WMT21 and
+# SummEval tasks keep for ``bleu``; the WMT22+ tasks use the registry's ``bleu`` (sentence_bleu).
+BARTSCORE_SEGMENT = {"bleu": "sentbleu"}
 
 
 def read_mtme_scores(data: EvalSet, name: str, path: Any) -> Scores:
@@ -72,7 +75,7 @@ class TaskDescriptor:
     load: Callable[..., EvalSet]  # load(data, limit=..., **options) -> EvalSet
     measures: Tuple[Measure, ...]
     read_scores: Callable[[EvalSet, str, Any], Scores] = read_mtme_scores
-    segment_specs: Mapping[str, str] = field(default_factory=dict)  # e.g. bleu -> sentence-bleu (WMT22+)
+    segment_specs: Mapping[str, str] = field(default_factory=dict)  # e.g. BARTSCORE_SEGMENT
     significance: Optional[Callable[..., List[str]]] = None  # (data, kept, table, run, permutations) -> notes
     settings: Tuple[str, ...] = ()  # run options the measures use (not the loader's), e.g. "ties"
     bootstrap_items: str = ""  # what the bootstrap resamples, when it is the items (checked: at least 2)
@@ -87,7 +90,7 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
     n, refs, copies = data.items, data.refs[0], len(data.systems) * len(data.refs)
     srcs = None if data.srcs is None else data.srcs * copies
     hyps = [h for row in data.hyps for h in row] * len(data.refs)  # every output against each reference set
-    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs)
+    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name)
     signature += descriptor.scored
     seg = np.array(flat, dtype=float).reshape(len(data.refs), len(data.systems), n)
     if descriptor.combine is not None:  # (systems, items, refs), contiguous: the reduction's summation order

@@ -10,8 +10,8 @@
 WMT conventions (mt-metrics-eval ``data.py``): a system's human score is the mean over its rated
 segments (the folder's ``<kind>-sys-scores.tsv`` when present); its metric score is over the whole
 test set (sacreBLEU corpus chrF/BLEU for those two, the mean of segment scores for every other
-metric); segment-level ``bleu`` is WMT's baseline since WMT21, sacreBLEU's ``sentence_bleu``
-(``nlgscore.meta.baselines.WMT22_SEGMENT``), not the BARTScore paper's Moses-tokenised ``sentbleu``;
+metric); segment-level ``bleu`` is WMT's baseline since WMT21, sacreBLEU's ``sentence_bleu`` (the
+registry's ``bleu``), not the BARTScore paper's Moses-tokenised ``sentbleu``;
 human translations are left out unless ``include_human``; the reference in use is never a
 system. Statistics: ``nlgscore.meta.stats``.
 
@@ -40,7 +40,6 @@ import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
 from nlgscore.meta import stats
-from nlgscore.meta.baselines import WMT22_SEGMENT
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.ratings import load_ratings
 from nlgscore.meta.engine import Scorers
@@ -69,7 +68,7 @@ def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[
     seg = np.array([data.seg[s][:n] for s in systems])
     rated = ~np.isnan(seg)
     if not rated.any(axis=1).all():
-        empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]  # noqa: B905
+        empty = [s for s, r in zip(systems, rated.any(axis=1)) if not r]
         raise DataError(f"{data.path}: system(s) {empty} have no rated segment in the first {n} lines")
     use_sys_file = limit is None or limit >= len(data.src)
     system = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
@@ -122,14 +121,14 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
                 statistic, key, mask = tests[level, measure]
                 p[i, j] = stats.permutation_test(statistic, a[key], b[key], mask, resamples, seed)
         ranks = stats.cluster_ranks(p)
-        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))  # noqa: B905
+        lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
     if lines:
         lines.insert(0, f"  significance clusters (rank 1 = best; permutation tests, {resamples} resamples, "
                         f"seed {seed}, p < {stats.SIG_LEVEL}):")
     return lines
 
 
-MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, segment_specs=WMT22_SEGMENT, significance=significance,
+MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, significance=significance,
                           progress="{data}: {metric} ({systems} systems x {items} segments)")
 
 

@@ -166,12 +166,6 @@ class Run:
     def tau(self, outcomes: np.ndarray) -> float:
         return tau_from_outcomes(outcomes, self.ties)
 
-    def darr_rows(self, outcomes: np.ndarray, signature: str, **fields: str) -> List[Row]:
-        """The segment-level ``tau`` (with CI) and ``metric-ties`` rows of daRR ``outcomes``."""
-        common = dict(fields, level="segment", signature=f"{signature}|ties:{self.ties}")
-        return [self.row(self.tau, (outcomes,), measure="tau", **common),
-                Row(value=float(np.mean(outcomes == 0)), measure="metric-ties", **common)]
-
     def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
                what: str) -> List[str]:
         """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.

@@ -26,7 +26,7 @@ from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.summary import DOCUMENT_CORRELATIONS, per_document_correlations
-from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
+from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import Measure
 from nlgscore.meta.tasks.runner import (
     MetaTable,
@@ -148,7 +148,7 @@ def summeval(
     unknown = [a for a in aspects if a not in evalset.human]
     if unknown:
         raise ArgumentError(f"unknown aspect(s) {unknown} (--aspect); SummEval has {sorted(evalset.human)}")
-    task = TaskDescriptor("summeval", lambda data, limit=None: evalset, measures(aspects), read_scores,
+    task = TaskDescriptor("summeval", lambda data, limit=None: evalset, measures(aspects), read_scores, BARTSCORE_SEGMENT,
                           significance=significance(aspects), bootstrap_items="document(s)", system_level=False,
                           combine=COMBINE[refs], scored=f"|refs:{refs}",
                           progress="summeval: {metric} ({items} documents x {systems} systems x {refs} refs)")

@@ -29,7 +29,7 @@ from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats.resample import DEFAULT_SEED
-from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
+from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import DARR_MEASURES, darr_outcome_inputs
 from nlgscore.meta.tasks.runner import (
     MetaTable,
@@ -92,7 +92,7 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
                        task.tau, "segment tau")
 
 
-WMT19_TASK = TaskDescriptor("wmt19", load_darr_set, DARR_MEASURES, read_scores, significance=significance,
+WMT19_TASK = TaskDescriptor("wmt19", load_darr_set, DARR_MEASURES, read_scores, BARTSCORE_SEGMENT, significance=significance,
                             settings=("ties",), bootstrap_items="daRR pair(s)", system_level=False,
                             progress="wmt19 {data}: {metric} ({items} pairs)")
 

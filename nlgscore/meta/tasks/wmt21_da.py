@@ -29,7 +29,7 @@ from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.wmt import (
     williams_test_scores,
 )
-from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
+from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import DARR_MEASURES, Measure, darr_outcome_inputs
 from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run
 
@@ -130,7 +130,7 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
     return lines
 
 
-WMT21_TASK = TaskDescriptor("wmt21", load_wmt21_set, WMT21_MEASURES, read_scores, significance=significance,
+WMT21_TASK = TaskDescriptor("wmt21", load_wmt21_set, WMT21_MEASURES, read_scores, BARTSCORE_SEGMENT, significance=significance,
                             settings=("ties",), progress="{data}: {metric} ({systems} systems x {items} segments)")
 
 

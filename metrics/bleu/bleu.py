@@ -1,0 +1,55 @@
+"""BLEU as a Hugging Face ``evaluate`` module, computed by nlgscore's ``bleu`` scorer."""
+
+import datasets
+import evaluate
+
+from nlgscore.evaluate_modules import ReferenceListsInputs
+from nlgscore.registry import cached
+
+_CITATION = """@inproceedings{papineni-etal-2002-bleu,
+  title={{B}leu: a Method for Automatic Evaluation of Machine Translation},
+  author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing},
+  booktitle={Proceedings of the 40th Annual Meeting of the Association for Computational Linguistics},
+  year={2002},
+  url={https://aclanthology.org/P02-1040}
+}"""
+
+_DESCRIPTION = """BLEU (Papineni et al., 2002) per prediction: sacreBLEU's sentence_bleu (13a, exponential smoothing, effective order), WMT's segment-level BLEU since WMT21, or the BARTScore paper's Moses-tokenised sentBLEU."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidates.
+    references (list of str, or list of list of str: the best score over references).
+    tokenize (str): "13a" (sacreBLEU sentence_bleu, default) or "moses" (the BARTScore paper's sentBLEU).
+    device (str), verbose (bool): progress bar.
+Returns:
+    scores (list of float), mean (float: the mean of the scores), signature (str).
+Examples:
+    >>> bleu = evaluate.load("metrics/bleu")
+    >>> round(bleu.compute(predictions=["the cat sat on a mat"], references=["the cat sat on the mat"])["scores"][0], 4)
+    53.7285
+"""
+
+_TEXT = datasets.Value("string", id="sequence")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BLEU(ReferenceListsInputs, evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/mjpost/sacrebleu",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
+                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
+            ],
+            codebase_urls=["https://github.com/mjpost/sacrebleu"],
+            reference_urls=["https://aclanthology.org/P02-1040"],
+        )
+
+    def _compute(self, predictions, references, tokenize="13a", device=None, verbose=False):
+        scorer = cached("bleu", tokenize=tokenize, device=device)
+        result = scorer.compute(predictions, references=references, progress=bool(verbose))
+        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

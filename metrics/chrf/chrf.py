@@ -1,0 +1,54 @@
+"""chrF as a Hugging Face ``evaluate`` module, computed by nlgscore's ``chrf`` scorer."""
+
+import datasets
+import evaluate
+
+from nlgscore.evaluate_modules import ReferenceListsInputs
+from nlgscore.registry import cached
+
+_CITATION = """@inproceedings{popovic-2015-chrf,
+  title={chr{F}: character n-gram {F}-score for automatic {MT} evaluation},
+  author={Popovi{\'c}, Maja},
+  booktitle={Proceedings of the Tenth Workshop on Statistical Machine Translation},
+  year={2015},
+  url={https://aclanthology.org/W15-3049}
+}"""
+
+_DESCRIPTION = """chrF (Popović, 2015): the character n-gram F-score (n up to 6, beta 2), sacreBLEU's sentence chrF per prediction, computed through nlgscore's scorer template."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidates.
+    references (list of str, or list of list of str: the best score over references).
+    device (str), verbose (bool): progress bar.
+Returns:
+    scores (list of float), mean (float: the mean of the scores), signature (str).
+Examples:
+    >>> chrf = evaluate.load("metrics/chrf")
+    >>> chrf.compute(predictions=["the cat sat"], references=["the cat sat"])["scores"]
+    [100.0]
+"""
+
+_TEXT = datasets.Value("string", id="sequence")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class ChrF(ReferenceListsInputs, evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/mjpost/sacrebleu",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
+                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
+            ],
+            codebase_urls=["https://github.com/mjpost/sacrebleu"],
+            reference_urls=["https://aclanthology.org/W15-3049"],
+        )
+
+    def _compute(self, predictions, references, device=None, verbose=False):
+        scorer = cached("chrf", device=device)
+        result = scorer.compute(predictions, references=references, progress=bool(verbose))
+        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

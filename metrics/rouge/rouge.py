@@ -1,0 +1,55 @@
+"""ROUGE as a Hugging Face ``evaluate`` module, computed by nlgscore's ``rouge`` scorer."""
+
+import datasets
+import evaluate
+
+from nlgscore.evaluate_modules import ReferenceListsInputs
+from nlgscore.registry import cached
+
+_CITATION = """@inproceedings{lin-2004-rouge,
+  title={{ROUGE}: A Package for Automatic Evaluation of Summaries},
+  author={Lin, Chin-Yew},
+  booktitle={Text Summarization Branches Out},
+  year={2004},
+  url={https://aclanthology.org/W04-1013}
+}"""
+
+_DESCRIPTION = """ROUGE (Lin, 2004) F-measure per prediction, from Google's rouge-score package with Porter stemming: the summarisation baselines of SummEval and BARTScore, computed through nlgscore's scorer template."""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidates.
+    references (list of str, or list of list of str: the best score over references).
+    rouge_type (str): "rouge1", "rouge2" or "rougeL" (default).
+    device (str), verbose (bool): progress bar.
+Returns:
+    scores (list of float), mean (float: the mean of the scores), signature (str).
+Examples:
+    >>> rouge = evaluate.load("metrics/rouge")
+    >>> round(rouge.compute(predictions=["the cat sat"], references=["the cat"], rouge_type="rouge1")["scores"][0], 3)
+    0.8
+"""
+
+_TEXT = datasets.Value("string", id="sequence")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Rouge(ReferenceListsInputs, evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            homepage="https://github.com/google-research/google-research/tree/master/rouge",
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
+                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
+            ],
+            codebase_urls=["https://github.com/google-research/google-research/tree/master/rouge"],
+            reference_urls=["https://aclanthology.org/W04-1013"],
+        )
+
+    def _compute(self, predictions, references, rouge_type="rougeL", device=None, verbose=False):
+        scorer = cached("rouge", rouge_type=rouge_type, device=device)
+        result = scorer.compute(predictions, references=references, progress=bool(verbose))
+        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
