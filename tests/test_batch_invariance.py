@@ -3,7 +3,7 @@
 For each metric (BERTScore on MiniLM, Prism and BARTScore on the tiny golden checkpoints), in
 float32 and bfloat16, under both CPU kernels (``NLGSCORE_ONEDNN=0`` and ``=1``), hypothesis draws
 a subset of a small pool of pairs, an order, a batch size, a token budget, whether a long text
-joins the call, and a chunking of the call into several calls; every item must get exactly (``==``)
+joins the first call, and a chunking of the call into several calls; every item must get exactly (``==``)
 the score it gets alone. ``matrix`` must give every cell the bits of that pair alone too.
 """
 
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from nlgscore.core import gemm
 from tests.conftest import GOLDEN
 
-# Short golden pairs (with an empty candidate and a perfect match), and one long text (700 words:
-# windowed by BERTScore, a long source/target for the seq2seq metrics).
-POOL = 8
-SETTINGS = settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Short golden pairs (with an empty candidate and a perfect match), and one long text (the first
+# 120 words of the golden 700-word input: 20x the others' padded length, cheap enough for CI).
+POOL = 6
+SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @contextlib.contextmanager
@@ -66,9 +66,9 @@ def case(request, bertscore_golden):
     key = request.param
     if key not in _CASES:
         metric, dtype, onednn = key
-        cands = [bertscore_golden["cands"][i] for i in (0, 1, 2, 3, 44, 45, 47)] + [bertscore_golden["refs"][5]]
-        refs = [bertscore_golden["refs"][i] for i in (0, 1, 2, 3, 44, 45, 47, 5)]
-        long_text = bertscore_golden["cands"][49]
+        cands = [bertscore_golden["cands"][i] for i in (0, 1, 44, 45, 47)] + [bertscore_golden["refs"][5]]
+        refs = [bertscore_golden["refs"][i] for i in (0, 1, 44, 45, 47, 5)]
+        long_text = " ".join(bertscore_golden["cands"][49].split()[:120])
         with kernel(onednn), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             scorer = build(metric, dtype)
@@ -98,16 +98,17 @@ def test_every_item_gets_its_bits_alone(case, order, size, chunk, batch_size, ma
         for start in range(0, len(items), chunk):
             part = items[start : start + chunk]
             preds, golds = [cands[i] for i in part], [refs[i] for i in part]
-            if with_long:
+            extra = int(with_long and start == 0)  # the long text joins the first call
+            if extra:
                 preds, golds = [long_text, *preds], [refs[0], *golds]
-            got = scorer.compute(preds, golds, batch_size=batch_size, max_tokens=max_tokens).scores[int(with_long):]
+            got = scorer.compute(preds, golds, batch_size=batch_size, max_tokens=max_tokens).scores[extra:]
             assert got == [alone[i] for i in part], (part, batch_size, max_tokens, with_long)
 
 
 @pytest.mark.parametrize("case", [p for p in PARAMS if p[1] == "float32"], indirect=True, ids=lambda p: "-".join(p))
 def test_matrix_cells_are_the_pairs_alone(case):
     scorer, cands, refs, _, _, onednn = case
-    preds, golds = cands[:4], refs[4:8]
+    preds, golds = cands[:3], refs[3:6]
     with kernel(onednn), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         grid = scorer.matrix(preds, golds)
