@@ -38,7 +38,9 @@ def test_a_measurement_is_kept_and_reused(cache):
     gemm._measure.cache_clear()
     assert gemm._measure(SHAPES)["float32"] == (1000.0, 0.5)
     gemm._measure.cache_clear()
-    assert gemm.choose_kernel(SHAPES, "float32") == "mkl" and gemm.kernel_choice()["mkl_ms"] == 0.5
+    # the kernel is never timed (issue 30: a near-tie flipped it between loads): timings do not move it
+    expected = gemm.kernel_rule("float32")[0] if gemm.onednn_available("float32") else "mkl"
+    assert gemm.choose_kernel(SHAPES, "float32") == expected and "mkl_ms" not in gemm.kernel_choice()
 
 
 def test_other_shapes_or_dtypes_are_other_keys(cache):

@@ -22,6 +22,7 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
+from nlgscore.core.batching import length_groups, padded_length
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.gemm import use_onednn_linears
 from nlgscore.core.loading import load_with_sdpa, model_loading
@@ -264,12 +265,32 @@ class Encoder:
         return self.max_length - self.n_special
 
     def embed(self, id_lists: Sequence[Sequence[int]]):
-        """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers."""
+        """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers.
+
+        Texts run in groups of one :func:`~nlgscore.core.batching.padded_length`, each padded to
+        it, so a text's embedding has the same bits whatever else the batch holds.
+        """
         import torch
 
         longest = max(len(ids) for ids in id_lists)
-        input_ids = torch.full((len(id_lists), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(id_lists), longest), dtype=torch.long)
+        parts = [(group, self._embed_padded([id_lists[i] for i in group])) for group in length_groups([len(ids) for ids in id_lists])]
+        if len(parts) == 1 and parts[0][0] == list(range(len(id_lists))):
+            return parts[0][1][..., :longest, :]
+        first = parts[0][1]
+        out = first.new_zeros((len(id_lists),) + first.shape[1:-2] + (longest, first.shape[-1]))
+        for group, emb in parts:
+            width = min(longest, emb.shape[-2])
+            out[torch.tensor(group, device=out.device), ..., :width, :] = emb[..., :width, :]
+        return out
+
+    def _embed_padded(self, id_lists: Sequence[Sequence[int]]):
+        """:meth:`embed` of texts of one padded length, padded to it."""
+        import torch
+
+        longest = max(len(ids) for ids in id_lists)
+        width = min(padded_length(longest), max(self.max_length, longest))  # never past the position table
+        input_ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
         for row, ids in enumerate(id_lists):
             input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             mask[row, : len(ids)] = 1

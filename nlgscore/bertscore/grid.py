@@ -7,8 +7,8 @@ all candidate texts of a tile meet those of all reference texts in **one matmul*
 best match in each text of the other side is a masked max over that text's span, and the
 per-text sums are segment sums. Same arithmetic as :func:`~nlgscore.bertscore.matching.greedy_match`
 (padding excluded from the max, weights normalised per text, then summed; special tokens take part
-in the max but weigh 0; F = 2PR/(P+R); a side weighing 0 scores 0), summed in another order: the
-scores agree to float rounding (~1e-7).
+in the max but weigh 0; F = 2PR/(P+R); a side weighing 0 scores 0), summed in the same order: the
+scores have the same bits (the token axes padded as there; see nlgscore.bertscore.matching).
 
 >>> import torch
 >>> emb = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), dim=-1)
@@ -21,6 +21,9 @@ scores agree to float rounding (~1e-7).
 from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
+
+from nlgscore.core.batching import round_up_length
+from nlgscore.core.gemm import MIN_ROWS
 
 # Tokens per side of one tile: a tile's similarity block is at most TILE_TOKENS^2 fp32 values
 # (16 MiB), its padded gathers about as much again.
@@ -80,8 +83,11 @@ class _Side:
         starts = torch.tensor([start for start, _ in spans], device=device)
         rows = torch.cat([torch.arange(start, start + n, device=device) for start, n in spans])
         self.emb = flat[rows]
+        if self.emb.shape[0] < MIN_ROWS:  # a product of fewer rows takes another kernel path (nlgscore.core.gemm)
+            self.emb = torch.cat([self.emb, self.emb.new_zeros(MIN_ROWS - self.emb.shape[0], self.emb.shape[1])])
         local = torch.cumsum(lengths, 0) - lengths  # each text's first row in self.emb
-        positions = torch.arange(int(lengths.max()), device=device)
+        # padded as greedy_match's token axes (round_up_length): the sums below add in its order
+        positions = torch.arange(round_up_length(int(lengths.max())), device=device)
         valid = positions[None, :] < lengths[:, None]
         self.index = torch.where(valid, local[:, None] + positions[None, :], local[:, None])
         weights = token_weights[torch.where(valid, starts[:, None] + positions[None, :], starts[:, None])].to(torch.float32)
@@ -95,10 +101,11 @@ class _Side:
         return sim[:, self.index.reshape(-1)].view(sim.shape[0], *self.index.shape).amax(dim=-1)
 
     def weighted_sums(self, best: Any) -> Any:
-        """``best``'s rows are this side's tokens: per text, its tokens' best values weighted, ``(texts, cols)``."""
+        """``best``'s rows are this side's tokens: per text, its tokens' best values weighted, ``(texts, cols)``
+        (summed along a contiguous token axis, as greedy_match sums)."""
         import torch
 
-        return (best.to(torch.float32)[self.index] * self.scale[:, :, None]).sum(dim=1)
+        return (best.to(torch.float32).T.contiguous()[:, self.index] * self.scale).sum(dim=-1).T
 
 
 def _tiles(spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:

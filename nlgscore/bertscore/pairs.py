@@ -16,7 +16,7 @@ import numpy as np
 
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
-from nlgscore.core.batching import run_batches, run_with_backoff, unique
+from nlgscore.core.batching import round_up_length, run_batches, run_with_backoff, unique
 
 @dataclass(frozen=True)
 class PairModel:
@@ -254,7 +254,7 @@ class _TokenStore:
         device = self.flat.device
         starts = torch.tensor([self.span[u][0] for u in uids], device=device)
         lengths = torch.tensor([self.span[u][1] for u in uids], device=device)
-        positions = torch.arange(int(lengths.max()), device=device)
+        positions = torch.arange(round_up_length(int(lengths.max())), device=device)  # see greedy_match
         mask = positions[None, :] < lengths[:, None]
         index = torch.where(mask, starts[:, None] + positions[None, :], self.padding_row)
         emb = self.flat.index_select(-2, index.reshape(-1))

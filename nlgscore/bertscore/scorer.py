@@ -40,6 +40,7 @@ from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
+from nlgscore.core.gemm import kernel_field
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.tables import table
 
@@ -251,6 +252,7 @@ class BERTScorer(Scorer):
             tok=describe_tokenizer(self.encoder),
             max_length=self.encoder.max_length,
             dtype=dtype_name(self.encoder.dtype),
+            **kernel_field(self.encoder.device, self.encoder.dtype),
             long_inputs=self.long_inputs,
             **({"window_stride": self.window_stride} if self.long_inputs == "auto" else {}),
         )

@@ -10,6 +10,16 @@ tokens per batch is much faster than 8,000 on 2 CPU cores).
 [[1, 3], [4, 0, 2]]
 >>> unique(["a", "b", "a"])
 (['a', 'b'], [0, 1, 0])
+
+**Batch invariance.** Attention sums over a batch's padded key length, and the kernels sum a
+20-key row in another order when its keys are padded to 21-31 than at 32 or beyond (zeros past a
+full vector never move the real values; a partial vector does), and at long lengths the order
+changes with the padded length itself. So a sequence is always run padded to
+:func:`padded_length` of its own length, beside sequences padded to the same length only
+(:func:`length_groups`): its bits then depend on it alone, whatever else the call holds.
+
+>>> padded_length(20), padded_length(32), length_groups([20, 33, 31, 5])
+(32, 48, [[0, 2], [1], [3]])
 """
 
 from __future__ import annotations
@@ -25,6 +35,29 @@ T = TypeVar("T", bound=Hashable)
 
 DEFAULT_MAX_TOKENS = 2048
 MIN_MAX_TOKENS = 16
+# Padded lengths are multiples of this (16 fp32 / 32 bf16 values fill an AVX-512 vector).
+LENGTH_MULTIPLE = 16
+
+
+def padded_length(n: int) -> int:
+    """The length a sequence of ``n`` tokens is padded to: the next multiple of LENGTH_MULTIPLE
+    above ``n``, so at least one padding position always exists and every batch takes the masked
+    attention path (a batch without padding may skip the mask, another kernel path)."""
+    return (n // LENGTH_MULTIPLE + 1) * LENGTH_MULTIPLE
+
+
+def round_up_length(n: int) -> int:
+    """``n`` rounded up to a multiple of LENGTH_MULTIPLE (at least one): the padded token axis of a
+    per-text sum or a similarity product, so that a text's values are summed in one order."""
+    return max(1, -(-n // LENGTH_MULTIPLE)) * LENGTH_MULTIPLE
+
+
+def length_groups(lengths: Sequence[int]) -> List[List[int]]:
+    """Indices of ``lengths`` grouped by :func:`padded_length`, groups in first-seen order."""
+    groups: Dict[int, List[int]] = {}
+    for i, n in enumerate(lengths):
+        groups.setdefault(padded_length(n), []).append(i)
+    return list(groups.values())
 
 
 def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]:

@@ -19,12 +19,21 @@ process keep their own choices. :func:`measure_dtypes` gives ``dtype="auto"``
 (:mod:`nlgscore.core.runtime`) the float32 and bfloat16 times of a model's shapes.
 
 The gain depends on the CPU: on an Intel Xeon (avx512, no bf16) oneDNN gained nothing over MKL
-(2,000 WMT19 pairs, MiniLM L4: 3.07 s with it, 2.97 s without). So when nlgscore loads a model
-(:func:`use_onednn_linears`) it times both kernels on that model's linear shapes for a few
-milliseconds and keeps the faster (:func:`choose_kernel`); the choice, its timings and the CPU
-model are logged and returned by :func:`kernel_choice`. ``NLGSCORE_ONEDNN=1`` forces oneDNN,
-``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). Both are fp32: the choice never changes a
-number beyond float rounding.
+(2,000 WMT19 pairs, MiniLM L4: 3.07 s with it, 2.97 s without), and on an Intel Xeon with AMX a
+load-time race timed them at 15.63 and 15.52 ms, so a timed choice flipped between loads, and
+the last bits of every score with it (issue 30). The kernel is therefore chosen by a fixed rule
+on the CPU (:func:`choose_kernel`): oneDNN for bfloat16 where the CPU does bf16 natively, oneDNN
+for float32 on AMD CPUs (where it measured 1.1-1.5x faster), MKL otherwise. The same machine
+always gets the same kernel; the choice is logged, returned by :func:`kernel_choice` and
+recorded in every model metric's signature (``kernel:onednn|mkl``). ``NLGSCORE_ONEDNN=1`` forces
+oneDNN, ``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). The two sum in different orders: fp32
+scores differ across kernels by float rounding (bound measured in README "Same bits").
+
+**Batch invariance.** A row's output must not depend on how many rows share its product. Both
+kernels give every row the bits of a large product from :data:`MIN_ROWS` rows up, but MKL takes
+another path for 1-7 rows and oneDNN for 1 (measured up to 5e-8 apart); so every product runs on
+at least ``MIN_ROWS`` rows (zero rows added and sliced off), and oneDNN on multiples of
+:data:`ROW_BUCKET`.
 
 >>> import torch
 >>> layer = torch.nn.Linear(8, 4)
@@ -45,7 +54,7 @@ import os
 import time
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from nlgscore.core.kernel_cache import cpu_model
+from nlgscore.core.kernel_cache import cpu_model, cpu_vendor
 
 logger = logging.getLogger(__name__)
 
@@ -60,17 +69,16 @@ FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
 # the 2,048-token default: 16 x 4 weight shapes, ~90 MB, reached early and then flat), for ~3%
 # extra rows.
 ROW_BUCKET = 128
-# The measurement: each distinct weight shape (capped at this many elements, so that a 50k-word LM
-# head costs what a 2M-parameter slice of it costs) on PROBE_ROWS rows (the size of a batch under
-# the default CPU budget: on a 128-row probe the two kernels tied within noise and the choice
-# flipped between loads, while 2,000-pair runs differed by 15%), best of a few runs, within a time
-# cap. oneDNN must win by PROBE_MARGIN: it is not PyTorch's default, pads rows to ROW_BUCKET and
-# keeps a compiled kernel per shape, so a tie goes to MKL.
+# Fewest rows a product runs on (both kernels; see "Batch invariance" above): 8 measured enough on
+# an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles are 16 rows).
+MIN_ROWS = 16
+# The dtype measurement (dtype="auto"): each distinct weight shape (capped at this many elements,
+# so that a 50k-word LM head costs what a 2M-parameter slice of it costs) on PROBE_ROWS rows (the
+# size of a batch under the default CPU budget), best of a few runs, within a time cap.
 PROBE_MAX_WEIGHT = 1 << 21
 PROBE_ROWS = 1024
 PROBE_RUNS = 3
 PROBE_SECONDS = 1.0
-PROBE_MARGIN = 1.05
 # dtype="auto" (measure_dtypes) takes the best of more runs: its answer changes scores, and on a
 # busy 2-core machine best-of-3 picked float32 in about one cold load of three.
 DTYPE_PROBE_RUNS = 6
@@ -108,22 +116,48 @@ def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:
 
 
 def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32") -> str:
-    """Pick the CPU linear kernel for ``dtype`` weights of ``shapes`` (``(out, in)``): forced by the
-    environment, MKL when oneDNN is unavailable, else the faster of the two on these shapes."""
+    """Pick the CPU linear kernel for ``dtype`` weights (``shapes``, ``(out, in)``, are logged only):
+    forced by the environment, MKL when oneDNN is unavailable, else the fixed rule of
+    :func:`kernel_rule`. Never timed, so two loads on one machine always agree."""
     forced = _forced()
     choice = _CHOICES[dtype]
     if forced is not None or not onednn_available(dtype):
         kernel = "onednn" if forced and onednn_available(dtype) else "mkl"
         reason = f"forced by {ENV_SWITCH}={os.environ.get(ENV_SWITCH)}" if forced is not None else "oneDNN linear unavailable"
-        choice.clear()
-        choice.update(kernel=kernel, reason=reason)
     else:
-        onednn_ms, mkl_ms = _measure(tuple(sorted(set(shapes))), (dtype,))[dtype]
-        kernel = "onednn" if onednn_ms * PROBE_MARGIN < mkl_ms else "mkl"
-        choice.clear()
-        choice.update(kernel=kernel, reason="measured", onednn_ms=round(onednn_ms, 3), mkl_ms=round(mkl_ms, 3))
-    logger.info("CPU linear kernel for %s: %s (%s) on %s", dtype, kernel, ", ".join(f"{k}={v}" for k, v in choice.items() if k != "kernel"), cpu_model())
+        kernel, reason = kernel_rule(dtype)
+    choice.clear()
+    choice.update(kernel=kernel, reason=reason)
+    logger.info("CPU linear kernel for %s: %s (%s) on %s, %d weight shapes", dtype, kernel, reason, cpu_model(), len(set(shapes)))
     return kernel
+
+
+def kernel_rule(dtype: str = "float32") -> Tuple[str, str]:
+    """The kernel a CPU gets for ``dtype`` where oneDNN is available, and why: oneDNN in bfloat16
+    (available only with native bf16) and on AMD CPUs, MKL in float32 elsewhere.
+
+    >>> kernel_rule("float32")[0] in ("onednn", "mkl")
+    True
+    """
+    if dtype == "bfloat16":
+        return "onednn", "rule: native bf16"
+    if cpu_vendor() == "AuthenticAMD":
+        return "onednn", "rule: float32 on an AMD CPU"
+    return "mkl", f"rule: float32 on a {cpu_vendor() or 'non-AMD'} CPU"
+
+
+def kernel_field(device: Any, dtype: Any) -> Dict[str, str]:
+    """``{"kernel": "onednn"|"mkl"}`` for a model on ``device`` in ``dtype`` (a signature field:
+    the kernel changes the last bits), ``{}`` off CPU.
+
+    >>> import torch
+    >>> kernel_field(torch.device("cpu"), torch.float32)["kernel"] in ("onednn", "mkl"), kernel_field(torch.device("meta"), torch.float32)
+    (True, {})
+    """
+    if getattr(device, "type", str(device)) != "cpu":
+        return {}
+    name = str(dtype).replace("torch.", "")
+    return {"kernel": kernel_choice(name)["kernel"] if name in KERNEL_DTYPES else "mkl"}  # float16: F.linear
 
 
 def measure_dtypes(shapes: Iterable[Tuple[int, int]]) -> Dict[str, float]:
@@ -271,10 +305,20 @@ def _onednn_chosen(dtype: str = "float32") -> bool:
 
 def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
     """The row count :func:`linear` runs ``x @ weight.T`` with: ``rows`` rounded up to a multiple of
-    :data:`ROW_BUCKET` on the oneDNN path, ``rows`` elsewhere. A caller whose inputs already have
-    that many rows (see ``packed_encoder``) saves :func:`linear` a padded copy per call.
+    :data:`ROW_BUCKET` on the oneDNN path, at least :data:`MIN_ROWS` on MKL for CPU inference,
+    ``rows`` elsewhere. A caller whose inputs already have that many rows (see ``packed_encoder``)
+    saves :func:`linear` a padded copy per call.
     """
-    return _round_up(rows) if _fast_path(x, weight) else rows
+    if _fast_path(x, weight):
+        return _round_up(rows)
+    return max(rows, MIN_ROWS) if _invariant_path(x, weight) else rows
+
+
+def _invariant_path(x: Any, weight: Any) -> bool:
+    """CPU inference in float32/bfloat16: where the row count is padded (``MIN_ROWS``)."""
+    import torch
+
+    return x.device.type == "cpu" and not torch.is_grad_enabled() and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.bfloat16)
 
 
 def _round_up(rows: int) -> int:
@@ -301,7 +345,13 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
         padded[:rows] = x.reshape(rows, x.shape[-1])
         out = torch.ops.mkldnn._linear_pointwise(padded, weight, bias, attr, [], algorithm)
         return out[:rows].view(*x.shape[:-1], weight.shape[0])
-    out = F.linear(x, weight, bias)
+    rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
+    if 0 < rows < MIN_ROWS and _invariant_path(x, weight):
+        padded = x.new_zeros(MIN_ROWS, x.shape[-1])
+        padded[:rows] = x.reshape(rows, x.shape[-1])
+        out = F.linear(padded, weight, bias)[:rows].view(*x.shape[:-1], weight.shape[0])
+    else:
+        out = F.linear(x, weight, bias)
     if activation == "gelu":
         return F.gelu(out)
     if activation == "relu":

@@ -17,6 +17,7 @@ measure again after a change the key does not see (a BIOS setting, a new neighbo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -51,6 +52,17 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_vendor() -> str:
+    """``vendor_id`` of ``/proc/cpuinfo`` (``AuthenticAMD``, ``GenuineIntel``), else ``""``: the
+    CPU kernel rule's input (:func:`nlgscore.core.gemm.kernel_rule`)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("vendor_id")), "")
+    except OSError:
+        return ""
 
 
 def cpu_identity() -> Tuple[str, str]:

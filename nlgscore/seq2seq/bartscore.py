@@ -44,6 +44,7 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.core.models import resolve
+from nlgscore.core.gemm import kernel_field
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
@@ -188,6 +189,7 @@ class BARTScorer(Scorer):
             side=side if prompt is not None else "none",
             max_length=self.max_length,
             dtype=dtype_name(self.dtype),
+            **kernel_field(self.device, self.dtype),
             long_inputs=self.long_inputs,
         )
 

@@ -15,6 +15,12 @@ because of four things, none of which changes a number beyond float rounding:
   distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
+A pair's numbers are bit-identical whatever else the call holds (batch mates, order, budget):
+every forward holds pairs of one source and one target padded length
+(:func:`~nlgscore.core.batching.padded_length`), padded to exactly those lengths, so every
+attention sums over the same keys in the same order, and every product has at least 16 rows
+(:mod:`nlgscore.core.gemm`).
+
 >>> from nlgscore.core.models import resolve
 >>> import torch
 >>> model, tokenizer = load_seq2seq(resolve("tests/golden/tiny-bart"), torch.device("cpu"), torch.float32)
@@ -35,7 +41,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.batching import DEFAULT_MAX_TOKENS, run_batches, unique
+from nlgscore.core.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.gemm import linear, use_onednn_linears
 from nlgscore.core.loading import load_with_sdpa, model_loading
@@ -152,9 +158,14 @@ def target_logprobs(
     engine = _Engine(model, pad_id, decoder_start_id, float(temperature), pending, CACHE_BUDGETS * max_tokens)
 
     def process(batch: List[int]) -> None:
-        scored = engine.run([source_of[i] for i in batch], source_keys, [distinct[i][1] for i in batch])
-        for i, values in zip(batch, scored):
-            results[i] = values
+        # one forward per (source, target) padded length: a pair's bits then depend on it alone
+        groups: Dict[Tuple[int, int], List[int]] = {}
+        for i in batch:
+            groups.setdefault((padded_length(len(distinct[i][0])), padded_length(len(distinct[i][1]))), []).append(i)
+        for group in groups.values():
+            scored = engine.run([source_of[i] for i in group], source_keys, [distinct[i][1] for i in group])
+            for i, values in zip(group, scored):
+                results[i] = values
 
     run_batches(lengths, process, max_tokens=max_tokens, max_batch_size=max_batch_size, group=source_of, progress=progress, desc=desc, sort_keys=sort_keys)
     return [results[j].copy() for j in inverse]  # type: ignore[union-attr]
@@ -183,12 +194,20 @@ class _Engine:
         self.cache_tokens = cache_tokens
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
         self.cached = 0
+        self.positions = getattr(model.config, "max_position_embeddings", None) or 1 << 30
+
+    def width(self, seqs: Sequence[Any]) -> int:
+        """The padded length of a forward over ``seqs`` (lengths of one padded_length), never
+        past the model's position table."""
+        longest = max(len(s) for s in seqs)
+        return min(padded_length(longest), max(self.positions, longest))
 
     def encode(self, keys: List[int], source_keys: List[Tuple[int, ...]]) -> Dict[int, Any]:
         states = {k: self.cache[k] for k in keys if k in self.cache}
         todo = [k for k in keys if k not in states]
         if todo:
-            ids, mask = _pad([source_keys[k] for k in todo], self.pad_id, self.device)
+            seqs = [source_keys[k] for k in todo]
+            ids, mask = _pad(seqs, self.pad_id, self.device, self.width(seqs))
             hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
             for row, k in enumerate(todo):
                 states[k] = hidden[row, : len(source_keys[k])]
@@ -251,6 +270,9 @@ class _Engine:
             states = self.encode(keys, source_keys)
             per_source = [states[k] for k in keys]
             hidden = pad_sequence(per_source, batch_first=True)
+            width = self.width([source_keys[k] for k in keys])
+            if hidden.shape[1] < width:
+                hidden = torch.nn.functional.pad(hidden, (0, 0, 0, width - hidden.shape[1]))
             enc_mask = torch.zeros(hidden.shape[:2], dtype=torch.long, device=self.device)
             for row, s in enumerate(per_source):
                 enc_mask[row, : s.shape[0]] = 1
@@ -258,7 +280,7 @@ class _Engine:
             distinct, shared = hidden, len(keys) != len(local)
             if shared:
                 hidden, enc_mask = hidden.index_select(0, select), enc_mask.index_select(0, select)
-            labels, label_mask = _pad(tgts, self.pad_id, self.device)
+            labels, label_mask = _pad(tgts, self.pad_id, self.device, self.width(tgts))
             decoder_input = torch.full_like(labels, self.pad_id)
             decoder_input[:, 0] = self.decoder_start_id
             decoder_input[:, 1:] = labels[:, :-1]
@@ -314,11 +336,10 @@ def _normalise(logits: Any, gold: Any, temperature: float) -> np.ndarray:
     return torch.cat(out).double().cpu().numpy() if out else np.zeros(0)
 
 
-def _pad(seqs: Sequence[Sequence[int]], pad_id: int, device: Any) -> Tuple[Any, Any]:
-    """Right-padded ids and attention mask (long tensors on ``device``)."""
+def _pad(seqs: Sequence[Sequence[int]], pad_id: int, device: Any, width: int) -> Tuple[Any, Any]:
+    """Ids right-padded to ``width`` and their attention mask (long tensors on ``device``)."""
     import torch
 
-    width = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     for row, s in enumerate(seqs):

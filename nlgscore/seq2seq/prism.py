@@ -34,6 +34,7 @@ import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.core.gemm import kernel_field
 from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
@@ -152,6 +153,7 @@ class PrismScorer(Scorer):
             sys="mean",
             log="e",
             dtype=self._loaded.dtype,
+            **kernel_field(self.device, self._loaded.dtype),
             long_inputs=self.long_inputs,
         )
 
