@@ -108,7 +108,9 @@ def brute_force(scorer, item):
     return np.array([math.fsum(row) / len(row) for row in rows])
 
 
-def test_mbr_decode_passes_each_items_source(refsource):
+@pytest.mark.parametrize("variant", [RefSource, FastRefSource], ids=["template", "fast"])
+def test_mbr_decode_passes_each_items_source(variant, kernel):
+    refsource = variant(kernel.scorer("minilm"))
     items = [Item(P, source=SOURCES[0], id="a"), Item(P[::-1], source=SOURCES[1], id="b"),
              Item(P[:3], R, source=SOURCES[1], id="c"), Item(R, source=SOURCES[1], id="d")]
     choices = decode(refsource, items, keep_matrices=True)
