@@ -74,8 +74,9 @@ def test_grouped_items_get_their_own_blocks(minilm_scorer):
     for item, choice in zip(items, together):
         [alone] = decode(minilm_scorer, [item], keep_matrices=True)
         assert choice.matrix.shape == (item.n, len(item.samples))
+        # two groupings: 1e-6, above the largest fp32 move across batchings and kernels (2.4e-7, issue 30)
         np.testing.assert_allclose(choice.matrix, alone.matrix, atol=1e-6, rtol=0)
-        assert choice.best_index == alone.best_index
+        assert_canonical_best(choice.best_index, choice.expected_utility, alone.expected_utility, tol=1e-6)
 
 
 def test_a_candidate_is_left_out_of_its_own_expectation(minilm_scorer):
