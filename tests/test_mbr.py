@@ -107,16 +107,15 @@ def test_duplicate_candidates_tie_exactly_and_the_lowest_index_wins(name, kernel
     index order, one after the other."""
     scorer = kernel.scorer(name)
     a, b, c = "The cat sat on the mat.", "A cat was sitting on the mat.", "Stocks fell."
-    for cands in ([a, c, a, b, a], [c, b, b, a], [c, c, c]):
-        for item in (Item(cands), Item(cands, [b, a, c])):
-            [choice] = decode(scorer, [item], nbest=len(cands))
-            eu = choice.expected_utility
-            for text in set(cands):
-                twins = [k for k, cand in enumerate(cands) if cand == text]
-                assert len({eu[k] for k in twins}) == 1, (cands, eu)
-                listed = [row["index"] for row in choice.to_dict()["nbest"] if row["candidate"] == text]
-                assert listed == twins
-            assert choice.best_index == lowest_best(eu) == cands.index(choice.best)
+    items = [Item([a, c, a, b, a]), Item([c, b, b, a], [b, a, c]), Item([c, c, c])]
+    for item, choice in zip(items, decode(scorer, items, nbest=5)):  # nbest: every candidate
+        cands, eu = item.candidates, choice.expected_utility
+        for text in set(cands):
+            twins = [k for k, cand in enumerate(cands) if cand == text]
+            assert len({eu[k] for k in twins}) == 1, (cands, eu)
+            listed = [row["index"] for row in choice.to_dict()["nbest"] if row["candidate"] == text]
+            assert listed == twins
+        assert choice.best_index == lowest_best(eu) == cands.index(choice.best)
 
 
 def test_qe_reranking_scores_each_distinct_candidate_once(golden_dir, monkeypatch):
