@@ -60,8 +60,17 @@ def _check(got, case, field, report):
         assert abs(got - want) <= TOL, (case["id"], field, got, want)
 
 
-@pytest.mark.parametrize("size,shuffle", [(None, False), (1, False), (None, True), (3, True)])
+# Batches of 3, shuffled, run under each kernel (test_golden_cases_under_each_kernel).
+@pytest.mark.parametrize("size,shuffle", [(None, False), (1, False), (None, True)])
 def test_golden_cases(scorer, size, shuffle):
+    _check_golden_cases(scorer, size, shuffle)
+
+
+def test_golden_cases_under_each_kernel(kernel):
+    _check_golden_cases(BARTScorer(checkpoint=TINY, device="cpu", long_inputs="truncate"), 3, True)
+
+
+def _check_golden_cases(scorer, size, shuffle):
     order = list(range(len(CASES)))
     if shuffle:
         random.Random(7).shuffle(order)

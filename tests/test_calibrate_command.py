@@ -69,7 +69,9 @@ def test_the_layer_is_the_best_segment_pearson(calibrated):
     f = np.asarray(layered.compute(validation.hyps, validation.refs).f1)  # (7 layers, items)
     expected = [pearsonr(validation.human, f[layer]).statistic for layer in range(7)]
     np.testing.assert_allclose(fields["correlations"], expected, atol=1e-5)
-    assert fields["layer"] == int(np.argmax(expected)) and fields["model"] == "all-MiniLM-L6-v2"
+    # a best layer by these correlations, 1e-5 apart from the file's (a near-tie may go either way)
+    assert expected[fields["layer"]] >= max(expected) - 2e-5
+    assert fields["model"] == "all-MiniLM-L6-v2"
     assert len(fields["baseline"]) == 7 and fields["baseline_pairs"] == 300 and fields["baseline_sentences"] == len(REFS)
     assert max(expected) > 0.5  # the folder's scores carry signal
 
@@ -161,5 +163,7 @@ def test_wmt21_da_folder_slice(tmp_path):
     f = np.asarray(layered.compute(validation.hyps, validation.refs).f1)[:, judged]
     expected = [pearsonr(validation.human[judged], f[layer]).statistic for layer in range(7)]
     np.testing.assert_allclose(fields["correlations"], expected, atol=1e-5)
-    assert fields["layer"] == int(np.argmax(expected)) and fields["criterion"] == "F segment Pearson with DA z"
+    # a best layer by these correlations, 1e-5 apart from the file's (a near-tie may go either way)
+    assert expected[fields["layer"]] >= max(expected) - 2e-5
+    assert fields["criterion"] == "F segment Pearson with DA z"
     assert fields["baseline_sentences"] == len(set(r.strip() for r in validation.refs))

@@ -12,6 +12,7 @@ import pytest
 from nlgscore.cli import main
 from nlgscore.core.errors import ArgumentError
 from nlgscore.mbr import MBRItem, decode, decode_to_file
+from ties import assert_canonical_best
 
 SPEC = "bertscore:minilm:L4"
 ITEMS = [
@@ -32,7 +33,11 @@ def test_file_equals_decode_and_nbest_lists_the_best_first(tmp_path, minilm_scor
     rows = rows_of(out.read_text(encoding="utf-8"))
     want = decode(minilm_scorer, ITEMS, keep_matrices=True)
     for item, row, choice in zip(ITEMS, rows, want):
-        assert (row["id"], row["best"], row["best_index"]) == (item.id, choice.best, choice.best_index)
+        assert row["id"] == item.id and row["best"] == item.candidates[row["best_index"]]
+        # chunks of 2 items and one call group the items differently (1e-6: above the largest fp32
+        # move across batchings and kernels, 2.4e-7 in issue 30); item
+        # c is a near-tie (F1 is symmetric up to rounding): the tie rule, not an argmax, decides
+        assert_canonical_best(row["best_index"], row["expected_utility"], choice.expected_utility, tol=1e-6)
         eu = np.asarray(row["expected_utility"])
         np.testing.assert_allclose(eu, choice.expected_utility, atol=1e-6, rtol=0)
         # nbest: min(K, N) entries, utilities descending, ties to the lower index, first = best

@@ -41,6 +41,34 @@ def server():
         assert proc.terminate() == 0, proc.output()
 
 
+@pytest.fixture(scope="module")
+def kernel_servers():
+    """One server of SPEC per NLGSCORE_ONEDNN value, started on first use under that value (the
+    ``kernel`` fixture sets it; the server process inherits it) and stopped with the module."""
+    servers = {}
+    yield servers
+    for proc in servers.values():
+        assert proc.terminate() == 0, proc.output()
+        proc.close()
+
+
+def test_served_scores_are_the_offline_bits_under_each_kernel(kernel, kernel_servers):
+    """Requests merged by the micro-batcher in the server get the bits one offline call gives:
+    an item's score is a function of the item (issue 30), under either kernel and thread count."""
+    if kernel.onednn not in kernel_servers:
+        kernel_servers[kernel.onednn] = ServeProcess(SPEC, "--max-batch", "16", "--max-wait-ms", "20")
+        kernel_servers[kernel.onednn].wait_ready()
+    server = kernel_servers[kernel.onednn]
+
+    async def main():
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+            return await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]})
+                                          for p, r in zip(PREDS[:16], REFS[:16])))
+
+    served = [a.json()["scores"][0] for a in asyncio.run(main())]
+    assert served == nlgscore.load(SPEC).compute(PREDS[:16], REFS[:16]).scores
+
+
 def _metric(text: str, name: str) -> float:
     return float(re.search(rf"^{re.escape(name)} (\S+)$", text, re.M).group(1))
 

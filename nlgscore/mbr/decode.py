@@ -16,8 +16,11 @@ score with sources never sees the items' sources. A source-only metric (``prism:
 against the item's source (one ``compute`` call over all items), and the "matrix" has one column.
 
 The best candidate has the highest expected utility; exactly equal values go to the **lowest
-index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified).
-Row sums are taken in sorted order, so duplicate candidates tie exactly rather than by rounding.
+index** (``numpy.argmax``; ``mbrs`` uses ``torch.topk``, whose order among ties is unspecified),
+and ``nbest`` lists equal values in index order too. Duplicate candidates tie exactly, on any
+kernel and CPU: each distinct (candidate, sample) or (candidate, source) pair is scored once, so a
+text and its twin get the same bits, and row sums are taken in sorted order, so their rows (the
+same values in another order) give the same mean rather than one differing by rounding.
 
 >>> from nlgscore.mbr import decode
 >>> [choice] = decode("bertscore:minilm:L4", [["A cat sat on the mat.", "A cat was on the mat.", "Stocks fell."]])
@@ -34,6 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError
 from nlgscore.mbr.items import MBRItem, ItemId, as_items
 
@@ -217,11 +221,15 @@ def _require_sources(scorer: Any, items: List[MBRItem]) -> None:
 
 
 def _source_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
-    """Each item's (N, 1) scores against its source, all items in one ``compute`` call."""
+    """Each item's (N, 1) scores against its source, all items in one ``compute`` call.
+
+    Each distinct (candidate, source) pair is scored once and its score copied to every place it
+    occurs, so duplicate candidates tie exactly (and the lowest index wins) on any kernel, as they
+    do in ``scorer.matrix``, which scores each distinct pair once too."""
     _require_sources(scorer, items)
-    preds = [c for item in items for c in item.candidates]
-    srcs = [item.source for item in items for _ in item.candidates]
-    values = np.asarray(_column(scorer.compute(preds, sources=srcs), column), dtype=np.float64)
+    pairs, where = unique([(c, item.source) for item in items for c in item.candidates])
+    scored = _column(scorer.compute([p for p, _ in pairs], sources=[s for _, s in pairs]), column)
+    values = np.asarray(scored, dtype=np.float64)[np.asarray(where, dtype=np.intp)]
     bounds = np.cumsum([0] + [item.n for item in items])
     return [values[a:b, None] for a, b in zip(bounds[:-1], bounds[1:])]
 
