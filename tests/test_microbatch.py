@@ -15,7 +15,7 @@ import pytest
 
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.microbatch import MicroBatcher, QueueFullError, split_result
+from nlgscore.core.microbatch import MicroBatcher, QueueFullError
 from nlgscore.core.result import Result
 from nlgscore.registry import load
 
@@ -153,7 +153,7 @@ def test_grpo_load_encodes_each_reference_once(cached):
 def test_split_result_keeps_layers_and_plot_inputs():
     scorer = load("bertscore:minilm", num_layers=2, all_layers=True)
     whole = scorer.compute(PREDS[:3], REFS[:3])
-    a, b = split_result(whole, [1, 2])
+    a, b = whole.split([1, 2])
     assert a.precision.shape == (whole.precision.shape[0], 1) and b.scores == whole.scores[1:]
     assert b._source[1] == PREDS[1:3] and type(b) is type(whole)
 

@@ -321,9 +321,6 @@ class BERTScorer(Scorer):
         result.windows = windows
         return result
 
-    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
-        return not (self.idf and self._idf_table is None)  # idf from the call's own references
-
     def _matrix_columns(
         self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None
     ) -> Optional[Tuple[Dict[str, np.ndarray], str]]:

@@ -135,16 +135,13 @@ def create_app(
             chunks.append(chunk)
         return parse_body(b"".join(chunks))
 
-    async def scored(predictions: Any, references: Any, sources: Any) -> Any:
-        batcher = ready()
+    async def scored(call: Any, request: Any) -> Any:
+        """The answer to a checked call (``make_call``/``make_matrix_call``), through the batcher's queue."""
         try:
-            future = batcher.submit(predictions, references, sources)
+            return await ready().run_call(call, timeout, request.is_disconnected)
         except QueueFullError as err:
             raise HTTPError(503, str(err), {"Retry-After": RETRY_AFTER}) from None
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-        except asyncio.TimeoutError:
-            future.cancel()  # still queued: never scored; already running: its result is dropped
+        except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
 
     async def health(request: Any) -> Any:
@@ -159,24 +156,16 @@ def create_app(
 
     async def score(request: Any) -> Any:
         predictions, references, sources = score_inputs(await read_json(request), max_items)
-        return JSONResponse(score_response(await scored(predictions, references, sources)))
+        return JSONResponse(score_response(await scored(ready().scorer.make_call(predictions, references, sources), request)))
 
     async def get_reward(request: Any) -> Any:
         responses, labels, prompts = reward_inputs(await read_json(request), max_items)
-        return JSONResponse(reward_response(await scored(responses, labels, prompts), state.scorer.name))
+        return JSONResponse(reward_response(await scored(ready().scorer.make_call(responses, labels, prompts), request), state.scorer.name))
 
     async def matrix(request: Any) -> Any:
         batcher = ready()
         predictions, references, column, source = matrix_inputs(await read_json(request), max_matrix_cells)
-
-        def run() -> Any:
-            with batcher.lock:  # the scorer is not scored from two threads at once
-                return batcher.scorer.matrix(predictions, references, source=source, column=column)
-
-        try:
-            grid = await asyncio.wait_for(asyncio.to_thread(run), timeout)
-        except asyncio.TimeoutError:
-            raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
+        grid = await scored(batcher.scorer.make_matrix_call(predictions, references, source=source, column=column), request)
         return JSONResponse({"matrix": grid.tolist(), "column": column, "signature": str(batcher.scorer.signature)})
 
     async def prometheus(request: Any) -> Any:
