@@ -28,7 +28,7 @@ from nlgscore.stream.readers import Inputs
 from nlgscore.stream.windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
 if TYPE_CHECKING:
-    from nlgscore.core.base import Scorer
+    from nlgscore.core.scorer_like import ScorerLike
 
 OUTPUT_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl"}
 
@@ -113,7 +113,7 @@ def _add(total: Any, values: List[Any]) -> Any:
 
 
 def score_to_file(
-    scorer: "Scorer",
+    scorer: "ScorerLike",
     inputs: Inputs,
     path: Union[str, Path],
     *,
