@@ -17,14 +17,13 @@ from nlgscore.core.microbatch import MicroBatcher
 
 
 class Gated(Picky):
-    """Picky's word overlap; a run holding the prediction "hold" waits for ``gate``; counts checks."""
+    """Picky (held on "hold"), recording each run's predictions and counting checks."""
 
     name = "gated"
     columns = ("jaccard",)
 
     def __init__(self, **options):
         super().__init__(**options)
-        self.gate = threading.Event()
         self.runs: list = []
         self.checks = 0
 
@@ -35,8 +34,6 @@ class Gated(Picky):
     def run(self, call):
         if isinstance(call, Call):
             self.runs.append(list(call.predictions))
-            if "hold" in call.predictions:
-                assert self.gate.wait(30)
         return super().run(call)
 
 
@@ -130,3 +127,27 @@ def test_a_matrix_call_stops_between_chunks_once_cancelled():
     with pytest.raises(CallCancelled):
         real_run(call)
     assert len(scorer.runs) == 1  # one chunk scored, not three
+
+
+def test_the_next_batch_is_prepared_while_the_model_runs():
+    class Ahead(Picky):
+        prepares_apart = True  # its scoring does not touch what preparing does
+
+        def _prepare(self, call, items):
+            self.prepared.append((call.predictions, threading.current_thread().name))
+            return call
+
+    scorer = Ahead()
+    scorer.prepared = []
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        held = batcher.submit(["hold"], ["hold"])
+        while batcher.queued:  # taken
+            time.sleep(0.01)
+        nxt = batcher.submit(["a"], ["a"])
+        deadline = time.monotonic() + 20
+        while len(scorer.prepared) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [p for p, _ in scorer.prepared] == [["hold"], ["a"]]  # "a" tokenized while the model holds "hold"
+        scorer.gate.set()
+        assert held.result(20).scores == [1.0] and nxt.result(20).scores == [1.0]
+    assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {f"nlgscore-microbatch-{scorer.name}"}  # once each, on the feeder

@@ -113,6 +113,9 @@ class BERTScorer(Scorer):
     pairs_from_embeddings = True
     # capability flag read by integrations (never the name): takes cache_references/cache_candidates
     caches_embeddings = True
+    # Only _prepare tokenizes; scoring embeds token ids: a scheduler may prepare the next call
+    # while the model runs this one.
+    prepares_apart = True
 
     def __init__(
         self,

@@ -128,6 +128,10 @@ class Scorer(ScorerRuntime, ABC):
     # direction="f" returns the precision and recall directions too): (option, the value to call
     # with, {value: column of that call}), or None.
     one_pass: ClassVar[Optional[Tuple[str, str, Dict[str, str]]]] = None
+    # prepare() (tokenizing) may run on one thread while run() scores a prepared call on another:
+    # scoring never touches what preparing does (the tokenizer). Read by the micro-batcher.
+    prepares_apart: ClassVar[bool] = False
+
     def compute(
         self,
         predictions: Sequence[str],
@@ -255,7 +259,7 @@ class Scorer(ScorerRuntime, ABC):
         if not preds:  # the empty call (TRL's probe, an empty file): no hook sees zero items
             return self._finish(call, self._empty_columns(call))
         items, owner = call.items, call.owner
-        state = self._prepare(call, items)
+        state = self.prepare(call).state
         distinct, inverse = unique(items)
         # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
         owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
@@ -264,6 +268,15 @@ class Scorer(ScorerRuntime, ABC):
         per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
         columns = {name: aggregate(values, owner, len(preds), call.multiref) for name, values in per_item.items()}
         return check_finite(self._finish(call, columns), self.name)
+
+    def prepare(self, call: Call) -> Call:
+        """The call's per-call work before scoring (the metric's tokenizing, idf), done now and
+        kept on the call, so that :meth:`run` skips it: a scheduler prepares the next call on
+        another thread while the model runs the current one, where :attr:`prepares_apart` says
+        that is safe. Returns ``call``."""
+        if not call.prepared and call.predictions:
+            call.state, call.prepared = self._prepare(call, call.items), True
+        return call
 
     def _run(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
              multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Result:

@@ -101,6 +101,9 @@ class Call(_Cancellable):
     owner: List[int] = field(default_factory=list)
     merges: bool = True
     _flag: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    # What Scorer.prepare did ahead of run (tokenizing, idf), if it was called.
+    prepared: bool = field(default=False, repr=False, compare=False)
+    state: Any = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -149,6 +152,8 @@ class Call(_Cancellable):
             items=[item for call in calls for item in call.items],
             owner=owner,
             _flag=threading.Event(),
+            prepared=False,
+            state=None,
         )
 
 

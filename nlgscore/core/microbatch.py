@@ -17,6 +17,9 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
   queued calls (less padding);
 * an idle worker takes what is queued at once; a call that arrived while the worker was busy
   waits at most ``max_wait_ms`` from its arrival for mates (so under load, no extra wait);
+* where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
+  (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
+  one batch ahead at most;
 * a call whose future was cancelled (its client left), whose :meth:`Call.cancel` was called or
   whose ``deadline`` passed is dropped before it is scored; a running matrix call stops between
   its chunks once cancelled.
@@ -48,13 +51,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import queue
 import threading
 import time
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Hashable, List, Optional, Sequence, Tuple
 
 from nlgscore.core.batching import DEFAULT_MAX_TOKENS, check_positive
-from nlgscore.core.call import CallCancelled
+from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 
 logger = logging.getLogger(__name__)
@@ -136,8 +141,11 @@ class MicroBatcher:
         self._queued = 0  # predictions waiting
         self._cond = threading.Condition()
         self._closing = False
-        self._busy_since: Optional[float] = None  # when the worker started its current run
-        self._worker: Optional[threading.Thread] = None
+        self._running = False  # the model is scoring a batch
+        self._last_end = -math.inf  # when its last run ended (time.monotonic())
+        self._worker: Optional[threading.Thread] = None  # forms batches (and prepares them)
+        self._model: Optional[threading.Thread] = None  # runs them, where the metric is prepared apart
+        self._handoff: Optional["queue.Queue[Any]"] = None
 
     # -- submitting -------------------------------------------------------------------------
     def submit(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Future:
@@ -160,8 +168,7 @@ class MicroBatcher:
             self._pending.append(job)
             self._queued += job.size
             if self._worker is None:
-                self._worker = threading.Thread(target=self._loop, name=f"nlgscore-microbatch-{self.scorer.name}", daemon=True)
-                self._worker.start()
+                self._start()
             self._cond.notify()
         return job.future
 
@@ -207,8 +214,9 @@ class MicroBatcher:
             self._closing = True
             self._cond.notify_all()
             worker = self._worker
-        if wait and worker is not None and worker is not threading.current_thread():
-            worker.join()
+        for thread in (worker, self._model):
+            if wait and thread is not None and thread is not threading.current_thread():
+                thread.join()
 
     def __enter__(self) -> "MicroBatcher":
         return self
@@ -217,29 +225,58 @@ class MicroBatcher:
         self.close()
 
     # -- the worker -------------------------------------------------------------------------
-    def _loop(self) -> None:
+    def _start(self) -> None:
+        """The feeder thread (forms and prepares batches), and a model thread where the metric
+        may be prepared apart (then the next batch is tokenized while the model runs)."""
+        name = f"nlgscore-microbatch-{self.scorer.name}"
+        if getattr(self.scorer, "prepares_apart", False):
+            self._handoff = queue.Queue(maxsize=1)  # one batch prepared ahead, no more
+            self._model = threading.Thread(target=self._model_loop, name=f"{name}-model", daemon=True)
+            self._model.start()
+        self._worker = threading.Thread(target=self._feed, name=name, daemon=True)
+        self._worker.start()
+
+    def _feed(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while not self._pending and not self._closing:
+                        self._cond.wait()
+                    if not self._pending:
+                        return  # closing, nothing left
+                    first = self._pending[0]
+                    wait_until = first.arrived + self.max_wait_ms / 1000.0
+                    while self._busy(first) and not self._closing and not self._full(first):
+                        remaining = wait_until - time.monotonic()
+                        if remaining <= 0:
+                            break
+                        self._cond.wait(remaining)
+                    batch = self._take()
+                if not batch:
+                    continue
+                call = self._prepared(batch)
+                if self._handoff is None:
+                    with self._scoring:
+                        self._score(batch, call)
+                else:
+                    self._handoff.put((batch, call))
+        finally:
+            if self._handoff is not None:
+                self._handoff.put(None)
+
+    def _model_loop(self) -> None:
         while True:
-            with self._cond:
-                while not self._pending and not self._closing:
-                    self._cond.wait()
-                if not self._pending:
-                    return  # closing, nothing left
-                first = self._pending[0]
-                # Idle since before the oldest call arrived: no wait. Else (it came while a run
-                # was going) wait for mates up to max_wait_ms after its arrival.
-                idle = self._busy_since is None or first.arrived < self._busy_since
-                wait_until = first.arrived + self.max_wait_ms / 1000.0
-                while not idle and not self._closing and not self._full(first):
-                    remaining = wait_until - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._cond.wait(remaining)
-                batch = self._take()
-                self._busy_since = time.monotonic()
+            work = self._handoff.get()  # type: ignore[union-attr]
+            if work is None:
+                return
             with self._scoring:
-                self._score(batch)
-            with self._cond:
-                self._busy_since = None if not self._pending else self._busy_since
+                self._score(*work)
+
+    def _busy(self, first: QueuedCall) -> bool:
+        """Whether ``first`` may wait for mates: the model is running (or has a batch waiting),
+        or was running when ``first`` arrived. An idle worker takes a call at once."""
+        ahead = self._handoff is not None and self._handoff.qsize() > 0
+        return self._running or ahead or first.arrived <= self._last_end
 
     def _full(self, first: QueuedCall) -> bool:
         """Whether enough calls of ``first``'s key wait to fill a run."""
@@ -267,33 +304,54 @@ class MicroBatcher:
         now = time.monotonic()
         return [job for job in batch if job.live(now)]
 
-    def _score(self, batch: List[QueuedCall]) -> None:
-        """Run ``batch`` as one call (apart if that fails), each job its part; then ``on_batch``."""
+    def _prepared(self, batch: List[QueuedCall]) -> Any:
+        """The batch as one call, prepared now where the metric allows (None: score apart)."""
+        try:
+            call = batch[0].call if len(batch) == 1 else type(batch[0].call).concat([job.call for job in batch])
+            if self._handoff is not None and isinstance(call, Call):
+                self.scorer.prepare(call)
+            return call
+        except Exception:  # a bad call of the batch: run() raises it again, for that call alone
+            return None if len(batch) > 1 else batch[0].call
+
+    def _score(self, batch: List[QueuedCall], call: Any = None) -> None:
+        """Run ``batch`` as one call (``call``: it, already joined; apart if that fails), each
+        job its part; then ``on_batch``."""
         if not batch:
             return
         start = time.perf_counter()
         self.batches += 1
-        if len(batch) == 1:
-            self._score_alone(batch[0])
-        else:
-            try:
-                merged = self.scorer.run(type(batch[0].call).concat([job.call for job in batch]))
-            except Exception as err:  # some call of the batch is bad: score them apart, so only it fails
-                logger.info("a merged batch of %d calls failed (%s: %s); scoring them separately", len(batch), type(err).__name__, err)
-                for job in batch:
-                    self._score_alone(job)
+        with self._cond:
+            self._running = True
+        try:
+            if len(batch) == 1:
+                self._score_alone(batch[0], call)
             else:
-                for job, part in zip(batch, merged.split([job.size for job in batch]), strict=True):
-                    job.future.set_result(part)
+                self._score_merged(batch, call)
+        finally:
+            with self._cond:
+                self._running, self._last_end = False, time.monotonic()
+                self._cond.notify_all()
         if self.on_batch is not None:
             try:
                 self.on_batch(sum(job.size for job in batch), len(batch), time.perf_counter() - start)
             except Exception:  # a metrics callback must never stop the worker (every later call would hang)
                 logger.exception("nlgscore: the micro-batcher's on_batch callback failed; scoring goes on")
 
-    def _score_alone(self, job: QueuedCall) -> None:
+    def _score_merged(self, batch: List[QueuedCall], call: Any) -> None:
         try:
-            job.future.set_result(self.scorer.run(job.call))
+            merged = self.scorer.run(call if call is not None else type(batch[0].call).concat([job.call for job in batch]))
+        except Exception as err:  # some call of the batch is bad: score them apart, so only it fails
+            logger.info("a merged batch of %d calls failed (%s: %s); scoring them separately", len(batch), type(err).__name__, err)
+            for job in batch:
+                self._score_alone(job)
+        else:
+            for job, part in zip(batch, merged.split([job.size for job in batch]), strict=True):
+                job.future.set_result(part)
+
+    def _score_alone(self, job: QueuedCall, call: Any = None) -> None:
+        try:
+            job.future.set_result(self.scorer.run(call if call is not None else job.call))
         except BaseException as err:  # the caller gets its own error (KeyboardInterrupt included: never hang a caller)
             job.future.set_exception(err)
 
