@@ -6,6 +6,7 @@ decides what is queued while the worker is busy; ``runs`` records each run's pre
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -151,3 +152,21 @@ def test_the_next_batch_is_prepared_while_the_model_runs():
         scorer.gate.set()
         assert held.result(20).scores == [1.0] and nxt.result(20).scores == [1.0]
     assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {f"nlgscore-microbatch-{scorer.name}"}  # once each, on the feeder
+
+
+def test_run_call_drops_a_call_whose_client_left_or_whose_time_ran_out():
+    scorer = Gated()
+
+    async def gone():
+        return True
+
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        first = held(batcher)
+        with pytest.raises(CallCancelled, match="disconnected"):
+            asyncio.run(batcher.run_call(scorer.make_call(["left"], ["x"]), disconnected=gone))
+        with pytest.raises(TimeoutError):
+            asyncio.run(batcher.run_call(scorer.make_call(["slow"], ["x"]), timeout=0.05))
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0]
+        assert asyncio.run(batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20)).scores == [1.0]
+    assert [p for run in scorer.runs for p in run] == ["hold", "a"]  # neither dropped call was scored

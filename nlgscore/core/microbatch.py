@@ -72,7 +72,7 @@ DEFAULT_MAX_BATCH = 256
 DEFAULT_MAX_WAIT_MS = 5.0
 DEFAULT_MAX_QUEUE = 10_000
 DEFAULT_WINDOW = 64  # queued calls searched for length-matched batch mates (Infinity sorts 8 batches' worth)
-DISCONNECT_POLL_S = 0.1  # how often run_call asks whether its client left
+DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
 
 
 class QueueFullError(NlgscoreError, RuntimeError):
