@@ -140,17 +140,17 @@ def test_the_next_batch_is_prepared_while_the_model_runs():
 
     scorer = Ahead()
     scorer.prepared = []
-    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+    with MicroBatcher(scorer, max_wait_ms=0, max_batch=2) as batcher:
         held = batcher.submit(["hold"], ["hold"])
         while batcher.queued:  # taken
             time.sleep(0.01)
-        nxt = batcher.submit(["a"], ["a"])
+        nxt = [batcher.submit([p], ["a"]) for p in ("a", "a b")]  # a run's worth (max_batch=2)
         deadline = time.monotonic() + 20
         while len(scorer.prepared) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert [p for p, _ in scorer.prepared] == [["hold"], ["a"]]  # "a" tokenized while the model holds "hold"
+        assert [p for p, _ in scorer.prepared] == [["hold"], ["a", "a b"]]  # tokenized while the model holds "hold"
         scorer.gate.set()
-        assert held.result(20).scores == [1.0] and nxt.result(20).scores == [1.0]
+        assert held.result(20).scores == [1.0] and [f.result(20).scores for f in nxt] == [[1.0], [0.5]]
     assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {f"nlgscore-microbatch-{scorer.name}"}  # once each, on the feeder
 
 

@@ -15,8 +15,9 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
 * the oldest call always goes first (no starvation: every call's wait is bounded by the calls
   ahead of it); its batch mates are the calls of the nearest length among the next ``window``
   queued calls (less padding);
-* an idle worker takes what is queued at once; a call that arrived while the worker was busy
-  waits at most ``max_wait_ms`` from its arrival for mates (so under load, no extra wait);
+* an idle worker takes what is queued at once; calls that arrive while the model runs gather
+  until it is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` from their
+  arrival for mates (so under load, no extra wait);
 * where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
   (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
   one batch ahead at most;
@@ -244,13 +245,7 @@ class MicroBatcher:
                         self._cond.wait()
                     if not self._pending:
                         return  # closing, nothing left
-                    first = self._pending[0]
-                    wait_until = first.arrived + self.max_wait_ms / 1000.0
-                    while self._busy(first) and not self._closing and not self._full(first):
-                        remaining = wait_until - time.monotonic()
-                        if remaining <= 0:
-                            break
-                        self._cond.wait(remaining)
+                    self._wait_for_mates(self._pending[0])
                     batch = self._take()
                 if not batch:
                     continue
@@ -269,14 +264,25 @@ class MicroBatcher:
             work = self._handoff.get()  # type: ignore[union-attr]
             if work is None:
                 return
+            with self._cond:
+                self._running = True
             with self._scoring:
                 self._score(*work)
 
-    def _busy(self, first: QueuedCall) -> bool:
-        """Whether ``first`` may wait for mates: the model is running (or has a batch waiting),
-        or was running when ``first`` arrived. An idle worker takes a call at once."""
-        ahead = self._handoff is not None and self._handoff.qsize() > 0
-        return self._running or ahead or first.arrived <= self._last_end
+    def _wait_for_mates(self, first: QueuedCall) -> None:
+        """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
+        model runs (or has a batch waiting), calls gather (a batch prepared ahead is a full one);
+        once it is free, a call that came while it was busy waits at most ``max_wait_ms`` from
+        its arrival; a call that found it idle waits not at all."""
+        wait_until = first.arrived + self.max_wait_ms / 1000.0
+        while not self._closing and not self._full(first):
+            if self._handoff is not None and (self._running or self._handoff.qsize()):
+                self._cond.wait()  # the model thread notifies when it is done
+                continue
+            remaining = wait_until - time.monotonic()
+            if first.arrived > self._last_end or remaining <= 0:
+                return
+            self._cond.wait(remaining)
 
     def _full(self, first: QueuedCall) -> bool:
         """Whether enough calls of ``first``'s key wait to fill a run."""
