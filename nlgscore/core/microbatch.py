@@ -10,7 +10,7 @@ scorer but ``make_call``, ``run`` and ``name``.
 The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.py``):
 
 * a batch holds calls of one :attr:`~nlgscore.core.call.Call.merge_key` up to a token budget
-  (``max_tokens``, by default the metric's own ``max_tokens``; calls counted by
+  (``max_tokens``, by default 4 of the metric's own forward batches, ``4 * scorer.max_tokens``; calls counted by
   :attr:`~nlgscore.core.call.Call.cost`) and at most ``max_batch`` predictions;
 * the oldest call always goes first (no starvation: every call's wait is bounded by the calls
   ahead of it); its batch mates are the calls of the nearest length among the next ``window``
@@ -72,6 +72,10 @@ __all__ = ["MicroBatcher", "QueueFullError", "QueuedCall", "check_settings", "sh
 DEFAULT_MAX_BATCH = 256
 DEFAULT_MAX_WAIT_MS = 5.0
 DEFAULT_MAX_QUEUE = 10_000
+# A run holds up to this many of the metric's own forward batches (its max_tokens): the per-run
+# work (de-duplication, idf, the Result) is amortised. Measured (BENCHMARKS.md "Serving"): 512
+# items in runs of 32 at 0.86-0.89x of one call, in runs of 64 at 0.99-1.03x.
+FORWARDS_PER_RUN = 4
 DEFAULT_WINDOW = 64  # queued calls searched for length-matched batch mates (Infinity sorts 8 batches' worth)
 DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
 
@@ -108,7 +112,7 @@ class MicroBatcher:
     """Queue checked calls on ``scorer`` and score them together (see the module docstring).
 
     ``max_batch``: most predictions in one run (a larger call runs alone); ``max_tokens``: the
-    token budget of one run (default: the scorer's ``max_tokens``); ``max_wait_ms``: how long a
+    token budget of one run (default: 4 of the scorer's forward batches, ``4 * scorer.max_tokens``); ``max_wait_ms``: how long a
     call that arrived while the worker was busy waits for mates (0: none); ``window``: queued
     calls searched for length-matched mates; ``max_queue``: most predictions waiting, beyond
     which :meth:`submit` raises :class:`QueueFullError`; ``on_batch(predictions, calls,
@@ -130,8 +134,9 @@ class MicroBatcher:
             raise ArgumentTypeError(f"scorer must be a nlgscore scorer (with make_call and run), got {type(scorer).__name__}")
         self.scorer = scorer
         self.max_batch, self.max_wait_ms, self.max_queue = check_settings(max_batch, max_wait_ms, max_queue)
-        budget = getattr(scorer, "max_tokens", None) if max_tokens is None else max_tokens
-        self.max_tokens = check_positive("max_tokens", budget if budget is not None else DEFAULT_MAX_TOKENS, allow_none=False)
+        if max_tokens is None:
+            max_tokens = FORWARDS_PER_RUN * (getattr(scorer, "max_tokens", None) or DEFAULT_MAX_TOKENS)
+        self.max_tokens = check_positive("max_tokens", max_tokens, allow_none=False)
         self.window = check_positive("window", window, allow_none=False)
         if on_batch is not None and not callable(on_batch):
             raise ArgumentTypeError(f"on_batch must be callable or None, got {type(on_batch).__name__}")
