@@ -16,8 +16,8 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
   ahead of it); its batch mates are the calls of the nearest length among the next ``window``
   queued calls (less padding);
 * an idle worker takes what is queued at once; calls that arrive while the model runs gather
-  until it is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` from their
-  arrival for mates (so under load, no extra wait);
+  until it is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` more for mates
+  (the callers just answered);
 * where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
   (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
   one batch ahead at most;
@@ -277,14 +277,14 @@ class MicroBatcher:
     def _wait_for_mates(self, first: QueuedCall) -> None:
         """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
         model runs (or has a batch waiting), calls gather (a batch prepared ahead is a full one);
-        once it is free, a call that came while it was busy waits at most ``max_wait_ms`` from
-        its arrival; a call that found it idle waits not at all."""
-        wait_until = first.arrived + self.max_wait_ms / 1000.0
+        once it is free, a call that came while it was busy waits at most ``max_wait_ms`` more
+        (the callers just answered send their next call: closed-loop clients fill one batch, not
+        two alternating halves); a call that found it idle waits not at all."""
         while not self._closing and not self._full(first):
             if self._handoff is not None and (self._running or self._handoff.qsize()):
                 self._cond.wait()  # the model thread notifies when it is done
                 continue
-            remaining = wait_until - time.monotonic()
+            remaining = max(first.arrived, self._last_end) + self.max_wait_ms / 1000.0 - time.monotonic()
             if first.arrived > self._last_end or remaining <= 0:
                 return
             self._cond.wait(remaining)
