@@ -2,14 +2,15 @@
 
 Sections (each figure is printed with the CPU and /proc/loadavg):
 
-* ``throughput``: 64 concurrent single-item clients against one offline ``compute`` of the same
-  items, side by side in alternating rounds (the ratio is what counts on a shared machine):
-  in-process (coroutines awaiting ``scorer.acompute`` through a MicroBatcher) and over HTTP (a real
-  ``nlgscore serve`` subprocess, 64 httpx clients).
+* ``throughput``: 1, 8, 64, 256 concurrent single-item clients (``--clients``) against one
+  offline ``compute`` of the same items, side by side in alternating rounds (the ratio is what
+  counts on a shared machine): in-process (coroutines awaiting a MicroBatcher) and over HTTP (a
+  real ``nlgscore serve`` subprocess, aiohttp clients); request latency p50/p99.
 * ``latency``: added latency p50/p99 of one sequential client (and of 64 concurrent ones) against
   ``max_wait_ms``: the batcher's latency minus a direct ``compute`` of the same single item.
-* ``grpo``: texts through the encoder for a GRPO-shaped load, B prompts x G rollouts per step,
-  two epochs, with and without the reference cache (target: <= B*G + B per epoch).
+* ``grpo``: a GRPO-shaped load, B=64 prompts x G=8 rollouts per step, two epochs, with and
+  without the reference cache: texts through the encoder (target: <= B*G + B per epoch) and wall
+  time against one offline call of the same step.
 
     python scripts/bench_serve.py --data ../shared/data/wmt-kk-en.jsonl --n 512 --rounds 3
 """
@@ -84,34 +85,45 @@ async def clients_http(url: str, preds: List[str], refs: List[str], clients: int
         return time.perf_counter() - start
 
 
-def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> Dict[str, Any]:
+def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
+    """Per number of clients: offline compute, in-process clients and HTTP clients over the same
+    items, side by side in alternating rounds; request latency p50/p99 of the in-process clients."""
     from servers import ServeProcess
 
     from nlgscore.core.microbatch import MicroBatcher
 
-    out: Dict[str, Any] = {"offline_s": [], "in_process_s": [], "http_s": [], "loadavg": []}
-    flags = ("--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--no-reference-cache")
+    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000", "--no-reference-cache")
+    rows = []
     with ServeProcess(args.spec, *flags) as server:  # no cache anywhere: every side encodes every text
         server.wait_ready(600)
-        asyncio.run(clients_http(server.url, preds[:64], refs[:64], args.clients))  # warm-up
-        batcher = MicroBatcher(scorer, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
+        asyncio.run(clients_http(server.url, preds[:64], refs[:64], 64))  # warm-up
+        batcher = MicroBatcher(scorer, max_wait_ms=args.max_wait_ms)
         scorer.compute(preds[:64], refs[:64])
-        for _ in range(args.rounds):
-            out["loadavg"].append(open("/proc/loadavg").read().split()[0])
-            start = time.perf_counter()
-            scorer.compute(preds, refs)
-            out["offline_s"].append(time.perf_counter() - start)
-            out["in_process_s"].append(asyncio.run(clients_in_process(batcher, preds, refs, args.clients))[0])
-            out["http_s"].append(asyncio.run(clients_http(server.url, preds, refs, args.clients)))
+        for clients in args.clients:
+            out: Dict[str, Any] = {"clients": clients, "offline_s": [], "in_process_s": [], "http_s": [], "loadavg": [], "latency": []}
+            for _ in range(args.rounds):
+                out["loadavg"].append(open("/proc/loadavg").read().split()[0])
+                start = time.perf_counter()
+                scorer.compute(preds, refs)
+                out["offline_s"].append(time.perf_counter() - start)
+                seconds, latencies = asyncio.run(clients_in_process(batcher, preds, refs, clients))
+                out["in_process_s"].append(seconds)
+                out["latency"].extend(latencies)
+                out["http_s"].append(asyncio.run(clients_http(server.url, preds, refs, clients)))
+            ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
+            ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
+            offline_item = statistics.median(out["offline_s"]) / len(preds)  # an item's share of the offline call
+            out.update(items=len(preds), offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
+                       ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
+                       ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http,
+                       latency_p50_ms=1e3 * _pct(out["latency"], 50), latency_p99_ms=1e3 * _pct(out["latency"], 99),
+                       offline_share_ms=1e3 * offline_item, batches=batcher.batches)
+            del out["latency"]
+            rows.append(out)
+            print(json.dumps(out), file=sys.stderr, flush=True)
         batcher.close()
         server.terminate()
-    ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
-    ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
-    out.update(items=len(preds), clients=args.clients, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
-               offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
-               ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
-               ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http)
-    return out
+    return rows
 
 
 def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
@@ -122,7 +134,7 @@ def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[
     n = min(len(preds), args.latency_n)
     rows = []
     for wait in args.waits:
-        batcher = MicroBatcher(scorer, max_batch=args.max_batch, max_wait_ms=wait)
+        batcher = MicroBatcher(scorer, max_wait_ms=wait)
         added, direct = [], []
 
         async def one(i: int, batcher: MicroBatcher = batcher) -> float:
@@ -135,7 +147,7 @@ def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[
             scorer.compute([preds[i]], [refs[i]])
             direct.append(time.perf_counter() - start)
             added.append(asyncio.run(one(i)) - direct[-1])
-        _, many = asyncio.run(clients_in_process(batcher, preds, refs, args.clients))
+        _, many = asyncio.run(clients_in_process(batcher, preds, refs, 64))
         batcher.close()
         rows.append({"max_wait_ms": wait, "direct_p50_ms": 1e3 * _pct(direct, 50), "one_client_added_p50_ms": 1e3 * _pct(added, 50),
                      "one_client_added_p99_ms": 1e3 * _pct(added, 99), "clients64_p50_ms": 1e3 * _pct(many, 50),
@@ -149,6 +161,8 @@ def _pct(values: List[float], q: float) -> float:
 
 
 def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
+    """B prompts x G rollouts per step, each rollout its own call (references shared within a
+    group): texts through the encoder and wall time, through the batcher and as one offline call."""
     from nlgscore.core.microbatch import MicroBatcher
     from nlgscore.registry import load
 
@@ -156,23 +170,36 @@ def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Di
     references = list(dict.fromkeys(refs))[:B]
     rows = []
     for cached in (True, False):
-        for max_batch in (G // 2, B * G):
-            scorer = load(args.spec, cache_references=cached)
-            encoded: List[int] = []
-            embed = scorer.encoder.embed
-            scorer.encoder.embed = lambda batch, embed=embed, encoded=encoded: (encoded.append(len(batch)), embed(batch))[1]
-            per_epoch = []
-            with MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=args.max_wait_ms) as batcher:
-                for epoch in range(2):
-                    before = sum(encoded)
+        scorer = load(args.spec, cache_references=cached)
+        encoded: List[int] = []
+        embed = scorer.encoder.embed
+        scorer.encoder.embed = lambda batch, embed=embed, encoded=encoded: (encoded.append(len(batch)), embed(batch))[1]
+        per_epoch, wall, offline, offline_texts = [], [], [], []
+        with MicroBatcher(scorer, max_wait_ms=args.max_wait_ms) as batcher:
+            for epoch in range(2):
+                rollouts = [f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})" for b in range(len(references)) for g in range(G)]
+                labels = [ref for ref in references for _ in range(G)]
+                before = sum(encoded)
 
-                    async def step(batcher: MicroBatcher = batcher, epoch: int = epoch) -> None:
-                        await asyncio.gather(*(batcher.acompute([f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})"], [ref])
-                                               for b, ref in enumerate(references) for g in range(G)))
+                async def step(batcher: MicroBatcher = batcher, rollouts: List[str] = rollouts, labels: List[str] = labels) -> None:
+                    await asyncio.gather(*(batcher.acompute([r], [ref]) for r, ref in zip(rollouts, labels)))
 
-                    asyncio.run(step())
-                    per_epoch.append(sum(encoded) - before)
-            rows.append({"cache_references": cached, "max_batch": max_batch, "B": B, "G": G, "target": B * G + B, "texts_encoded_per_epoch": per_epoch})
+                start = time.perf_counter()
+                asyncio.run(step())
+                wall.append(time.perf_counter() - start)
+                per_epoch.append(sum(encoded) - before)
+                fresh = load(args.spec, cache_references=cached)  # the same step as one offline call, its own cache
+                counted: List[int] = []
+                inner = fresh.encoder.embed
+                fresh.encoder.embed = lambda batch, inner=inner, counted=counted: (counted.append(len(batch)), inner(batch))[1]
+                start = time.perf_counter()
+                fresh.compute(rollouts, labels)
+                offline.append(time.perf_counter() - start)
+                offline_texts.append(sum(counted))
+        rows.append({"cache_references": cached, "B": B, "G": G, "target": B * G + B, "texts_encoded_per_epoch": per_epoch,
+                     "offline_texts": offline_texts, "wall_s": wall, "offline_s": offline, "ratio": [o / w for o, w in zip(offline, wall)],
+                     "loadavg": open("/proc/loadavg").read().split()[0]})
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
@@ -181,13 +208,12 @@ def main() -> None:
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "wmt-kk-en.jsonl"))
     parser.add_argument("--spec", default="bertscore:minilm")
     parser.add_argument("--n", type=int, default=512)
-    parser.add_argument("--clients", type=int, default=64)
-    parser.add_argument("--max-batch", type=int, default=64)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64, 256])
     parser.add_argument("--max-wait-ms", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-n", type=int, default=100)
     parser.add_argument("--waits", type=float, nargs="+", default=[0.0, 2.0, 5.0, 20.0, 50.0])
-    parser.add_argument("--prompts", type=int, default=16)
+    parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--sections", default="throughput,latency,grpo")
     args = parser.parse_args()

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.microbatch import MicroBatcher, QueueFullError, split_result
+from nlgscore.core.microbatch import MicroBatcher, QueueFullError
 from nlgscore.core.result import Result
 from nlgscore.registry import load
 
@@ -81,11 +82,18 @@ def test_a_malformed_call_fails_alone_at_submit(scorer):
 
 
 class Picky(Scorer):
-    """Word overlap that fails inside scoring on the text 'boom' (as a model error would)."""
+    """Word overlap that fails inside scoring on the text 'boom' (as a model error would), and
+    holds the worker on the text 'hold' until ``gate`` is set (a test fills the queue meanwhile)."""
 
     name = "picky"
 
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.gate = threading.Event()
+
     def _score_items(self, items, state):
+        if any(i.prediction == "hold" for i in items):
+            assert self.gate.wait(30)
         if any(i.prediction == "boom" for i in items):
             raise RuntimeError("the model cannot take 'boom'")
         words = [(set(i.prediction.split()), set(i.reference.split())) for i in items]
@@ -99,13 +107,18 @@ class Picky(Scorer):
 
 
 def test_a_call_failing_inside_compute_fails_alone():
-    batcher = MicroBatcher(Picky(), max_batch=16, max_wait_ms=100)
+    picky = Picky()
+    batcher = MicroBatcher(picky, max_batch=16, max_wait_ms=100)
+    held = batcher.submit(["hold"], ["hold"])  # the worker is busy while the next calls queue
+    while batcher.queued:  # taken by the worker
+        time.sleep(0.01)
     futures = [batcher.submit([p], ["a b"]) for p in ("a b", "boom", "a", "b c")]
+    picky.gate.set()
     batcher.close()
-    assert [f.result().scores[0] for f in (futures[0], futures[2], futures[3])] == [1.0, 0.5, 1 / 3]
+    assert [f.result().scores[0] for f in (held, futures[0], futures[2], futures[3])] == [1.0, 1.0, 0.5, 1 / 3]
     with pytest.raises(RuntimeError, match="boom"):
         futures[1].result()
-    assert batcher.batches == 1  # one merged attempt, then the calls apart
+    assert batcher.batches == 2  # the held call, then one merged attempt, then the calls apart
 
 
 def test_per_call_idf_is_never_merged():
@@ -118,12 +131,17 @@ def test_per_call_idf_is_never_merged():
 
 
 def test_queue_full_and_cancelled_calls():
-    batcher = MicroBatcher(Picky(), max_batch=100, max_wait_ms=60_000, max_queue=3)
+    picky = Picky()
+    batcher = MicroBatcher(picky, max_batch=100, max_wait_ms=60_000, max_queue=3)
+    batcher.submit(["hold"], ["hold"])  # an idle worker takes a call at once: this one keeps it busy
+    while batcher.queued:
+        time.sleep(0.01)
     first = batcher.submit(["a", "b"], ["a", "a"])
     dropped = batcher.submit(["a"], ["a"])
     with pytest.raises(QueueFullError, match="max_queue=3"):
         batcher.submit(["c"], ["c"])
     assert batcher.queued == 3 and dropped.cancel()
+    picky.gate.set()
     batcher.close()  # closing scores what is queued without waiting out max_wait_ms
     assert first.result(timeout=10).scores == [1.0, 0.0] and dropped.cancelled()
     with pytest.raises(RuntimeError, match="closed"):
@@ -153,7 +171,7 @@ def test_grpo_load_encodes_each_reference_once(cached):
 def test_split_result_keeps_layers_and_plot_inputs():
     scorer = load("bertscore:minilm", num_layers=2, all_layers=True)
     whole = scorer.compute(PREDS[:3], REFS[:3])
-    a, b = split_result(whole, [1, 2])
+    a, b = whole.split([1, 2])
     assert a.precision.shape == (whole.precision.shape[0], 1) and b.scores == whole.scores[1:]
     assert b._source[1] == PREDS[1:3] and type(b) is type(whole)
 

@@ -247,11 +247,17 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         def send(name, preds, refs):
             answers[name] = proc.post("/v1/score", json={"predictions": preds, "references": refs}, headers=auth)
 
+        # An idle worker takes a call at once: a big call keeps it busy, so the next call (it came
+        # while the worker was busy) waits for mates (--max-wait-ms 1500) and fills the queue.
+        big = threading.Thread(target=send, args=("big", [f"{p} ({k})" for k in range(10) for p in PREDS], REFS * 10))  # distinct
         first = threading.Thread(target=send, args=("first", PREDS[:3], REFS[:3]))
+        big.start()
+        time.sleep(0.2)
         first.start()
-        time.sleep(0.5)  # the first call waits for its batch (--max-wait-ms 1500) and fills the queue
+        time.sleep(0.5)
         send("full", PREDS[:3], REFS[:3])
         first.join()
+        big.join()
         assert answers["full"].status_code == 429 and answers["full"].headers["retry-after"] and "max_queue=4" in answers["full"].json()["error"]
         assert answers["first"].status_code == 200
 
@@ -275,9 +281,9 @@ def test_timeout_is_504_in_process(local):
 
     from nlgscore.serve.app import create_app, wait_ready
 
-    with TestClient(create_app(local, max_wait_ms=5000, timeout=0.2)) as client:
+    with TestClient(create_app(local, timeout=0.05)) as client:  # 1,000 distinct pairs take longer than 50 ms anywhere
         wait_ready(client)
-        answer = client.post("/v1/score", json={"predictions": ["a"], "references": ["a"]})
+        answer = client.post("/v1/score", json={"predictions": [f"item {i}" for i in range(1000)], "references": ["a"] * 1000})
     assert answer.status_code == 504 and "--timeout" in answer.json()["error"]
 
 

@@ -116,6 +116,9 @@ class BERTScorer(Scorer):
     pairs_from_embeddings = True
     # capability flag read by integrations (never the name): takes cache_references/cache_candidates
     caches_embeddings = True
+    # Only _prepare tokenizes; scoring embeds token ids: a scheduler may prepare the next call
+    # while the model runs this one.
+    prepares_apart = True
 
     def __init__(
         self,
@@ -328,9 +331,6 @@ class BERTScorer(Scorer):
         result = BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
         result.windows = windows
         return result
-
-    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
-        return not (self.idf and self._idf_table is None)  # idf from the call's own references
 
     def _matrix_columns(
         self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None

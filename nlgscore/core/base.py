@@ -3,12 +3,16 @@
 A metric scores *items*: :class:`~nlgscore.core.inputs.Item` records of a prediction and the
 inputs the metric uses (``reference``, ``source``; None where it uses none), as its ``needs``
 declares: ``("references",)``, ``("sources",)`` or both. ``Scorer.compute(predictions,
-references=None, sources=None)`` runs the shared steps once, here:
+references=None, sources=None)`` is ``run(make_call(...))``: two public steps, here.
+:meth:`Scorer.make_call` (the front half) returns a checked :class:`~nlgscore.core.call.Call`:
 
 1. argument checks of the inputs the call needs (errors name the argument and item,
    :mod:`nlgscore.core.inputs`);
 2. one item per (prediction, reference), ragged references flattened (the prediction's source,
-   if needed, rides along in each of its items);
+   if needed, rides along in each of its items), and whether the call may merge with others;
+
+:meth:`Scorer.run` scores a Call (one from ``make_call``, or several joined by ``Call.concat``):
+
 3. de-duplication of identical items (on every input the metric uses);
 4. sharding the distinct items across processes and gathering them in input order
    (:mod:`nlgscore.core.distributed`), with a progress bar counted in input items;
@@ -23,7 +27,8 @@ e.g. tokenising or idf), :meth:`Scorer._score_items` (columns of a share of dist
 and names its :attr:`Scorer.columns` (an empty call returns them without any hook seeing zero
 items; a metric whose columns depend on the call overrides :meth:`Scorer._empty_columns`);
 a metric whose inputs depend on the call (Prism's ``mode``, BARTScore's ``direction``) says which
-in :meth:`Scorer._call_needs`. Every hook reads the call's run-time settings (``call.runtime``:
+in :meth:`Scorer._call_needs`; one whose numbers depend on a call's other items sets
+:attr:`Scorer.call_dependent` (its calls never merge). Every hook reads the call's run-time settings (``call.runtime``:
 budget, batch size, progress), never the scorer's. Token-budget batching with OOM back-off lives
 in :mod:`nlgscore.core.batching`. :meth:`Scorer.matrix` scores every prediction against every
 reference (a utility matrix) through the same template.
@@ -51,12 +56,12 @@ reference (a utility matrix) through the same template.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from nlgscore.core.batching import unique
+from nlgscore.core.call import Call, CallCancelled, MatrixCall
 from nlgscore.core.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
@@ -69,28 +74,10 @@ from nlgscore.core.signature import Signature
 MULTIREF_RULES = ("mean", "max")
 INPUT_NAMES = ("predictions", "references", "sources")
 NEEDS = INPUT_NAMES[1:]  # what a metric can score with, besides the predictions
+# Pairs per chunk of a matrix call: a cancelled call (a client that left) stops between chunks.
+MATRIX_CHUNK_PAIRS = 4096
 
-__all__ = ["Call", "Item", "Scorer", "aggregate", "metric_options", "scorer_runtime", "MULTIREF_RULES", "NEEDS", "RUNTIME_OPTIONS"]
-
-
-@dataclass
-class Call:
-    """One ``compute`` call after checking: what the hooks see.
-
-    ``needs`` is what this call scores with (the metric's ``needs``, or the call's for a metric
-    whose inputs depend on it); ``references``/``sources`` are None unless needed.
-    ``runtime`` holds the call's run-time settings (the scorer's, with the call's overrides);
-    ``progress`` is told the work done while items are scored (see :mod:`nlgscore.core.progress`).
-    """
-
-    predictions: List[str]
-    needs: Tuple[str, ...]
-    references: Optional[List[List[str]]]  # per prediction, its references
-    sources: Optional[List[str]]  # per prediction, its source
-    multiref: str
-    runtime: Any = None
-    options: Dict[str, Any] = field(default_factory=dict)
-    progress: Any = None
+__all__ = ["Call", "CallCancelled", "Item", "MatrixCall", "Scorer", "aggregate", "metric_options", "scorer_runtime", "MULTIREF_RULES", "NEEDS", "RUNTIME_OPTIONS"]
 
 
 def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np.ndarray:
@@ -141,6 +128,10 @@ class Scorer(ScorerRuntime, ABC):
     # direction="f" returns the precision and recall directions too): (option, the value to call
     # with, {value: column of that call}), or None.
     one_pass: ClassVar[Optional[Tuple[str, str, Dict[str, str]]]] = None
+    # prepare() (tokenizing) may run on one thread while run() scores a prepared call on another:
+    # scoring never touches what preparing does (the tokenizer). Read by the micro-batcher.
+    prepares_apart: ClassVar[bool] = False
+
     def compute(
         self,
         predictions: Sequence[str],
@@ -151,42 +142,69 @@ class Scorer(ScorerRuntime, ABC):
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
     ) -> Result:
-        """Score each prediction with the inputs the metric needs; results in input order.
+        """Score each prediction with the inputs the metric needs; results in input order:
+        ``run(make_call(...))``.
 
         ``batch_size``, ``max_tokens`` and ``progress`` override the scorer's settings for this
         call only (None keeps them); they never change a score beyond float rounding.
         """
-        return self._run(predictions, references, sources, runtime=self._call_runtime(batch_size, max_tokens, progress))
+        return self.run(self.make_call(predictions, references, sources, batch_size=batch_size, max_tokens=max_tokens, progress=progress))
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
-        threads, through the same batcher's ``submit``) are merged into one ``compute`` by the
+        threads, through the same batcher's ``submit``) are merged into one ``run`` by the
         scorer's :class:`~nlgscore.core.microbatch.MicroBatcher` (made on first use; build your
-        own for other ``max_batch``/``max_wait_ms``); each call gets its own Result, a bad call
-        fails alone. Scores equal :meth:`compute`'s up to float rounding."""
+        own for other settings); each call gets its own Result, a bad call fails alone. Scores
+        equal :meth:`compute`'s up to float rounding."""
         from nlgscore.core.microbatch import shared_batcher
 
         return await shared_batcher(self).acompute(predictions, references, sources, **call_options)
 
-    def _merges_calls(self, call_options: Dict[str, Any]) -> bool:
-        """Whether calls with these options may be scored as one call with the same per-item
-        numbers (the micro-batcher's test); a metric whose numbers depend on a call's other items
-        (BERTScore's per-call idf) says no."""
-        return True
+    # -- the template's front half: a checked Call ------------------------------------------
+    def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
+                  **options: Any) -> Call:
+        """The checked form of ``compute(predictions, references, sources, **options)``: the
+        inputs the call needs, checked (errors name the argument and item), its items, and
+        whether it may be merged with other calls (:attr:`Call.merge_key`). ``options`` are
+        ``compute``'s keywords (``batch_size``, ``max_tokens``, ``progress`` and the metric's).
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
-               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
-        """The score of every ``(predictions[i], references[j])`` pair: an array of shape
-        ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
-        or consensus), equal to :meth:`compute` over all pairs.
-
-        ``source``: for a metric that scores with references *and* sources (COMET-style), the one
-        source of every cell (MBR: an item's candidates under its source); required there, and
-        refused (an error naming it, never silently ignored) by a metric that cannot use it. A
-        source-only metric's QE reranking is ``compute(predictions, sources=...)``. ``column``
-        picks another column than the primary one (e.g. ``"precision"``); ``call_options`` go to
-        :meth:`compute`. Each distinct pair is scored once and each distinct text encoded once.
+        >>> from nlgscore.registry import build
+        >>> scorer = build("bertscore:minilm", num_layers=2)
+        >>> call = scorer.make_call(["It is cold."], ["It is cold today."])
+        >>> call.needs, call.size, scorer.run(call).scores == scorer.compute(["It is cold."], ["It is cold today."]).scores
+        (('references',), 1, True)
         """
+        runtime = self._call_runtime(*(options.pop(name, None) for name in ("batch_size", "max_tokens", "progress")))
+        if options:
+            raise ArgumentTypeError(f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress)")
+        return self._make_call(predictions, references, sources, runtime=runtime)
+
+    def _make_call(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
+                   multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Call:
+        """:meth:`make_call` with the metric's own call options (for a metric's ``make_call``)."""
+        needs = self._call_needs(references, sources, options)
+        if not needs or not set(needs) <= set(NEEDS):
+            raise TypeError(f"{type(self).__name__}.needs must be a non-empty tuple of {NEEDS}, got {needs!r}")
+        preds = check_texts(names[0], predictions)
+        refs = srcs = None
+        for need, given, name in zip(NEEDS, (references, sources), names[1:], strict=True):
+            if need in needs and given is None:
+                raise ArgumentError(f"{name} are required for this {self.name} call (got {name}=None)")
+        if "references" in needs:
+            refs = check_references(names[1], references, len(preds))
+        if "sources" in needs:
+            srcs = check_texts(names[2], sources)
+            check_same_length(**{names[0]: preds, names[2]: srcs})
+        rule = multiref or self.multiref
+        if rule not in MULTIREF_RULES:
+            raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
+        items, owner = make_items(preds, refs, srcs)
+        return Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options,
+                    items=items, owner=owner, merges=not self.call_dependent)
+
+    def make_matrix_call(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
+                         column: Optional[str] = None, **call_options: Any) -> MatrixCall:
+        """The checked form of :meth:`matrix` (what :meth:`run` turns into the matrix)."""
         preds = check_texts("predictions", predictions)
         refs = check_texts("references", references)
         if column is not None and not isinstance(column, str):
@@ -206,28 +224,101 @@ class Scorer(ScorerRuntime, ABC):
                                 f"source must be None: this {self.name} call scores with references only, got source={source!r}")
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
-        fast = self._matrix_columns(up, ur, call_options, source) if up and ur else None
+        return MatrixCall(up, ur, pred_of, ref_of, source, column, dict(call_options))
+
+    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
+               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+        """The score of every ``(predictions[i], references[j])`` pair: an array of shape
+        ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
+        or consensus), equal to :meth:`compute` over all pairs: ``run(make_matrix_call(...))``.
+
+        ``source``: for a metric that scores with references *and* sources (COMET-style), the one
+        source of every cell (MBR: an item's candidates under its source); required there, and
+        refused (an error naming it, never silently ignored) by a metric that cannot use it. A
+        source-only metric's QE reranking is ``compute(predictions, sources=...)``. ``column``
+        picks another column than the primary one (e.g. ``"precision"``); ``call_options`` go to
+        :meth:`compute`. Each distinct pair is scored once and each distinct text encoded once.
+        """
+        return self.run(self.make_matrix_call(predictions, references, source=source, column=column, **call_options))
+
+    # -- the template's back half: run a checked Call ----------------------------------------
+    @overload
+    def run(self, call: Call) -> Result: ...
+
+    @overload
+    def run(self, call: MatrixCall) -> np.ndarray: ...
+
+    def run(self, call: Union[Call, MatrixCall]) -> Union[Result, np.ndarray]:
+        """Score a checked call (from :meth:`make_call`, or :meth:`Call.concat` of several): its
+        Result; a :class:`MatrixCall` gives its matrix, scored in chunks of rows, between which
+        a cancelled call stops (:class:`CallCancelled`)."""
+        if isinstance(call, MatrixCall):
+            return self._run_matrix(call)
+        call.check_cancelled()
+        preds = call.predictions
+        if not preds:  # the empty call (TRL's probe, an empty file): no hook sees zero items
+            return self._finish(call, self._empty_columns(call))
+        items, owner = call.items, call.owner
+        state = self.prepare(call).state
+        distinct, inverse = unique(items)
+        # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
+        owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
+        share_of_line = 1.0 / np.bincount(owner_arr, minlength=len(preds))[owner_arr]
+        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state)
+        per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
+        columns = {name: aggregate(values, owner, len(preds), call.multiref) for name, values in per_item.items()}
+        return check_finite(self._finish(call, columns), self.name)
+
+    def prepare(self, call: Call) -> Call:
+        """The call's per-call work before scoring (the metric's tokenizing, idf), done now and
+        kept on the call, so that :meth:`run` skips it: a scheduler prepares the next call on
+        another thread while the model runs the current one, where :attr:`prepares_apart` says
+        that is safe. Returns ``call``."""
+        if not call.prepared and call.predictions:
+            call.state, call.prepared = self._prepare(call, call.items), True
+        return call
+
+    def _run(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
+             multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Result:
+        """``run(_make_call(...))``: a metric's own entry points (bert_score's ``score``) with their argument names."""
+        return self.run(self._make_call(predictions, references, sources, names, multiref, runtime, **options))
+
+    def _run_matrix(self, call: MatrixCall) -> np.ndarray:
+        up, ur = call.predictions, call.references
+        if not up or not ur:  # no pair: the empty product still checks the column
+            return self._matrix_rows(call, up).reshape(len(call.pred_of), len(call.ref_of))
+        step = max(1, MATRIX_CHUNK_PAIRS // len(ur))
+        rows = []
+        for start in range(0, len(up), step):
+            call.check_cancelled()
+            rows.append(self._matrix_rows(call, up[start:start + step]))
+        grid = np.concatenate(rows)
+        return grid[np.ix_(call.pred_of, call.ref_of)]
+
+    def _matrix_rows(self, call: MatrixCall, up: List[str]) -> np.ndarray:
+        """The matrix rows of the distinct predictions ``up`` against every distinct reference."""
+        ur, column = call.references, call.column
+        fast = self._matrix_columns(up, ur, call.options, call.source) if up and ur else None
         if fast is not None:
             values, primary, layer = fast[0], fast[1], None
         else:
-            sources = None if source is None else [source] * (len(up) * len(ur))
-            result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call_options)
-            values, primary, layer = result._values, result.primary, getattr(result, "layer", None)
+            sources = None if call.source is None else [call.source] * (len(up) * len(ur))
+            result = self.run(self.make_call([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call.options))
+            values, primary, layer = result.columns(), result.primary, getattr(result, "layer", None)
         name = primary if column is None else column
         if name not in values:
             raise ArgumentError(f"column must be one of {', '.join(values)} for this {self.name} call, got {column!r}")
-        grid = np.asarray(values[name])
+        grid = np.asarray(values[name], dtype=np.float64)
         if fast is None and grid.ndim == 2:  # one row per layer (BERTScore all_layers): the result's layer
             grid = grid[layer if layer is not None else -1]
-        grid = grid.reshape(len(up), len(ur))
-        return grid[np.ix_(pred_of, ref_of)] if preds and refs else np.zeros((len(preds), len(refs)))
+        return grid.reshape(len(up), len(ur))
 
     def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any],
                         source: Optional[str] = None) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts (and the
         call's one ``source``, None unless the metric scores with sources): every column as a
         ``(len(predictions), len(references))`` array and the primary column's name, or None to
-        score the product through :meth:`compute` (the default)."""
+        score the product through :meth:`run` (the default)."""
         return None
 
     @property
@@ -243,7 +334,7 @@ class Scorer(ScorerRuntime, ABC):
             fields["multiref"] = call.multiref if call is not None else self.multiref
         return Signature(self.name, **fields)
 
-    # -- the template ---------------------------------------------------------------------
+    # -- hooks of the front half --------------------------------------------------------------
     def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
         """The inputs this call scores with (default: :attr:`needs`); a metric whose inputs depend
         on the call (a mode, a direction, which input is given) overrides this one hook."""
@@ -252,47 +343,6 @@ class Scorer(ScorerRuntime, ABC):
     def _call_runtime(self, batch_size: Any = None, max_tokens: Any = None, progress: Any = None) -> Any:
         """The scorer's run-time settings with this call's overrides (None keeps a setting)."""
         return self.runtime.replace(batch_size=batch_size, max_tokens=max_tokens, progress=progress)
-
-    def _run(
-        self,
-        predictions: Any,
-        references: Any,
-        sources: Any,
-        names: Tuple[str, str, str] = INPUT_NAMES,
-        multiref: Optional[str] = None,
-        runtime: Any = None,
-        **options: Any,
-    ) -> Result:
-        needs = self._call_needs(references, sources, options)
-        if not needs or not set(needs) <= set(NEEDS):
-            raise TypeError(f"{type(self).__name__}.needs must be a non-empty tuple of {NEEDS}, got {needs!r}")
-        preds = check_texts(names[0], predictions)
-        refs = srcs = None
-        for need, given, name in zip(NEEDS, (references, sources), names[1:], strict=True):
-            if need in needs and given is None:
-                raise ArgumentError(f"{name} are required for this {self.name} call (got {name}=None)")
-        if "references" in needs:
-            refs = check_references(names[1], references, len(preds))
-        if "sources" in needs:
-            srcs = check_texts(names[2], sources)
-            check_same_length(**{names[0]: preds, names[2]: srcs})
-        rule = multiref or self.multiref
-        if rule not in MULTIREF_RULES:
-            raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
-        call = Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options)
-        if not preds:  # the empty call (TRL's probe, an empty file): no hook sees zero items
-            return self._finish(call, self._empty_columns(call))
-        items, owner = make_items(preds, refs, srcs)
-        state = self._prepare(call, items)
-        distinct, inverse = unique(items)
-        # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
-        owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
-        share_of_line = 1.0 / np.bincount(owner_arr, minlength=len(preds))[owner_arr]
-        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state)
-        per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
-        columns = {name: aggregate(values, owner, len(preds), rule) for name, values in per_item.items()}
-        result = self._finish(call, columns)
-        return check_finite(result, self.name) if preds else result
 
     def _score_distinct(self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any) -> Dict[str, np.ndarray]:
         """Columns of the ``distinct`` items: this process's share scored, all gathered in order.

@@ -24,6 +24,7 @@ Metric-specific names stay attributes of the subclasses (``.f1``, ``.H_ref_given
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -138,11 +139,44 @@ class Result:
         pd = require("pandas", "pandas", "Result.to_pandas()")
         return pd.DataFrame(self._flat)
 
+    def split(self, sizes: Sequence[int]) -> List["Result"]:
+        """This result cut into consecutive results of ``sizes`` predictions (a merged call's
+        parts, :meth:`Call.concat <nlgscore.core.call.Call.concat>`), each of the same class and
+        signature: per-item columns and per-prediction attributes sliced, the rest shared.
+
+        >>> whole = Result(Signature("toy", _versions=False), {"s": [1.0, 2.0, 3.0]}, "s", windows=[1, 2, 1])
+        >>> [(part.scores, part.windows) for part in whole.split([1, 2])]
+        [([1.0], [1]), ([2.0, 3.0], [2, 1])]
+        """
+        n = len(self)
+        if sum(sizes) != n:
+            raise ValueError(f"sizes add up to {sum(sizes)}, the result has {n} predictions")
+        parts = []
+        start = 0
+        for size in sizes:
+            span = slice(start, start + size)
+            part = copy.copy(self)
+            for name, value in vars(self).items():
+                setattr(part, name, _slice(value, span, n))
+            part._values = {name: column[..., span] for name, column in self._values.items()}
+            parts.append(part)
+            start += size
+        return parts
+
     def __len__(self) -> int:
         return int(self._values[self.primary].shape[-1])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(items={len(self)}, score={self.score:.6g}, signature={str(self.signature)!r})"
+
+
+def _slice(value: Any, span: slice, n: int) -> Any:
+    """A per-prediction list or array (length ``n``) sliced, inside a tuple too; anything else as is."""
+    if isinstance(value, (list, np.ndarray)) and len(value) == n:
+        return value[span]
+    if isinstance(value, tuple):  # e.g. BERTScore's (scorer, candidates, references) kept for plot()
+        return tuple(_slice(v, span, n) for v in value)
+    return value
 
 
 class NonFiniteScoreError(ValueError, FloatingPointError):

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Union
 
-from nlgscore.core.base import Scorer
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import cached
 
-def metric_prefix(metric: Union[str, Scorer]) -> str:
+def metric_prefix(metric: Union[str, ScorerLike]) -> str:
     """Default column prefix: the metric's name (``bertscore:minilm`` → ``bertscore``)."""
-    if isinstance(metric, Scorer):
+    if isinstance(metric, ScorerLike):
         return metric.name
     if isinstance(metric, str) and metric.startswith(("http://", "https://")):  # a running `nlgscore serve`: its metric
         return cached(metric).name
@@ -36,16 +36,16 @@ class ScoreColumns:
 
     def __init__(
         self,
-        metric: Union[str, Scorer],
+        metric: Union[str, ScorerLike],
         prediction_column: str,
         reference_column: Optional[str],
         source_column: Optional[str],
         prefix: Optional[str],
         options: Dict[str, Any],
     ) -> None:
-        if not isinstance(metric, (str, Scorer)):
+        if not isinstance(metric, (str, ScorerLike)):
             raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}")
-        if isinstance(metric, Scorer) and options:
+        if isinstance(metric, ScorerLike) and options:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if reference_column is None and source_column is None:
             raise ArgumentError("give reference_column, source_column or both")
@@ -58,8 +58,8 @@ class ScoreColumns:
         self._origin_pid = os.getpid()
 
     @property
-    def scorer(self) -> Scorer:
-        if isinstance(self.metric, Scorer):
+    def scorer(self) -> ScorerLike:
+        if isinstance(self.metric, ScorerLike):
             return self.metric
         return cached(self.metric, **self.options)
 
@@ -114,7 +114,7 @@ def _device_for_rank(rank: int) -> Optional[str]:
 
 
 def map_function(
-    metric: Union[str, Scorer],
+    metric: Union[str, ScorerLike],
     prediction_column: str = "prediction",
     reference_column: Optional[str] = "reference",
     source_column: Optional[str] = None,
@@ -125,7 +125,7 @@ def map_function(
 
     ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore:minilm"``,
     ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) with ``options`` for its constructor, or a
-    ready :class:`~nlgscore.core.base.Scorer` (pickled whole into each worker, so prefer a spec with
+    ready :class:`~nlgscore.core.scorer_like.ScorerLike` (pickled whole into each worker, so prefer a spec with
     ``num_proc > 1``). Columns are ``<prefix>_<name>`` for every column of the result (e.g.
     ``bertscore_precision``, ``bertscore_recall``, ``bertscore_f1``); ``prefix`` defaults to the
     metric name, ``""`` gives bare names. The reference column may hold strings or lists of

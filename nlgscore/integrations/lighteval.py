@@ -34,7 +34,7 @@ import functools
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from nlgscore.core.base import Scorer
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
 from nlgscore.core.inputs import check_references, check_texts
@@ -76,7 +76,7 @@ class Columns:
             raise ArgumentError(f"metric {spec!r} scores against sources: pass source_field= (a Doc attribute such as 'query', or a key of Doc.specific)")
 
     @property
-    def scorer(self) -> Scorer:
+    def scorer(self) -> ScorerLike:
         return cached(self.spec, **self.options)
 
     def rows(self, docs: Sequence[Any], responses: Sequence[Any]) -> List[Dict[str, float]]:

@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from nlgscore.core.base import Scorer
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
@@ -68,12 +68,12 @@ def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
 class GenerationMetrics:
     """The ``compute_metrics`` callable; see :func:`compute_metrics`."""
 
-    def __init__(self, tokenizer: Any, metric: Union[str, Scorer], prefix: Optional[str], options: Dict[str, Any]) -> None:
+    def __init__(self, tokenizer: Any, metric: Union[str, ScorerLike], prefix: Optional[str], options: Dict[str, Any]) -> None:
         if tokenizer is None or not hasattr(tokenizer, "batch_decode"):
             raise ArgumentTypeError("tokenizer must be a transformers tokenizer (with batch_decode)")
-        if not isinstance(metric, (str, Scorer)):
+        if not isinstance(metric, (str, ScorerLike)):
             raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}")
-        if isinstance(metric, Scorer) and options:
+        if isinstance(metric, ScorerLike) and options:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if isinstance(metric, str) and _caches_embeddings(metric):
             options.setdefault("cache_references", True)
@@ -86,8 +86,8 @@ class GenerationMetrics:
         self.scorer  # noqa: B018 -- load now: an unavailable model fails before training, not at the first evaluation
 
     @property
-    def scorer(self) -> Scorer:
-        if isinstance(self.metric, Scorer):
+    def scorer(self) -> ScorerLike:
+        if isinstance(self.metric, ScorerLike):
             return self.metric
         return cached(self.metric, **self.options)
 
@@ -150,12 +150,12 @@ def _unpack(eval_pred: Any):
     return predictions, labels
 
 
-def compute_metrics(tokenizer: Any, metric: Union[str, Scorer] = "bertscore", prefix: Optional[str] = None, **options: Any) -> GenerationMetrics:
+def compute_metrics(tokenizer: Any, metric: Union[str, ScorerLike] = "bertscore", prefix: Optional[str] = None, **options: Any) -> GenerationMetrics:
     """A ``compute_metrics(EvalPrediction)`` for ``Seq2SeqTrainer`` (see the module docstring).
 
     ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore"``, ``"bertscore:minilm"``,
     ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) whose constructor gets ``options`` (for
-    example ``num_layers=``, ``device=``, ``accelerator=``), or a ready Scorer. Keys are
+    example ``num_layers=``, ``device=``, ``accelerator=``), or a ready scorer (a ScorerLike). Keys are
     ``<prefix>_<column>``; ``prefix`` defaults to the metric name.
     """
     return GenerationMetrics(tokenizer, metric, prefix, dict(options))

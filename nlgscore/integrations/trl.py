@@ -38,7 +38,7 @@ import asyncio
 import threading
 from typing import Any, Dict, List, Optional, Sequence
 
-from nlgscore.core.base import Scorer
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
@@ -107,7 +107,7 @@ class RewardFunction:
         self.__name__ = name or f"{scorer.name}_{column or empty.primary}"
 
     @property
-    def scorer(self) -> Scorer:
+    def scorer(self) -> ScorerLike:
         return cached(self.spec, **self.options)
 
     def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:

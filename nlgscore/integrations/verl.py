@@ -45,6 +45,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
 
@@ -127,7 +128,7 @@ def _scorer(target: Tuple[str, str], kwargs: Mapping[str, Any]) -> Tuple[Any, bo
     return cached(value, **options), False
 
 
-def _inputs(scorer: Any, ground_truths: List[Any], infos: List[Any], source_key: Any, n: int) -> Dict[str, Any]:
+def _inputs(scorer: ScorerLike, ground_truths: List[Any], infos: List[Any], source_key: Any, n: int) -> Dict[str, Any]:
     """The references (the ground truths) and sources (``extra_info[source_key]``) the metric needs."""
     inputs: Dict[str, Any] = {}
     needs = tuple(scorer.needs)
@@ -146,7 +147,7 @@ def _inputs(scorer: Any, ground_truths: List[Any], infos: List[Any], source_key:
     return inputs
 
 
-def _sync_call(scorer: Any, remote: bool, predictions: List[str], inputs: Dict[str, Any]) -> Any:
+def _sync_call(scorer: ScorerLike, remote: bool, predictions: List[str], inputs: Dict[str, Any]) -> Any:
     """A blocking call: a local scorer through its micro-batcher (verl calls from many threads at
     once; the batcher merges them and keeps one model call at a time), a remote one directly."""
     if not remote:

@@ -39,7 +39,8 @@ import numpy as np
 
 from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError
-from nlgscore.mbr.items import MBRItem, ItemId, as_items
+from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.mbr.items import ItemId, MBRItem, as_items
 
 # Candidates per shared matrix call for embedding metrics: the cross-item pairs computed and
 # thrown away cost about a tenth of the encoding at this size (MiniLM, ~30 tokens a text).
@@ -76,16 +77,16 @@ class Choice:
         return row
 
 
-def _needs(scorer: Any) -> Tuple[str, ...]:
+def _needs(scorer: ScorerLike) -> Tuple[str, ...]:
     return tuple(getattr(scorer, "needs", ("references",)))
 
 
-def is_source_based(scorer: Any) -> bool:
+def is_source_based(scorer: ScorerLike) -> bool:
     """True for a metric scored against sources only (QE reranking), from its ``needs``."""
     return "sources" in _needs(scorer) and "references" not in _needs(scorer)
 
 
-def uses_sources(scorer: Any) -> bool:
+def uses_sources(scorer: ScorerLike) -> bool:
     """True for a metric that scores with references and sources: each item's source goes to
     every cell of its utility matrix."""
     return "sources" in _needs(scorer) and "references" in _needs(scorer)
@@ -181,7 +182,7 @@ def load_metric(metric: Any, options: Dict[str, Any]) -> Any:
     return metric
 
 
-def _reference_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
+def _reference_matrices(scorer: ScorerLike, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
     """Each item's (N, M) utility matrix from ``scorer.matrix`` (with the item's source for a
     metric that scores with sources).
 
@@ -214,13 +215,13 @@ def _reference_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]
     return out
 
 
-def _require_sources(scorer: Any, items: List[MBRItem]) -> None:
+def _require_sources(scorer: ScorerLike, items: List[MBRItem]) -> None:
     missing = [item.id for item in items if item.source is None]
     if missing:
         raise ArgumentError(f"metric {scorer.name!r} scores with sources; item {missing[0]!r} has no source")
 
 
-def _source_matrices(scorer: Any, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
+def _source_matrices(scorer: ScorerLike, items: List[MBRItem], column: Optional[str]) -> List[np.ndarray]:
     """Each item's (N, 1) scores against its source, all items in one ``compute`` call.
 
     Each distinct (candidate, source) pair is scored once and its score copied to every place it

@@ -264,17 +264,30 @@ class BARTScorer(Scorer):
         averages the per-prompt, already aggregated, scores. ``batch_size``, ``max_tokens`` and
         ``progress`` override the scorer's settings for this call.
         """
-        direction = _choice("direction", direction or self._default_direction(references, sources), DIRECTIONS)
-        side = _choice("prompt_side", prompt_side, PROMPT_SIDES)
-        agg = _choice("agg", agg, AGGREGATIONS)
+        return self.run(self.make_call(predictions, references, sources, direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
+                                       batch_size=batch_size, max_tokens=max_tokens, progress=progress))  # type: ignore[return-value]
+
+    def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
+                  **options: Any) -> Call:
+        """The checked form of :meth:`compute`'s call (its keywords; see :meth:`Scorer.make_call`)."""
+        given = {name: options.pop(name) for name in ("direction", "prompt", "prompt_side", "agg", "batch_size", "max_tokens", "progress") if name in options}
+        if options:
+            raise ArgumentTypeError(f"bartscore calls take no option {', '.join(sorted(options))}=")
+        direction = _choice("direction", given.get("direction") or self._default_direction(references, sources), DIRECTIONS)
+        side = _choice("prompt_side", given.get("prompt_side", "encoder"), PROMPT_SIDES)
+        agg = _choice("agg", given.get("agg", "mean"), AGGREGATIONS)
+        prompt = given.get("prompt")
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
-        runtime = self._call_runtime(batch_size, max_tokens, progress)
+        runtime = self._call_runtime(given.get("batch_size"), given.get("max_tokens"), given.get("progress"))
+        return self._make_call(predictions, references, sources, multiref=agg, runtime=runtime, direction=direction, prompt=prompt,
+                               prompt_side=side, prompts=prompts)
+
+    def run(self, call: Any) -> Any:
+        """:meth:`Scorer.run`, warning once per call about truncated inputs."""
         self._truncated = 0
-        result = self._run(
-            predictions, references, sources, multiref=agg, runtime=runtime, direction=direction, prompt=prompt, prompt_side=side, prompts=prompts
-        )
+        result = super().run(call)
         self._warn_truncated()
-        return result  # type: ignore[return-value]
+        return result
 
     def _default_direction(self, references: Any, sources: Any) -> str:
         """A call given sources and no references scores ``src`` (as the CLI and the evaluate

@@ -18,17 +18,18 @@ and the other adapters run against a server unchanged.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import Scorer
+from nlgscore.core.batching import unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.core.extras import require
 from nlgscore.core.inputs import check_references, check_text, check_texts
-from nlgscore.core.result import NonFiniteScoreError, Result
+from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature
 
 URL_SCHEMES = ("http://", "https://")
@@ -50,16 +51,20 @@ class RemoteResult(Result):
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (columns: {', '.join(values)})")
 
 
-class RemoteScorer(Scorer):
-    """A scorer served by ``nlgscore serve`` at ``url`` (see the module docstring)."""
+class RemoteScorer:
+    """A scorer served by ``nlgscore serve`` at ``url`` (see the module docstring): it implements
+    :class:`~nlgscore.core.scorer_like.ScorerLike` (``name``, ``needs``, ``signature``,
+    ``compute``, ``acompute``, ``matrix``). An answer of the wrong length or shape is a
+    :class:`ServerError` naming the mismatch; a non-finite score is refused as a local ``compute``
+    refuses it (:class:`~nlgscore.core.result.NonFiniteScoreError`)."""
 
     def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 5, backoff: float = 0.25, api_key: Optional[str] = None, wait: float = 120.0) -> None:
         """``wait``: seconds to wait for a server that is still loading its model (or starting)."""
         if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
             raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
         for name, value in (("timeout", timeout), ("backoff", backoff), ("wait", wait)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ArgumentError(f"{name} must be a number of seconds >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:  # NaN too
+                raise ArgumentError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ArgumentError(f"retries must be an integer >= 0, got {retries!r}")
         self.url = url.rstrip("/")
@@ -86,37 +91,58 @@ class RemoteScorer(Scorer):
                 time.sleep(min(self.backoff or 0.05, 1.0))
 
     @property
-    def signature(self) -> Signature:  # type: ignore[override]
+    def signature(self) -> Signature:
         """The server's scorer signature."""
         return Signature.parse(self._signature)
 
     # -- scoring -------------------------------------------------------------------------------
-    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:  # type: ignore[override]
+    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """Score on the server: one request, the same Result as a local ``compute``."""
-        return self._result(self._request("POST", "/v1/score", self._body(predictions, references, sources, call_options)))
+        body = self._body(predictions, references, sources, call_options)
+        return self._result(self._request("POST", "/v1/score", body), len(body["predictions"]))
 
-    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:  # type: ignore[override]
+    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """:meth:`compute` as a coroutine (an async HTTP request; the server merges concurrent ones)."""
         body = self._body(predictions, references, sources, call_options)
-        return self._result(await self._arequest("POST", "/v1/score", body))
+        return self._result(await self._arequest("POST", "/v1/score", body), len(body["predictions"]))
 
     def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
                column: Optional[str] = None, **call_options: Any) -> np.ndarray:
         """Every prediction against every reference (under ``source`` for a metric that scores with
         references and sources, as :meth:`Scorer.matrix`), on the server's ``/v1/matrix``."""
-        if not self.offers_matrix:
-            return super().matrix(predictions, references, source=source, column=column, **call_options)
         self._check_options(call_options)
         preds, refs = check_texts("predictions", predictions), check_texts("references", references)
         if column is not None and not isinstance(column, str):
             raise ArgumentTypeError(f"column must be a column name (str) or None, got {type(column).__name__}")
+        source = None if source is None else check_text("source", source)
         if not preds or not refs:
             return np.zeros((len(preds), len(refs)))
-        body = {"predictions": preds, "references": refs, "column": column}
+        if not self.offers_matrix:  # an older server: every distinct pair through /v1/score
+            return self._matrix_by_pairs(preds, refs, source, column)
+        body: Dict[str, Any] = {"predictions": preds, "references": refs, "column": column}
         if source is not None:
-            body["source"] = check_text("source", source)
+            body["source"] = source
         answer = self._request("POST", "/v1/matrix", body)
-        return np.asarray(answer["matrix"], dtype=np.float64).reshape(len(preds), len(refs))
+        try:
+            grid = np.asarray(answer["matrix"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ServerError(f"{self.url}/v1/matrix answered no numeric matrix: {err}") from None
+        if grid.shape != (len(preds), len(refs)):
+            raise ServerError(f"{self.url}/v1/matrix answered a matrix of shape {grid.shape} for {len(preds)} predictions x {len(refs)} references")
+        if not np.isfinite(grid).all():
+            raise NonFiniteScoreError(f"{self.name}: the matrix from {self.url} is not finite (the server's settings or inputs make the score undefined)")
+        return grid
+
+    def _matrix_by_pairs(self, preds: List[str], refs: List[str], source: Optional[str], column: Optional[str]) -> np.ndarray:
+        up, pred_of = unique(preds)
+        ur, ref_of = unique(refs)
+        sources = None if source is None else [source] * (len(up) * len(ur))
+        result = self.compute([p for p in up for _ in ur], [r for _ in up for r in ur], sources)
+        columns = result.columns()
+        name = column if column is not None else result.primary
+        if name not in columns:
+            raise ArgumentError(f"column must be one of {', '.join(columns)} for this {self.name} call, got {column!r}")
+        return np.asarray(columns[name], dtype=np.float64).reshape(len(up), len(ur))[np.ix_(pred_of, ref_of)]
 
     def _body(self, predictions: Any, references: Any, sources: Any, call_options: Dict[str, Any]) -> Dict[str, Any]:
         self._check_options(call_options)
@@ -133,9 +159,18 @@ class RemoteScorer(Scorer):
         if other:
             raise ArgumentError(f"a remote scorer takes no call options {other}: they are set when the server starts (nlgscore serve SPEC ...)")
 
-    def _result(self, answer: Dict[str, Any]) -> Result:
-        primary = answer.get("primary") or next(name for name, values in answer["columns"].items() if values == answer["scores"])
-        return RemoteResult(Signature.parse(answer["signature"]), answer["columns"], primary, answer.get("layer"))
+    def _result(self, answer: Dict[str, Any], n: int) -> Result:
+        """The answer as a Result of ``n`` predictions: lengths and finiteness checked."""
+        try:
+            columns, scores = answer["columns"], answer["scores"]
+            primary = answer.get("primary") or next(name for name, values in columns.items() if values == scores)
+            result = RemoteResult(Signature.parse(answer["signature"]), columns, primary, answer.get("layer"))
+        except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as err:
+            raise ServerError(f"{self.url}/v1/score answered a malformed result: {type(err).__name__}: {err}") from None
+        if len(scores) != n or any(np.shape(values)[-1:] != (n,) for values in columns.values()):
+            sizes = {name: np.shape(values)[-1:] for name, values in columns.items()}
+            raise ServerError(f"{self.url}/v1/score answered {len(scores)} scores (columns {sizes}) for {n} predictions")
+        return check_finite(result, self.name)
 
     # -- HTTP ----------------------------------------------------------------------------------
     def _headers(self) -> Dict[str, str]:
@@ -198,16 +233,6 @@ class RemoteScorer(Scorer):
         if self._client is not None:
             self._client.close()
             self._client = None
-
-    # The template's hooks: a remote scorer overrides compute itself, so they are never reached.
-    def _score_items(self, items: List[Any], state: Any) -> Dict[str, np.ndarray]:  # pragma: no cover
-        raise NotImplementedError
-
-    def _finish(self, call: Any, columns: Dict[str, np.ndarray]) -> Result:  # pragma: no cover
-        raise NotImplementedError
-
-    def _signature_fields(self, call: Any) -> Dict[str, Any]:  # pragma: no cover
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, {self._signature})"

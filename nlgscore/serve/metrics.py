@@ -74,12 +74,6 @@ class ServerMetrics:
         if seconds > 0:
             self.rate.set(predictions / seconds)
 
-    def observe_matrix(self, queued: float, seconds: float, pairs: int) -> None:
-        self.queue_seconds.observe(max(0.0, queued))
-        self.compute_seconds.observe(seconds)
-        if seconds > 0:
-            self.rate.set(pairs / seconds)
-
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
         self.requests.labels(endpoint, str(status)).inc()
         self.latency.labels(endpoint).observe(seconds)

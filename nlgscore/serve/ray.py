@@ -25,12 +25,13 @@ import logging
 import os
 import signal
 import threading
+import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.extras import require
-from nlgscore.core.microbatch import MicroBatcher, QueueFullError
+from nlgscore.core.microbatch import MicroBatcher, QueueFullError, QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 class ServeBatcher(MicroBatcher):
     """A :class:`~nlgscore.core.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
 
-    Same constructor and ``submit``; calls are checked when submitted (a bad call fails alone,
+    Same constructor, ``submit`` and ``submit_call``; calls are checked when submitted (a bad call fails alone,
     before it joins a batch), then wait in ``@serve.batch``'s queue on the replica's event loop
     (``max_batch`` counts predictions, as in the micro-batcher); a batch is scored in a worker
     thread, grouped by what may be merged, with the micro-batcher's merge and split. A call of
@@ -51,48 +52,52 @@ class ServeBatcher(MicroBatcher):
 
     def __init__(self, scorer: Any, **settings: Any) -> None:
         super().__init__(scorer, **settings)
+        self._tasks: Set[Any] = set()
         ServeBatcher._batched.set_max_batch_size(self.max_batch)  # type: ignore[attr-defined]
         ServeBatcher._batched.set_batch_wait_timeout_s(self.max_wait_ms / 1000.0)  # type: ignore[attr-defined]
 
-    def submit(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
-        """Queue one call from a coroutine on the replica's event loop; a ``Future`` of its Result."""
-        call = self._check(predictions, references, sources, call_options)
+    def submit_call(self, call: Any, deadline: Optional[float] = None) -> Any:
+        """Queue one checked call from a coroutine on the replica's event loop; a ``Future`` of its answer."""
+        job = QueuedCall(call, deadline)
         loop = asyncio.get_running_loop()  # @serve.batch's queue lives on the replica's loop
         with self._cond:
             if self._closing:
                 raise RuntimeError("this ServeBatcher is closed")
-            if self._queued and self._queued + len(call.predictions) > self.max_queue:
+            if self._queued and self._queued + job.size > self.max_queue:
                 raise QueueFullError(f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later")
-            self._queued += len(call.predictions)
-        loop.create_task(self._enqueue(call))
-        return call.future
+            self._queued += job.size
+        task = loop.create_task(self._enqueue(job))
+        self._tasks.add(task)  # a reference until it is done (the loop keeps only weak ones)
+        task.add_done_callback(self._tasks.discard)
+        return job.future
 
-    async def _enqueue(self, call: Any) -> None:
+    async def _enqueue(self, job: Any) -> None:
         try:
-            if len(call.predictions) > self.max_batch:
-                await asyncio.to_thread(self._run, [call])
+            if job.size > self.max_batch or job.call.merge_key is None:
+                await asyncio.to_thread(self._run, [job])
             else:
-                await self._batched(call)
+                await self._batched(job)
         except BaseException as err:  # never leave a caller waiting
-            if not call.future.done():
-                call.future.set_exception(err)
+            if not job.future.done():
+                job.future.set_exception(err)
             raise
 
-    @serve.batch(max_batch_size=64, batch_wait_timeout_s=0.005, batch_size_fn=lambda calls: sum(len(c.predictions) for c in calls))
-    async def _batched(self, calls: List[Any]) -> List[None]:
+    @serve.batch(max_batch_size=64, batch_wait_timeout_s=0.005, batch_size_fn=lambda jobs: sum(job.size for job in jobs))
+    async def _batched(self, jobs: List[Any]) -> List[None]:
         """Ray Serve's batch handler: the waiting calls, scored together (results go to their futures)."""
-        await asyncio.to_thread(self._run, calls)
-        return [None] * len(calls)
+        await asyncio.to_thread(self._run, jobs)
+        return [None] * len(jobs)
 
-    def _run(self, calls: List[Any]) -> None:
+    def _run(self, jobs: List[Any]) -> None:
         with self._cond:
-            self._queued -= sum(len(call.predictions) for call in calls)
+            self._queued -= sum(job.size for job in jobs)
         groups: Dict[Any, List[Any]] = {}
-        for call in calls:  # only calls with equal keys merge (a per-call idf never does)
-            groups.setdefault(next((key for key in groups if key is call.key or key == call.key), call.key), []).append(call)
+        for job in jobs:  # only calls with equal keys merge (a per-call idf never does)
+            groups.setdefault(next((key for key in groups if key is job.key or key == job.key), job.key), []).append(job)
+        now = time.monotonic()
         for group in groups.values():
-            running = [call for call in group if call.future.set_running_or_notify_cancel()]  # a timed-out call is dropped
-            with self.lock:
+            running = [job for job in group if job.live(now)]  # a timed-out or cancelled call is dropped
+            with self._scoring:
                 self._score(running)
 
 

@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Dict, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
 
+from nlgscore.core.call import CallCancelled
 from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, parse_body, parse_object
@@ -119,39 +120,30 @@ class Service:
             chunks.append(chunk)
         return (parse_body if arrays else parse_object)(b"".join(chunks))
 
-    async def score(self, job: Job) -> Any:
+    async def score(self, job: Job, disconnected: Optional[Callable[[], Awaitable[bool]]] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.
 
-        A full queue is 429 (with Retry-After); 504 past the timeout (a queued call is then never
-        scored). The time spent queued and the time spent computing are recorded separately.
+        The job becomes one checked call (``make_call``, or ``make_matrix_call`` for a matrix) on
+        the batcher's queue, so pairs and matrices share one scheduler and nothing borrows a lock.
+        A full queue is 429 (with Retry-After); 504 past the timeout, 499 once ``disconnected()``
+        (Starlette's ``request.is_disconnected``) turns true: a queued call is then never scored and
+        a running matrix stops between its chunks. The time spent queued and the time spent
+        computing are recorded separately.
         """
         batcher = self.ready()
-        timeout = self.settings.timeout
-        arrived = time.perf_counter()
+        scorer = batcher.scorer
         if job.matrix:
-            return await self._matrix(batcher, job, arrived)
+            call = scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
+        else:
+            call = scorer.make_call(job.predictions, job.references, job.sources)
+        arrived = time.perf_counter()
+        watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
+        timeout = self.settings.timeout
         try:
-            future = batcher.submit(job.predictions, job.references, job.sources)
+            return await batcher.run_call(call, timeout, disconnected, watch=watch)
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
-        if self.metrics is not None:
-            self.metrics.watch_queue(future, arrived)
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
-        except asyncio.TimeoutError:
-            future.cancel()  # still queued: never scored; already running: its result is dropped
+        except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
-
-    async def _matrix(self, batcher: MicroBatcher, job: Job, arrived: float) -> Any:
-        def run() -> Any:
-            with batcher.lock:  # the scorer is not scored from two threads at once
-                started = time.perf_counter()
-                grid = batcher.scorer.matrix(job.predictions, job.references, source=job.source, column=job.column)
-                if self.metrics is not None:
-                    self.metrics.observe_matrix(started - arrived, time.perf_counter() - started, grid.size)
-                return grid
-
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(run), self.settings.timeout)
-        except asyncio.TimeoutError:
-            raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)") from None
+        except CallCancelled:
+            raise HTTPError(499, "the client disconnected before its call was scored") from None

@@ -26,7 +26,7 @@ from nlgscore.core.long_inputs import LongInputError
 from nlgscore.stream.readers import Inputs, Row
 
 if TYPE_CHECKING:  # the CLI's parser imports this module for DEFAULT_WINDOW: no torch/numpy then
-    from nlgscore.core.base import Scorer
+    from nlgscore.core.scorer_like import ScorerLike
     from nlgscore.core.result import Result
 
 # Rows per compute call: large enough for de-duplication and length sorting to pay off, small
@@ -41,7 +41,7 @@ def check_window(window: Any) -> int:
     return window
 
 
-def check_streamable(scorer: "Scorer") -> None:
+def check_streamable(scorer: "ScorerLike") -> None:
     """Refuse settings whose scores depend on the whole call (not on each pair alone)."""
     # the scorer's capability, e.g. BERTScore's idf=True without idf_sents (idf from each call's references)
     if getattr(scorer, "call_dependent", False):  # a duck-typed scorer (a remote one) declares it or is per-item
@@ -64,7 +64,7 @@ def chunks(rows: Iterator[Row], size: int) -> Iterator[List[Row]]:
         yield chunk
 
 
-def score_chunk(scorer: "Scorer", chunk: List[Row], inputs: Inputs, *, start: int = 0, **options: Any) -> "Result":
+def score_chunk(scorer: "ScorerLike", chunk: List[Row], inputs: Inputs, *, start: int = 0, **options: Any) -> "Result":
     """One ``compute`` call on ``chunk`` (references and/or sources as ``inputs`` has them), the
     rows ``start`` onwards of the corpus: an error naming an item names its row in the corpus."""
     predictions = [row[0] for row in chunk]
@@ -76,7 +76,7 @@ def score_chunk(scorer: "Scorer", chunk: List[Row], inputs: Inputs, *, start: in
         raise err.shifted(start) from None
 
 
-def score_windows(scorer: "Scorer", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None,
+def score_windows(scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None,
                   **options: Any) -> Iterator[Tuple[List[Row], "Result"]]:
     """``(rows, result)`` per window of ``inputs`` (or of the ``rows`` iterator given), in order.
 
@@ -106,7 +106,7 @@ def item_rows(result: "Result") -> List[Dict[str, Any]]:
     return [{name: values[..., k].tolist() for name, values in columns.items()} for k in range(len(result))]
 
 
-def score_stream(scorer: "Scorer", inputs: Inputs, *, window: int = DEFAULT_WINDOW, **options: Any) -> Iterator[Dict[str, Any]]:
+def score_stream(scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, **options: Any) -> Iterator[Dict[str, Any]]:
     """Per-item score rows of a corpus, in input order, computed ``window`` rows at a time.
 
     ``inputs`` comes from :mod:`nlgscore.stream.readers` (text files, JSONL, TSV/CSV, Parquet,

@@ -28,7 +28,7 @@ from nlgscore.stream.readers import Inputs
 from nlgscore.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
 if TYPE_CHECKING:
-    from nlgscore.core.base import Scorer
+    from nlgscore.core.scorer_like import ScorerLike
 
 OUTPUT_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl"}
 
@@ -113,7 +113,7 @@ def _add(total: Any, values: List[Any]) -> Any:
 
 
 def score_to_file(
-    scorer: "Scorer",
+    scorer: "ScorerLike",
     inputs: Inputs,
     path: Union[str, Path],
     *,
@@ -150,7 +150,7 @@ class _ScoreJob:
     """``score_to_file``'s :class:`~nlgscore.core.resumable_run.Job`: windows of input rows, each
     scored into output lines; the rows' running SHA-256 and column sums ride in the checkpoint."""
 
-    def __init__(self, scorer: "Scorer", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
+    def __init__(self, scorer: "ScorerLike", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
                  options: Dict[str, Any]) -> None:
         self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
         self.window, self.fmt, self.options = window, fmt, options

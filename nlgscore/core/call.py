@@ -1,0 +1,181 @@
+"""A checked call: what :meth:`Scorer.make_call <nlgscore.core.base.Scorer.make_call>` returns
+and :meth:`Scorer.run <nlgscore.core.base.Scorer.run>` scores.
+
+A :class:`Call` holds a ``compute`` call after the template's front half (needs, argument checks,
+one :class:`~nlgscore.core.inputs.Item` per prediction and reference), so whoever queues calls
+(the micro-batcher, a server) checks each request once and never re-reads a scorer's hooks:
+
+* :attr:`Call.merge_key` says which calls may be scored as one (equal keys), None for a call
+  that merges with nothing (BERTScore's per-call idf);
+* :meth:`Call.concat` joins calls of one key; :meth:`Result.split <nlgscore.core.result.Result.split>`
+  cuts the result back by :attr:`Call.size`;
+* :attr:`Call.cost` is the call's size in estimated tokens (a scheduler's token budget);
+* :meth:`Call.cancel` asks a call not to be scored (a client that left, a deadline passed): a
+  queued call is dropped, a running matrix call stops between its chunks.
+
+A :class:`MatrixCall` is the checked form of ``matrix(predictions, references)``: never merged.
+
+>>> from nlgscore.core.inputs import make_items
+>>> def call(preds, refs):
+...     items, owner = make_items(preds, refs)
+...     return Call(preds, ("references",), refs, None, "max", items=items, owner=owner)
+>>> both = Call.concat([call(["a", "b"], [["x"], ["y", "z"]]), call(["c"], [["x"]])])
+>>> both.size, both.owner, [item.reference for item in both.items]
+(3, [0, 1, 1, 2], ['x', 'y', 'z', 'x'])
+>>> both.merge_key == call(["d"], [["w"]]).merge_key, both.cost > 0
+(True, True)
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
+
+from nlgscore.core.cache import content_key
+from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.inputs import Item
+
+__all__ = ["Call", "CallCancelled", "MatrixCall", "estimate_tokens"]
+
+# Characters per token of a subword vocabulary on English text (BPE/WordPiece average about 4):
+# the scheduler's estimate of a call's tokens before any tokenizer has seen it.
+CHARS_PER_TOKEN = 4
+SPECIAL_TOKENS = 2  # [CLS]/[SEP], <s>/</s> per text
+
+
+class CallCancelled(NlgscoreError, RuntimeError):
+    """A call was cancelled (its client left, or its deadline passed) before it was scored."""
+
+
+def estimate_tokens(text: Optional[str]) -> int:
+    """An estimate of ``text``'s tokens (none for a missing input).
+
+    >>> estimate_tokens("It is cold today."), estimate_tokens(None)
+    (6, 0)
+    """
+    return 0 if text is None else len(text) // CHARS_PER_TOKEN + SPECIAL_TOKENS
+
+
+class _Cancellable:
+    """A flag another thread sets and a running call reads between its chunks."""
+
+    _flag: threading.Event
+
+    def cancel(self) -> None:
+        """Ask that this call is not scored (or stops between its chunks)."""
+        self._flag.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._flag.is_set()
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`CallCancelled` if the call was cancelled (a run's check between chunks)."""
+        if self._flag.is_set():
+            raise CallCancelled("the call was cancelled (its client left or its deadline passed) before it was scored")
+
+
+@dataclass
+class Call(_Cancellable):
+    """One checked ``compute`` call: what the metric's hooks see.
+
+    ``needs`` is what this call scores with (the metric's ``needs``, or the call's for a metric
+    whose inputs depend on it); ``references``/``sources`` are None unless needed; ``items`` the
+    call's items and ``owner`` the prediction each belongs to. ``runtime`` holds the call's
+    run-time settings (the scorer's, with the call's overrides); ``progress`` is told the work
+    done while items are scored (see :mod:`nlgscore.core.progress`). ``merges``: whether the
+    scorer's numbers for an item are the same in any call (see :attr:`merge_key`).
+    """
+
+    predictions: List[str]
+    needs: Tuple[str, ...]
+    references: Optional[List[List[str]]]  # per prediction, its references
+    sources: Optional[List[str]]  # per prediction, its source
+    multiref: str
+    runtime: Any = None
+    options: Dict[str, Any] = field(default_factory=dict)
+    progress: Any = None
+    items: List[Item] = field(default_factory=list)
+    owner: List[int] = field(default_factory=list)
+    merges: bool = True
+    _flag: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    # What Scorer.prepare did ahead of run (tokenizing, idf), if it was called.
+    prepared: bool = field(default=False, repr=False, compare=False)
+    state: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def size(self) -> int:
+        """Predictions in the call (what its Result holds)."""
+        return len(self.predictions)
+
+    @property
+    def cost(self) -> int:
+        """Estimated tokens of the call's items (every input a metric reads, per item)."""
+        return sum(estimate_tokens(i.prediction) + estimate_tokens(i.reference) + estimate_tokens(i.source) for i in self.items)
+
+    @property
+    def merge_key(self) -> Optional[Hashable]:
+        """Calls with equal keys may be scored as one :meth:`concat` call with the same per-item
+        numbers; None: this call merges with nothing (options without stable content too)."""
+        options = content_key(self.options)
+        if not self.merges or options is None:
+            return None
+        runtime = tuple(getattr(self.runtime, name, None) for name in ("batch_size", "max_tokens", "progress"))
+        return (self.needs, self.multiref, options, runtime)
+
+    @classmethod
+    def concat(cls, calls: Sequence["Call"]) -> "Call":
+        """One call of ``calls``' items in order (all of one :attr:`merge_key`); its result
+        splits back by ``[call.size for call in calls]``."""
+        if not calls:
+            raise ValueError("Call.concat needs at least one call")
+        first = calls[0]
+        if len(calls) == 1:
+            return first
+        key = first.merge_key
+        if key is None or any(call.merge_key != key for call in calls[1:]):
+            raise ValueError("Call.concat joins calls of one merge_key (not None)")
+        owner: List[int] = []
+        offset = 0
+        for call in calls:
+            owner.extend(o + offset for o in call.owner)
+            offset += call.size
+        return replace(
+            first,
+            predictions=[p for call in calls for p in call.predictions],
+            references=None if first.references is None else [r for call in calls for r in call.references],  # type: ignore[union-attr]
+            sources=None if first.sources is None else [s for call in calls for s in call.sources],  # type: ignore[union-attr]
+            options=dict(first.options),
+            progress=None,
+            items=[item for call in calls for item in call.items],
+            owner=owner,
+            _flag=threading.Event(),
+            prepared=False,
+            state=None,
+        )
+
+
+@dataclass
+class MatrixCall(_Cancellable):
+    """One checked ``matrix`` call: the distinct ``predictions`` and ``references``, the index of
+    each input text among them (``pred_of``, ``ref_of``), the one ``source`` (None unless the
+    metric scores with sources), the ``column`` asked for and the call's options. Never merged."""
+
+    predictions: List[str]
+    references: List[str]
+    pred_of: List[int]
+    ref_of: List[int]
+    source: Optional[str]
+    column: Optional[str]
+    options: Dict[str, Any] = field(default_factory=dict)
+    _flag: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    merge_key = None
+    size = 1  # one answer: the matrix
+
+    @property
+    def cost(self) -> int:
+        """Estimated tokens of every pair (what the scheduler budgets)."""
+        return len(self.references) * sum(map(estimate_tokens, self.predictions)) + len(self.predictions) * sum(map(estimate_tokens, self.references))
