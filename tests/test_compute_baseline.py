@@ -125,6 +125,9 @@ def test_bad_arguments():
         sample_pair_groups(5, 5, seed=0, group_size=1)
     with pytest.raises(ValueError, match="shape"):
         write_baseline_text(np.zeros((3, 2)))
+    # a negative seed is refused before a model loads: the model name would fail otherwise (issue 33 item 3)
+    with pytest.raises(ValueError, match=r"seed must be an integer >= 0 \(seed=\), got -1"):
+        compute_baseline(["a b", "c d", "e f"], 4, -1, model="no-such-model")
 
 
 def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():

@@ -30,6 +30,7 @@ import numpy as np
 
 from nlgscore.bertscore.rescale import HEADER, parse_baseline
 from nlgscore.core.errors import ArgumentError
+from nlgscore.meta.stats.resample import check_seed
 
 PathLike = Union[str, "os.PathLike[str]"]
 # 16 sentences give 120 pairs: one BERTScorer chunk on CPU, each sentence encoded once.
@@ -171,6 +172,7 @@ def compute_baseline(
     """
     from tqdm.auto import tqdm
 
+    seed = check_seed(seed, "seed=")  # before any model loads (scripts/compute_baseline.py --seed too)
     sentences = list(sentences)
     groups = sample_pair_groups(len(sentences), n_pairs, seed, group_size)
     scorer = scorer if scorer is not None else all_layers_scorer(model)
