@@ -56,7 +56,8 @@ def _copy(target: Path) -> None:
     for folder in ("nlgscore", "metrics", "hub_cards", "baselines", "scripts"):
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
     (target / "tests").mkdir()
-    for name in ("conftest.py", "hubserver.py", "offline.py", *TESTS):
+    helpers = [path.name for path in (ROOT / "tests").glob("*.py") if not path.name.startswith("test_")]  # conftest, servers, ties ...
+    for name in (*helpers, *TESTS):
         shutil.copy(ROOT / "tests" / name, target / "tests" / name)
     (target / "tests" / "golden").symlink_to(ROOT / "tests" / "golden")
     for name in ("setup.cfg", "setup.py", "pyproject.toml"):

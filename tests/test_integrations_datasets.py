@@ -70,7 +70,7 @@ def test_bad_arguments():
     with pytest.raises(TypeError, match="metric"):
         map_function(42)
     with pytest.raises(ValueError, match="unknown metric"):
-        map_function("bleu")
+        map_function("bleurt")
     with pytest.raises(ValueError, match="reference_column"):
         map_function(SPEC, reference_column=None)
 

@@ -55,8 +55,10 @@ def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_comput
         text = proc.get("/metrics").text
         for name in ("nlgscore_queue_seconds_count", "nlgscore_compute_seconds_count"):
             assert float(re.search(rf"^{name} (\S+)$", text, re.M).group(1)) >= 1, name
-        queued = float(re.search(r"^nlgscore_queue_seconds_sum (\S+)$", text, re.M).group(1))
-        assert queued > 0.2  # the burst's first call waited --max-wait-ms for others: queue time, not compute time
+        # each scored request's wait is observed once, apart from the runs' compute time (an idle
+        # worker takes a burst at once, so the waits themselves may be ~0 here)
+        assert float(re.search(r"^nlgscore_queue_seconds_count (\S+)$", text, re.M).group(1)) == len(ok)
+        assert float(re.search(r"^nlgscore_compute_seconds_sum (\S+)$", text, re.M).group(1)) > 0
         assert float(re.search(r'^nlgscore_dropped_total\{reason="overload"\} (\S+)$', text, re.M).group(1)) == statuses.count(429)
         assert float(re.search(r'^nlgscore_dropped_total\{reason="disconnect"\} (\S+)$', text, re.M).group(1)) >= 1
         assert float(re.search(r"^nlgscore_pairs_per_second (\S+)$", text, re.M).group(1)) > 0

@@ -85,4 +85,5 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         raise
     if child.returncode != 0:
         raise RuntimeError(f"bench_serve.py exited with {child.returncode}: {stderr[-2000:]}")
-    recorder.put("throughput", json.loads(stdout)["throughput"])
+    rows = json.loads(stdout)["throughput"]  # one row per --clients value
+    recorder.put("throughput", next(row for row in rows if row["clients"] == CLIENTS))
