@@ -63,7 +63,7 @@ def prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
     """
     import os
 
-    from nlgscore.core.tables import table
+    from nlgscore.backend.tables import table
 
     mode = parts[0] if parts else options.get("mode") or "ref"
     if mode not in ("ref", "src"):

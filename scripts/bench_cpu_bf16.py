@@ -44,7 +44,7 @@ def build_large(folder: str) -> str:
     import torch
     from transformers import AutoTokenizer, RobertaConfig, RobertaModel
 
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     minilm = resolve("minilm").path
     tokenizer = AutoTokenizer.from_pretrained(minilm)

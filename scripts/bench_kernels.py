@@ -1,7 +1,7 @@
 """BERTScore wall time with each CPU linear kernel: the automatic choice, MKL forced, oneDNN forced.
 
 nlgscore picks the CPU linear kernel by timing both on the model's shapes when it loads a model
-(``nlgscore.core.gemm``); this script checks the choice end to end on WMT pairs. Each setting runs
+(``nlgscore.backend.gemm``); this script checks the choice end to end on WMT pairs. Each setting runs
 in its own process (``NLGSCORE_ONEDNN`` is read at load time), the settings alternate over the
 repeats so that a busy phase of a shared machine hits all of them, and the median is reported
 with the CPU model and the kernel each process chose.
@@ -22,7 +22,7 @@ SETTINGS = {"automatic": None, "MKL forced": "0", "oneDNN forced": "1"}
 
 WORKER = r"""
 import json, sys, time
-from nlgscore.core import gemm
+from nlgscore.backend import gemm
 from nlgscore.meta.data.loaders import load_darr
 import nlgscore
 darr = load_darr(sys.argv[1]); n = int(sys.argv[2])

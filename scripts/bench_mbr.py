@@ -1,4 +1,4 @@
-"""MBR benchmark: nlgscore's ``nlgscore.mbr.decode`` against mbrs 0.1.8 and bert_score 0.3.13.
+"""MBR benchmark: nlgscore's ``nlgscore.runs.mbr.decode`` against mbrs 0.1.8 and bert_score 0.3.13.
 
     python scripts/bench_mbr.py --sizes 8,16,32,64 --items 32 --repeats 3 --json /tmp/mbr.json
 
@@ -107,7 +107,7 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--json", default=None, help="write the raw report here")
     args = parser.parse_args(argv)
 
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     model = resolve("minilm").path
     sizes = [int(n) for n in args.sizes.split(",")]

@@ -90,7 +90,7 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
     items, side by side in alternating rounds; request latency p50/p99 of the in-process clients."""
     from servers import ServeProcess
 
-    from nlgscore.core.microbatch import MicroBatcher
+    from nlgscore.runs.microbatch import MicroBatcher
 
     flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000", "--no-reference-cache")
     rows = []
@@ -129,7 +129,7 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
 def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
     """Added latency of one client: each item scored directly and through the batcher back to back
     (paired, so that the shared machine's load hits both alike); 64 clients: latency under load."""
-    from nlgscore.core.microbatch import MicroBatcher
+    from nlgscore.runs.microbatch import MicroBatcher
 
     n = min(len(preds), args.latency_n)
     rows = []
@@ -163,7 +163,7 @@ def _pct(values: List[float], q: float) -> float:
 def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
     """B prompts x G rollouts per step, each rollout its own call (references shared within a
     group): texts through the encoder and wall time, through the batcher and as one offline call."""
-    from nlgscore.core.microbatch import MicroBatcher
+    from nlgscore.runs.microbatch import MicroBatcher
     from nlgscore.registry import load
 
     B, G = args.prompts, args.rollouts

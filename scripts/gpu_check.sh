@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check of issue 34 (BENCHMARKS.md "GPU"): exactness and throughput on one GPU, <= 8 min.
 #   scripts/gpu_check.sh                        # on the GPU machine: needs .gpu/ (gpu_slice.sh, gpu_wheels.sh)
-#   scripts/gpu_check.sh --device cpu --tiny    # the CPU dry run (tests/test_gpu_check.py)
+#   scripts/gpu_check.sh --device cpu --tiny    # the CPU dry run (tests/bench/test_gpu_check.py)
 # Writes $OUT/gpu_check.json and $OUT/gpu_check.log (OUT defaults to out/gpu). GPU_DIR (default
 # .gpu) holds data/wmt-kk-en.jsonl and wheels/*.whl; the wheels are installed into a private
 # folder (no network, no dependency resolution: the image has the rest).

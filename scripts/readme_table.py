@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     args.data = args.data or loaders.default_data_dir()
 
     from nlgscore.calibration.baseline import all_layers_scorer
-    from nlgscore.core.tables import table as data_table
+    from nlgscore.backend.tables import table as data_table
 
     total = time.perf_counter()
     timings: Dict[str, float] = {}

@@ -126,7 +126,7 @@ def _apply_kernel(onednn, threads: int) -> None:
     import torch
 
     from nlgscore import registry
-    from nlgscore.core import gemm
+    from nlgscore.backend import gemm
 
     if onednn is None:
         os.environ.pop(gemm.ENV_SWITCH, None)
@@ -147,7 +147,7 @@ def kernel(request, _kernel_models):
     """Runs the test under one kernel setting of :data:`KERNELS`, restoring the caller's after."""
     import torch
 
-    from nlgscore.core import gemm
+    from nlgscore.backend import gemm
 
     before = (os.environ.get(gemm.ENV_SWITCH), torch.get_num_threads())
     onednn, threads = request.param

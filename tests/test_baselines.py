@@ -54,7 +54,7 @@ def test_explicit_path_wins(tmp_path):
 
 def test_shipped_copy_after_hub(monkeypatch):
     calls = []
-    monkeypatch.setattr("nlgscore.core.hub.fetch_baseline", lambda lang, model: calls.append((lang, model)))  # the Hub is offline here
+    monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: calls.append((lang, model)))  # the Hub is offline here
     table, source = find_baseline("en", "roberta-large")
     assert calls == [("en", "roberta-large")] and source == "package:en/roberta-large.tsv"
     np.testing.assert_allclose(table[17], [0.83150584, 0.8314941, 0.83122575])
@@ -65,12 +65,12 @@ def test_shipped_copy_after_hub(monkeypatch):
 def test_hub_result_is_used(monkeypatch, tmp_path):
     path = tmp_path / "hub.tsv"
     path.write_text(GOOD, encoding="utf-8")
-    monkeypatch.setattr("nlgscore.core.hub.fetch_baseline", lambda lang, model: (str(path), "hub:org/repo@main"))
+    monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: (str(path), "hub:org/repo@main"))
     assert find_baseline("en", "roberta-large")[1] == "hub:org/repo@main"
 
 
 def test_missing_baseline_lists_places(monkeypatch):
-    monkeypatch.setattr("nlgscore.core.hub.fetch_baseline", lambda lang, model: None)
+    monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: None)
     with pytest.raises(ValueError) as info:
         find_baseline("en", "no-such-model")
     text = str(info.value)
@@ -105,6 +105,6 @@ def test_scorer_rescale_and_signature(monkeypatch, minilm_scorer, tmp_path):
     raw = minilm_scorer.score(["a cat"], ["the cat"])
     scaled = scorer.score(["a cat"], ["the cat"])
     assert float(scaled.f1[0]) == pytest.approx((float(raw.f1[0]) - 0.55) / 0.45, abs=1e-6)
-    monkeypatch.setattr("nlgscore.core.hub.fetch_baseline", lambda lang, model: None)
+    monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: None)
     with pytest.raises(ValueError, match="all-MiniLM-L6-v2"):
         BERTScorer(model_type="minilm", num_layers=4, lang="xx", rescale_with_baseline=True)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nlgscore.core import gemm
+from nlgscore.backend import gemm
 from tests.conftest import GOLDEN
 
 # Short golden pairs (with an empty candidate and a perfect match), and one long text (the first

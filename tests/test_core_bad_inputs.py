@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core.model_files import IncompleteModelError
+from nlgscore.backend.model_files import IncompleteModelError
 
 GOLDEN = Path(__file__).parent / "golden"
 P = ["The cat sat on the mat.", "Prices rose sharply."]
@@ -22,7 +22,7 @@ R = ["A cat was sitting on the mat.", "Prices increased steeply."]
 
 
 def _minilm_folder(tmp_path: Path) -> Path:
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     folder = tmp_path / "minilm"
     shutil.copytree(resolve("minilm").path, folder)

@@ -3,7 +3,7 @@ processes prints, on each process, the scores one process prints.
 
 The script is taken verbatim from the README block after the ``launch-recipe`` marker, so the
 documentation cannot drift from what works. (That the two processes split the pairs rather
-than each scoring everything is checked by tests/test_distributed.py, counting encoder rows.)
+than each scoring everything is checked by tests/backend/test_distributed.py, counting encoder rows.)
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.microbatch import MicroBatcher, QueueFullError
+from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
 from nlgscore.core.result import Result
 from nlgscore.registry import load
 

@@ -17,7 +17,7 @@ from nlgscore import registry
 from nlgscore.cli import main
 from nlgscore.core.base import Scorer
 from nlgscore.core.errors import ArgumentError, NlgscoreError
-from nlgscore.core.model_files import IncompleteModelError
+from nlgscore.backend.model_files import IncompleteModelError
 from nlgscore.core.result import Result
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -127,8 +127,8 @@ def test_a_bug_shows_its_traceback_and_exits_1(capsys):
 
 def test_every_user_error_class_is_an_nlgscore_error():
     from nlgscore.cli.options import UserError
-    from nlgscore.core.extras import MissingExtraError
-    from nlgscore.core.models import ModelNotAvailableError
+    from nlgscore.backend.extras import MissingExtraError
+    from nlgscore.backend.models import ModelNotAvailableError
 
     for cls in (UserError, MissingExtraError, ModelNotAvailableError, IncompleteModelError):
         assert issubclass(cls, NlgscoreError)
@@ -146,7 +146,7 @@ def test_a_non_utf8_baseline_file_is_named_not_blamed_on_the_model(tmp_path, cap
 
 # -- item 6: a WordPiece vocab.txt that does not match the model is refused ----------------------
 def _minilm_without_tokenizer_json(tmp_path: Path, keep_lines=None) -> Path:
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     source, folder = Path(resolve("minilm").path), tmp_path / "minilm"
     folder.mkdir(parents=True)

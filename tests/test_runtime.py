@@ -84,7 +84,7 @@ def test_unavailable_device_is_an_argument_error_for_every_scorer(device):
 
 def test_auto_is_float32_on_a_cpu_without_native_bf16(monkeypatch):
     # A CPU without bf16 arithmetic cannot be had here: the detection is patched (only that).
-    from nlgscore.core import gemm
+    from nlgscore.backend import gemm
 
     monkeypatch.setattr(gemm, "cpu_native_bf16", lambda: False)
     assert resolve_runtime("encoder", device="cpu", dtype="auto").dtype == "float32"
@@ -100,7 +100,8 @@ def test_scorer_reads_its_runtime(minilm_scorer):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "auto"])
 def test_bertscore_half_precision_on_cpu(minilm_scorer, dtype):
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.core import gemm, runtime
+    from nlgscore.backend import gemm
+    from nlgscore.core import runtime
 
     cands, refs = _golden_pairs(dtype)
     scorer = BERTScorer(model_type="minilm", num_layers=4, device="cpu", dtype=dtype)
@@ -212,7 +213,7 @@ def test_cpu_kernel_choice_is_per_dtype(monkeypatch):
     import torch
     import torch.nn.functional as F
 
-    from nlgscore.core import gemm
+    from nlgscore.backend import gemm
 
     monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
     monkeypatch.setitem(gemm._CHOICE, "kernel", "mkl")

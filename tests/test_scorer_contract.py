@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core import gemm
+from nlgscore.backend import gemm
 from nlgscore.core.base import Scorer, aggregate
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core.distributed import active_state
+from nlgscore.backend.distributed import active_state
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.trl import async_reward_function, completion_texts, reward_function
 

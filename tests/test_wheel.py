@@ -139,7 +139,7 @@ for name in metrics:
     out["modules"][name] = nlgscore.evaluate_module(name)
 from nlgscore.meta.data.loaders import default_data_dir
 out["data_dir"] = str(default_data_dir())
-from nlgscore.core.extras import pyplot
+from nlgscore.backend.extras import pyplot
 try:
     pyplot()
 except ImportError as err:

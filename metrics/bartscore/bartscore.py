@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.core.tables import table
+from nlgscore.backend.tables import table
 from nlgscore.evaluate_modules import reference_lists, require_inputs
 from nlgscore.registry import cached
 

@@ -71,7 +71,7 @@ def machine_info(device: str) -> Dict[str, Any]:
     import transformers
 
     from nlgscore.core.version import __version__
-    from nlgscore.core.kernel_cache import cpu_model
+    from nlgscore.backend.kernel_cache import cpu_model
 
     info: Dict[str, Any] = {
         "cpu": cpu_model(),

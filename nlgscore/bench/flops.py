@@ -2,7 +2,7 @@
 
 Model FLOP utilisation (MFU) = FLOPs of the encoder layers / wall time / matmul throughput, where
 the throughput is measured in the same run on shapes like the model's own, per shape the faster
-of ``torch.matmul`` (MKL on CPU) and oneDNN's linear (:mod:`nlgscore.core.gemm`, which nlgscore uses
+of ``torch.matmul`` (MKL on CPU) and oneDNN's linear (:mod:`nlgscore.backend.gemm`, which nlgscore uses
 on CPU), so MFU compares a scorer with the best this machine's libraries do, not a datasheet.
 
 Two FLOP counts are reported:
@@ -110,7 +110,7 @@ def matmul_throughput(
     """
     import torch
 
-    from nlgscore.core.gemm import linear, onednn_available
+    from nlgscore.backend.gemm import linear, onednn_available
 
     torch_dtype = getattr(torch, dtype)
     per_shape: List[Dict[str, Any]] = []

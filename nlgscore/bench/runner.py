@@ -51,7 +51,7 @@ class Benchmark:
         """``(path, num_layers, description)`` of the BERTScore model."""
         cfg = self.config
         if cfg.model_shape == "minilm":
-            from nlgscore.core.models import resolve
+            from nlgscore.backend.models import resolve
 
             return resolve("minilm").path, cfg.num_layers or MINILM_LAYERS, "all-MiniLM-L6-v2 (embedded)"
         from nlgscore.bench.synthetic import BERTSCORE_LAYERS, build_random_model

@@ -22,12 +22,12 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
-from nlgscore.core.batching import length_groups, padded_length
+from nlgscore.backend.batching import length_groups, padded_length
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.gemm import use_onednn_linears
-from nlgscore.core.loading import load_with_sdpa, model_loading
-from nlgscore.core.model_files import check_model_folder, check_tokenizer
-from nlgscore.core.models import ResolvedModel, resolve
+from nlgscore.backend.gemm import use_onednn_linears
+from nlgscore.backend.loading import load_with_sdpa, model_loading
+from nlgscore.backend.model_files import check_model_folder, check_tokenizer
+from nlgscore.backend.models import ResolvedModel, resolve
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 
@@ -183,7 +183,7 @@ class Encoder:
         model.eval().to(device)
         torch_dtype = settle_dtype(model, runtime.dtype)
         if device.type == "cpu":
-            use_onednn_linears(model)  # the packed forward calls nlgscore.core.gemm itself; other architectures go through these
+            use_onednn_linears(model)  # the packed forward calls nlgscore.backend.gemm itself; other architectures go through these
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int):
@@ -267,7 +267,7 @@ class Encoder:
     def embed(self, id_lists: Sequence[Sequence[int]]):
         """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers.
 
-        Texts run in groups of one :func:`~nlgscore.core.batching.padded_length`, each padded to
+        Texts run in groups of one :func:`~nlgscore.backend.batching.padded_length`, each padded to
         it, so a text's embedding has the same bits whatever else the batch holds.
         """
         import torch

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
-from nlgscore.core.batching import round_up_length
-from nlgscore.core.gemm import MIN_ROWS
+from nlgscore.backend.batching import round_up_length
+from nlgscore.backend.gemm import MIN_ROWS
 
 # Tokens per side of one tile: a tile's similarity block is at most TILE_TOKENS^2 fp32 values
 # (16 MiB), its padded gathers about as much again.
@@ -83,7 +83,7 @@ class _Side:
         starts = torch.tensor([start for start, _ in spans], device=device)
         rows = torch.cat([torch.arange(start, start + n, device=device) for start, n in spans])
         self.emb = flat[rows]
-        if self.emb.shape[0] < MIN_ROWS:  # a product of fewer rows takes another kernel path (nlgscore.core.gemm)
+        if self.emb.shape[0] < MIN_ROWS:  # a product of fewer rows takes another kernel path (nlgscore.backend.gemm)
             self.emb = torch.cat([self.emb, self.emb.new_zeros(MIN_ROWS - self.emb.shape[0], self.emb.shape[1])])
         local = torch.cumsum(lengths, 0) - lengths  # each text's first row in self.emb
         # padded as greedy_match's token axes (round_up_length): the sums below add in its order

@@ -7,7 +7,7 @@ bert_score 0.3.13, where a padded cell could win over all-negative cosines and m
 on the batch it was in); special tokens take part in the max but weigh 0.
 
 Batch invariance: callers pad the token axes to a multiple of
-:data:`~nlgscore.core.batching.LENGTH_MULTIPLE` (:func:`~nlgscore.core.batching.round_up_length`).
+:data:`~nlgscore.backend.batching.LENGTH_MULTIPLE` (:func:`~nlgscore.backend.batching.round_up_length`).
 Then every similarity comes from a product of at least 16 rows (the same bits as in any larger
 product) and every per-text sum adds the text's values in one order (zeros past a full vector
 never move them), so a pair's P, R, F do not depend on its batch mates, nor on the path

@@ -7,7 +7,7 @@ FLOPs at 25-token sentences, run here on the real tokens only, gathered into one
 structure, so it runs on the padded batch through ``scaled_dot_product_attention`` with a padding
 mask. The operations are those of transformers' ``BertLayer`` in eval mode, in the same order,
 so the output agrees with the model's own forward to float rounding. On CPU the projections run
-through oneDNN with the GELU fused (:mod:`nlgscore.core.gemm`), and attention over short sequences is
+through oneDNN with the GELU fused (:mod:`nlgscore.backend.gemm`), and attention over short sequences is
 two batched matmuls rather than SDPA's CPU flash kernel, which is tuned for long sequences (for
 25-token sentences and 32-wide heads the matmuls took 35% less time).
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Optional, Tuple
 
-from nlgscore.core.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear
+from nlgscore.backend.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear
 
 logger = logging.getLogger(__name__)
 

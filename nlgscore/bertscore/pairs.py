@@ -3,7 +3,7 @@
 Pairs are sorted by length and processed in chunks: the distinct texts of a chunk are encoded in
 token-budget batches, the chunk's pairs are matched with batched matmuls, and the embeddings are
 dropped before the next chunk, so host memory does not grow with the corpus. Encoder batches and
-matching batches both go through :func:`nlgscore.core.batching.run_with_backoff` (an
+matching batches both go through :func:`nlgscore.backend.batching.run_with_backoff` (an
 out-of-memory error halves the budget and retries).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
-from nlgscore.core.batching import round_up_length, run_batches, run_with_backoff, unique
+from nlgscore.backend.batching import round_up_length, run_batches, run_with_backoff, unique
 
 @dataclass(frozen=True)
 class PairModel:

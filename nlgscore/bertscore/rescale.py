@@ -2,7 +2,7 @@
 
 A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
 row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
-looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.core.hub.fetch_baseline`),
+looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.backend.hub.fetch_baseline`),
 the copies shipped under ``baselines/`` (installed as the package ``nlgscore.baselines``).
 
 >>> table = parse_baseline("LAYER,P,R,F\\n0,0.5,0.5,0.5\\n1,0.8,0.6,0.7\\n")
@@ -87,7 +87,7 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
         raise ArgumentError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
     if not LANG_PATTERN.match(lang):
         raise ArgumentError(f"lang must be a language code (letters, digits, '-', '_'), got {lang!r}")
-    from nlgscore.core.hub import baseline_filename, fetch_baseline
+    from nlgscore.backend.hub import baseline_filename, fetch_baseline
 
     fetched = fetch_baseline(lang, model_name)
     if fetched is not None:
@@ -97,7 +97,7 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
     resource = resources.files(PACKAGE).joinpath(*relative.split("/"))
     if resource.is_file():
         return parse_baseline(resource.read_text(encoding="utf-8"), relative), f"package:{relative}"
-    from nlgscore.core.tables import table as data_table
+    from nlgscore.backend.tables import table as data_table
 
     repo = data_table("hub")["baseline_repo_id"]
     raise ArgumentError(

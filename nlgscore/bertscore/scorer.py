@@ -35,14 +35,14 @@ from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.bertscore.windows import WindowPlan, check_stride
 from nlgscore.core.base import Call, Item, Scorer
-from nlgscore.core.batching import unique
+from nlgscore.backend.batching import unique
 from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
-from nlgscore.core.gemm import kernel_field
+from nlgscore.backend.gemm import kernel_field
 from nlgscore.core.runtime import dtype_name
-from nlgscore.core.tables import table
+from nlgscore.backend.tables import table
 
 __all__ = ["BERTScorer", "BERTScoreResult", "default_layer", "default_model"]
 
@@ -217,7 +217,7 @@ class BERTScorer(Scorer):
 
     @staticmethod
     def _default_layer(model_type: str) -> Optional[int]:
-        from nlgscore.core.models import resolve
+        from nlgscore.backend.models import resolve
 
         aliases = _aliases()
         names = [model_type]

@@ -138,7 +138,7 @@ def model_depth(model: str, revision: Optional[str] = None) -> int:
     from transformers import AutoConfig
 
     from nlgscore.bertscore.embedding import model_layer_count
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     return model_layer_count(AutoConfig.from_pretrained(resolve(model, revision=revision).path))
 

@@ -121,7 +121,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 class _LineFormatter(logging.Formatter):
     """Log records as the command line's other messages: ``nlgscore: warning: text``, one line.
 
-    >>> record = logging.LogRecord("nlgscore.core.batching", logging.WARNING, "", 0, "out of memory; retrying with %d", (64,), None)
+    >>> record = logging.LogRecord("nlgscore.backend.batching", logging.WARNING, "", 0, "out of memory; retrying with %d", (64,), None)
     >>> _LineFormatter().format(record)
     'nlgscore: warning: out of memory; retrying with 64'
     """

@@ -21,7 +21,7 @@ from nlgscore.cli.options import (
     runtime_settings,
 )
 from nlgscore.cli.output import emit
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 from nlgscore.meta.stats.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.

@@ -119,7 +119,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.core.resumable import write_atomic
+    from nlgscore.runs.outputs.resumable import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_writable([args.json_out, args.csv, args.plot])  # before the work, not after it
     if args.plot:
-        from nlgscore.core.extras import require
+        from nlgscore.backend.extras import require
 
         require("matplotlib", "plot", "--plot")  # a missing extra is found now, not after the scoring
     for folder in (args.export_scores, getattr(args, "export_mtme", None)):

@@ -35,7 +35,7 @@ def _non_negative(text: str) -> float:
 
 
 def register(subparsers) -> None:
-    from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
+    from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
     from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
     from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
 
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
     import os
 
-    from nlgscore.core.threads import ENV as THREADS_ENV, available_cpus
+    from nlgscore.backend.threads import ENV as THREADS_ENV, available_cpus
 
     if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
         os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - 1))

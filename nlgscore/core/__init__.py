@@ -1,13 +1,19 @@
-"""The machinery every metric shares and no metric owns.
+"""The contract every metric fulfils (knows no metric): the Scorer template, Call, Result, Signature,
+Runtime, errors.
 
-``base.py`` (the Scorer template: checks, reference flattening and aggregation, dedup, sharding),
-``result.py`` (the one Result shape), ``signature.py``, ``inputs.py`` (argument checks),
-``runtime.py`` (the one run-time policy: device, dtype, budgets, progress, accelerator),
-``scorer_runtime.py`` (the run-time options every scorer owns), ``version.py`` (``__version__``),
-``loading.py`` (every model load, serialised and quiet), ``batching.py`` (token-budget plans, OOM
-back-off), ``cache.py``
-(text caches and content keys), ``models.py`` (resolving checkpoints), ``model_files.py``
-(checking a model folder's files), ``hub.py``, ``distributed.py`` (accelerate sharding), ``tables.py`` (constants as
-data), ``gemm.py`` (CPU linear kernels), ``extras.py`` (optional dependencies). Nothing here
-imports a metric, an adapter or the CLI.
+* ``base.py``: the Scorer template
+* ``call.py``: Call, MatrixCall: a checked call
+* ``scorer_like.py``: ScorerLike: what adapters need
+* ``inputs.py``: argument checks, Item
+* ``result.py``: one Result shape
+* ``signature.py``: what produced a score, for reports and caches
+* ``runtime.py``: the one run-time policy: device, dtype incl. CPU bf16/"auto", budgets, progress
+* ``scorer_runtime.py``: the run-time options every scorer owns: Scorer.__init__
+* ``long_inputs.py``: the long_inputs= option every scorer takes, LongInputError
+* ``cache.py``: TextCache: LRU by count and bytes; ScorerCache; content keys
+* ``errors.py``: user errors vs bugs: ArgumentError, DataError, ...; below every room
+* ``version.py``: __version__
+
+Nothing here imports a metric, an adapter or the CLI; it imports ``backend/`` (the plumbing
+below it) and, lazily and only in ``Scorer.acompute``, the Call queue in ``runs/``.
 """

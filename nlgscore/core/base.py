@@ -15,7 +15,7 @@ references=None, sources=None)`` is ``run(make_call(...))``: two public steps, h
 
 3. de-duplication of identical items (on every input the metric uses);
 4. sharding the distinct items across processes and gathering them in input order
-   (:mod:`nlgscore.core.distributed`), with a progress bar counted in input items;
+   (:mod:`nlgscore.backend.distributed`), with a progress bar counted in input items;
 5. aggregating each per-item column over a prediction's references with the metric's rule
    (:attr:`Scorer.multiref`: ``"max"`` for BERTScore, ``"mean"`` for Prism, ``"mean"|"max"`` for
    BARTScore);
@@ -30,7 +30,7 @@ a metric whose inputs depend on the call (Prism's ``mode``, BARTScore's ``direct
 in :meth:`Scorer._call_needs`; one whose numbers depend on a call's other items sets
 :attr:`Scorer.call_dependent` (its calls never merge). Every hook reads the call's run-time settings (``call.runtime``:
 budget, batch size, progress), never the scorer's. Token-budget batching with OOM back-off lives
-in :mod:`nlgscore.core.batching`. :meth:`Scorer.matrix` scores every prediction against every
+in :mod:`nlgscore.backend.batching`. :meth:`Scorer.matrix` scores every prediction against every
 reference (a utility matrix) through the same template.
 
 >>> import numpy as np
@@ -60,12 +60,12 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, 
 
 import numpy as np
 
-from nlgscore.core.batching import unique
+from nlgscore.backend.batching import unique
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
-from nlgscore.core.distributed import shard
+from nlgscore.backend.distributed import shard
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
-from nlgscore.core.progress import ItemProgress
+from nlgscore.backend.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.runtime import RUNTIME_OPTIONS
 from nlgscore.core.scorer_runtime import ScorerRuntime, metric_options, scorer_runtime
@@ -153,10 +153,10 @@ class Scorer(ScorerRuntime, ABC):
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
         threads, through the same batcher's ``submit``) are merged into one ``run`` by the
-        scorer's :class:`~nlgscore.core.microbatch.MicroBatcher` (made on first use; build your
+        scorer's :class:`~nlgscore.runs.microbatch.MicroBatcher` (made on first use; build your
         own for other settings); each call gets its own Result, a bad call fails alone. Scores
         equal :meth:`compute`'s up to float rounding."""
-        from nlgscore.core.microbatch import shared_batcher
+        from nlgscore.runs.microbatch import shared_batcher
 
         return await shared_batcher(self).acompute(predictions, references, sources, **call_options)
 

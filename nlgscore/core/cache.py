@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Hashable, List, Optional
 
-from nlgscore.core.batching import check_positive
+from nlgscore.backend.batching import check_positive
 
 
 # Bytes of values (tensors, arrays) a TextCache holds by default: 512 MiB.
@@ -111,7 +111,7 @@ class ScorerCache(TextCache):
     def get_or_build(self, key: Optional[Hashable], build: Callable[[], Any]) -> Any:
         if key is None:
             return build()
-        with self._lock:  # a model load is serialised anyway (nlgscore.core.loading)
+        with self._lock:  # a model load is serialised anyway (nlgscore.backend.loading)
             value = self.get(key)  # type: ignore[arg-type]
             if value is None:
                 value = build()

@@ -85,7 +85,7 @@ class Call(_Cancellable):
     whose inputs depend on it); ``references``/``sources`` are None unless needed; ``items`` the
     call's items and ``owner`` the prediction each belongs to. ``runtime`` holds the call's
     run-time settings (the scorer's, with the call's overrides); ``progress`` is told the work
-    done while items are scored (see :mod:`nlgscore.core.progress`). ``merges``: whether the
+    done while items are scored (see :mod:`nlgscore.backend.progress`). ``merges``: whether the
     scorer's numbers for an item are the same in any call (see :attr:`merge_key`).
     """
 

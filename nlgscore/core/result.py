@@ -134,7 +134,7 @@ class Result:
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per item (2-D columns become ``<name>_L<layer>``)."""
-        from nlgscore.core.extras import require
+        from nlgscore.backend.extras import require
 
         pd = require("pandas", "pandas", "Result.to_pandas()")
         return pd.DataFrame(self._flat)

@@ -12,7 +12,7 @@ float rounding except ``dtype``, which the signature records.
   native bf16 arithmetic, ``avx512_bf16`` or AMX; emulated, hence slow, elsewhere);
 * ``"auto"``: bfloat16 on an accelerator that supports it; on CPU, bfloat16 only where the CPU has
   native bf16 *and* a short measurement on the loaded model's own linear shapes shows it faster
-  (:func:`settle_dtype`, like :mod:`nlgscore.core.gemm`'s kernel choice); float32 otherwise. The
+  (:func:`settle_dtype`, like :mod:`nlgscore.backend.gemm`'s kernel choice); float32 otherwise. The
   signature records what it resolved to.
 
 >>> rt = resolve_runtime("seq2seq", device="cpu")
@@ -34,8 +34,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-from nlgscore.core import gemm  # the CPU's bf16 support and the linear timings "auto" reads
-from nlgscore.core.batching import DEFAULT_MAX_TOKENS, check_positive
+from nlgscore.backend import gemm  # the CPU's bf16 support and the linear timings "auto" reads
+from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def resolve_runtime(
     max_tokens = check_positive("max_tokens", max_tokens)
     kind = "cpu" if torch_device.type == "cpu" else "accelerator"
     if kind == "cpu":  # torch's threads from the CPUs this process has, not the machine's cores
-        from nlgscore.core.threads import limit_threads
+        from nlgscore.backend.threads import limit_threads
 
         limit_threads()
     budget = max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
@@ -205,7 +205,7 @@ def resolve_device(device: Any = None) -> Any:
     if device is None:
         if not torch.cuda.is_available():
             return torch.device("cpu")
-        from nlgscore.core.distributed import launched_local_rank
+        from nlgscore.backend.distributed import launched_local_rank
 
         # under torchrun / accelerate launch each process takes its own GPU, before any process group exists
         local = launched_local_rank()
@@ -272,7 +272,7 @@ def settle_dtype(model: Any, dtype: str) -> Any:
     """Cast a loaded ``model`` to ``dtype`` (a name of :data:`DTYPES`) and return the ``torch.dtype``
     it now has. ``"auto"`` (left by :func:`resolve_runtime` on a CPU with native bf16) is resolved by
     timing the float32 and bfloat16 linears of ``model``'s own shapes
-    (:func:`nlgscore.core.gemm.measure_dtypes`); the choice and its timings are logged and kept in
+    (:func:`nlgscore.backend.gemm.measure_dtypes`); the choice and its timings are logged and kept in
     :data:`AUTO_CHOICE`.
 
     >>> import torch

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached

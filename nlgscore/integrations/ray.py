@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, Optional
 
-from nlgscore.core.batching import check_positive
+from nlgscore.backend.batching import check_positive
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 

@@ -52,7 +52,7 @@ def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequen
     """The rewards of ``predictions``, in order (blocking; safe from many threads)."""
     inputs = _inputs(scorer, references, sources)
     if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
-        from nlgscore.core.microbatch import shared_batcher
+        from nlgscore.runs.microbatch import shared_batcher
 
         return _values(shared_batcher(scorer).compute(list(predictions), **inputs), column)
     return _values(scorer.compute(list(predictions), **inputs), column)

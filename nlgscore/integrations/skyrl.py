@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Tuple
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 from nlgscore.integrations.rewards import last_text, reward_scorer, rewards
 
 base_text_env = require("skyrl_gym.envs.base_text_env", "skyrl", "the SkyRL environment")

@@ -14,7 +14,7 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
   (``cache_candidates=True``).
 * Under a multi-process Trainer (``torchrun``/``accelerate launch``), every rank calls
   ``compute_metrics`` with the same gathered arrays; the scorers detect the process group and
-  split the pairs between ranks (``nlgscore.core.distributed.shard``), then gather the scores back in
+  split the pairs between ranks (``nlgscore.backend.distributed.shard``), then gather the scores back in
   order, so no rank repeats another's work and every rank returns the same dict.
 * ``batch_eval_metrics=True`` is supported: texts are collected batch by batch and scored when
   the Trainer passes ``compute_result=True``.

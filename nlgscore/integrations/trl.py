@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.extras import MissingExtraError
+from nlgscore.backend.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.registry import cached
 

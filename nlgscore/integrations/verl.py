@@ -151,7 +151,7 @@ def _sync_call(scorer: ScorerLike, remote: bool, predictions: List[str], inputs:
     """A blocking call: a local scorer through its micro-batcher (verl calls from many threads at
     once; the batcher merges them and keeps one model call at a time), a remote one directly."""
     if not remote:
-        from nlgscore.core.microbatch import shared_batcher
+        from nlgscore.runs.microbatch import shared_batcher
 
         return shared_batcher(scorer).compute(predictions, **inputs)
     return scorer.compute(predictions, **inputs)

@@ -26,9 +26,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.batching import check_positive
+from nlgscore.backend.batching import check_positive
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.resumable import write_atomic
+from nlgscore.runs.outputs.resumable import write_atomic
 from nlgscore.core.version import __version__
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.extras import pyplot as _pyplot
+from nlgscore.backend.extras import pyplot as _pyplot
 
 # Rows that are not a correlation or an accuracy (a share of ties, a tie threshold) stay off the chart's axis.
 NOT_CORRELATIONS = ("metric-ties", "acc-t-epsilon")

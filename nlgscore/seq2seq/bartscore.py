@@ -43,12 +43,12 @@ from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
-from nlgscore.core.models import resolve
-from nlgscore.core.gemm import kernel_field
+from nlgscore.backend.models import resolve
+from nlgscore.backend.gemm import kernel_field
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
-from nlgscore.core.tables import table, text_lines
+from nlgscore.backend.tables import table, text_lines
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
 from nlgscore.seq2seq.chunking import prediction_windows

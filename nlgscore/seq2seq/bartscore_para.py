@@ -52,7 +52,7 @@ def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) 
 def _hub_file(repo: str, filename: str) -> str:
     from huggingface_hub import hf_hub_download
 
-    from nlgscore.core.models import ModelNotAvailableError
+    from nlgscore.backend.models import ModelNotAvailableError
 
     try:
         return hf_hub_download(repo, filename)

@@ -5,7 +5,7 @@ probability of every target token given the source and the previous target token
 because of four things, none of which changes a number beyond float rounding:
 
 * identical (source, target) pairs are computed once;
-* pairs are sorted by length and packed into token-budget batches (``nlgscore.core.batching``), so
+* pairs are sorted by length and packed into token-budget batches (``nlgscore.backend.batching``), so
   little padding is computed; a CUDA out-of-memory error halves the budget and retries;
 * a recurring source (one reference against many candidates) is encoded once: the encoder runs
   on the distinct sources of a batch, its states are expanded with ``index_select`` for the
@@ -17,11 +17,11 @@ because of four things, none of which changes a number beyond float rounding:
 
 A pair's numbers are bit-identical whatever else the call holds (batch mates, order, budget):
 every forward holds pairs of one source and one target padded length
-(:func:`~nlgscore.core.batching.padded_length`), padded to exactly those lengths, so every
+(:func:`~nlgscore.backend.batching.padded_length`), padded to exactly those lengths, so every
 attention sums over the same keys in the same order, and every product has at least 16 rows
-(:mod:`nlgscore.core.gemm`).
+(:mod:`nlgscore.backend.gemm`).
 
->>> from nlgscore.core.models import resolve
+>>> from nlgscore.backend.models import resolve
 >>> import torch
 >>> model, tokenizer = load_seq2seq(resolve("tests/golden/tiny-bart"), torch.device("cpu"), torch.float32)
 >>> ids = tokenizer(["It was sunny.", "Sunny it was."])["input_ids"]
@@ -41,12 +41,12 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
+from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.gemm import linear, use_onednn_linears
-from nlgscore.core.loading import load_with_sdpa, model_loading
-from nlgscore.core.model_files import check_json_files, check_tokenizer, check_tokenizer_files
-from nlgscore.core.models import ResolvedModel
+from nlgscore.backend.gemm import linear, use_onednn_linears
+from nlgscore.backend.loading import load_with_sdpa, model_loading
+from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files
+from nlgscore.backend.models import ResolvedModel
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
@@ -100,7 +100,7 @@ def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
     model.to(runtime.device).eval()
     settle_dtype(model, runtime.dtype)
     if next(model.parameters()).device.type == "cpu":
-        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.core.gemm)
+        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.backend.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     check_tokenizer(tokenizer, config, resolved)
     return model, tokenizer

@@ -34,11 +34,11 @@ import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.gemm import kernel_field
+from nlgscore.backend.gemm import kernel_field
 from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
-from nlgscore.core.tables import table
+from nlgscore.backend.tables import table
 from nlgscore.seq2seq.chunking import LongText, Plan, Side, prediction_windows
 from nlgscore.seq2seq.prism_loading import load_prism
 

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.gemm import use_onednn_linears
-from nlgscore.core.loading import model_loading
-from nlgscore.core.model_files import IncompleteModelError, read_json
-from nlgscore.core.models import resolve
+from nlgscore.backend.gemm import use_onednn_linears
+from nlgscore.backend.loading import model_loading
+from nlgscore.backend.model_files import IncompleteModelError, read_json
+from nlgscore.backend.models import resolve
 from nlgscore.core.runtime import dtype_name, resolve_runtime, settle_dtype
 from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
-from nlgscore.core.tables import table
+from nlgscore.backend.tables import table
 
 # Keys of the port's config.json that describe the files, not the network.
 _NOT_ARCHITECTURE = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")

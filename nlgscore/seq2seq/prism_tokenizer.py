@@ -24,8 +24,8 @@ import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.core.model_files import IncompleteModelError, read_json
-from nlgscore.core.tables import table
+from nlgscore.backend.model_files import IncompleteModelError, read_json
+from nlgscore.backend.tables import table
 
 # Spellings of a language tag inside a vocabulary file: fairseq Prism's dictionary (and the
 # prism_vocab.json of the transformers port) writes "<en>"; M2M100-style vocabularies "__en__".

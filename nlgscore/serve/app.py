@@ -35,10 +35,10 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Optional
 
-from nlgscore.core.batching import check_positive
+from nlgscore.backend.batching import check_positive
 from nlgscore.core.errors import ArgumentError, NlgscoreError
-from nlgscore.core.extras import require
-from nlgscore.core.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
+from nlgscore.backend.extras import require
+from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError
@@ -73,7 +73,7 @@ def create_app(
     ``scorer`` is a loaded scorer, or a function of no arguments that loads one: it then runs in a
     thread when the app starts, ``/health`` answering 503 until it returns, and ``on_loaded(error)``
     is called when it is done (error None on success). The micro-batcher's ``max_batch``,
-    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.core.microbatch.MicroBatcher`;
+    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.runs.microbatch.MicroBatcher`;
     ``make_batcher`` replaces that class by one with its constructor and ``submit`` (Ray Serve's
     replicas batch with ``@serve.batch``: :class:`nlgscore.serve.ray.ServeBatcher`).
     """

@@ -25,9 +25,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.batching import unique
+from nlgscore.backend.batching import unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature

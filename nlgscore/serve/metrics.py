@@ -24,7 +24,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Deque
 
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 
 # predictions per merged compute: powers of two up to a large --max-batch
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

@@ -30,8 +30,8 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.core.extras import require
-from nlgscore.core.microbatch import MicroBatcher, QueueFullError, QueuedCall
+from nlgscore.backend.extras import require
+from nlgscore.runs.microbatch import MicroBatcher, QueueFullError, QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 
 class ServeBatcher(MicroBatcher):
-    """A :class:`~nlgscore.core.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
+    """A :class:`~nlgscore.runs.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
 
     Same constructor, ``submit`` and ``submit_call``; calls are checked when submitted (a bad call fails alone,
     before it joins a batch), then wait in ``@serve.batch``'s queue on the replica's event loop

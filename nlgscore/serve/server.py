@@ -15,7 +15,7 @@ import socket
 from typing import Any, Callable, Optional
 
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -29,7 +29,7 @@ import numpy as np
 
 from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError
-from nlgscore.core.extras import require
+from nlgscore.backend.extras import require
 from nlgscore.core.result import Result
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")

@@ -1,4 +1,4 @@
-"""Run one Hub look-up in a fresh process and print the outcome as JSON (used by tests/test_hub.py).
+"""Run one Hub look-up in a fresh process and print the outcome as JSON (used by tests/backend/test_hub.py).
 
 huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE when it is imported, so each
 scenario runs in its own process with its own environment.
@@ -17,12 +17,12 @@ def main(argv: list) -> int:
     out: dict = {}
     try:
         if kind == "model":
-            from nlgscore.core.models import resolve
+            from nlgscore.backend.models import resolve
 
             resolved = resolve(args[0], revision=args[1] if len(args) > 1 else None)
             out.update(path=resolved.path, name=resolved.name, revision=resolved.revision)
         else:
-            from nlgscore.core.hub import fetch_baseline
+            from nlgscore.backend.hub import fetch_baseline
 
             found = fetch_baseline(args[0], args[1], repo_id=args[2] if len(args) > 2 else None)
             out.update(found=found)

@@ -1,4 +1,4 @@
-"""BERTScore settings resolved through the Hub, in a fresh process (used by tests/test_hub_scoring.py).
+"""BERTScore settings resolved through the Hub, in a fresh process (used by tests/backend/test_hub_scoring.py).
 
 Prints one JSON object: the signature of a scorer whose model comes from the Hub, and where the
 rescale baseline of the embedded MiniLM model was found with and without a copy on the Hub.
@@ -12,7 +12,7 @@ import sys
 def main(model_repo: str, with_file: str, without_file: str) -> None:
     from nlgscore.bertscore import BERTScorer
     from nlgscore.bertscore.rescale import find_baseline
-    from nlgscore.core.tables import table
+    from nlgscore.backend.tables import table
 
     out = {}
     scorer = BERTScorer(model_type=model_repo, num_layers=1)

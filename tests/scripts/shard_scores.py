@@ -1,6 +1,6 @@
 """Score the same inputs on every process of a multi-process launch; rank 0 writes what each rank saw.
 
-Launched by tests/test_distributed.py as
+Launched by tests/backend/test_distributed.py as
 ``torchrun --nproc_per_node 2 tests/scripts/shard_scores.py OUT.json`` (CPU, gloo). On a GPU
 node the same script runs with ``accelerate launch --multi_gpu --num_processes N``. The script
 creates no process group itself: the scorers shard from the launcher's environment.
@@ -47,7 +47,7 @@ def main(out_path: str) -> None:
     bert = BERTScorer(model_type="minilm", num_layers=4, cache_references=True)
     seen, _ = rows_seen(bert.encoder.model.embeddings)  # embeddings: both the packed and the stock forward run them
     # No set-up above: the first scoring call initialises the gloo process group from torchrun's
-    # environment (nlgscore.core.distributed.init_from_launcher).
+    # environment (nlgscore.backend.distributed.init_from_launcher).
     result = bert.score(CANDS, REFS)
     state = PartialState()
     report = {"world": state.num_processes}

@@ -37,7 +37,7 @@ def bertscore_golden(device: str, names: Optional[Sequence[str]] = None) -> Dict
 
     from nlgscore.bench.gpu.slim import uncovered
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     golden = json.loads((GOLDEN / "bertscore_minilm.json").read_text(encoding="utf-8"))
     texts = golden["cands"] + golden["refs"] + [t for refs in golden["multi_refs"] for t in refs]

@@ -17,7 +17,7 @@ def environment() -> Dict[str, Any]:
     import torch
     import transformers
 
-    from nlgscore.core.kernel_cache import cpu_model
+    from nlgscore.backend.kernel_cache import cpu_model
     from nlgscore.core.version import __version__
 
     info: Dict[str, Any] = {"cpu": cpu_model(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()), "python": platform.python_version(),

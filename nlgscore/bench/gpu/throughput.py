@@ -163,7 +163,7 @@ def minilm_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) 
     """The embedded all-MiniLM-L6-v2 at layer 4 (its real weights)."""
     from nlgscore.bench.config import MINILM_LAYERS
     from nlgscore.bench.gpu.slim import uncovered
-    from nlgscore.core.models import resolve
+    from nlgscore.backend.models import resolve
 
     path = resolve("minilm").path
     cands, refs = pairs(config, config.pairs)

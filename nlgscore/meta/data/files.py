@@ -5,7 +5,7 @@ Reading: UTF-8, a leading byte-order mark dropped (editors on Windows add one), 
 segment may contain U+2028 and similar separators), a final ``\\r`` is dropped.
 
 Writing: outputs are checked before any work (``check_writable``) and written to a temporary
-file in the same folder, then renamed over the target (``nlgscore.core.resumable.write_atomic``), so a crash or a full
+file in the same folder, then renamed over the target (``nlgscore.runs.outputs.resumable.write_atomic``), so a crash or a full
 disk never leaves a truncated or empty file where the previous one was.
 """
 

@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 import numpy as np
 
 from nlgscore.core.errors import DataError
-from nlgscore.core.resumable import write_atomic
+from nlgscore.runs.outputs.resumable import write_atomic
 from nlgscore.meta.data.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -35,7 +35,7 @@ from typing import (
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
-from nlgscore.core.jsonl import json_records
+from nlgscore.runs.outputs.jsonl import json_records
 from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]

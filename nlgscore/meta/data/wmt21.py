@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.core.tables import table
+from nlgscore.backend.tables import table
 from nlgscore.meta.data.files import finite_number, read_lines
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.stats.wmt import (

@@ -4,7 +4,7 @@ A ``TaskDescriptor`` says how to load the data (a function returning an ``EvalSe
 measures to compute (``Measure`` rows: level, statistic, resampling), how to read a score file,
 which segment-level definition a baseline takes in this protocol, and what significance notes to
 add. Adding a data set is one descriptor: its loader and its rows (CONTRIBUTING, and
-``tests/test_meta_generic.py`` adds one for a toy data set made in the test).
+``tests/meta/test_meta_generic.py`` adds one for a toy data set made in the test).
 
 >>> import numpy as np
 >>> from nlgscore.meta.data.model import EvalSet

@@ -1,0 +1,18 @@
+"""Models and CPU plumbing below the contract: checkpoints, the Hub, loading, kernels, threads,
+token-budget batching, sharding, progress.
+
+* ``models.py``: ids, folders, aliases, offline errors
+* ``model_files.py``: a model folder's files checked
+* ``hub.py``: the Hub: snapshot commits, reachability
+* ``loading.py``: every model load: one lock, so threads can build scorers; quiet unless progress
+* ``gemm.py``: CPU linear kernel, chosen by measurement
+* ``kernel_cache.py``: gemm's kernel/dtype measurements kept on disk per machine and model
+* ``threads.py``: torch threads from the process's CPUs: affinity, cgroup quota
+* ``extras.py``: optional dependencies, one-line "pip install 'nlgscore[x]'" errors
+* ``tables.py``: constants as data
+* ``batching.py``: token-budget plans, OOM back-off
+* ``distributed.py``: accelerate sharding
+* ``progress.py``: one bar per call, counted in input lines
+
+Nothing here imports the contract except ``core/errors.py`` (the floor every room raises).
+"""

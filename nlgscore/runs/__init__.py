@@ -1,0 +1,9 @@
+"""What runs calls: the Call queue, the output files, corpora larger than memory, MBR.
+
+* ``microbatch.py``: MicroBatcher, the Call queue behind Scorer.acompute and serve
+* ``outputs/``: output files: resumable.py, driver.py, lock.py, jsonl.py
+* ``stream/``: corpora larger than memory: readers, windows of rows, score_to_file
+* ``mbr/``: MBR decoding and QE reranking: decode, decode_to_file, n-best
+
+Above the registry (``mbr`` builds metrics by name), below the adapters, the server and the CLI.
+"""

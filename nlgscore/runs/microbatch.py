@@ -1,0 +1,397 @@
+"""Many callers, one model: a queue of checked calls, scored together by token budget.
+
+The callers that score most (RL reward loops, inspect-ai scorers, a server's requests) score one
+sample per call, from many coroutines or threads. A :class:`MicroBatcher` queues their checked
+:class:`~nlgscore.core.call.Call` objects (``scorer.make_call``: each request is checked once,
+when it is submitted) and one worker thread scores them: ``Call.concat(calls)`` → one
+``scorer.run`` → ``Result.split(sizes)``, each caller its own part. It reads nothing of the
+scorer but ``make_call``, ``run`` and ``name``.
+
+The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.py``):
+
+* a batch holds calls of one :attr:`~nlgscore.core.call.Call.merge_key` up to a token budget
+  (``max_tokens``, by default 4 of the metric's own forward batches, ``4 * scorer.max_tokens``; calls counted by
+  :attr:`~nlgscore.core.call.Call.cost`) and at most ``max_batch`` predictions;
+* the oldest call always goes first (no starvation: every call's wait is bounded by the calls
+  ahead of it); its batch mates are the calls of the nearest length among the next ``window``
+  queued calls (less padding);
+* an idle worker takes what is queued at once; calls that arrive while the model runs gather
+  until it is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` more for mates
+  (the callers just answered);
+* where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
+  (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
+  one batch ahead at most;
+* a call whose future was cancelled (its client left), whose :meth:`Call.cancel` was called or
+  whose ``deadline`` passed is dropped before it is scored; a running matrix call stops between
+  its chunks once cancelled.
+
+Failures stay with their call: a merged run that fails is re-run call by call, so only the bad
+call fails; an ``on_batch`` callback that raises is logged, never kills the worker. Scores equal
+``compute``'s on the same items up to float rounding (a batch's composition moves the last bits
+of an encoder output, as ``compute(batch_size=...)`` does). A metric whose numbers depend on the
+call's other items (BERTScore's per-call idf) never merges: its calls run one by one.
+
+The public API: :meth:`MicroBatcher.submit` (a ``concurrent.futures.Future``),
+:meth:`~MicroBatcher.compute` (threads), :meth:`~MicroBatcher.acompute` (coroutines),
+:meth:`~MicroBatcher.submit_call` (an already checked ``Call``/``MatrixCall``, e.g. a server's),
+:meth:`~MicroBatcher.run_call` (a coroutine: submit, await with a timeout, cancel on timeout or
+when ``disconnected()`` says the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`,
+:meth:`~MicroBatcher.close`.
+
+>>> from nlgscore.registry import build
+>>> scorer = build("bertscore:minilm", num_layers=2)
+>>> with MicroBatcher(scorer, max_batch=8, max_wait_ms=20) as batcher:
+...     futures = [batcher.submit([p], ["It is cold today."]) for p in ("It is cold.", "Stocks fell.")]
+...     merged = [f.result().scores[0] for f in futures]
+>>> alone = scorer.compute(["It is cold.", "Stocks fell."], ["It is cold today."] * 2).scores
+>>> [round(a - b, 6) for a, b in zip(merged, alone)]
+[0.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any, Awaitable, Callable, Hashable, List, Optional, Sequence, Tuple
+
+from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
+from nlgscore.core.call import Call, CallCancelled
+from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MicroBatcher", "QueueFullError", "QueuedCall", "check_settings", "shared_batcher"]
+
+# The defaults of scorer.acompute's batcher. max_batch caps predictions per run on top of the
+# token budget; 5 ms (Infinity's wait) adds little latency next to one forward pass.
+DEFAULT_MAX_BATCH = 256
+DEFAULT_MAX_WAIT_MS = 5.0
+DEFAULT_MAX_QUEUE = 10_000
+# A run holds up to this many of the metric's own forward batches (its max_tokens): the per-run
+# work (de-duplication, idf, the Result) is amortised. Measured (BENCHMARKS.md "Serving"): 512
+# items in runs of 32 at 0.86-0.89x of one call, in runs of 64 at 0.99-1.03x.
+FORWARDS_PER_RUN = 4
+DEFAULT_WINDOW = 64  # queued calls searched for length-matched batch mates (Infinity sorts 8 batches' worth)
+DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
+
+
+class QueueFullError(NlgscoreError, RuntimeError):
+    """More predictions are waiting than ``max_queue`` allows: retry later (a server answers 503)."""
+
+
+class QueuedCall:
+    """One queued call (for a batcher built on this one): the checked call, its merge key, cost
+    and size, its future, and when it must be done."""
+
+    __slots__ = ("call", "key", "cost", "size", "future", "arrived", "deadline")
+
+    def __init__(self, call: Any, deadline: Optional[float]) -> None:
+        self.call = call
+        key = call.merge_key
+        self.key: Hashable = object() if key is None else key  # a fresh object merges with nothing
+        self.cost, self.size = int(call.cost), int(call.size)
+        self.future: Future = Future()
+        self.arrived = time.monotonic()
+        self.deadline = deadline
+
+    def live(self, now: float) -> bool:
+        """Whether to score it: not cancelled (its future or its call), not past its deadline."""
+        if self.call.cancelled:
+            self.future.cancel()
+        if self.deadline is not None and now > self.deadline and not self.future.done():
+            self.future.set_exception(TimeoutError("the call's deadline passed before it was scored"))
+        return self.future.set_running_or_notify_cancel() if not self.future.done() else False
+
+
+class MicroBatcher:
+    """Queue checked calls on ``scorer`` and score them together (see the module docstring).
+
+    ``max_batch``: most predictions in one run (a larger call runs alone); ``max_tokens``: the
+    token budget of one run (default: 4 of the scorer's forward batches, ``4 * scorer.max_tokens``); ``max_wait_ms``: how long a
+    call that arrived while the worker was busy waits for mates (0: none); ``window``: queued
+    calls searched for length-matched mates; ``max_queue``: most predictions waiting, beyond
+    which :meth:`submit` raises :class:`QueueFullError`; ``on_batch(predictions, calls,
+    seconds)`` is called after each scored batch (for metrics such as Prometheus histograms).
+    """
+
+    def __init__(
+        self,
+        scorer: Any,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_wait_ms: float = DEFAULT_MAX_WAIT_MS,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        max_tokens: Optional[int] = None,
+        window: int = DEFAULT_WINDOW,
+        on_batch: Optional[Callable[[int, int, float], None]] = None,
+    ) -> None:
+        if not callable(getattr(scorer, "make_call", None)) or not callable(getattr(scorer, "run", None)):
+            raise ArgumentTypeError(f"scorer must be a nlgscore scorer (with make_call and run), got {type(scorer).__name__}")
+        self.scorer = scorer
+        self.max_batch, self.max_wait_ms, self.max_queue = check_settings(max_batch, max_wait_ms, max_queue)
+        if max_tokens is None:
+            max_tokens = FORWARDS_PER_RUN * (getattr(scorer, "max_tokens", None) or DEFAULT_MAX_TOKENS)
+        self.max_tokens = check_positive("max_tokens", max_tokens, allow_none=False)
+        self.window = check_positive("window", window, allow_none=False)
+        if on_batch is not None and not callable(on_batch):
+            raise ArgumentTypeError(f"on_batch must be callable or None, got {type(on_batch).__name__}")
+        self.on_batch = on_batch
+        self.batches = 0  # runs (a lone call counts as one)
+        self._scoring = threading.Lock()  # one run at a time on the scorer
+        self._pending: List[QueuedCall] = []
+        self._queued = 0  # predictions waiting
+        self._cond = threading.Condition()
+        self._closing = False
+        self._running = False  # the model is scoring a batch
+        self._last_end = -math.inf  # when its last run ended (time.monotonic())
+        self._worker: Optional[threading.Thread] = None  # forms batches (and prepares them)
+        self._model: Optional[threading.Thread] = None  # runs them, where the metric is prepared apart
+        self._handoff: Optional["queue.Queue[Any]"] = None
+
+    # -- submitting -------------------------------------------------------------------------
+    def submit(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Future:
+        """Check one call now (``scorer.make_call``: an argument error is raised here, for this
+        call only) and queue it; a ``Future`` of its :class:`~nlgscore.core.result.Result`."""
+        return self.submit_call(self.scorer.make_call(predictions, references, sources, **call_options))
+
+    def submit_call(self, call: Any, deadline: Optional[float] = None) -> Future:
+        """Queue a checked call (``scorer.make_call``, or ``make_matrix_call``: its matrix);
+        ``deadline``: a ``time.monotonic()`` after which it is dropped unscored (TimeoutError).
+
+        A full queue raises :class:`QueueFullError`; a closed batcher RuntimeError.
+        """
+        job = QueuedCall(call, deadline)
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("this MicroBatcher is closed")
+            if self._queued and self._queued + job.size > self.max_queue:
+                raise QueueFullError(f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later")
+            self._pending.append(job)
+            self._queued += job.size
+            if self._worker is None:
+                self._start()
+            self._cond.notify()
+        return job.future
+
+    async def run_call(self, call: Any, timeout: Optional[float] = None, disconnected: Optional[Callable[[], Awaitable[bool]]] = None,
+                       watch: Optional[Callable[[Future], None]] = None) -> Any:
+        """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
+        seconds the call is cancelled (dropped if queued, stopped between chunks if a running
+        matrix) and TimeoutError raised; when ``disconnected()`` (polled, e.g. Starlette's
+        ``request.is_disconnected``) turns true, it is cancelled and :class:`CallCancelled` raised.
+        ``watch(future)`` is handed the queued call's future (a server times its wait with it)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        queued = self.submit_call(call, deadline)
+        if watch is not None:
+            watch(queued)
+        future = asyncio.wrap_future(queued)
+        try:
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"not scored within {timeout:g} s")
+                step = left if disconnected is None else min(DISCONNECT_POLL_S, left if left is not None else DISCONNECT_POLL_S)
+                done, _ = await asyncio.wait({future}, timeout=step)
+                if done:
+                    return future.result()
+                if disconnected is not None and await disconnected():
+                    raise CallCancelled("the client disconnected before its call was scored")
+        except BaseException:
+            call.cancel()  # a queued call is dropped; a running matrix stops between its chunks
+            future.cancel()
+            raise
+
+    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
+        """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
+        return await asyncio.wrap_future(self.submit(predictions, references, sources, **call_options))
+
+    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
+        """:meth:`submit` and wait: the call's Result (for threads)."""
+        return self.submit(predictions, references, sources, **call_options).result()
+
+    @property
+    def queued(self) -> int:
+        """Predictions waiting to be scored (not counting the batch being scored)."""
+        return self._queued
+
+    def close(self, wait: bool = True) -> None:
+        """Stop taking calls; the calls already queued are still scored (``wait``: until they are)."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+            worker = self._worker
+        for thread in (worker, self._model):
+            if wait and thread is not None and thread is not threading.current_thread():
+                thread.join()
+
+    def __enter__(self) -> "MicroBatcher":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the worker -------------------------------------------------------------------------
+    def _start(self) -> None:
+        """The feeder thread (forms and prepares batches), and a model thread where the metric
+        may be prepared apart (then the next batch is tokenized while the model runs)."""
+        name = f"nlgscore-microbatch-{self.scorer.name}"
+        if getattr(self.scorer, "prepares_apart", False):
+            self._handoff = queue.Queue(maxsize=1)  # one batch prepared ahead, no more
+            self._model = threading.Thread(target=self._model_loop, name=f"{name}-model", daemon=True)
+            self._model.start()
+        self._worker = threading.Thread(target=self._feed, name=name, daemon=True)
+        self._worker.start()
+
+    def _feed(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while not self._pending and not self._closing:
+                        self._cond.wait()
+                    if not self._pending:
+                        return  # closing, nothing left
+                    self._wait_for_mates(self._pending[0])
+                    batch = self._take()
+                if not batch:
+                    continue
+                call = self._prepared(batch)
+                if self._handoff is None:
+                    with self._scoring:
+                        self._score(batch, call)
+                else:
+                    self._handoff.put((batch, call))
+        finally:
+            if self._handoff is not None:
+                self._handoff.put(None)
+
+    def _model_loop(self) -> None:
+        while True:
+            work = self._handoff.get()  # type: ignore[union-attr]
+            if work is None:
+                return
+            with self._cond:
+                self._running = True
+            with self._scoring:
+                self._score(*work)
+
+    def _wait_for_mates(self, first: QueuedCall) -> None:
+        """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
+        model runs (or has a batch waiting), calls gather (a batch prepared ahead is a full one);
+        once it is free, a call that came while it was busy waits at most ``max_wait_ms`` more
+        (the callers just answered send their next call: closed-loop clients fill one batch, not
+        two alternating halves); a call that found it idle waits not at all."""
+        while not self._closing and not self._full(first):
+            if self._handoff is not None and (self._running or self._handoff.qsize()):
+                self._cond.wait()  # the model thread notifies when it is done
+                continue
+            remaining = max(first.arrived, self._last_end) + self.max_wait_ms / 1000.0 - time.monotonic()
+            if first.arrived > self._last_end or remaining <= 0:
+                return
+            self._cond.wait(remaining)
+
+    def _full(self, first: QueuedCall) -> bool:
+        """Whether enough calls of ``first``'s key wait to fill a run."""
+        size = cost = 0
+        for job in self._pending[: self.window]:
+            if job.key is first.key or job.key == first.key:
+                size, cost = size + job.size, cost + job.cost
+        return size >= self.max_batch or cost >= self.max_tokens
+
+    def _take(self) -> List[QueuedCall]:
+        """The oldest call and, from the next ``window`` calls of its key, those nearest its
+        length per prediction, within ``max_batch`` and ``max_tokens``; live ones only."""
+        first = self._pending[0]
+        per = first.cost / max(first.size, 1)
+        mates = [(i, job) for i, job in enumerate(self._pending[1: self.window], 1) if job.key is first.key or job.key == first.key]
+        mates.sort(key=lambda pair: abs(pair[1].cost / max(pair[1].size, 1) - per))
+        chosen, size, cost = {0}, first.size, first.cost
+        for i, job in mates:
+            if size + job.size <= self.max_batch and cost + job.cost <= self.max_tokens:
+                chosen.add(i)
+                size, cost = size + job.size, cost + job.cost
+        batch = [job for i, job in enumerate(self._pending) if i in chosen]
+        self._pending = [job for i, job in enumerate(self._pending) if i not in chosen]
+        self._queued -= size
+        now = time.monotonic()
+        return [job for job in batch if job.live(now)]
+
+    def _prepared(self, batch: List[QueuedCall]) -> Any:
+        """The batch as one call, prepared now where the metric allows (None: score apart)."""
+        try:
+            call = batch[0].call if len(batch) == 1 else type(batch[0].call).concat([job.call for job in batch])
+            if self._handoff is not None and isinstance(call, Call):
+                self.scorer.prepare(call)
+            return call
+        except Exception:  # a bad call of the batch: run() raises it again, for that call alone
+            return None if len(batch) > 1 else batch[0].call
+
+    def _score(self, batch: List[QueuedCall], call: Any = None) -> None:
+        """Run ``batch`` as one call (``call``: it, already joined; apart if that fails), each
+        job its part; then ``on_batch``."""
+        if not batch:
+            return
+        start = time.perf_counter()
+        self.batches += 1
+        with self._cond:
+            self._running = True
+        try:
+            if len(batch) == 1:
+                self._score_alone(batch[0], call)
+            else:
+                self._score_merged(batch, call)
+        finally:
+            with self._cond:
+                self._running, self._last_end = False, time.monotonic()
+                self._cond.notify_all()
+        if self.on_batch is not None:
+            try:
+                self.on_batch(sum(job.size for job in batch), len(batch), time.perf_counter() - start)
+            except Exception:  # a metrics callback must never stop the worker (every later call would hang)
+                logger.exception("nlgscore: the micro-batcher's on_batch callback failed; scoring goes on")
+
+    def _score_merged(self, batch: List[QueuedCall], call: Any) -> None:
+        try:
+            merged = self.scorer.run(call if call is not None else type(batch[0].call).concat([job.call for job in batch]))
+        except Exception as err:  # some call of the batch is bad: score them apart, so only it fails
+            logger.info("a merged batch of %d calls failed (%s: %s); scoring them separately", len(batch), type(err).__name__, err)
+            for job in batch:
+                self._score_alone(job)
+        else:
+            for job, part in zip(batch, merged.split([job.size for job in batch]), strict=True):
+                job.future.set_result(part)
+
+    def _score_alone(self, job: QueuedCall, call: Any = None) -> None:
+        try:
+            job.future.set_result(self.scorer.run(call if call is not None else job.call))
+        except BaseException as err:  # the caller gets its own error (KeyboardInterrupt included: never hang a caller)
+            job.future.set_exception(err)
+
+
+def check_settings(max_batch: Any, max_wait_ms: Any, max_queue: Any) -> Tuple[int, float, int]:
+    """The batcher's settings, checked (errors name them); also for a server before its model loads.
+
+    >>> check_settings(64, 5, 100)
+    (64, 5.0, 100)
+    """
+    if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) or not 0 <= max_wait_ms < float("inf"):
+        raise ArgumentError(f"max_wait_ms must be a number >= 0, got {max_wait_ms!r}")
+    return check_positive("max_batch", max_batch, allow_none=False), float(max_wait_ms), check_positive("max_queue", max_queue, allow_none=False)
+
+
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_batcher(scorer: Any) -> MicroBatcher:
+    """The batcher behind ``scorer.acompute``: one per scorer, made on first use with the defaults."""
+    batcher = scorer.__dict__.get("_microbatcher")
+    if batcher is None:
+        with _SHARED_LOCK:
+            batcher = scorer.__dict__.get("_microbatcher")
+            if batcher is None:
+                batcher = scorer.__dict__["_microbatcher"] = MicroBatcher(scorer)
+    return batcher

@@ -1,0 +1,188 @@
+"""A corpus scored into a file, resumably: ``score_to_file(scorer, inputs, "scores.tsv")``.
+
+Each window's rows are appended as it finishes (TSV with a header line, or JSON lines), through
+:class:`nlgscore.runs.outputs.resumable.ResumableOutput`: a re-run of the same call after a kill
+continues after the last finished window (the inputs, the scorer's signature and the settings
+must match; ``restart=True`` starts over), and the finished file is byte-identical to an
+uninterrupted run. Values are written with Python's shortest round-trip float repr.
+
+>>> import nlgscore, tempfile
+>>> from pathlib import Path
+>>> from nlgscore.runs.stream.readers import lists
+>>> out = Path(tempfile.mkdtemp()) / "scores.tsv"
+>>> summary = score_to_file(nlgscore.load("bertscore:minilm:L2"), lists(["a cat", "a dog"], ["the cat", "a dog"]), out, window=1)
+>>> out.read_text().splitlines()[0], summary.items, round(summary.system["f1"], 4) == round(summary.score, 4)
+('precision\\trecall\\tf1', 2, True)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+
+from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.runs.outputs.driver import Piece, run_chunks
+from nlgscore.runs.stream.readers import Inputs
+from nlgscore.runs.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+
+if TYPE_CHECKING:
+    from nlgscore.core.scorer_like import ScorerLike
+
+OUTPUT_FORMATS = {".tsv": "tsv", ".jsonl": "jsonl"}
+
+
+def output_format(path: Union[str, Path], format: Optional[str] = None) -> str:
+    """``tsv`` or ``jsonl``: ``format`` if given, else from the extension (``.tsv``/``.jsonl``).
+
+    >>> output_format("out.jsonl"), output_format("scores.txt", "tsv")
+    ('jsonl', 'tsv')
+    """
+    fmt = format or OUTPUT_FORMATS.get(Path(path).suffix.lower())
+    if fmt not in OUTPUT_FORMATS.values():
+        raise ArgumentError(f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}")
+    return fmt
+
+
+def _cell(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else json.dumps(value)
+
+
+def format_rows(rows: List[Dict[str, Any]], fmt: str, header: bool) -> str:
+    """Rows as TSV (``header`` adds the column line) or JSON lines (NaN as ``null``).
+
+    >>> format_rows([{"f1": 0.5, "p": 1.0}], "tsv", header=True)
+    'f1\\tp\\n0.5\\t1.0\\n'
+    >>> format_rows([{"f1": float("nan")}], "jsonl", header=False)
+    '{"f1": null}\\n'
+    """
+    if fmt == "jsonl":
+        safe = ({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()} for row in rows)
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in safe)
+    return (header_line(rows, fmt) if header else "") + "".join("\t".join(_cell(v) for v in row.values()) + "\n" for row in rows)
+
+
+def header_line(rows: List[Dict[str, Any]], fmt: str) -> str:
+    """The TSV column line of ``rows`` (empty for JSON lines or no rows).
+
+    >>> header_line([{"f1": 0.5, "p": 1.0}], "tsv"), header_line([{"f1": 0.5}], "jsonl")
+    ('f1\\tp\\n', '')
+    """
+    return "\t".join(rows[0]) + "\n" if fmt == "tsv" and rows else ""
+
+
+class Summary:
+    """What a finished :func:`score_to_file` run reports: the system value of every column (the
+    mean over items), the call's signature, how many items (``resumed_at``: how many were
+    already done by an earlier run)."""
+
+    def __init__(self, path: Path, signature: str, primary: str, sums: Dict[str, Any], items: int, resumed_at: int) -> None:
+        self.path, self.signature, self.primary, self.items, self.resumed_at = path, signature, primary, items, resumed_at
+        self.system = {name: _mean(total, items) for name, total in sums.items()}
+
+    @property
+    def score(self) -> float:
+        """The primary column's system value."""
+        return self.system.get(self.primary, math.nan)
+
+    def rows(self) -> List[Dict[str, Any]]:
+        return [{"column": name, "system": value} for name, value in self.system.items()]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"output": str(self.path), "items": self.items, "resumed_at": self.resumed_at, "system": dict(self.system),
+                "score": self.score, "signature": self.signature}
+
+    def __str__(self) -> str:
+        return f"{self.signature} {self.primary}: {self.score:.6f}"
+
+
+def _mean(total: Any, items: int) -> Any:
+    if isinstance(total, list):
+        return [_mean(t, items) for t in total]
+    return total / items if items else math.nan
+
+
+def _add(total: Any, values: List[Any]) -> Any:
+    """``total`` plus the exact (fsum) sum of ``values`` (lists per layer are summed element-wise)."""
+    if values and isinstance(values[0], list):
+        columns = list(zip(*values))
+        base = total if total is not None else [0.0] * len(columns)
+        return [b + math.fsum(c) for b, c in zip(base, columns)]
+    return (total or 0.0) + math.fsum(values)
+
+
+def score_to_file(
+    scorer: "ScorerLike",
+    inputs: Inputs,
+    path: Union[str, Path],
+    *,
+    window: int = DEFAULT_WINDOW,
+    format: Optional[str] = None,
+    restart: bool = False,
+    settings: Optional[Dict[str, Any]] = None,
+    progress: bool = False,
+    writer: bool = True,
+    **options: Any,
+) -> Summary:
+    """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
+
+    In a launched multi-process run (torchrun, accelerate launch) every process calls this with
+    the same arguments and scores its share of each window; only the one with ``writer=True``
+    (rank 0) writes. ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
+    the scorer's signature, the window, the format and the input files' size and SHA-256 are
+    always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
+    writing (the non-zero ranks of a multi-process run, which take part in every window). The
+    run holds ``path``'s lock (:mod:`nlgscore.runs.outputs.lock`): a second run on the same output
+    is refused. The driver is :func:`nlgscore.runs.outputs.driver.run_chunks`.
+    """
+    check_window(window)
+    check_streamable(scorer)
+    fmt = output_format(path, format)
+    identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
+    job = _ScoreJob(scorer, inputs, Path(path), identity, window, fmt, options)
+    outcome = run_chunks(Path(path), job, scorer=scorer, restart=restart, writer=writer, progress=progress)
+    state = outcome.state
+    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), job.sums, outcome.done, outcome.resumed_at)
+
+
+class _ScoreJob:
+    """``score_to_file``'s :class:`~nlgscore.runs.outputs.driver.Job`: windows of input rows, each
+    scored into output lines; the rows' running SHA-256 and column sums ride in the checkpoint."""
+
+    def __init__(self, scorer: "ScorerLike", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
+                 options: Dict[str, Any]) -> None:
+        self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
+        self.window, self.fmt, self.options = window, fmt, options
+        self.digest, self.sums = RowDigest(), {}
+
+    def chunks(self, done: int, state: Dict[str, Any]) -> Any:
+        self.sums.update(state.get("sums", {}))
+        rows = self.inputs.rows()
+        skipped = 0
+        for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
+            self.digest.update([row])
+            skipped += 1
+        if done and (skipped < done or self.digest.hexdigest() != state.get("rows_sha256")):
+            raise DataError(f"cannot resume {self.path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+        return chunks(rows, self.window)
+
+    def work(self, chunk: List[Any], start: int) -> Piece:
+        result = score_chunk(self.scorer, chunk, self.inputs, start=start, **self.options)
+        self.digest.update(chunk)
+        values = item_rows(result)
+        for name in result.columns():
+            self.sums[name] = _add(self.sums.get(name), [row[name] for row in values])
+        state = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        return Piece(format_rows(values, self.fmt, header=False), len(chunk), state, header_line(values, self.fmt))
+
+    def verify(self, done: int, state: Dict[str, Any]) -> None:
+        """Nothing beside the output is reused (the rows are checked by ``chunks``)."""
+
+    def finish(self, done: int, published: bool) -> None:
+        """Nothing to merge or remove."""
+
+
+def _take(rows: Any, n: int) -> Any:
+    for _, row in zip(range(n), rows):
+        yield row

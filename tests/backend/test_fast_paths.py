@@ -1,0 +1,188 @@
+"""The CPU fast paths of issue #6: oneDNN linears, the packed encoder's attention, direct tokenisation.
+
+Each one must give the numbers of the plain path (to float rounding) and fall back where it
+cannot run; none of these tests times anything.
+"""
+
+import doctest
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nlgscore.bertscore import packed_encoder
+from nlgscore.backend import gemm
+from nlgscore.bertscore.embedding import _content_ids
+from nlgscore.backend.models import resolve
+
+
+@pytest.fixture
+def onednn_switch(monkeypatch):
+    """Set ``NLGSCORE_ONEDNN`` for one test; the availability cache is cleared before and after."""
+
+    def switch(value: str) -> bool:
+        monkeypatch.setenv(gemm.ENV_SWITCH, value)
+        gemm.onednn_available.cache_clear()
+        return gemm.onednn_available()
+
+    yield switch
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
+    gemm.onednn_available.cache_clear()
+
+
+def test_module_doctests():
+    assert doctest.testmod(gemm).failed == 0
+    assert doctest.testmod(packed_encoder).failed == 0
+
+
+@pytest.mark.parametrize("shape", [(1, 24), (37, 24), (3, 5, 24), (2, 0, 24)])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("activation", [None, "gelu", "relu"])
+def test_linear_matches_f_linear(shape, with_bias, activation):
+    generator = torch.Generator().manual_seed(len(shape) * 7 + shape[0])
+    x = torch.randn(shape, generator=generator)
+    w = torch.randn(40, 24, generator=generator)
+    b = torch.randn(40, generator=generator) if with_bias else None
+    expected = F.linear(x, w, b)
+    expected = {None: expected, "gelu": F.gelu(expected), "relu": F.relu(expected)}[activation]
+    with torch.inference_mode():
+        got = gemm.linear(x, w, b, activation)
+    assert got.shape == expected.shape
+    assert torch.allclose(got, expected, atol=2e-5, rtol=1e-5)
+
+
+def test_wrapped_linear_pickles():
+    """Swapped models must still pickle (torch.save of a whole module, datasets fingerprints)."""
+    import pickle
+
+    layer = torch.nn.Linear(6, 3)
+    restored = pickle.loads(pickle.dumps(gemm.wrap_linear(layer)))
+    assert type(restored).__name__ == "OneDNNLinear" and isinstance(restored, torch.nn.Linear)
+    x = torch.randn(2, 6)
+    with torch.inference_mode():
+        assert torch.allclose(restored(x), layer(x), atol=1e-5)
+
+
+def test_linear_rejects_unknown_activation():
+    with pytest.raises(ValueError, match="activation"):
+        gemm.linear(torch.ones(2, 3), torch.ones(4, 3), activation="swish")
+
+
+def test_linear_keeps_autograd_outside_inference():
+    """The oneDNN op has no backward: with gradients on, F.linear must run and backprop must work."""
+    w = torch.randn(5, 3, requires_grad=True)
+    out = gemm.linear(torch.randn(4, 3), w, None, "gelu")
+    out.sum().backward()
+    assert w.grad is not None and w.grad.shape == w.shape
+
+
+def test_switch_off_and_swap(onednn_switch):
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=60)
+    torch.manual_seed(0)
+    model = BertModel(config).eval()
+    ids = torch.tensor([[2, 5, 7, 9, 3], [2, 11, 3, 0, 0]])
+    mask = (ids != 0).long()
+    with torch.inference_mode():
+        before = model(input_ids=ids, attention_mask=mask)[0]
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    plain = sum(type(m) is torch.nn.Linear for m in model.modules())
+
+    assert onednn_switch("0") is False
+    assert gemm.use_onednn_linears(model) == 0  # switched off: nothing swapped
+
+    if not onednn_switch("1"):
+        pytest.skip("this torch build has no oneDNN linear")
+    assert gemm.use_onednn_linears(model) == plain > 0
+    assert not any(type(m) is torch.nn.Linear for m in model.modules())
+    after_state = model.state_dict()
+    assert list(after_state) == list(state)  # same keys: checkpoints stay loadable
+    assert all(torch.equal(after_state[k], v) for k, v in state.items())
+    with torch.inference_mode():
+        after = model(input_ids=ids, attention_mask=mask)[0]
+    assert (after - before).abs().max() < 1e-5
+
+
+def _bert(act: str, seed: int = 0):
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+        vocab_size=80, max_position_embeddings=512, hidden_act=act,
+    )
+    return BertModel(config).eval()
+
+
+@pytest.mark.parametrize("length", [6, packed_encoder.BMM_ATTENTION_MAX_LENGTH + 30])
+@pytest.mark.parametrize("act", ["gelu", "gelu_new"])
+def test_packed_encoder_matches_model(length, act):
+    """Short batches take the matmul attention, long ones SDPA; fused and unfused activations."""
+    model = _bert(act)
+    packed = packed_encoder.PackedEncoder.build(model)
+    assert packed is not None
+    assert packed.activation == ("gelu" if act == "gelu" else None)
+    generator = torch.Generator().manual_seed(length)
+    lengths = [length, length - 3, 2, length // 2]
+    ids = torch.zeros(len(lengths), length, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = torch.randint(4, 80, (n,), generator=generator)
+    mask = (torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]).long()
+    with torch.inference_mode():
+        expected = model(input_ids=ids, attention_mask=mask)[0] * mask[..., None]
+        got = packed(ids, mask)
+    assert got.shape == expected.shape
+    assert (got - expected).abs().max() < 1e-5
+    assert bool((got[mask == 0] == 0).all())  # padding rows are exact zeros
+
+
+def test_content_ids_match_the_tokenizer_call():
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve("minilm").path)
+    texts = ["The cat sat.", "", "Ünïcödé [SEP] 日本語", "a " * 700]
+    expected = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+    assert _content_ids(tokenizer, texts) == expected
+    # A backend left with truncation set must not be called directly (it would cut the texts).
+    tokenizer.backend_tokenizer.enable_truncation(8)
+    try:
+        assert _content_ids(tokenizer, texts) == expected
+    finally:
+        tokenizer.backend_tokenizer.no_truncation()
+
+
+def test_row_buckets_bound_the_shapes(onednn_switch):
+    """oneDNN compiles a kernel per input shape and keeps its memory: row counts are bucketed."""
+    if not onednn_switch("1"):
+        pytest.skip("this torch build has no oneDNN linear")
+    x, w = torch.zeros(1, 8), torch.zeros(4, 8)
+    with torch.inference_mode():
+        buckets = {gemm.bucketed_rows(rows, x, w) for rows in range(1, 2049)}
+        assert all(gemm.bucketed_rows(rows, x, w) >= rows for rows in range(1, 300))
+    assert buckets == set(range(gemm.ROW_BUCKET, 2049, gemm.ROW_BUCKET))
+    assert gemm.bucketed_rows(37, x, w) == 37  # gradients on: the F.linear path, nothing to pad
+    generator = torch.Generator().manual_seed(3)
+    w = torch.randn(16, 8, generator=generator)
+    for rows in (1, gemm.ROW_BUCKET - 1, gemm.ROW_BUCKET, gemm.ROW_BUCKET + 1):
+        x = torch.randn(rows, 8, generator=generator)
+        with torch.inference_mode():
+            out = gemm.linear(x, w)
+        assert out.shape == (rows, 16) and out.is_contiguous()
+        assert torch.allclose(out, F.linear(x, w), atol=1e-5)
+
+
+def test_direct_linear_calls_follow_the_measured_choice(monkeypatch):
+    """The packed encoder and the LM head call gemm.linear directly: when MKL was chosen at model
+    load, they must not take oneDNN anyway (bucketed rows show which path runs)."""
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
+    gemm.onednn_available.cache_clear()
+    if not gemm.onednn_available():
+        pytest.skip("this torch build has no oneDNN linear")
+    x, w = torch.zeros(1, 8), torch.zeros(4, 8)
+    monkeypatch.setitem(gemm._CHOICE, "kernel", "mkl")
+    with torch.inference_mode():
+        assert gemm.bucketed_rows(37, x, w) == 37  # F.linear: no row bucket
+    monkeypatch.setitem(gemm._CHOICE, "kernel", "onednn")
+    with torch.inference_mode():
+        assert gemm.bucketed_rows(37, x, w) == gemm.ROW_BUCKET

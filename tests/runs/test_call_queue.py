@@ -1,0 +1,172 @@
+"""The public front door (make_call / run / Call.concat / Result.split) and the batcher's Call queue.
+
+The scorer here is a real Scorer (word overlap) whose ``run`` can be held on a gate, so a test
+decides what is queued while the worker is busy; ``runs`` records each run's predictions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from test_microbatch import Picky
+
+from nlgscore.core.call import Call, CallCancelled
+from nlgscore.runs.microbatch import MicroBatcher
+
+
+class Gated(Picky):
+    """Picky (held on "hold"), recording each run's predictions and counting checks."""
+
+    name = "gated"
+    columns = ("jaccard",)
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.runs: list = []
+        self.checks = 0
+
+    def _call_needs(self, references, sources, options):
+        self.checks += 1  # once per make_call: the front half runs once per request
+        return ("references",)
+
+    def run(self, call):
+        if isinstance(call, Call):
+            self.runs.append(list(call.predictions))
+        return super().run(call)
+
+
+def held(batcher):
+    """Occupy the worker with a held call; returns its future (release with scorer.gate.set())."""
+    future = batcher.submit(["hold"], ["hold"])
+    deadline = time.monotonic() + 30
+    while not batcher.scorer.runs and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return future
+
+
+def test_compute_is_run_of_make_call_and_concat_splits_back():
+    scorer = Gated()
+    a = scorer.make_call(["a b", "c"], [["a b", "a"], "d"])
+    b = scorer.make_call(["x y"], [["x"]])
+    whole = scorer.run(Call.concat([a, b]))
+    parts = whole.split([a.size, b.size])
+    assert [p.scores for p in parts] == [scorer.compute(["a b", "c"], [["a b", "a"], "d"]).scores, scorer.compute(["x y"], ["x"]).scores]
+    with pytest.raises(ValueError, match="sizes add up"):
+        whole.split([1])
+    with pytest.raises(ValueError, match="merge_key"):
+        Call.concat([a, scorer.make_call(["a"], ["a"], batch_size=3)])  # another batch size: another key
+
+
+def test_each_request_is_checked_once_and_the_batcher_needs_only_make_call_and_run():
+    scorer = Gated()
+
+    class Duck:  # the batcher's whole view of a scorer: no private hook
+        name = "duck"
+        make_call, run = scorer.make_call, scorer.run
+
+    with MicroBatcher(Duck(), max_wait_ms=20) as batcher:
+        futures = [batcher.submit([f"w{i} v"], [f"w{i}"]) for i in range(5)]
+        assert [f.result(10).scores for f in futures] == [[0.5]] * 5
+    assert scorer.checks == 5  # one check per request (the old batcher checked, then compute checked again)
+
+
+def test_an_idle_worker_does_not_wait_and_on_batch_errors_do_not_kill_it():
+    def broken(*_):
+        raise RuntimeError("metrics backend down")
+
+    with MicroBatcher(Gated(), max_wait_ms=60_000, max_batch=100, on_batch=broken) as batcher:
+        assert batcher.submit(["a"], ["a"]).result(timeout=20).scores == [1.0]  # not 60 s: the worker was idle
+        assert batcher.submit(["a b"], ["a"]).result(timeout=20).scores == [0.5]  # the worker survived on_batch
+
+
+def test_cancelled_and_expired_calls_are_dropped_unscored():
+    scorer = Gated()
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        first = held(batcher)
+        left = scorer.make_call(["client left"], ["x"])
+        gone = batcher.submit_call(left)
+        late = batcher.submit_call(scorer.make_call(["too late"], ["x"]), deadline=time.monotonic())
+        kept = batcher.submit(["kept"], ["kept"])
+        left.cancel()
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0] and kept.result(20).scores == [1.0]
+    assert gone.cancelled()
+    with pytest.raises(TimeoutError, match="deadline"):
+        late.result(1)
+    assert [p for run in scorer.runs for p in run] == ["hold", "kept"]
+
+
+def test_token_budget_batches_and_the_oldest_call_goes_first():
+    scorer = Gated()
+    short, long = "a b", " ".join(["word"] * 30)  # ~2 and ~38 estimated tokens per text
+    with MicroBatcher(scorer, max_wait_ms=0, max_tokens=200) as batcher:
+        held(batcher)
+        futures = [batcher.submit([long if i % 2 else short], [long if i % 2 else short]) for i in range(12)]
+        scorer.gate.set()
+        assert [f.result(20).scores for f in futures] == [[1.0]] * 12
+    batches = scorer.runs[1:]
+    assert batches[0][0] == short  # the oldest call first, whatever its length
+    cost = [sum(2 * (len(p) // 4 + 2) for p in run) for run in batches]
+    assert all(c <= 200 for c in cost) and len(batches) == 3, cost  # by tokens, not by count (max_batch 256: one run)
+    assert batches[0].count(short) == 6 and batches[0].count(long) == 2  # the nearest lengths first, then what fits
+
+
+def test_a_matrix_call_stops_between_chunks_once_cancelled():
+    scorer = Gated()
+    call = scorer.make_matrix_call([f"p{i}" for i in range(3)], [f"r{j}" for j in range(4096)])  # one row per chunk
+    real_run = scorer.run
+
+    def run(inner):
+        out = real_run(inner)
+        call.cancel()  # the client leaves while the first chunk runs
+        return out
+
+    scorer.run = run
+    with pytest.raises(CallCancelled):
+        real_run(call)
+    assert len(scorer.runs) == 1  # one chunk scored, not three
+
+
+def test_the_next_batch_is_prepared_while_the_model_runs():
+    class Ahead(Picky):
+        prepares_apart = True  # its scoring does not touch what preparing does
+
+        def _prepare(self, call, items):
+            self.prepared.append((call.predictions, threading.current_thread().name))
+            return call
+
+    scorer = Ahead()
+    scorer.prepared = []
+    with MicroBatcher(scorer, max_wait_ms=0, max_batch=2) as batcher:
+        held = batcher.submit(["hold"], ["hold"])
+        while batcher.queued:  # taken
+            time.sleep(0.01)
+        nxt = [batcher.submit([p], ["a"]) for p in ("a", "a b")]  # a run's worth (max_batch=2)
+        deadline = time.monotonic() + 20
+        while len(scorer.prepared) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [p for p, _ in scorer.prepared] == [["hold"], ["a", "a b"]]  # tokenized while the model holds "hold"
+        scorer.gate.set()
+        assert held.result(20).scores == [1.0] and [f.result(20).scores for f in nxt] == [[1.0], [0.5]]
+    assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {f"nlgscore-microbatch-{scorer.name}"}  # once each, on the feeder
+
+
+def test_run_call_drops_a_call_whose_client_left_or_whose_time_ran_out():
+    scorer = Gated()
+
+    async def gone():
+        return True
+
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        first = held(batcher)
+        with pytest.raises(CallCancelled, match="disconnected"):
+            asyncio.run(batcher.run_call(scorer.make_call(["left"], ["x"]), disconnected=gone))
+        with pytest.raises(TimeoutError):
+            asyncio.run(batcher.run_call(scorer.make_call(["slow"], ["x"]), timeout=0.05))
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0]
+        assert asyncio.run(batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20)).scores == [1.0]
+    assert [p for run in scorer.runs for p in run] == ["hold", "a"]  # neither dropped call was scored
