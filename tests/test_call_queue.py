@@ -97,6 +97,7 @@ def test_cancelled_and_expired_calls_are_dropped_unscored():
     with pytest.raises(TimeoutError, match="deadline"):
         late.result(1)
     assert [p for run in scorer.runs for p in run] == ["hold", "kept"]
+    assert batcher.dropped == {"deadline": 1, "cancelled": 1}  # what a server's /metrics reports
 
 
 def test_token_budget_batches_and_the_oldest_call_goes_first():
