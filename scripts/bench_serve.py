@@ -92,7 +92,8 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
 
     from nlgscore.runs.microbatch import MicroBatcher
 
-    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000", "--no-reference-cache")
+    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000", "--no-reference-cache",
+             *(("--threads", str(args.threads)) if args.threads else ()))
     rows = []
     with ServeProcess(args.spec, *flags) as server:  # no cache anywhere: every side encodes every text
         server.wait_ready(600)
@@ -216,11 +217,16 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--sections", default="throughput,latency,grpo")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads, in this process and the server's --threads (default: each one's own)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from nlgscore.registry import load
 
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     preds, refs = pairs(args.data, args.n)
     scorer = load(args.spec)
     report: Dict[str, Any] = {"environment": environment(), "command": " ".join(sys.argv)}

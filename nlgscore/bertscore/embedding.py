@@ -130,6 +130,7 @@ class Encoder:
         # Unpadded forward of the truncated stack where the architecture allows it (see packed_encoder).
         self.packed: Optional[PackedEncoder] = None
         self.total_layers = num_layers  # set by load(): layers of the full model
+        self.tokens = self.padded_tokens = 0  # encoded so far: real tokens, and with padding (telemetry)
 
     @classmethod
     def load(
@@ -294,6 +295,8 @@ class Encoder:
         for row, ids in enumerate(id_lists):
             input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             mask[row, : len(ids)] = 1
+        self.tokens += sum(map(len, id_lists))
+        self.padded_tokens += len(id_lists) * width
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         hidden_states = self.all_layers or not self.truncated_stack
         with torch.inference_mode():

@@ -101,8 +101,9 @@ def _embed_chunk(
     cache = scorer.cache
     embeddings: Dict[int, Any] = {u: held[u] for u in needed if u in held}
     for u in needed:
-        if u not in embeddings and u in cacheable and texts[u] in cache:
-            embeddings[u] = cache.get(texts[u])
+        found = cache.get(texts[u]) if u not in embeddings and u in cacheable else None  # a hit or a miss, counted
+        if found is not None:
+            embeddings[u] = found
     todo = [u for u in needed if u not in embeddings]
     # A text over the encoder's limit (long_inputs="auto") is encoded in overlapping windows; the
     # budget counts windows, so a 100,000-token text takes batches of the usual size.

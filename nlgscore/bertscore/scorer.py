@@ -16,6 +16,8 @@ True
 >>> grid = scorer.matrix(["The cat sat on the mat.", "Stocks fell."], ["A cat was sitting on the mat.", "Markets dropped."])
 >>> grid.shape, round(float(grid[0, 0]), 4)  # every prediction against every reference
 ((2, 2), 0.8905)
+>>> scorer.telemetry()["padded_tokens"] >= scorer.telemetry()["tokens"] > 0  # encoded since load (a server's /metrics)
+True
 """
 
 from __future__ import annotations
@@ -127,16 +129,12 @@ class BERTScorer(Scorer):
         lang: Optional[str] = None,
         idf: Optional[bool] = None,
         idf_sents: Optional[Sequence[str]] = None,
-        rescale_with_baseline: bool = False,
-        baseline_path: Optional[str] = None,
+        rescale_with_baseline: bool = False, baseline_path: Optional[str] = None,
         all_layers: bool = False,
         max_length: Optional[int] = None,
         revision: Optional[str] = None,
-        cache_references: bool = False,
-        reference_cache_size: int = 100_000,
-        cache_candidates: bool = False,
-        long_inputs: str = DEFAULT_LONG_INPUTS,
-        window_stride: Optional[int] = None,
+        cache_references: bool = False, reference_cache_size: int = 100_000, cache_candidates: bool = False,
+        long_inputs: str = DEFAULT_LONG_INPUTS, window_stride: Optional[int] = None,
         calibration: Optional[str] = None,
         reference_cache_bytes: int = DEFAULT_CACHE_BYTES,
         **runtime_options: Any,
@@ -182,8 +180,7 @@ class BERTScorer(Scorer):
             self.compute_idf(idf_sents)
         self._uniform = uniform_table(self.encoder.vocab_size, self.encoder.zero_weight_ids)
         self.rescale_with_baseline = rescale_with_baseline
-        self.baseline = None
-        self.baseline_source = "no"
+        self.baseline, self.baseline_source = None, "no"
         if rescale_with_baseline:
             if calibrated is not None and baseline_path is None:
                 table_, source = calibrated.baseline, calibrated.source
@@ -194,8 +191,7 @@ class BERTScorer(Scorer):
             self.baseline_source = source
         elif baseline_path is not None:
             raise ArgumentError("baseline_path is only used with rescale_with_baseline=True")
-        self.cache_references = cache_references
-        self.cache_candidates = cache_candidates
+        self.cache_references, self.cache_candidates = cache_references, cache_candidates
         self.reference_cache_size = self._ref_cache.size
 
     @property
@@ -210,6 +206,12 @@ class BERTScorer(Scorer):
     def _pair_model(self) -> PairModel:
         return PairModel(self.encoder, self._layer_count(), self.all_layers, self._ref_cache, self.cache_references,
                          self.cache_candidates, self._window_plan)
+
+    def telemetry(self) -> Dict[str, int]:
+        """Counters since load, for a server's ``/metrics``: ``tokens`` encoded, ``padded_tokens``
+        (the encoder's batches, real and padding), the text cache's ``cache_hits``/``cache_misses``."""
+        encoder, cache = self.encoder, self._ref_cache
+        return {"tokens": encoder.tokens, "padded_tokens": encoder.padded_tokens, "cache_hits": cache.hits, "cache_misses": cache.misses}
 
     def clear_reference_cache(self) -> None:
         """Forget the cached embeddings (references and candidates; e.g. when the evaluation set changes)."""

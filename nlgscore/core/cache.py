@@ -59,6 +59,7 @@ class TextCache:
         self.size = check_positive(name, size, allow_none=False)
         self.max_bytes = check_positive(bytes_name, max_bytes, allow_none=False)
         self.bytes = 0  # bytes of the values held now
+        self.hits = self.misses = 0  # get() calls that found their text / did not (a server's telemetry)
         self._items: "OrderedDict[str, Any]" = OrderedDict()
 
     def __contains__(self, text: object) -> bool:
@@ -68,9 +69,11 @@ class TextCache:
         return len(self._items)
 
     def get(self, text: str) -> Any:
-        """The value of ``text`` (marked as recently used), or None."""
+        """The value of ``text`` (marked as recently used), or None; counted in ``hits``/``misses``."""
         if text not in self._items:
+            self.misses += 1
             return None
+        self.hits += 1
         self._items.move_to_end(text)
         return self._items[text]
 

@@ -35,7 +35,7 @@ The public API: :meth:`MicroBatcher.submit` (a ``concurrent.futures.Future``),
 :meth:`~MicroBatcher.compute` (threads), :meth:`~MicroBatcher.acompute` (coroutines),
 :meth:`~MicroBatcher.submit_call` (an already checked ``Call``/``MatrixCall``, e.g. a server's),
 :meth:`~MicroBatcher.run_call` (a coroutine: submit, await with a timeout, cancel on timeout or
-when ``disconnected()`` says the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`,
+when ``disconnected()`` says the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`, :attr:`~MicroBatcher.dropped`,
 :meth:`~MicroBatcher.close`.
 
 >>> from nlgscore.registry import build
@@ -142,12 +142,13 @@ class MicroBatcher:
             raise ArgumentTypeError(f"on_batch must be callable or None, got {type(on_batch).__name__}")
         self.on_batch = on_batch
         self.batches = 0  # runs (a lone call counts as one)
+        self.dropped = {"deadline": 0, "cancelled": 0}  # calls dropped unscored, by why (a server's /metrics)
         self._scoring = threading.Lock()  # one run at a time on the scorer
         self._pending: List[QueuedCall] = []
         self._queued = 0  # predictions waiting
         self._cond = threading.Condition()
         self._closing = False
-        self._running = False  # the model is scoring a batch
+        self._inflight = 0  # batches handed to the model thread and not yet scored (prepared apart)
         self._last_end = -math.inf  # when its last run ended (time.monotonic())
         self._worker: Optional[threading.Thread] = None  # forms batches (and prepares them)
         self._model: Optional[threading.Thread] = None  # runs them, where the metric is prepared apart
@@ -264,6 +265,8 @@ class MicroBatcher:
                     with self._scoring:
                         self._score(batch, call)
                 else:
+                    with self._cond:
+                        self._inflight += 1
                     self._handoff.put((batch, call))
         finally:
             if self._handoff is not None:
@@ -274,10 +277,13 @@ class MicroBatcher:
             work = self._handoff.get()  # type: ignore[union-attr]
             if work is None:
                 return
-            with self._cond:
-                self._running = True
-            with self._scoring:
-                self._score(*work)
+            try:
+                with self._scoring:
+                    self._score(*work)
+            finally:
+                with self._cond:
+                    self._inflight -= 1
+                    self._cond.notify_all()
 
     def _wait_for_mates(self, first: QueuedCall) -> None:
         """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
@@ -286,7 +292,7 @@ class MicroBatcher:
         (the callers just answered send their next call: closed-loop clients fill one batch, not
         two alternating halves); a call that found it idle waits not at all."""
         while not self._closing and not self._full(first):
-            if self._handoff is not None and (self._running or self._handoff.qsize()):
+            if self._inflight:  # counted before the handoff: no gap between the model's get and its run
                 self._cond.wait()  # the model thread notifies when it is done
                 continue
             remaining = max(first.arrived, self._last_end) + self.max_wait_ms / 1000.0 - time.monotonic()
@@ -318,7 +324,13 @@ class MicroBatcher:
         self._pending = [job for i, job in enumerate(self._pending) if i not in chosen]
         self._queued -= size
         now = time.monotonic()
-        return [job for job in batch if job.live(now)]
+        live = []
+        for job in batch:
+            if job.live(now):
+                live.append(job)
+            else:  # dropped before it was scored: its deadline passed, or its client left
+                self.dropped["deadline" if job.deadline is not None and now > job.deadline else "cancelled"] += 1
+        return live
 
     def _prepared(self, batch: List[QueuedCall]) -> Any:
         """The batch as one call, prepared now where the metric allows (None: score apart)."""
@@ -333,12 +345,13 @@ class MicroBatcher:
     def _score(self, batch: List[QueuedCall], call: Any = None) -> None:
         """Run ``batch`` as one call (``call``: it, already joined; apart if that fails), each
         job its part; then ``on_batch``."""
+        now = time.monotonic()
+        live = [job for job in batch if not self._drop_late(job, now)]
+        batch, call = (live, None) if len(live) < len(batch) else (batch, call)  # prepared ahead, then cancelled or expired
         if not batch:
             return
         start = time.perf_counter()
         self.batches += 1
-        with self._cond:
-            self._running = True
         try:
             if len(batch) == 1:
                 self._score_alone(batch[0], call)
@@ -346,13 +359,23 @@ class MicroBatcher:
                 self._score_merged(batch, call)
         finally:
             with self._cond:
-                self._running, self._last_end = False, time.monotonic()
+                self._last_end = time.monotonic()
                 self._cond.notify_all()
         if self.on_batch is not None:
             try:
                 self.on_batch(sum(job.size for job in batch), len(batch), time.perf_counter() - start)
             except Exception:  # a metrics callback must never stop the worker (every later call would hang)
                 logger.exception("nlgscore: the micro-batcher's on_batch callback failed; scoring goes on")
+
+    def _drop_late(self, job: QueuedCall, now: float) -> bool:
+        """Whether ``job`` (taken, not run) was cancelled or expired: then answered so, counted, unscored."""
+        late = job.deadline is not None and now > job.deadline
+        if not (late or job.call.cancelled):
+            return False
+        with self._cond:
+            self.dropped["deadline" if late else "cancelled"] += 1
+        job.future.set_exception(TimeoutError("the call's deadline passed before it was scored") if late else CallCancelled("the call was cancelled before it was scored"))
+        return True
 
     def _score_merged(self, batch: List[QueuedCall], call: Any) -> None:
         try:

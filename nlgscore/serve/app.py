@@ -40,7 +40,7 @@ from nlgscore.core.errors import ArgumentError, NlgscoreError
 from nlgscore.backend.extras import require
 from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
-from nlgscore.serve.metrics import ServerMetrics
+from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import (
     DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TIMEOUT,
@@ -91,7 +91,9 @@ def create_app(
     settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
                         max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
     service = Service(settings)
-    service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active)
+    service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
+                                    telemetry=lambda: scorer_counters(service.scorer),
+                                    scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
     token = None if api_key is None else f"Bearer {api_key}".encode()
 
     def load() -> None:

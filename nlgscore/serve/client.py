@@ -6,10 +6,11 @@
 server batches together), ``name``, ``needs`` and ``signature``. So MBR decoding, TRL rewards
 and the other adapters run against a server unchanged.
 
-* Connection errors, 503 answers (a model still loading, a full queue) and a proxy's 500/502
-  (not the app's JSON error: Ray Serve's proxy when a replica dies) are retried with
-  exponential backoff (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is
-  honoured); any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
+* Connection errors, 429 and 503 answers (an overloaded server: a full queue or too many
+  requests at once; a model still loading or a server draining) and a proxy's 500/502 (not the
+  app's JSON error: Ray Serve's proxy when a replica dies) are retried with exponential backoff
+  (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured, each wait
+  at most 30 s), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
   with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
 * Picklable (the HTTP clients are made again in each process), so it travels to workers.
@@ -239,10 +240,10 @@ class RemoteScorer:
 
 
 def retryable(response: Any) -> bool:
-    """Whether to send the request again: a 503 (loading, queue full), or a 500/502 that is not
+    """Whether to send the request again: a 429 (overloaded) or 503 (loading, draining), or a 500/502 that is not
     the app's own JSON error, i.e. from a proxy in front of it (Ray Serve's proxy answers 500 for
     the requests of a replica that died; a load balancer 502). Scoring is idempotent."""
-    if response.status_code == 503:
+    if response.status_code in (429, 503):
         return True
     if response.status_code not in (500, 502):
         return False

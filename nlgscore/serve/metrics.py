@@ -10,11 +10,21 @@ one process (tests) never share counters. Times are in seconds, sizes in pairs (
 * ``nlgscore_dropped_total{reason}``: ``deadline`` (not scored within --timeout: a queued call is
   then never scored), ``disconnect`` (the client went away or stalled while sending its body),
   ``overload`` (answered 429).
+* in the metric's own units, where the scorer counts them (``scorer.telemetry()``: BERTScore):
+  ``nlgscore_batch_tokens`` (tokens encoded per compute) and ``nlgscore_batch_padding_ratio``
+  (padding ÷ padded tokens per compute), ``nlgscore_tokens_total``, ``nlgscore_padding_tokens_total``,
+  ``nlgscore_reference_cache_hits_total`` / ``_misses_total`` (its text cache);
+* ``nlgscore_scheduler_dropped_total{reason}``: calls the batcher dropped before scoring them
+  (``deadline`` passed, or ``cancelled``: the client left or timed out while it was queued).
 
->>> m = ServerMetrics(queue_length=lambda: 3)
+>>> counts = {"tokens": 0, "padded_tokens": 0}
+>>> m = ServerMetrics(queue_length=lambda: 3, telemetry=lambda: counts)
+>>> counts.update(tokens=30, padded_tokens=40)  # the scorer encoded 30 tokens in batches of 40
 >>> m.observe_batch(predictions=5, calls=2, seconds=0.01)
 >>> text = m.exposition().decode()
 >>> "nlgscore_queue_length 3.0" in text and "nlgscore_compute_seconds_count 1.0" in text
+True
+>>> "nlgscore_batch_padding_ratio_sum 0.25" in text and "nlgscore_padding_tokens_total 10.0" in text
 True
 """
 
@@ -22,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Callable, Deque
+from typing import Any, Callable, Deque, Dict, Iterator
 
 from nlgscore.backend.extras import require
 
@@ -30,12 +40,15 @@ from nlgscore.backend.extras import require
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 SECONDS_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 DROP_REASONS = ("deadline", "disconnect", "overload")
+TOKEN_BUCKETS = tuple(2**k for k in range(4, 19))  # tokens per compute: 16 .. 262,144
+RATIO_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
 
 
 class ServerMetrics:
     """Requests, pairs, batch sizes, queue and compute times, drops (see the module docstring)."""
 
-    def __init__(self, queue_length: Callable[[], float], active: Callable[[], float] = lambda: 0) -> None:
+    def __init__(self, queue_length: Callable[[], float], active: Callable[[], float] = lambda: 0,
+                 telemetry: Callable[[], Dict[str, int]] = dict, scheduler_drops: Callable[[], Dict[str, int]] = dict) -> None:
         prom = require("prometheus_client", "serve", "nlgscore serve's /metrics")
         self.registry = prom.CollectorRegistry()
         self._prom = prom
@@ -55,6 +68,11 @@ class ServerMetrics:
         self.queue.set_function(queue_length)
         self.active = prom.Gauge("nlgscore_active_requests", "requests in the server", registry=r)
         self.active.set_function(active)
+        self.batch_tokens = prom.Histogram("nlgscore_batch_tokens", "tokens encoded per merged compute", buckets=TOKEN_BUCKETS, registry=r)
+        self.padding = prom.Histogram("nlgscore_batch_padding_ratio", "padding / padded tokens per merged compute", buckets=RATIO_BUCKETS, registry=r)
+        self.telemetry, self.scheduler_drops = telemetry, scheduler_drops
+        self._seen: Dict[str, int] = dict(telemetry())  # the scorer's counters at the last batch
+        r.register(_Counters(self))
         self._done: Deque[float] = deque()  # arrival times of calls the worker just finished
 
     def watch_queue(self, future: Any, arrived: float) -> None:
@@ -73,6 +91,12 @@ class ServerMetrics:
         self.compute_seconds.observe(seconds)
         if seconds > 0:
             self.rate.set(predictions / seconds)
+        counts = dict(self.telemetry())
+        tokens, padded = (counts.get(k, 0) - self._seen.get(k, 0) for k in ("tokens", "padded_tokens"))
+        self._seen = counts
+        if padded > 0:  # this compute encoded texts (a fully cached one did not)
+            self.batch_tokens.observe(tokens)
+            self.padding.observe((padded - tokens) / padded)
 
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
         self.requests.labels(endpoint, str(status)).inc()
@@ -88,3 +112,38 @@ class ServerMetrics:
     @property
     def content_type(self) -> str:
         return self._prom.CONTENT_TYPE_LATEST
+
+
+def scorer_counters(scorer: Any) -> Dict[str, int]:
+    """``scorer.telemetry()`` where the metric counts its work (BERTScore), else nothing.
+
+    >>> scorer_counters(None)
+    {}
+    """
+    telemetry = getattr(scorer, "telemetry", None)
+    return dict(telemetry()) if callable(telemetry) else {}
+
+
+class _Counters:
+    """A Prometheus collector of counters kept elsewhere, read at each scrape: the scorer's
+    ``telemetry()`` and the batcher's ``dropped``."""
+
+    NAMES = {"tokens": ("tokens", "tokens encoded"), "cache_hits": ("reference_cache_hits", "text cache lookups that found the text"),
+             "cache_misses": ("reference_cache_misses", "text cache lookups that did not")}
+
+    def __init__(self, metrics: ServerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily
+
+        counts = dict(self.metrics.telemetry())
+        for key, (name, help_text) in self.NAMES.items():
+            if key in counts:
+                yield CounterMetricFamily(f"nlgscore_{name}", help_text, value=counts[key])
+        if "padded_tokens" in counts:
+            yield CounterMetricFamily("nlgscore_padding_tokens", "padding tokens encoded", value=counts["padded_tokens"] - counts.get("tokens", 0))
+        dropped = CounterMetricFamily("nlgscore_scheduler_dropped", "calls dropped before scoring, by reason", labels=["reason"])
+        for reason, count in sorted(self.metrics.scheduler_drops().items()):
+            dropped.add_metric([reason], count)
+        yield dropped

@@ -97,6 +97,7 @@ def test_cancelled_and_expired_calls_are_dropped_unscored():
     with pytest.raises(TimeoutError, match="deadline"):
         late.result(1)
     assert [p for run in scorer.runs for p in run] == ["hold", "kept"]
+    assert batcher.dropped == {"deadline": 1, "cancelled": 1}  # what a server's /metrics reports
 
 
 def test_token_budget_batches_and_the_oldest_call_goes_first():
@@ -170,3 +171,25 @@ def test_run_call_drops_a_call_whose_client_left_or_whose_time_ran_out():
         assert first.result(20).scores == [1.0]
         assert asyncio.run(batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20)).scores == [1.0]
     assert [p for run in scorer.runs for p in run] == ["hold", "a"]  # neither dropped call was scored
+
+
+def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
+    class Ahead(Gated):
+        prepares_apart = True
+
+    scorer = Ahead()
+    with MicroBatcher(scorer, max_wait_ms=0, max_batch=3) as batcher:
+        first = held(batcher)
+        left, late = scorer.make_call(["left"], ["x"]), scorer.make_call(["late"], ["x"])
+        futures = [batcher.submit_call(left), batcher.submit_call(late, deadline=time.monotonic() + 0.3), batcher.submit(["kept"], ["kept"])]
+        while batcher.queued:  # a run's worth (max_batch=3): taken and prepared while "hold" runs
+            time.sleep(0.01)
+        left.cancel()  # its client leaves, and the other's deadline passes, while the model holds "hold"
+        time.sleep(0.4)
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0] and futures[2].result(20).scores == [1.0]
+    with pytest.raises(CallCancelled):
+        futures[0].result(1)
+    with pytest.raises(TimeoutError, match="deadline"):
+        futures[1].result(1)
+    assert [p for run in scorer.runs for p in run] == ["hold", "kept"] and batcher.dropped == {"deadline": 1, "cancelled": 1}

@@ -199,6 +199,7 @@ def test_the_client_retries_a_proxy_error_but_not_the_apps_own():
 
     assert retryable(httpx.Response(500, text="Internal Server Error"))  # Ray Serve's proxy: the replica died
     assert retryable(httpx.Response(502, text="Bad Gateway")) and retryable(httpx.Response(503, json={"error": "queue full"}))
+    assert retryable(httpx.Response(429, json={"error": "overloaded"}))  # backs off under overload (tests/serve/test_serve_limits.py)
     assert not retryable(httpx.Response(500, json={"error": "internal error: ValueError: x"}))  # the app failed: raised at once
     assert not retryable(httpx.Response(400, json={"error": "references: ..."}))
 

@@ -1,0 +1,61 @@
+"""``/metrics`` in the metric's units on a real server (tests/servers.py): tokens encoded and their
+padding per compute, the reference cache's hits and misses, pairs/s, and the calls the scheduler
+dropped unscored because their deadline passed while they were queued."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+from servers import ServeProcess
+
+import nlgscore
+
+httpx = pytest.importorskip("httpx")
+
+SPEC = "bertscore:minilm:L2"
+
+
+def _value(text: str, name: str) -> float:
+    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
+    preds, ref = ["The cat sat.", "A dog ran across the wide green field today."], "A cat is on the mat."
+    encoder = nlgscore.load(SPEC).encoder
+    tokens = {text: len(ids) for text, ids in zip(preds + [ref], encoder.tokenize(preds + [ref])[0])}  # special tokens included
+    with ServeProcess(SPEC, "--timeout", "1", "--threads", "1") as proc:
+        proc.wait_ready()
+        seen = [proc.get("/metrics").text]
+        for _ in range(2):  # the same request twice: the second finds its reference in the cache
+            assert proc.post("/v1/score", json={"predictions": preds, "references": [ref, ref]}).status_code == 200
+            seen.append(proc.get("/metrics").text)
+        moved = [{name: _value(after, name) - _value(before, name) for name in
+                  ("nlgscore_tokens_total", "nlgscore_reference_cache_hits_total", "nlgscore_reference_cache_misses_total",
+                   "nlgscore_batch_tokens_count", "nlgscore_batch_tokens_sum", "nlgscore_padding_tokens_total")}
+                 for before, after in zip(seen, seen[1:])]
+        real = sum(tokens[p] for p in preds)
+        assert moved[0]["nlgscore_tokens_total"] == real + tokens[ref] and moved[1]["nlgscore_tokens_total"] == real  # the reference once
+        assert moved[0]["nlgscore_batch_tokens_sum"] == real + tokens[ref] and moved[0]["nlgscore_batch_tokens_count"] == 1
+        assert moved[0]["nlgscore_reference_cache_misses_total"] == 1 and moved[0]["nlgscore_reference_cache_hits_total"] == 0
+        assert moved[1]["nlgscore_reference_cache_hits_total"] == 1 and moved[1]["nlgscore_reference_cache_misses_total"] == 0
+        assert moved[0]["nlgscore_padding_tokens_total"] > 0  # two texts of unequal length padded in one encoder batch
+        assert _value(seen[-1], "nlgscore_batch_padding_ratio_count") == 2 and _value(seen[-1], "nlgscore_pairs_per_second") > 0
+
+        # A small call queued behind a long one (thousands of pairs, seconds of compute) passes its
+        # 1 s deadline while queued: answered 504 and dropped before it is scored.
+        big = {"predictions": [f"sentence number {i} about a cat on a mat" for i in range(4096)], "references": [ref] * 4096}  # --max-items
+        long = threading.Thread(target=proc.post, args=("/v1/score",), kwargs={"json": big})
+        long.start()
+        time.sleep(0.15)  # the long call is running
+        small = proc.post("/v1/score", json={"predictions": ["The cat sat."], "references": [ref]})
+        long.join()
+        deadline, dropped = time.monotonic() + 60, 0.0
+        while not dropped and time.monotonic() < deadline:  # the long call (504 too) still runs; then the small one is dropped
+            time.sleep(0.1)
+            dropped = _value(proc.get("/metrics").text, 'nlgscore_scheduler_dropped_total{reason="deadline"}')
+        assert small.status_code == 504 and dropped >= 1
+        assert proc.terminate() == 0, proc.output()
