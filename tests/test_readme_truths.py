@@ -65,3 +65,18 @@ def test_the_bf16_figure_is_the_largest_measured():
     largest = max(float(cells[6]) for cells in rows)
     stated = re.search(r"the largest \|ΔF\| measured\s+against float32 is ([0-9.]+)", README)
     assert stated and float(stated.group(1)) == largest
+
+
+def test_the_same_bits_paragraph_names_real_tests_and_constants():
+    """README "Same bits": the tests it cites exist and hold ``==`` checks; the 16 it quotes for
+    padded lengths and product rows is the code's (issue 30 item 5)."""
+    from nlgscore.backend import batching, gemm
+
+    start = README.index("**Same bits, whatever the call holds**")
+    paragraph = README[start:README.index("\n\n", start)]
+    cited = set(re.findall(r"tests/test_\w+\.py", paragraph))
+    assert {"tests/test_batch_invariance.py", "tests/serve/test_serve_bits.py", "tests/backend/test_distributed.py"} <= cited
+    for path in cited:
+        assert " == " in (ROOT / path).read_text(encoding="utf-8"), path
+    assert "next multiple of 16" in paragraph and batching.LENGTH_MULTIPLE == 16 and batching.padded_length(16) == 32
+    assert "at least 16 rows" in paragraph and gemm.MIN_ROWS == 16

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
-from nlgscore.backend.batching import round_up_length
+from nlgscore.backend.batching import round_up_length, token_sum
 from nlgscore.backend.gemm import MIN_ROWS
 
 # Tokens per side of one tile: a tile's similarity block is at most TILE_TOKENS^2 fp32 values
@@ -94,7 +94,7 @@ class _Side:
         weights = weights.masked_fill(~valid, 0.0)
         # normalised per text first, then summed (greedy_match's order); a text weighing 0 gives
         # NaN, which the caller turns into 0
-        self.scale = weights / weights.sum(dim=1, keepdim=True)
+        self.scale = weights / token_sum(weights, dim=1, keepdim=True)
 
     def segment_max(self, sim: Any) -> Any:
         """``sim``'s columns are this side's tokens: each row's best match in each text, ``(rows, texts)``."""
@@ -105,7 +105,7 @@ class _Side:
         (summed along a contiguous token axis, as greedy_match sums)."""
         import torch
 
-        return (best.to(torch.float32).T.contiguous()[:, self.index] * self.scale).sum(dim=-1).T
+        return token_sum(best.to(torch.float32).T.contiguous()[:, self.index] * self.scale).T
 
 
 def _tiles(spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:

@@ -9,8 +9,8 @@ on the batch it was in); special tokens take part in the max but weigh 0.
 Batch invariance: callers pad the token axes to a multiple of
 :data:`~nlgscore.backend.batching.LENGTH_MULTIPLE` (:func:`~nlgscore.backend.batching.round_up_length`).
 Then every similarity comes from a product of at least 16 rows (the same bits as in any larger
-product) and every per-text sum adds the text's values in one order (zeros past a full vector
-never move them), so a pair's P, R, F do not depend on its batch mates, nor on the path
+product) and every per-text sum adds the text's values left to right
+(:func:`~nlgscore.backend.batching.token_sum`: the zeros past a text's end never move it), so a pair's P, R, F do not depend on its batch mates, nor on the path
 (:mod:`nlgscore.bertscore.grid` sums in the same order).
 
 >>> import torch
@@ -23,6 +23,8 @@ never move them), so a pair's P, R, F do not depend on its batch mates, nor on t
 from __future__ import annotations
 
 from typing import Tuple
+
+from nlgscore.backend.batching import token_sum
 
 
 def greedy_match(hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
@@ -42,10 +44,10 @@ def greedy_match(hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w) -> Tuple["t
     best_for_hyp = sim.masked_fill(~ref_mask[:, None, :], neg).amax(dim=-1)
     best_for_ref = sim.masked_fill(~hyp_mask[:, :, None], neg).amax(dim=-2)
     # Normalise the weights first, then sum, in the reference package's order of operations.
-    hyp_scale = hyp_w / hyp_w.sum(dim=1, keepdim=True)
-    ref_scale = ref_w / ref_w.sum(dim=1, keepdim=True)
-    precision = (best_for_hyp.masked_fill(~hyp_mask, 0.0) * hyp_scale).sum(dim=-1)
-    recall = (best_for_ref.masked_fill(~ref_mask, 0.0) * ref_scale).sum(dim=-1)
+    hyp_scale = hyp_w / token_sum(hyp_w, dim=1, keepdim=True)
+    ref_scale = ref_w / token_sum(ref_w, dim=1, keepdim=True)
+    precision = token_sum(best_for_hyp.masked_fill(~hyp_mask, 0.0) * hyp_scale)
+    recall = token_sum(best_for_ref.masked_fill(~ref_mask, 0.0) * ref_scale)
     f1 = 2 * precision * recall / (precision + recall)
     return precision, recall, f1
 
@@ -77,9 +79,9 @@ def greedy_match_blocked(hyp_emb, hyp_w, ref_emb, ref_w, block: int) -> Tuple["t
         best_for_hyp.append(sim.amax(dim=-1))
         column_best = sim.amax(dim=-2)
         best_for_ref = column_best if best_for_ref is None else torch.maximum(best_for_ref, column_best)
-    hyp_scale = hyp_w / hyp_w.sum()
-    ref_scale = ref_w / ref_w.sum()
-    precision = (torch.cat(best_for_hyp, dim=-1) * hyp_scale).sum(dim=-1)
-    recall = (best_for_ref * ref_scale).sum(dim=-1)
+    hyp_scale = hyp_w / token_sum(hyp_w)
+    ref_scale = ref_w / token_sum(ref_w)
+    precision = token_sum(torch.cat(best_for_hyp, dim=-1) * hyp_scale)
+    recall = token_sum(best_for_ref * ref_scale)
     f1 = 2 * precision * recall / (precision + recall)
     return precision, recall, f1

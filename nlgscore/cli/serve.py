@@ -110,6 +110,7 @@ def read_api_key(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
+    from nlgscore.core.runtime import RUNTIME_OPTIONS
     from nlgscore.serve.app import create_app
     from nlgscore.serve.server import check_exposure, run_server
 
@@ -122,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     options: Dict[str, Any] = runtime_settings(args)
     cls = registry.metric(name).scorer_class()
     accepted = inspect.signature(cls).parameters
-    unknown = [key for key in options if key not in accepted and key != "progress"]
+    runtime = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())  # **runtime_options: --dtype, --device...
+    unknown = [key for key in options if key not in accepted and key != "progress" and not (runtime and key in RUNTIME_OPTIONS)]
     if unknown:
         fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
     options["progress"] = False  # one bar per merged batch would be noise

@@ -82,3 +82,23 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path):
     assert [f.name for f in files] == ["k" * 64 + ".json"]  # no temporary file left behind
     worker, k = json.loads(files[0].read_text())["timings"]["float32"]
     assert worker in (0.0, 1.0, 2.0, 3.0) and k == 199.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_fresh_machine_picks_the_same_kernel_at_every_load_without_timing(monkeypatch, dtype):
+    """Issue 30 item 2: no kernel cache, and any timing raises; two loads of one model in ``dtype``
+    still agree, on the CPU's rule (a timed choice flipped on a 15.63 vs 15.52 ms near-tie)."""
+    import torch
+
+    monkeypatch.setenv("NLGSCORE_KERNEL_CACHE", "0")
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(gemm, "_measure_now", lambda *a: pytest.fail("the kernel choice timed the kernels"))
+    gemm.onednn_available.cache_clear()
+    gemm._measure.cache_clear()
+    expected = gemm.kernel_rule(dtype)[0] if gemm.onednn_available(dtype) else "mkl"
+    swapped = []
+    for _ in range(2):
+        model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.Linear(32, 64)).to(getattr(torch, dtype))
+        swapped.append(gemm.use_onednn_linears(model))
+        assert gemm.kernel_choice(dtype)["kernel"] == expected
+    assert swapped == [2 * (expected == "onednn")] * 2
