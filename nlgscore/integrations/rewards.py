@@ -38,7 +38,13 @@ def _inputs(scorer: Any, references: Optional[Sequence[Any]], sources: Optional[
     return {name: value for name, value in (("references", references), ("sources", sources)) if name in needs}
 
 
-def _values(result: Any, column: Optional[str]) -> List[float]:
+def column_values(result: Any, column: Optional[str]) -> List[float]:
+    """``result``'s primary scores, or its ``column``, as floats (an unknown column names the choices).
+
+    >>> from nlgscore.core.result import Result
+    >>> column_values(Result("m", {"f1": [0.5], "precision": [0.25]}, "f1"), "precision")
+    [0.25]
+    """
     if column is None:
         return [float(v) for v in result.scores]
     columns = result.columns()
@@ -54,14 +60,14 @@ def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequen
     if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
         from nlgscore.runs.microbatch import shared_batcher
 
-        return _values(shared_batcher(scorer).compute(list(predictions), **inputs), column)
-    return _values(scorer.compute(list(predictions), **inputs), column)
+        return column_values(shared_batcher(scorer).compute(list(predictions), **inputs), column)
+    return column_values(scorer.compute(list(predictions), **inputs), column)
 
 
 async def arewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None,
                    column: Optional[str] = None) -> List[float]:
     """:func:`rewards`, awaited (a local scorer's ``acompute`` goes through its micro-batcher)."""
-    return _values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)
+    return column_values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)
 
 
 def last_text(messages: Any, role: str) -> str:

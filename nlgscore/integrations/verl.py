@@ -47,6 +47,7 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.registry import cached
+from nlgscore.integrations.rewards import column_values
 from nlgscore.integrations.trl import SERVER_URL
 
 ENV_URL, ENV_SPEC = "NLGSCORE_URL", "NLGSCORE_SPEC"
@@ -56,14 +57,14 @@ INFO_URL, INFO_SPEC = "nlgscore_url", "nlgscore_spec"
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
     """The reward of one sample (verl's plain custom reward function; see the module docstring)."""
     (scorer, remote), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
-    return _value(_sync_call(scorer, remote, predictions, inputs), kwargs.get("column"))[0]
+    return column_values(_sync_call(scorer, remote, predictions, inputs), kwargs.get("column"))[0]
 
 
 async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
     """:func:`compute_score` as a coroutine (verl's reward loop awaits it, many samples at once)."""
     (scorer, _), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
     # a local scorer's acompute goes through its micro-batcher; a RemoteScorer's is an async request
-    return _value(await scorer.acompute(predictions, **inputs), kwargs.get("column"))[0]
+    return column_values(await scorer.acompute(predictions, **inputs), kwargs.get("column"))[0]
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any], extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None, **kwargs: Any) -> List[float]:
@@ -84,7 +85,7 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
         raise ArgumentError(f"the extra_infos of one batch name different scorers: {sorted(map(str, targets))}")
     scorer, remote = _scorer(targets.pop(), kwargs)
     inputs = _inputs(scorer, ground_truths, infos, kwargs.get("source_key"), n)
-    return _value(_sync_call(scorer, remote, solution_strs, inputs), kwargs.get("column"))
+    return column_values(_sync_call(scorer, remote, solution_strs, inputs), kwargs.get("column"))
 
 
 def _one(solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, bool], List[str], Dict[str, Any]]:
@@ -157,10 +158,3 @@ def _sync_call(scorer: ScorerLike, remote: bool, predictions: List[str], inputs:
     return scorer.compute(predictions, **inputs)
 
 
-def _value(result: Any, column: Optional[str]) -> List[float]:
-    if column is None:
-        return [float(v) for v in result.scores]
-    columns = result.columns()
-    if column not in columns:
-        raise ArgumentError(f"column must be one of {', '.join(columns)}, got {column!r}")
-    return [float(v) for v in columns[column]]
