@@ -18,6 +18,7 @@ SHAPES = ((32, 64), (64, 32))  # sorted, as choose_kernel passes them
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NLGSCORE_CACHE", str(tmp_path))
     monkeypatch.delenv("NLGSCORE_KERNEL_CACHE", raising=False)
+    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)  # the unforced rule is under test (the suite also runs with it forced)
     gemm._measure.cache_clear()  # the in-process memo: each call below goes to the disk cache
     yield tmp_path / "kernels"
     gemm._measure.cache_clear()
