@@ -74,7 +74,7 @@ def test_the_same_bits_paragraph_names_real_tests_and_constants():
 
     start = README.index("**Same bits, whatever the call holds**")
     paragraph = README[start:README.index("\n\n", start)]
-    cited = set(re.findall(r"tests/test_\w+\.py", paragraph))
+    cited = set(re.findall(r"tests/(?:\w+/)?test_\w+\.py", paragraph))
     assert {"tests/test_batch_invariance.py", "tests/serve/test_serve_bits.py", "tests/backend/test_distributed.py"} <= cited
     for path in cited:
         assert " == " in (ROOT / path).read_text(encoding="utf-8"), path
