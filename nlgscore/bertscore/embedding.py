@@ -269,12 +269,21 @@ class Encoder:
         """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers.
 
         Texts run in groups of one :func:`~nlgscore.backend.batching.padded_length`, each padded to
-        it, so a text's embedding has the same bits whatever else the batch holds.
+        it, so a text's embedding has the same bits whatever else the batch holds. The packed
+        forward takes all groups in one pass (attention per group); the model's own forward runs
+        once per group.
         """
         import torch
 
         longest = max(len(ids) for ids in id_lists)
-        parts = [(group, self._embed_padded([id_lists[i] for i in group])) for group in length_groups([len(ids) for ids in id_lists])]
+        groups = length_groups([len(ids) for ids in id_lists])
+        inputs = [self._padded_inputs([id_lists[i] for i in group]) for group in groups]
+        with torch.inference_mode():
+            if self.packed is not None:
+                hidden = self.packed.forward_groups(inputs)
+            else:
+                hidden = [self._model_forward(input_ids, mask) for input_ids, mask in inputs]
+            parts = [(group, self._normalised(emb, mask)) for group, emb, (_, mask) in zip(groups, hidden, inputs)]
         if len(parts) == 1 and parts[0][0] == list(range(len(id_lists))):
             return parts[0][1][..., :longest, :]
         first = parts[0][1]
@@ -284,8 +293,8 @@ class Encoder:
             out[torch.tensor(group, device=out.device), ..., :width, :] = emb[..., :width, :]
         return out
 
-    def _embed_padded(self, id_lists: Sequence[Sequence[int]]):
-        """:meth:`embed` of texts of one padded length, padded to it."""
+    def _padded_inputs(self, id_lists: Sequence[Sequence[int]]):
+        """``(input_ids, mask)`` of texts of one padded length, padded to it, on the model's device."""
         import torch
 
         longest = max(len(ids) for ids in id_lists)
@@ -297,23 +306,24 @@ class Encoder:
             mask[row, : len(ids)] = 1
         self.tokens += sum(map(len, id_lists))
         self.padded_tokens += len(id_lists) * width
-        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        return input_ids.to(self.device), mask.to(self.device)
+
+    def _model_forward(self, input_ids, mask):
+        """The chosen layer's hidden state (all layers stacked with all_layers) by the model's own forward."""
+        import torch
+
         hidden_states = self.all_layers or not self.truncated_stack
-        with torch.inference_mode():
-            if self.packed is not None:
-                emb = self.packed(input_ids, mask)
-            else:
-                out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden_states)
-                if self.all_layers:
-                    emb = torch.stack(out.hidden_states, dim=1)
-                elif hidden_states:
-                    emb = out.hidden_states[self.num_layers]
-                else:
-                    emb = out[0]
-            emb = emb.float()
-            emb = emb / emb.norm(dim=-1, keepdim=True)
-            shape = (mask.shape[0], 1, mask.shape[1], 1) if self.all_layers else (mask.shape[0], mask.shape[1], 1)
-            return emb.masked_fill(mask.view(shape) == 0, 0.0)
+        out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=hidden_states)
+        if self.all_layers:
+            return torch.stack(out.hidden_states, dim=1)
+        return out.hidden_states[self.num_layers] if hidden_states else out[0]
+
+    def _normalised(self, emb, mask):
+        """``emb`` in float32, each token's vector L2-normalised, padding zeroed."""
+        emb = emb.float()
+        emb = emb / emb.norm(dim=-1, keepdim=True)
+        shape = (mask.shape[0], 1, mask.shape[1], 1) if self.all_layers else (mask.shape[0], mask.shape[1], 1)
+        return emb.masked_fill(mask.view(shape) == 0, 0.0)
 
     def decode_tokens(self, ids: Sequence[int]) -> List[str]:
         """One readable string per token id (for similarity heat maps)."""
