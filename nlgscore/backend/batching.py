@@ -149,6 +149,41 @@ def plan_batches(
     return batches
 
 
+def plan_packed(lengths: Sequence[int], max_tokens: int = DEFAULT_MAX_TOKENS, max_batch_size: Optional[int] = None, multiple: int = 1) -> List[List[int]]:
+    """Batches for a forward whose cost is its *real* tokens (a packed encoder: padding only in
+    attention), longest first: the fewest batches of at most ``max_tokens`` real tokens, nearly
+    equal, each filled up to the same multiple of ``multiple`` rows (the row count its products
+    are padded to, :data:`nlgscore.backend.gemm.ROW_BUCKET`), so little is padded and no small
+    trailing batch runs at a poor matmul efficiency. A text over the budget gets a batch alone.
+
+    >>> plan_packed([10, 30, 20, 25, 15], max_tokens=60, multiple=16)  # 55 and 45 real tokens
+    [[1, 3], [2, 4, 0]]
+    """
+    if max_tokens < 1:
+        raise ArgumentError(f"max_tokens must be positive, got {max_tokens}")
+    if not lengths:
+        return []
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    sizes = [max(n, 1) for n in lengths]
+    count = -(-sum(sizes) // max_tokens)
+    if max_batch_size is not None:
+        count = max(count, -(-len(lengths) // max_batch_size))
+    target = -(-sum(sizes) // count)
+    target = min(max_tokens, -(-target // multiple) * multiple) if multiple > 1 else target
+    batches: List[List[int]] = []
+    current: List[int] = []
+    used = 0
+    for i in order:
+        full = max_batch_size is not None and len(current) >= max_batch_size
+        if current and (full or used + sizes[i] > target):
+            batches.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += sizes[i]
+    batches.append(current)
+    return batches
+
+
 def is_out_of_memory(error: BaseException) -> bool:
     """True for a CUDA (or other accelerator) out-of-memory error."""
     import torch

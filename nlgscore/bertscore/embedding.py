@@ -22,9 +22,9 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
-from nlgscore.backend.batching import length_groups, padded_length
+from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.backend.gemm import use_onednn_linears
+from nlgscore.backend.gemm import ROW_BUCKET, use_onednn_linears
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve
@@ -264,6 +264,14 @@ class Encoder:
     def room(self) -> int:
         """Content tokens one encoder pass takes (``max_length`` less the special tokens)."""
         return self.max_length - self.n_special
+
+    def plan_batches(self, lengths: Sequence[int], max_tokens: int, max_batch_size: Optional[int] = None) -> List[List[int]]:
+        """The :meth:`embed` batches of texts of ``lengths`` tokens: by real tokens for the packed
+        forward (its matmuls see no padding; batches nearly equal and filled to its row bucket),
+        by padded tokens for the model's own forward."""
+        if self.packed is not None:
+            return plan_packed(lengths, max_tokens, max_batch_size, ROW_BUCKET)
+        return plan_batches(lengths, max_tokens, max_batch_size)
 
     def embed(self, id_lists: Sequence[Sequence[int]]):
         """L2-normalised float32 embeddings, zero-padded: ``(B, T, D)``, or ``(B, layers+1, T, D)`` with all_layers.

@@ -16,7 +16,7 @@ import numpy as np
 
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
-from nlgscore.backend.batching import round_up_length, run_batches, run_with_backoff, unique
+from nlgscore.backend.batching import round_up_length, run_with_backoff, unique
 
 @dataclass(frozen=True)
 class PairModel:
@@ -126,7 +126,12 @@ def _embed_chunk(
             else:
                 embeddings[u] = row
 
-    run_batches([len(w) for _, _, w in windows], encode, max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size)
+    lengths = [len(w) for _, _, w in windows]
+
+    def plan(remaining: List[int], budget: int) -> List[List[int]]:
+        return [[remaining[j] for j in batch] for batch in scorer.encoder.plan_batches([lengths[i] for i in remaining], budget, runtime.batch_size)]
+
+    run_with_backoff(len(windows), plan, encode, runtime.max_tokens)
     embeddings.update(placed)
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
