@@ -85,45 +85,57 @@ async def clients_http(url: str, preds: List[str], refs: List[str], clients: int
         return time.perf_counter() - start
 
 
-def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
+def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str], spare: Tuple[List[str], List[str]]) -> List[Dict[str, Any]]:
     """Per number of clients: offline compute, in-process clients and HTTP clients over the same
-    items, side by side in alternating rounds; request latency p50/p99 of the in-process clients."""
+    items, side by side in alternating rounds; request latency p50/p99 of the in-process clients.
+
+    With ``--reference-cache`` (the server's default) every pass starts cold: the scorer's cache
+    is emptied before the offline call and before the in-process clients, and each round's HTTP
+    pass gets a fresh server, warmed up on other pairs (``spare``). So each side encodes a
+    reference once per pass, as one offline call does."""
     from servers import ServeProcess
 
     from nlgscore.runs.microbatch import MicroBatcher
 
-    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000", "--no-reference-cache",
-             *(("--threads", str(args.threads)) if args.threads else ()))
+    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000",
+             "--reference-cache" if args.reference_cache else "--no-reference-cache", *(("--threads", str(args.threads)) if args.threads else ()))
+
+    def cold() -> None:
+        if args.reference_cache:
+            scorer.clear_reference_cache()
+
     rows = []
-    with ServeProcess(args.spec, *flags) as server:  # no cache anywhere: every side encodes every text
-        server.wait_ready(600)
-        asyncio.run(clients_http(server.url, preds[:64], refs[:64], 64))  # warm-up
-        batcher = MicroBatcher(scorer, max_wait_ms=args.max_wait_ms)
-        scorer.compute(preds[:64], refs[:64])
-        for clients in args.clients:
-            out: Dict[str, Any] = {"clients": clients, "offline_s": [], "in_process_s": [], "http_s": [], "loadavg": [], "latency": []}
-            for _ in range(args.rounds):
+    batcher = MicroBatcher(scorer, max_wait_ms=args.max_wait_ms)
+    scorer.compute(*spare)
+    for clients in args.clients:
+        out: Dict[str, Any] = {"clients": clients, "offline_s": [], "in_process_s": [], "http_s": [], "loadavg": [], "latency": []}
+        for _ in range(args.rounds):
+            with ServeProcess(args.spec, *flags) as server:  # a fresh server per round: its cache starts empty
+                server.wait_ready(600)
+                asyncio.run(clients_http(server.url, *spare, 64))  # warm-up on other pairs
                 out["loadavg"].append(open("/proc/loadavg").read().split()[0])
+                cold()
                 start = time.perf_counter()
                 scorer.compute(preds, refs)
                 out["offline_s"].append(time.perf_counter() - start)
+                cold()
                 seconds, latencies = asyncio.run(clients_in_process(batcher, preds, refs, clients))
                 out["in_process_s"].append(seconds)
                 out["latency"].extend(latencies)
                 out["http_s"].append(asyncio.run(clients_http(server.url, preds, refs, clients)))
-            ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
-            ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
-            offline_item = statistics.median(out["offline_s"]) / len(preds)  # an item's share of the offline call
-            out.update(items=len(preds), offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
-                       ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
-                       ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http,
-                       latency_p50_ms=1e3 * _pct(out["latency"], 50), latency_p99_ms=1e3 * _pct(out["latency"], 99),
-                       offline_share_ms=1e3 * offline_item, batches=batcher.batches)
-            del out["latency"]
-            rows.append(out)
-            print(json.dumps(out), file=sys.stderr, flush=True)
-        batcher.close()
-        server.terminate()
+                server.terminate()
+        ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
+        ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
+        offline_item = statistics.median(out["offline_s"]) / len(preds)  # an item's share of the offline call
+        out.update(items=len(preds), reference_cache=args.reference_cache, offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
+                   ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
+                   ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http,
+                   latency_p50_ms=1e3 * _pct(out["latency"], 50), latency_p99_ms=1e3 * _pct(out["latency"], 99),
+                   offline_share_ms=1e3 * offline_item, batches=batcher.batches)
+        del out["latency"]
+        rows.append(out)
+        print(json.dumps(out), file=sys.stderr, flush=True)
+    batcher.close()
     return rows
 
 
@@ -217,6 +229,8 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--sections", default="throughput,latency,grpo")
+    parser.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
+                        help="the reference cache on every side (the server's default), emptied before each pass")
     parser.add_argument("--threads", type=int, default=None, help="torch threads, in this process and the server's --threads (default: each one's own)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -227,12 +241,16 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    preds, refs = pairs(args.data, args.n)
-    scorer = load(args.spec)
+    preds, refs = pairs(args.data, args.n + 4000)
+    measured = set(refs[: args.n])  # warm-up pairs: 64 later ones whose references are not measured (a warm cache would flatter a side)
+    spare_pairs = [(p, r) for p, r in zip(preds[args.n:], refs[args.n:]) if r not in measured][:64]
+    spare = ([p for p, _ in spare_pairs], [r for _, r in spare_pairs])
+    preds, refs = preds[: args.n], refs[: args.n]
+    scorer = load(args.spec, cache_references=args.reference_cache)
     report: Dict[str, Any] = {"environment": environment(), "command": " ".join(sys.argv)}
     sections = args.sections.split(",")
     if "throughput" in sections:
-        report["throughput"] = throughput(args, scorer, preds, refs)
+        report["throughput"] = throughput(args, scorer, preds, refs, spare)
     if "latency" in sections:
         report["latency"] = latency(args, scorer, preds, refs)
     if "grpo" in sections:

@@ -38,6 +38,7 @@ def cache_folder() -> Optional[Path]:
     return Path(root).expanduser() / "kernels"
 
 
+@functools.lru_cache(maxsize=None)  # read per run (kernel_choice, in every signature)
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``, else :func:`platform.processor`), for reports.
 

@@ -307,11 +307,11 @@ class Encoder:
 
         longest = max(len(ids) for ids in id_lists)
         width = min(padded_length(longest), max(self.max_length, longest))  # never past the position table
-        input_ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
-        for row, ids in enumerate(id_lists):
-            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-            mask[row, : len(ids)] = 1
+        # One tensor from padded lists (a tensor and two copies per text cost ~0.1 ms each, a
+        # twentieth of a 64-pair server run).
+        input_ids = torch.tensor([list(ids) + [self.pad_id] * (width - len(ids)) for ids in id_lists], dtype=torch.long)
+        lengths = torch.tensor([len(ids) for ids in id_lists], dtype=torch.long)
+        mask = (torch.arange(width)[None, :] < lengths[:, None]).long()
         self.tokens += sum(map(len, id_lists))
         self.padded_tokens += len(id_lists) * width
         return input_ids.to(self.device), mask.to(self.device)

@@ -150,6 +150,7 @@ class MicroBatcher:
         self._closing = False
         self._inflight = 0  # batches handed to the model thread and not yet scored (prepared apart)
         self._last_end = -math.inf  # when its last run ended (time.monotonic())
+        self._last_size = 0  # predictions in the last run (its callers, if closed-loop, come back as many)
         self._worker: Optional[threading.Thread] = None  # forms batches (and prepares them)
         self._model: Optional[threading.Thread] = None  # runs them, where the metric is prepared apart
         self._handoff: Optional["queue.Queue[Any]"] = None
@@ -295,17 +296,31 @@ class MicroBatcher:
             if self._inflight:  # counted before the handoff: no gap between the model's get and its run
                 self._cond.wait()  # the model thread notifies when it is done
                 continue
-            remaining = max(first.arrived, self._last_end) + self.max_wait_ms / 1000.0 - time.monotonic()
-            if first.arrived > self._last_end or remaining <= 0:
+            wait = self.max_wait_ms / 1000.0
+            remaining = max(first.arrived, self._last_end) + wait - time.monotonic()
+            # A call that came more than max_wait_ms after the last run ended found the model idle:
+            # it goes at once. One that came during the run or just after it is one of the callers
+            # just answered coming back (over HTTP the first is back ~3 ms after a run: taken
+            # alone, it made every other run a one-item forward).
+            if first.arrived > self._last_end + wait or remaining <= 0:
+                return
+            # As many predictions wait as the last run answered: closed-loop callers are all back,
+            # and waiting longer only idles the model (~5 ms a run at 64 single-item clients).
+            if self._waiting(first)[0] >= self._last_size:
                 return
             self._cond.wait(remaining)
 
-    def _full(self, first: QueuedCall) -> bool:
-        """Whether enough calls of ``first``'s key wait to fill a run."""
+    def _waiting(self, first: QueuedCall) -> Tuple[int, int]:
+        """Predictions and tokens of the queued calls of ``first``'s key within the window."""
         size = cost = 0
         for job in self._pending[: self.window]:
             if job.key is first.key or job.key == first.key:
                 size, cost = size + job.size, cost + job.cost
+        return size, cost
+
+    def _full(self, first: QueuedCall) -> bool:
+        """Whether enough calls of ``first``'s key wait to fill a run."""
+        size, cost = self._waiting(first)
         return size >= self.max_batch or cost >= self.max_tokens
 
     def _take(self) -> List[QueuedCall]:
@@ -352,6 +367,7 @@ class MicroBatcher:
             return
         start = time.perf_counter()
         self.batches += 1
+        self._last_size = sum(job.size for job in batch)
         try:
             if len(batch) == 1:
                 self._score_alone(batch[0], call)

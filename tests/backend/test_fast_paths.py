@@ -137,6 +137,46 @@ def test_packed_encoder_matches_model(length, act):
     assert bool((got[mask == 0] == 0).all())  # padding rows are exact zeros
 
 
+@pytest.mark.parametrize("kernel", ["0", "1"])
+def test_one_forward_of_several_length_groups_gives_each_group_its_own_bits(onednn_switch, kernel):
+    """forward_groups runs the projections once over every group's tokens and attention per group:
+    each group's output is bit-identical to the group run alone (issue 30), on both kernels, and
+    the five groups (one past the matmul-attention length: SDPA) come back in order."""
+    from nlgscore.backend.batching import length_groups, padded_length
+
+    onednn_switch(kernel)
+    model = _bert("gelu")
+    packed = packed_encoder.PackedEncoder.build(model)
+    generator = torch.Generator().manual_seed(5)
+    lengths = [3, 40, 17, 16, 33, 5, 70, 18, 31, 150, 2]
+    groups = []
+    for group in length_groups(lengths):
+        width = padded_length(max(lengths[i] for i in group))
+        ids = torch.zeros(len(group), width, dtype=torch.long)
+        for row, i in enumerate(group):
+            ids[row, : lengths[i]] = torch.randint(4, 80, (lengths[i],), generator=generator)
+        groups.append((ids, (ids != 0).long()))
+    with torch.inference_mode():
+        together = packed.forward_groups(groups)
+        alone = [packed(ids, mask) for ids, mask in groups]
+    assert len(groups) == 5 and [t.shape for t in together] == [a.shape for a in alone]
+    assert all(torch.equal(t, a) for t, a in zip(together, alone))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_packed_plan_covers_every_text_once_within_the_budget(seed):
+    from nlgscore.backend.batching import plan_packed
+
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(1, 90, (300,), generator=generator).tolist() + [3000]  # one over the budget
+    batches = plan_packed(lengths, max_tokens=2048, max_batch_size=64, multiple=gemm.ROW_BUCKET)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert all(sum(lengths[i] for i in batch) <= 2048 or len(batch) == 1 for batch in batches)
+    assert all(len(batch) <= 64 for batch in batches)
+    flat = [lengths[i] for batch in batches for i in batch]
+    assert flat == sorted(flat, reverse=True)  # longest first: each batch spans few padded lengths
+
+
 def test_content_ids_match_the_tokenizer_call():
     from transformers import AutoTokenizer
 

@@ -193,3 +193,28 @@ def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
     with pytest.raises(TimeoutError, match="deadline"):
         futures[1].result(1)
     assert [p for run in scorer.runs for p in run] == ["hold", "kept"] and batcher.dropped == {"deadline": 1, "cancelled": 1}
+
+
+def test_the_callers_just_answered_come_back_as_one_run_and_a_lone_caller_never_waits():
+    """After a run of N calls, calls that come within max_wait_ms of its end are taken as its
+    callers coming back: they wait (at most max_wait_ms, here 60 s) until N are queued, then run at
+    once. Before, the first caller back found the model idle and ran alone (over HTTP, 64 clients:
+    runs of 1 and 63 in turn); and a run that waited the whole max_wait_ms would time out here."""
+    scorer = Gated()
+    with MicroBatcher(scorer, max_wait_ms=60_000, max_batch=100) as batcher:
+        first = held(batcher)
+        answered = [batcher.submit([f"w{i} v"], [f"w{i}"]) for i in range(4)]
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0] and [f.result(20).scores for f in answered] == [[0.5]] * 4
+        back = [batcher.submit([f"x{i} v"], [f"x{i}"]) for i in range(2)]
+        time.sleep(0.3)
+        assert not any(f.done() for f in back)  # 2 of the 4 callers are back: the others are awaited
+        back += [batcher.submit([f"y{i} v"], [f"y{i}"]) for i in range(2)]
+        assert [f.result(20).scores for f in back] == [[0.5]] * 4  # all 4 back: at once, not after 60 s
+    assert [len(run) for run in scorer.runs] == [1, 4, 4]
+
+    lone = Gated()
+    with MicroBatcher(lone, max_wait_ms=60_000) as batcher:
+        for r in range(4):  # each call right after its own answer: its one caller is back, no wait
+            assert batcher.submit([f"a{r}"], [f"a{r}"]).result(timeout=20).scores == [1.0]
+    assert [len(run) for run in lone.runs] == [1, 1, 1, 1]
