@@ -1,6 +1,7 @@
 """What runs calls: the Call queue, the output files, corpora larger than memory, MBR.
 
 * ``microbatch.py``: MicroBatcher, the Call queue behind Scorer.acompute and serve
+* ``queued_call.py``: QueuedCall, one call on that queue (its future, cost, deadline)
 * ``outputs/``: output files: resumable.py, driver.py, lock.py, jsonl.py
 * ``stream/``: corpora larger than memory: readers, windows of rows, score_to_file
 * ``mbr/``: MBR decoding and QE reranking: decode, decode_to_file, n-best

@@ -15,9 +15,10 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
 * the oldest call always goes first (no starvation: every call's wait is bounded by the calls
   ahead of it); its batch mates are the calls of the nearest length among the next ``window``
   queued calls (less padding);
-* an idle worker takes what is queued at once; calls that arrive while the model runs gather
-  until it is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` more for mates
-  (the callers just answered);
+* an idle worker takes what is queued at once; calls that arrive while the model runs, or
+  within ``max_wait_ms`` of a run's end (the callers just answered, coming back), gather until it
+  is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` more for mates, and
+  not at all once as many predictions wait as the last run answered;
 * where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
   (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
   one batch ahead at most;
@@ -57,11 +58,12 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Awaitable, Callable, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, List, Optional, Sequence, Tuple
 
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.runs.queued_call import QueuedCall
 
 logger = logging.getLogger(__name__)
 
@@ -82,30 +84,6 @@ DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a c
 
 class QueueFullError(NlgscoreError, RuntimeError):
     """More predictions are waiting than ``max_queue`` allows: retry later (a server answers 503)."""
-
-
-class QueuedCall:
-    """One queued call (for a batcher built on this one): the checked call, its merge key, cost
-    and size, its future, and when it must be done."""
-
-    __slots__ = ("call", "key", "cost", "size", "future", "arrived", "deadline")
-
-    def __init__(self, call: Any, deadline: Optional[float]) -> None:
-        self.call = call
-        key = call.merge_key
-        self.key: Hashable = object() if key is None else key  # a fresh object merges with nothing
-        self.cost, self.size = int(call.cost), int(call.size)
-        self.future: Future = Future()
-        self.arrived = time.monotonic()
-        self.deadline = deadline
-
-    def live(self, now: float) -> bool:
-        """Whether to score it: not cancelled (its future or its call), not past its deadline."""
-        if self.call.cancelled:
-            self.future.cancel()
-        if self.deadline is not None and now > self.deadline and not self.future.done():
-            self.future.set_exception(TimeoutError("the call's deadline passed before it was scored"))
-        return self.future.set_running_or_notify_cancel() if not self.future.done() else False
 
 
 class MicroBatcher:
@@ -289,9 +267,11 @@ class MicroBatcher:
     def _wait_for_mates(self, first: QueuedCall) -> None:
         """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
         model runs (or has a batch waiting), calls gather (a batch prepared ahead is a full one);
-        once it is free, a call that came while it was busy waits at most ``max_wait_ms`` more
-        (the callers just answered send their next call: closed-loop clients fill one batch, not
-        two alternating halves); a call that found it idle waits not at all."""
+        once it is free, a call that came while it was busy, or within ``max_wait_ms`` of its last
+        run's end, waits at most ``max_wait_ms`` more, and only until as many predictions wait as
+        that run answered (the callers just answered send their next call: closed-loop clients
+        fill one batch, not two alternating halves); a call that found it idle longer waits not
+        at all."""
         while not self._closing and not self._full(first):
             if self._inflight:  # counted before the handoff: no gap between the model's get and its run
                 self._cond.wait()  # the model thread notifies when it is done

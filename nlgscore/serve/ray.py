@@ -31,7 +31,8 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
-from nlgscore.runs.microbatch import MicroBatcher, QueueFullError, QueuedCall
+from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
+from nlgscore.runs.queued_call import QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
