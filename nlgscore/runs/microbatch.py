@@ -78,7 +78,10 @@ DEFAULT_MAX_QUEUE = 10_000
 # work (de-duplication, idf, the Result) is amortised. Measured (BENCHMARKS.md "Serving"): 512
 # items in runs of 32 at 0.86-0.89x of one call, in runs of 64 at 0.99-1.03x.
 FORWARDS_PER_RUN = 4
-DEFAULT_WINDOW = 64  # queued calls searched for length-matched batch mates (Infinity sorts 8 batches' worth)
+# Queued calls searched for length-matched batch mates (Infinity sorts 8 batches' worth): 4 runs of
+# max_batch. At 64 a run of single-item calls never held more than 64 pairs, a third of its
+# token budget (256 WMT clients: runs of 64 where 150 fit).
+DEFAULT_WINDOW = 4 * DEFAULT_MAX_BATCH
 DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
 
 
