@@ -218,3 +218,15 @@ def test_the_callers_just_answered_come_back_as_one_run_and_a_lone_caller_never_
         for r in range(4):  # each call right after its own answer: its one caller is back, no wait
             assert batcher.submit([f"a{r}"], [f"a{r}"]).result(timeout=20).scores == [1.0]
     assert [len(run) for run in lone.runs] == [1, 1, 1, 1]
+
+
+def test_a_run_takes_as_many_queued_calls_as_its_budget_fits():
+    """The mate window spans 4 runs of max_batch (1,024 calls): 200 queued single-item calls that fit
+    one run's token budget and max_batch run as one, where a 64-call window made runs of 64."""
+    scorer = Gated()
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        first = held(batcher)
+        futures = [batcher.submit([f"w{i} v"], [f"w{i}"]) for i in range(200)]
+        scorer.gate.set()
+        assert first.result(20).scores == [1.0] and [f.result(20).scores for f in futures] == [[0.5]] * 200
+    assert [len(run) for run in scorer.runs] == [1, 200]
