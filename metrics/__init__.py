@@ -1,9 +1,9 @@
-"""The three ``evaluate`` modules, one folder each (``<name>/<name>.py`` and its card README.md).
+"""The ``evaluate`` modules, one folder each (``<name>/<name>.py`` and its card README.md).
 
 In a checkout ``evaluate.load("metrics/<name>")`` loads them from here; the wheel ships this
 folder as the package ``nlgscore.evaluate_modules`` so that ``evaluate.load(
-nlgscore.evaluate_module("<name>"))`` works from any folder. The input checks the three modules
-share live here (imported as ``nlgscore.evaluate_modules``), so a module loaded from the Hub uses
+nlgscore.evaluate_module("<name>"))`` works from any folder. The input checks and the
+feature formats the modules share live here (imported as ``nlgscore.evaluate_modules``), so a module loaded from the Hub uses
 those of the installed package.
 """
 
@@ -58,6 +58,35 @@ class ReferenceListsInputs:
     def add(self, **inputs):
         """As ``evaluate``'s add; a plain-string reference after lists counts as one reference."""
         super().add(**with_reference_lists(inputs, self.selected_feature_format))
+
+
+def reference_features() -> list:
+    """The two input formats of a module scoring predictions against references: lists of
+    references (first: ``evaluate`` tries the formats in order) and one reference per prediction.
+
+    >>> [sorted(features) for features in reference_features()]
+    [['predictions', 'references'], ['predictions', 'references']]
+    """
+    import datasets
+
+    text = datasets.Value("string", id="sequence")
+    return [
+        datasets.Features({"predictions": text, "references": datasets.Sequence(text, id="references")}),
+        datasets.Features({"predictions": text, "references": text}),
+    ]
+
+
+def registry_scores(name: str, predictions: Any, references: Any, verbose: bool = False, **options: Any) -> dict:
+    """``{"scores", "mean", "signature"}`` of the registry scorer ``name`` built with ``options``
+    (kept by :func:`nlgscore.registry.cached`): the ``_compute`` of the string-metric modules.
+
+    >>> registry_scores("chrf", ["the cat sat"], ["the cat sat"])["scores"]
+    [100.0]
+    """
+    from nlgscore.registry import cached
+
+    result = cached(name, **options).compute(predictions, references=references, progress=bool(verbose))
+    return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
 
 
 def config_inputs(module: str, config: str, needs: str, predictions: Any, **given: Any) -> dict:

@@ -1,9 +1,8 @@
 """BERTScore as a Hugging Face ``evaluate`` module: a drop-in for the Hub's ``bertscore`` on nlgscore."""
 
-import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, require_inputs
+from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, require_inputs
 from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{bert-score,
@@ -59,10 +58,7 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
             citation=_CITATION,
             homepage="https://github.com/Tiiiger/bert_score",
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": datasets.Value("string", id="sequence"), "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references")}),
-                datasets.Features({"predictions": datasets.Value("string", id="sequence"), "references": datasets.Value("string", id="sequence")}),
-            ],
+            features=reference_features(),
             codebase_urls=["https://github.com/Tiiiger/bert_score"],
             reference_urls=["https://github.com/Tiiiger/bert_score", "https://arxiv.org/abs/1904.09675"],
         )

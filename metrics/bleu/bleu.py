@@ -1,10 +1,8 @@
 """BLEU as a Hugging Face ``evaluate`` module, computed by nlgscore's ``bleu`` scorer."""
 
-import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs
-from nlgscore.registry import cached
+from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
 
 _CITATION = """@inproceedings{papineni-etal-2002-bleu,
   title={{B}leu: a Method for Automatic Evaluation of Machine Translation},
@@ -30,8 +28,6 @@ Examples:
     53.7285
 """
 
-_TEXT = datasets.Value("string", id="sequence")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BLEU(ReferenceListsInputs, evaluate.Metric):
@@ -41,15 +37,10 @@ class BLEU(ReferenceListsInputs, evaluate.Metric):
             citation=_CITATION,
             homepage="https://github.com/mjpost/sacrebleu",
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
-                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
-            ],
+            features=reference_features(),
             codebase_urls=["https://github.com/mjpost/sacrebleu"],
             reference_urls=["https://aclanthology.org/P02-1040"],
         )
 
     def _compute(self, predictions, references, tokenize="13a", device=None, verbose=False):
-        scorer = cached("bleu", tokenize=tokenize, device=device)
-        result = scorer.compute(predictions, references=references, progress=bool(verbose))
-        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
+        return registry_scores("bleu", predictions, references, verbose, tokenize=tokenize, device=device)

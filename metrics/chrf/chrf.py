@@ -1,10 +1,8 @@
 """chrF as a Hugging Face ``evaluate`` module, computed by nlgscore's ``chrf`` scorer."""
 
-import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs
-from nlgscore.registry import cached
+from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
 
 _CITATION = """@inproceedings{popovic-2015-chrf,
   title={chr{F}: character n-gram {F}-score for automatic {MT} evaluation},
@@ -29,8 +27,6 @@ Examples:
     [100.0]
 """
 
-_TEXT = datasets.Value("string", id="sequence")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ChrF(ReferenceListsInputs, evaluate.Metric):
@@ -40,15 +36,10 @@ class ChrF(ReferenceListsInputs, evaluate.Metric):
             citation=_CITATION,
             homepage="https://github.com/mjpost/sacrebleu",
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
-                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
-            ],
+            features=reference_features(),
             codebase_urls=["https://github.com/mjpost/sacrebleu"],
             reference_urls=["https://aclanthology.org/W15-3049"],
         )
 
     def _compute(self, predictions, references, device=None, verbose=False):
-        scorer = cached("chrf", device=device)
-        result = scorer.compute(predictions, references=references, progress=bool(verbose))
-        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
+        return registry_scores("chrf", predictions, references, verbose, device=device)

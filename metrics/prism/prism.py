@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, config_inputs
+from nlgscore.evaluate_modules import ReferenceListsInputs, config_inputs, reference_features
 from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
@@ -59,10 +59,7 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
         if self.config_name == "src":
             features = datasets.Features({"predictions": _TEXT, "sources": _TEXT})
         else:
-            features = [
-                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
-                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
-            ]
+            features = reference_features()
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,

@@ -1,10 +1,8 @@
 """ROUGE as a Hugging Face ``evaluate`` module, computed by nlgscore's ``rouge`` scorer."""
 
-import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs
-from nlgscore.registry import cached
+from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
 
 _CITATION = """@inproceedings{lin-2004-rouge,
   title={{ROUGE}: A Package for Automatic Evaluation of Summaries},
@@ -30,8 +28,6 @@ Examples:
     0.8
 """
 
-_TEXT = datasets.Value("string", id="sequence")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rouge(ReferenceListsInputs, evaluate.Metric):
@@ -41,15 +37,10 @@ class Rouge(ReferenceListsInputs, evaluate.Metric):
             citation=_CITATION,
             homepage="https://github.com/google-research/google-research/tree/master/rouge",
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": _TEXT, "references": datasets.Sequence(_TEXT, id="references")}),
-                datasets.Features({"predictions": _TEXT, "references": _TEXT}),
-            ],
+            features=reference_features(),
             codebase_urls=["https://github.com/google-research/google-research/tree/master/rouge"],
             reference_urls=["https://aclanthology.org/W04-1013"],
         )
 
     def _compute(self, predictions, references, rouge_type="rougeL", device=None, verbose=False):
-        scorer = cached("rouge", rouge_type=rouge_type, device=device)
-        result = scorer.compute(predictions, references=references, progress=bool(verbose))
-        return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
+        return registry_scores("rouge", predictions, references, verbose, rouge_type=rouge_type, device=device)
