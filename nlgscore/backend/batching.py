@@ -152,9 +152,9 @@ def plan_batches(
 def plan_packed(lengths: Sequence[int], max_tokens: int = DEFAULT_MAX_TOKENS, max_batch_size: Optional[int] = None, multiple: int = 1) -> List[List[int]]:
     """Batches for a forward whose cost is its *real* tokens (a packed encoder: padding only in
     attention), longest first: the fewest batches of at most ``max_tokens`` real tokens, nearly
-    equal, each filled up to the same multiple of ``multiple`` rows (the row count its products
-    are padded to, :data:`nlgscore.backend.gemm.ROW_BUCKET`), so little is padded and no small
-    trailing batch runs at a poor matmul efficiency. A text over the budget gets a batch alone.
+    equal, each filled up to the same multiple of ``multiple`` rows (:data:`nlgscore.backend.gemm.ROW_BUCKET`:
+    a product of a multiple of it runs as one, without a tail product), so little is padded and no
+    small trailing batch runs at a poor matmul efficiency. A text over the budget gets a batch alone.
 
     >>> plan_packed([10, 30, 20, 25, 15], max_tokens=60, multiple=16)  # 55 and 45 real tokens
     [[1, 3], [2, 4, 0]]

@@ -32,8 +32,8 @@ scores differ across kernels by float rounding (bound measured in README "Same b
 **Batch invariance.** A row's output must not depend on how many rows share its product. Both
 kernels give every row the bits of a large product from :data:`MIN_ROWS` rows up, but MKL takes
 another path for 1-7 rows and oneDNN for 1 (measured up to 5e-8 apart); so every product runs on
-at least ``MIN_ROWS`` rows (zero rows added and sliced off), and oneDNN on multiples of
-:data:`ROW_BUCKET`.
+at least ``MIN_ROWS`` rows (zero rows added and sliced off), and oneDNN on a multiple of
+``MIN_ROWS`` rows, as a multiple of :data:`ROW_BUCKET` rows and a shorter tail.
 
 >>> import torch
 >>> layer = torch.nn.Linear(8, 4)
@@ -64,10 +64,12 @@ ENV_SWITCH = "NLGSCORE_ONEDNN"
 FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
 # oneDNN builds (JIT-compiles) and caches a kernel for every distinct input shape, ~1.3 MB each,
 # and that memory is not given back: token-budget batches have a new row count almost every time,
-# so 2,000 distinct counts grew the process by 4 GB. Inputs are padded to a multiple of this many
-# rows (zero rows, sliced off the output): at most budget/128 shapes per weight shape (MiniLM at
-# the 2,048-token default: 16 x 4 weight shapes, ~90 MB, reached early and then flat), for ~3%
-# extra rows.
+# so 2,000 distinct counts grew the process by 4 GB. A product therefore runs on a multiple of
+# MIN_ROWS rows (zero rows added, sliced off), split into a multiple of this many rows and a tail
+# of fewer: at most budget/128 + 7 shapes per weight shape (MiniLM at the 2,048-token default: 23
+# x 4 weight shapes, ~120 MB, reached early and then flat). Padding every product to a multiple of
+# 128 instead cost 7.5% extra rows in runs of 64 WMT pairs, 29% in runs of 16 and 5x for a single
+# 25-token text (issue 32: single-sample reward calls); the split costs one copy of the output.
 ROW_BUCKET = 128
 # Fewest rows a product runs on (both kernels; see "Batch invariance" above): 8 measured enough on
 # an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles are 16 rows).
@@ -305,8 +307,8 @@ def _onednn_chosen(dtype: str = "float32") -> bool:
 
 def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
     """The row count :func:`linear` runs ``x @ weight.T`` with: ``rows`` rounded up to a multiple of
-    :data:`ROW_BUCKET` on the oneDNN path, at least :data:`MIN_ROWS` on MKL for CPU inference,
-    ``rows`` elsewhere. A caller whose inputs already have that many rows (see ``packed_encoder``)
+    :data:`MIN_ROWS` on the oneDNN path (run as a multiple of :data:`ROW_BUCKET` and a tail), at
+    least :data:`MIN_ROWS` on MKL for CPU inference, ``rows`` elsewhere. A caller whose inputs already have that many rows (see ``packed_encoder``)
     saves :func:`linear` a padded copy per call.
     """
     if _fast_path(x, weight):
@@ -322,7 +324,8 @@ def _invariant_path(x: Any, weight: Any) -> bool:
 
 
 def _round_up(rows: int) -> int:
-    return -(-rows // ROW_BUCKET) * ROW_BUCKET
+    """The rows a oneDNN product of ``rows`` rows runs on: a multiple of :data:`MIN_ROWS`."""
+    return -(-rows // MIN_ROWS) * MIN_ROWS
 
 
 def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:
@@ -337,14 +340,18 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
         raise ValueError(f"activation must be one of {sorted(FUSED_ACTIVATIONS)} or None, got {activation!r}")
     if _fast_path(x, weight):
         attr, algorithm = FUSED_ACTIVATIONS[activation] if activation else ("none", "")
-        rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
-        bucket = _round_up(rows)
-        if bucket == rows:  # also the empty input
-            return torch.ops.mkldnn._linear_pointwise(x, weight, bias, attr, [], algorithm)
-        padded = x.new_zeros(bucket, x.shape[-1])
-        padded[:rows] = x.reshape(rows, x.shape[-1])
-        out = torch.ops.mkldnn._linear_pointwise(padded, weight, bias, attr, [], algorithm)
-        return out[:rows].view(*x.shape[:-1], weight.shape[0])
+        width = x.shape[-1]
+        rows = x.numel() // width if width else 0
+        padded_rows = _round_up(rows)
+        flat = x.reshape(rows, width) if rows else x
+        if padded_rows != rows:
+            flat = torch.cat([flat, flat.new_zeros(padded_rows - rows, width)])
+        head = padded_rows // ROW_BUCKET * ROW_BUCKET
+        if head in (0, padded_rows):  # one product of a bucketed shape (also the empty input)
+            out = torch.ops.mkldnn._linear_pointwise(flat, weight, bias, attr, [], algorithm)
+        else:  # a multiple of ROW_BUCKET rows, then the tail (each row's bits do not depend on its product)
+            out = torch.cat([torch.ops.mkldnn._linear_pointwise(part, weight, bias, attr, [], algorithm) for part in (flat[:head], flat[head:])])
+        return (out if padded_rows == rows else out[:rows]).view(*x.shape[:-1], weight.shape[0])
     rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
     if 0 < rows < MIN_ROWS and _invariant_path(x, weight):
         padded = x.new_zeros(MIN_ROWS, x.shape[-1])

@@ -100,7 +100,7 @@ class PackedEncoder:
         runs per group at the group's own padded length. A batch of texts of several padded
         lengths (:func:`nlgscore.backend.batching.length_groups`) thus costs one forward, with
         the bits each group gets alone (issue 30: one forward per group cost 21 forwards instead
-        of 15 on the bar-05 workload, and a row bucket each).
+        of 15 on the bar-05 workload, and padded rows each).
         """
         import torch
 

@@ -192,24 +192,51 @@ def test_content_ids_match_the_tokenizer_call():
         tokenizer.backend_tokenizer.no_truncation()
 
 
-def test_row_buckets_bound_the_shapes(onednn_switch):
-    """oneDNN compiles a kernel per input shape and keeps its memory: row counts are bucketed."""
-    if not onednn_switch("1"):
-        pytest.skip("this torch build has no oneDNN linear")
-    x, w = torch.zeros(1, 8), torch.zeros(4, 8)
-    with torch.inference_mode():
-        buckets = {gemm.bucketed_rows(rows, x, w) for rows in range(1, 2049)}
-        assert all(gemm.bucketed_rows(rows, x, w) >= rows for rows in range(1, 300))
-    assert buckets == set(range(gemm.ROW_BUCKET, 2049, gemm.ROW_BUCKET))
-    assert gemm.bucketed_rows(37, x, w) == 37  # gradients on: the F.linear path, nothing to pad
+def _product_rows(fn):
+    """fn() run under a dispatch mode that records the row count of every oneDNN linear product."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    rows = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if "_linear_pointwise" in str(func):
+                rows.append(args[0].shape[0])
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        out = fn()
+    return out, rows
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("width", [40, 1536])  # 1536: a feed-forward down-projection's reduction length
+def test_products_run_on_few_shapes_with_the_bits_of_a_large_product(onednn_switch, dtype, width):
+    """oneDNN compiles a kernel per input shape and keeps its memory, so row counts are bucketed:
+    a product runs on a multiple of MIN_ROWS rows, as a multiple of ROW_BUCKET and a shorter tail
+    (at most 2048/128 + 7 shapes up to 2,048 rows). Every row gets the bits it gets inside one
+    2,048-row product (issue 30), on the tail as on the head, and a single short text costs its
+    own rows, not a bucket of 128 (issue 32)."""
+    if not onednn_switch("1") or not gemm.onednn_available(str(dtype).replace("torch.", "")):
+        pytest.skip("this torch build or CPU has no oneDNN linear in this dtype")
     generator = torch.Generator().manual_seed(3)
-    w = torch.randn(16, 8, generator=generator)
-    for rows in (1, gemm.ROW_BUCKET - 1, gemm.ROW_BUCKET, gemm.ROW_BUCKET + 1):
-        x = torch.randn(rows, 8, generator=generator)
-        with torch.inference_mode():
-            out = gemm.linear(x, w)
-        assert out.shape == (rows, 16) and out.is_contiguous()
-        assert torch.allclose(out, F.linear(x, w), atol=1e-5)
+    w, b = torch.randn(24, width, generator=generator).to(dtype), torch.randn(24, generator=generator).to(dtype)
+    x = torch.randn(2048, width, generator=generator).to(dtype)
+    shapes = set()
+    with torch.inference_mode():
+        large, rows = _product_rows(lambda: gemm.linear(x, w, b, "gelu"))
+        assert rows == [2048]
+        for count in [*range(1, 300), 1000, 1500, 2047]:
+            out, rows = _product_rows(lambda count=count: gemm.linear(x[:count], w, b, "gelu"))
+            assert out.shape == (count, 24) and out.is_contiguous()
+            assert torch.equal(out, large[:count]), count
+            assert sum(rows) == gemm.bucketed_rows(count, x, w) == -(-count // gemm.MIN_ROWS) * gemm.MIN_ROWS
+            assert len(rows) <= 2 and all(r % gemm.ROW_BUCKET == 0 for r in rows[:-1]) and rows[-1] % gemm.MIN_ROWS == 0
+            shapes.update(rows)
+        _, rows = _product_rows(lambda: gemm.linear(x[:25].view(1, 25, width), w, b))
+        assert rows == [32]  # one 25-token text: 32 rows, not 128
+    assert shapes <= set(range(gemm.MIN_ROWS, gemm.ROW_BUCKET, gemm.MIN_ROWS)) | set(range(gemm.ROW_BUCKET, 2049, gemm.ROW_BUCKET))
+    assert gemm.bucketed_rows(37, x, w) == 37  # gradients on: the F.linear path, nothing to pad
 
 
 def test_direct_linear_calls_follow_the_measured_choice(monkeypatch):
@@ -225,4 +252,4 @@ def test_direct_linear_calls_follow_the_measured_choice(monkeypatch):
         assert gemm.bucketed_rows(37, x, w) == 37  # F.linear: no row bucket
     monkeypatch.setitem(gemm._CHOICE, "kernel", "onednn")
     with torch.inference_mode():
-        assert gemm.bucketed_rows(37, x, w) == gemm.ROW_BUCKET
+        assert gemm.bucketed_rows(37, x, w) == 48  # oneDNN: a multiple of MIN_ROWS
