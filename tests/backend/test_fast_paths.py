@@ -230,7 +230,7 @@ def test_products_run_on_few_shapes_with_the_bits_of_a_large_product(onednn_swit
             out, rows = _product_rows(lambda count=count: gemm.linear(x[:count], w, b, "gelu"))
             assert out.shape == (count, 24) and out.is_contiguous()
             assert torch.equal(out, large[:count]), count
-            assert sum(rows) == gemm.bucketed_rows(count, x, w) == -(-count // gemm.MIN_ROWS) * gemm.MIN_ROWS
+            assert sum(rows) == gemm.bucketed_rows(count, x, w) >= count and sum(rows) - count < max(gemm.MIN_ROWS, count // 16 + gemm.MIN_ROWS)
             assert len(rows) <= 2 and all(r % gemm.ROW_BUCKET == 0 for r in rows[:-1]) and rows[-1] % gemm.MIN_ROWS == 0
             shapes.update(rows)
         _, rows = _product_rows(lambda: gemm.linear(x[:25].view(1, 25, width), w, b))
