@@ -7,6 +7,7 @@ token-budget batching, sharding, progress.
 * ``loading.py``: every model load: one lock, so threads can build scorers; quiet unless progress
 * ``gemm.py``: CPU linear kernel, chosen by measurement
 * ``kernel_cache.py``: gemm's kernel/dtype measurements kept on disk per machine and model
+* ``product_rows.py``: the rows a CPU matrix product runs on (batch invariance, bounded kernel memory)
 * ``threads.py``: torch threads from the process's CPUs: affinity, cgroup quota
 * ``extras.py``: optional dependencies, one-line "pip install 'nlgscore[x]'" errors
 * ``tables.py``: constants as data

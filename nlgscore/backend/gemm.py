@@ -30,10 +30,10 @@ oneDNN, ``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). The two sum in differen
 scores differ across kernels by float rounding (bound measured in README "Same bits").
 
 **Batch invariance.** A row's output must not depend on how many rows share its product. Both
-kernels give every row the bits of a large product from :data:`MIN_ROWS` rows up, but MKL takes
+kernels give every row the bits of a large product from :data:`~nlgscore.backend.product_rows.MIN_ROWS` rows up, but MKL takes
 another path for 1-7 rows and oneDNN for 1 (measured up to 5e-8 apart); so every product runs on
 at least ``MIN_ROWS`` rows (zero rows added and sliced off), and oneDNN on a multiple of
-``MIN_ROWS`` rows, as a multiple of :data:`ROW_BUCKET` rows and a shorter tail.
+``MIN_ROWS`` rows, as a multiple of ``ROW_BUCKET`` rows and a shorter tail (:mod:`nlgscore.backend.product_rows`).
 
 >>> import torch
 >>> layer = torch.nn.Linear(8, 4)
@@ -55,6 +55,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
+from nlgscore.backend.product_rows import MIN_ROWS, product_rows, split_point
 
 logger = logging.getLogger(__name__)
 
@@ -62,18 +63,6 @@ ENV_SWITCH = "NLGSCORE_ONEDNN"
 # Activations oneDNN can fuse into the linear, by transformers' ``hidden_act`` name. "gelu" is the
 # exact (erf) GELU in both libraries; approximations are left to the model's own function.
 FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
-# oneDNN builds (JIT-compiles) and caches a kernel for every distinct input shape, ~1.3 MB each,
-# and that memory is not given back: token-budget batches have a new row count almost every time,
-# so 2,000 distinct counts grew the process by 4 GB. A product therefore runs on a multiple of
-# MIN_ROWS rows (zero rows added, sliced off), split into a multiple of this many rows and a tail
-# of fewer: at most budget/128 + 7 shapes per weight shape (MiniLM at the 2,048-token default: 23
-# x 4 weight shapes, ~120 MB, reached early and then flat). Padding every product to a multiple of
-# 128 instead cost 7.5% extra rows in runs of 64 WMT pairs, 29% in runs of 16 and 5x for a single
-# 25-token text (issue 32: single-sample reward calls); the split costs one copy of the output.
-ROW_BUCKET = 128
-# Fewest rows a product runs on (both kernels; see "Batch invariance" above): 8 measured enough on
-# an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles are 16 rows).
-MIN_ROWS = 16
 # The dtype measurement (dtype="auto"): each distinct weight shape (capped at this many elements,
 # so that a 50k-word LM head costs what a 2M-parameter slice of it costs) on PROBE_ROWS rows (the
 # size of a batch under the default CPU budget), best of a few runs, within a time cap.
@@ -307,12 +296,13 @@ def _onednn_chosen(dtype: str = "float32") -> bool:
 
 def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
     """The row count :func:`linear` runs ``x @ weight.T`` with: ``rows`` rounded up to a multiple of
-    :data:`MIN_ROWS` on the oneDNN path (run as a multiple of :data:`ROW_BUCKET` and a tail), at
-    least :data:`MIN_ROWS` on MKL for CPU inference, ``rows`` elsewhere. A caller whose inputs already have that many rows (see ``packed_encoder``)
+    :data:`MIN_ROWS` on the oneDNN path (:func:`~nlgscore.backend.product_rows.product_rows`), at
+    least :data:`MIN_ROWS` on MKL for CPU inference, ``rows`` elsewhere. A caller whose inputs
+    already have that many rows (see ``packed_encoder``)
     saves :func:`linear` a padded copy per call.
     """
     if _fast_path(x, weight):
-        return _round_up(rows)
+        return product_rows(rows)
     return max(rows, MIN_ROWS) if _invariant_path(x, weight) else rows
 
 
@@ -321,19 +311,6 @@ def _invariant_path(x: Any, weight: Any) -> bool:
     import torch
 
     return x.device.type == "cpu" and not torch.is_grad_enabled() and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.bfloat16)
-
-
-def _round_up(rows: int) -> int:
-    """The rows a oneDNN product of ``rows`` rows runs on: a multiple of :data:`MIN_ROWS`, or the
-    next multiple of :data:`ROW_BUCKET` where that adds at most 1/16 (one product instead of a
-    tail product and a copy that joins the two outputs; same bits either way).
-
-    >>> [_round_up(rows) for rows in (1, 25, 130, 300, 1990)]
-    [16, 32, 144, 304, 2048]
-    """
-    rows16 = -(-rows // MIN_ROWS) * MIN_ROWS
-    bucket = -(-rows // ROW_BUCKET) * ROW_BUCKET
-    return bucket if rows16 > ROW_BUCKET and bucket - rows16 <= rows16 // 16 else rows16
 
 
 def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:
@@ -350,11 +327,11 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
         attr, algorithm = FUSED_ACTIVATIONS[activation] if activation else ("none", "")
         width = x.shape[-1]
         rows = x.numel() // width if width else 0
-        padded_rows = _round_up(rows)
+        padded_rows = product_rows(rows)
         flat = x.reshape(rows, width) if rows else x
         if padded_rows != rows:
             flat = torch.cat([flat, flat.new_zeros(padded_rows - rows, width)])
-        head = padded_rows // ROW_BUCKET * ROW_BUCKET
+        head = split_point(padded_rows)
         if head in (0, padded_rows):  # one product of a bucketed shape (also the empty input)
             out = torch.ops.mkldnn._linear_pointwise(flat, weight, bias, attr, [], algorithm)
         else:  # a multiple of ROW_BUCKET rows, then the tail (each row's bits do not depend on its product)

@@ -24,7 +24,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.backend.gemm import ROW_BUCKET, use_onednn_linears
+from nlgscore.backend.gemm import use_onednn_linears
+from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve

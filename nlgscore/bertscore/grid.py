@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, List, Sequence, Tuple
 
 from nlgscore.backend.batching import round_up_length, token_sum
-from nlgscore.backend.gemm import MIN_ROWS
+from nlgscore.backend.product_rows import MIN_ROWS
 
 # Tokens per side of one tile: a tile's similarity block is at most TILE_TOKENS^2 fp32 values
 # (16 MiB), its padded gathers about as much again.

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from nlgscore.bertscore import packed_encoder
-from nlgscore.backend import gemm
+from nlgscore.backend import gemm, product_rows
 from nlgscore.bertscore.embedding import _content_ids
 from nlgscore.backend.models import resolve
 
@@ -169,7 +169,7 @@ def test_packed_plan_covers_every_text_once_within_the_budget(seed):
 
     generator = torch.Generator().manual_seed(seed)
     lengths = torch.randint(1, 90, (300,), generator=generator).tolist() + [3000]  # one over the budget
-    batches = plan_packed(lengths, max_tokens=2048, max_batch_size=64, multiple=gemm.ROW_BUCKET)
+    batches = plan_packed(lengths, max_tokens=2048, max_batch_size=64, multiple=product_rows.ROW_BUCKET)
     assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
     assert all(sum(lengths[i] for i in batch) <= 2048 or len(batch) == 1 for batch in batches)
     assert all(len(batch) <= 64 for batch in batches)
@@ -230,12 +230,12 @@ def test_products_run_on_few_shapes_with_the_bits_of_a_large_product(onednn_swit
             out, rows = _product_rows(lambda count=count: gemm.linear(x[:count], w, b, "gelu"))
             assert out.shape == (count, 24) and out.is_contiguous()
             assert torch.equal(out, large[:count]), count
-            assert sum(rows) == gemm.bucketed_rows(count, x, w) >= count and sum(rows) - count < max(gemm.MIN_ROWS, count // 16 + gemm.MIN_ROWS)
-            assert len(rows) <= 2 and all(r % gemm.ROW_BUCKET == 0 for r in rows[:-1]) and rows[-1] % gemm.MIN_ROWS == 0
+            assert sum(rows) == gemm.bucketed_rows(count, x, w) >= count and sum(rows) - count < max(product_rows.MIN_ROWS, count // 16 + product_rows.MIN_ROWS)
+            assert len(rows) <= 2 and all(r % product_rows.ROW_BUCKET == 0 for r in rows[:-1]) and rows[-1] % product_rows.MIN_ROWS == 0
             shapes.update(rows)
         _, rows = _product_rows(lambda: gemm.linear(x[:25].view(1, 25, width), w, b))
         assert rows == [32]  # one 25-token text: 32 rows, not 128
-    assert shapes <= set(range(gemm.MIN_ROWS, gemm.ROW_BUCKET, gemm.MIN_ROWS)) | set(range(gemm.ROW_BUCKET, 2049, gemm.ROW_BUCKET))
+    assert shapes <= set(range(product_rows.MIN_ROWS, product_rows.ROW_BUCKET, product_rows.MIN_ROWS)) | set(range(product_rows.ROW_BUCKET, 2049, product_rows.ROW_BUCKET))
     assert gemm.bucketed_rows(37, x, w) == 37  # gradients on: the F.linear path, nothing to pad
 
 
