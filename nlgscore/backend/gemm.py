@@ -55,6 +55,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
+from nlgscore.backend.packed_weights import packed
 from nlgscore.backend.product_rows import MIN_ROWS, product_rows, split_point
 
 logger = logging.getLogger(__name__)
@@ -332,10 +333,11 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
         if padded_rows != rows:
             flat = torch.cat([flat, flat.new_zeros(padded_rows - rows, width)])
         head = split_point(padded_rows)
+        blocked = packed(weight)  # oneDNN's layout, kept: not reordered at every product
         if head in (0, padded_rows):  # one product of a bucketed shape (also the empty input)
-            out = torch.ops.mkldnn._linear_pointwise(flat, weight, bias, attr, [], algorithm)
+            out = torch.ops.mkldnn._linear_pointwise(flat, blocked, bias, attr, [], algorithm)
         else:  # a multiple of ROW_BUCKET rows, then the tail (each row's bits do not depend on its product)
-            out = torch.cat([torch.ops.mkldnn._linear_pointwise(part, weight, bias, attr, [], algorithm) for part in (flat[:head], flat[head:])])
+            out = torch.cat([torch.ops.mkldnn._linear_pointwise(part, blocked, bias, attr, [], algorithm) for part in (flat[:head], flat[head:])])
         return (out if padded_rows == rows else out[:rows]).view(*x.shape[:-1], weight.shape[0])
     rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
     if 0 < rows < MIN_ROWS and _invariant_path(x, weight):

@@ -253,3 +253,31 @@ def test_direct_linear_calls_follow_the_measured_choice(monkeypatch):
     monkeypatch.setitem(gemm._CHOICE, "kernel", "onednn")
     with torch.inference_mode():
         assert gemm.bucketed_rows(37, x, w) == 48  # oneDNN: a multiple of MIN_ROWS
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_packed_weight_gives_the_plain_weights_bits_and_follows_its_changes(onednn_switch, monkeypatch, dtype):
+    """oneDNN's blocked copy of a weight (made once, not at every product) gives the bits of the
+    plain weight at every row count; a weight changed in place is packed again; past the cap a
+    weight runs unpacked."""
+    from nlgscore.backend import packed_weights
+
+    if not onednn_switch("1") or not gemm.onednn_available(str(dtype).replace("torch.", "")):
+        pytest.skip("this torch build or CPU has no oneDNN linear in this dtype")
+    generator = torch.Generator().manual_seed(11)
+    w, b = torch.randn(96, 64, generator=generator).to(dtype), torch.randn(96, generator=generator).to(dtype)
+    x = torch.randn(300, 64, generator=generator).to(dtype)
+    plain = torch.ops.mkldnn._linear_pointwise
+
+    def check() -> None:
+        with torch.inference_mode():
+            for rows in (16, 32, 48, 112, 128, 256):  # one product each: compare with the plain weight's
+                assert torch.equal(gemm.linear(x[:rows], w, b, "gelu"), plain(x[:rows], w, b, "gelu", [], "none")), rows
+
+    check()
+    assert packed_weights.packed(w) is not w and packed_weights.packed(w) is packed_weights.packed(w)
+    w.mul_(-0.5)  # in place: the copy must not serve the old values
+    check()
+    monkeypatch.setattr(packed_weights, "PACKED_BYTES_MAX", 0)
+    other = torch.randn(8, 64, generator=generator).to(dtype)
+    assert packed_weights.packed(other) is other
