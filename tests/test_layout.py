@@ -248,6 +248,10 @@ PRIVATE_READS_ALLOWED = {
     # torch's own op namespace: the fused oneDNN linear has no public name (torch, not this package)
     ("nlgscore.backend.gemm", "torch.ops.mkldnn._linear_pointwise"): "torch's private op, no public API",
     ("nlgscore.backend.gemm", "torch.ops.mkldnn._is_mkldnn_bf16_supported"): "torch's private op, no public API",
+    # oneDNN's weight prepacking (what inductor's frozen CPU graphs use) and the version counter
+    # that says a tensor changed in place: torch has no public name for either
+    ("nlgscore.backend.packed_weights", "torch.ops.mkldnn._reorder_linear_weight"): "torch's private op, no public API",
+    ("nlgscore.backend.packed_weights", "weight._version"): "torch's in-place version counter, no public accessor",
     # the standard library's immediate exit (no cleanup): a stalled Ray stop must end within the drain timeout
     ("nlgscore.serve.ray", "os._exit"): "the stdlib's public os._exit, not a private attribute",
 }
