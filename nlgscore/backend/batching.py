@@ -152,7 +152,7 @@ def plan_batches(
 def plan_packed(lengths: Sequence[int], max_tokens: int = DEFAULT_MAX_TOKENS, max_batch_size: Optional[int] = None, multiple: int = 1) -> List[List[int]]:
     """Batches for a forward whose cost is its *real* tokens (a packed encoder: padding only in
     attention), longest first: the fewest batches of at most ``max_tokens`` real tokens, nearly
-    equal, each filled up to the same multiple of ``multiple`` rows (:data:`nlgscore.backend.gemm.ROW_BUCKET`:
+    equal, each filled up to the same multiple of ``multiple`` rows (:data:`nlgscore.backend.product_rows.ROW_BUCKET`:
     a product of a multiple of it runs as one, without a tail product), so little is padded and no
     small trailing batch runs at a poor matmul efficiency. A text over the budget gets a batch alone.
 

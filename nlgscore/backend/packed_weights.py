@@ -31,7 +31,8 @@ PACKED_BYTES_MAX = 512 << 20  # bytes of weights that get a packed copy, per pro
 
 # id(weight) -> (a weak reference to it, its (version, data pointer) when packed, the copy, bytes)
 _COPIES: Dict[int, Tuple[Any, Tuple[int, int], Any, int]] = {}
-_LOCK = threading.Lock()
+_BYTES = [0]  # bytes of the weights in _COPIES, kept with it (a cap check on every product must not sum them)
+_LOCK = threading.RLock()  # re-entrant: a garbage collection inside it may run _drop
 
 
 def packed(weight: Any) -> Any:
@@ -43,22 +44,35 @@ def packed(weight: Any) -> Any:
         key = (weight._version, weight.data_ptr())
     except RuntimeError:  # an inference-mode tensor has no version counter: it cannot change in place unseen
         key = (-1, weight.data_ptr())
-    entry = _COPIES.get(id(weight))
+    wid = id(weight)
+    entry = _COPIES.get(wid)
     if entry is not None and entry[0]() is weight and entry[1] == key:
         return entry[2]
     size = weight.numel() * weight.element_size()
+    if entry is None and _BYTES[0] + size > PACKED_BYTES_MAX:  # over the cap: unpacked, nothing locked
+        return weight
+    try:
+        with torch.inference_mode():
+            copy = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
+    except (AttributeError, RuntimeError):  # a torch build without the op: the plain weight
+        return weight
     with _LOCK:
-        if entry is None and packed_bytes() + size > PACKED_BYTES_MAX:
+        old = _COPIES.get(wid)
+        if old is None and _BYTES[0] + size > PACKED_BYTES_MAX:  # another thread filled the cap meanwhile
             return weight
-        try:
-            with torch.inference_mode():
-                copy = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
-        except (AttributeError, RuntimeError):  # a torch build without the op: the plain weight
-            return weight
-        _COPIES[id(weight)] = (weakref.ref(weight, lambda _, wid=id(weight): _COPIES.pop(wid, None)), key, copy, size)
+        _COPIES[wid] = (weakref.ref(weight, lambda _, wid=wid: _drop(wid)), key, copy, size)
+        _BYTES[0] += size - (old[3] if old is not None else 0)
     return copy
+
+
+def _drop(wid: int) -> None:
+    """The weight ``wid`` is gone: its copy too (called by its weak reference)."""
+    with _LOCK:
+        entry = _COPIES.pop(wid, None)
+        if entry is not None:
+            _BYTES[0] -= entry[3]
 
 
 def packed_bytes() -> int:
     """Bytes of weights that have a packed copy now (the copies take about as much)."""
-    return sum(entry[3] for entry in list(_COPIES.values()))
+    return _BYTES[0]

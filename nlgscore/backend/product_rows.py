@@ -23,8 +23,9 @@ __all__ = ["MIN_ROWS", "ROW_BUCKET", "product_rows", "split_point"]
 # 128 instead cost 7.5% extra rows in runs of 64 WMT pairs, 29% in runs of 16 and 5x for a single
 # 25-token text (issue 32: single-sample reward calls); the split costs one copy of the output.
 ROW_BUCKET = 128
-# Fewest rows a product runs on (both kernels; see "Batch invariance" in nlgscore.backend.gemm): 8 measured enough on
-# an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles are 16 rows).
+# Fewest rows a product runs on (both kernels; see "Batch invariance" in nlgscore.backend.gemm): 8
+# measured enough on an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles
+# are 16 rows).
 MIN_ROWS = 16
 
 

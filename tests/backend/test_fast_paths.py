@@ -5,6 +5,7 @@ cannot run; none of these tests times anything.
 """
 
 import doctest
+import gc
 
 import pytest
 import torch
@@ -269,15 +270,20 @@ def test_a_packed_weight_gives_the_plain_weights_bits_and_follows_its_changes(on
     x = torch.randn(300, 64, generator=generator).to(dtype)
     plain = torch.ops.mkldnn._linear_pointwise
 
-    def check() -> None:
+    def check(w: torch.Tensor) -> None:
         with torch.inference_mode():
             for rows in (16, 32, 48, 112, 128, 256):  # one product each: compare with the plain weight's
                 assert torch.equal(gemm.linear(x[:rows], w, b, "gelu"), plain(x[:rows], w, b, "gelu", [], "none")), rows
 
-    check()
+    check(w)
     assert packed_weights.packed(w) is not w and packed_weights.packed(w) is packed_weights.packed(w)
+    held = packed_weights.packed_bytes()
     w.mul_(-0.5)  # in place: the copy must not serve the old values
-    check()
+    check(w)
+    assert packed_weights.packed_bytes() == held  # packed again, in the old copy's place
+    del w
+    gc.collect()
+    assert packed_weights.packed_bytes() <= held - 96 * 64 * torch.tensor([], dtype=dtype).element_size()  # dropped with its weight
     monkeypatch.setattr(packed_weights, "PACKED_BYTES_MAX", 0)
     other = torch.randn(8, 64, generator=generator).to(dtype)
     assert packed_weights.packed(other) is other
