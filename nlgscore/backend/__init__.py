@@ -8,6 +8,7 @@ token-budget batching, sharding, progress.
 * ``gemm.py``: CPU linear kernel, chosen by measurement
 * ``kernel_cache.py``: gemm's kernel/dtype measurements kept on disk per machine and model
 * ``product_rows.py``: the rows a CPU matrix product runs on (batch invariance, bounded kernel memory)
+* ``cuda_kernels.py``: CUDA forwards: SDPA without cuDNN attention (a graph per shape); their signature label
 * ``packed_weights.py``: oneDNN's blocked copy of a linear weight, made once (capped)
 * ``threads.py``: torch threads from the process's CPUs: affinity, cgroup quota
 * ``extras.py``: optional dependencies, one-line "pip install 'nlgscore[x]'" errors

@@ -140,13 +140,21 @@ def kernel_rule(dtype: str = "float32") -> Tuple[str, str]:
 
 def kernel_field(device: Any, dtype: Any) -> Dict[str, str]:
     """``{"kernel": "onednn"|"mkl"}`` for a model on ``device`` in ``dtype`` (a signature field:
-    the kernel changes the last bits), ``{}`` off CPU.
+    the kernel changes the last bits); on CUDA :func:`nlgscore.backend.cuda_kernels.signature_label`;
+    ``{}`` elsewhere (``meta``, ``mps``).
 
     >>> import torch
     >>> kernel_field(torch.device("cpu"), torch.float32)["kernel"] in ("onednn", "mkl"), kernel_field(torch.device("meta"), torch.float32)
     (True, {})
+    >>> kernel_field(torch.device("cuda"), torch.bfloat16)  # read from settings: no GPU needed
+    {'kernel': 'cuda'}
     """
-    if getattr(device, "type", str(device)) != "cpu":
+    kind = getattr(device, "type", str(device))
+    if kind == "cuda":
+        from nlgscore.backend.cuda_kernels import signature_label
+
+        return {"kernel": signature_label(dtype)}
+    if kind != "cpu":
         return {}
     name = str(dtype).replace("torch.", "")
     return {"kernel": kernel_choice(name)["kernel"] if name in KERNEL_DTYPES else "mkl"}  # float16: F.linear

@@ -22,6 +22,7 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
+from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.gemm import use_onednn_linears
@@ -287,7 +288,7 @@ class Encoder:
         longest = max(len(ids) for ids in id_lists)
         groups = length_groups([len(ids) for ids in id_lists])
         inputs = [self._padded_inputs([id_lists[i] for i in group]) for group in groups]
-        with torch.inference_mode():
+        with torch.inference_mode(), forward_attention(self.device):
             if self.packed is not None:
                 hidden = self.packed.forward_groups(inputs)
             else:

@@ -41,6 +41,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.gemm import linear, use_onednn_linears
@@ -265,7 +266,7 @@ class _Engine:
         from torch.nn.utils.rnn import pad_sequence
         from transformers.modeling_outputs import BaseModelOutput
 
-        with torch.inference_mode():
+        with torch.inference_mode(), forward_attention(self.device):
             keys, local = unique(src_index)
             states = self.encode(keys, source_keys)
             per_source = [states[k] for k in keys]

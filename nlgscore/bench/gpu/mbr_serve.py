@@ -69,7 +69,7 @@ def mbr_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> 
 
 
 def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     if not config.device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = ""  # the server and the offline scorer both default to CUDA when there is one
     command = [sys.executable, str(REPO / "scripts" / "bench_serve.py"), "--sections", "throughput", "--spec", "bertscore:minilm",
@@ -81,7 +81,9 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         stdout, stderr = child.communicate(timeout=max(10.0, config.budget("serve") - 5))
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
+        stdout, stderr = child.communicate()
+        recorder.put("stderr_tail", (stderr or "")[-3000:])  # how far it got
+        recorder.put("stdout_tail", (stdout or "")[-2000:])
         raise
     if child.returncode != 0:
         raise RuntimeError(f"bench_serve.py exited with {child.returncode}: {stderr[-2000:]}")

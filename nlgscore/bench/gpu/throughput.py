@@ -1,7 +1,8 @@
 """BERTScore throughput on the device, nlgscore against bert_score 0.3.13 in one process.
 
 Sides (all loaded first, then timed in alternating order over the repeats): bert_score 0.3.13 as
-it ships (fp32, TF32 off, 64 sentences per batch), and nlgscore in fp32 (TF32 off), TF32 and bf16.
+it ships (fp32, TF32 off, 64 sentences per batch), and nlgscore in fp32 (TF32 off), TF32 and bf16,
+and bf16 with SDPA allowed to pick cuDNN attention (what PyTorch does unless told otherwise).
 Pairs: the slice's better then worse candidates against their references. Reported per side:
 median seconds, pairs/s, tokens/s (the distinct sentences' tokens, each counted once: the work
 any exact implementation must do), MFU against the bf16 matmul peak of the ``env`` section (useful
@@ -18,7 +19,8 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Any, Dict, List
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List
 
 import numpy as np
 
@@ -27,7 +29,13 @@ from nlgscore.bench.gpu.plan import TARGET_MFU_BF16, TARGET_SPEEDUP_VS_BERT_SCOR
 
 # (label, side, precision): the nlgscore fp32 scorer serves the TF32 side too (same weights).
 SIDES = (("bert_score", "bert_score", "fp32"), ("nlgscore-fp32", "nlgscore", "fp32"), ("nlgscore-tf32", "nlgscore", "tf32"),
-         ("nlgscore-bf16", "nlgscore", "bf16"))
+         ("nlgscore-bf16", "nlgscore", "bf16"), ("nlgscore-bf16-cudnn", "nlgscore", "bf16"))
+# Sides that share another side's loaded scorer (same weights), and those run with SDPA allowed
+# to pick cuDNN attention (nlgscore.backend.cuda_kernels: the default leaves it out; this side is
+# the before/after of that choice in one run).
+SHARED = {"nlgscore-tf32": "nlgscore-fp32", "nlgscore-bf16-cudnn": "nlgscore-bf16"}
+CUDNN_SIDES = ("nlgscore-bf16-cudnn",)
+
 MATCHING_OPS = ("aten::amax", "aten::masked_fill", "aten::bmm")  # greedy matching (nlgscore.bertscore.matching)
 
 
@@ -46,8 +54,8 @@ def _load_sides(config: CheckConfig, model: str, layers: int) -> Dict[str, Any]:
     for label, side, mode in SIDES:
         if side == "bert_score" and not bert_score_available():
             continue
-        if label == "nlgscore-tf32":
-            loaded[label] = loaded["nlgscore-fp32"]
+        if label in SHARED:
+            loaded[label] = loaded[SHARED[label]]
             continue
         with precision(mode) as dtype:
             loaded[label] = build_side({"side": side, "model": model, "num_layers": layers, "device": config.device, "dtype": dtype,
@@ -76,7 +84,7 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
     for label, _, mode in SIDES:
         if label not in sides:
             continue
-        with precision(mode):
+        with precision(mode), _attention(label):
             sides[label].score(cands[:64], refs[:64])  # warm-up: kernels, allocator, autotuning
             with count_encoder_batches(hidden, intermediate, layers) as count:
                 scores[label] = np.asarray(sides[label].score(cands, refs), dtype=np.float64)
@@ -84,7 +92,7 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
     order = [label for label, _, _ in SIDES if label in sides]
     for rep in range(config.repeats):
         for label in order if rep % 2 == 0 else order[::-1]:
-            with precision(dict((s[0], s[2]) for s in SIDES)[label]):
+            with precision(dict((s[0], s[2]) for s in SIDES)[label]), _attention(label):
                 _sync(config.device)
                 start = time.perf_counter()
                 sides[label].score(cands, refs)
@@ -92,7 +100,8 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
                 rows[label]["seconds"].append(time.perf_counter() - start)
         recorder.put("sides", _summarise(rows, len(cands), sum(lengths), useful, context, mfu))
     summary = recorder.results["sides"]
-    bounds = {f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"]))) for label in ("nlgscore-tf32", "nlgscore-bf16")}
+    bounds = {f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"])))
+              for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn")}
     if "bert_score" in scores:
         bounds["nlgscore-fp32_vs_bert_score"] = float(np.max(np.abs(scores["nlgscore-fp32"] - scores["bert_score"])))
         for label in order[1:]:
@@ -111,6 +120,25 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
     if missed or config.tiny:
         with precision("bf16"):
             recorder.put("profile_bf16", profile(sides["nlgscore-bf16"], model, cands[:2000], refs[:2000], config.device, rows["nlgscore-bf16"]["executed"], lengths))
+
+
+@contextmanager
+def _attention(label: str) -> Iterator[None]:
+    """``NLGSCORE_CUDNN_ATTENTION=1`` inside the block for the sides of :data:`CUDNN_SIDES`."""
+    from nlgscore.backend.cuda_kernels import ENV_SWITCH
+
+    if label not in CUDNN_SIDES:
+        yield
+        return
+    before = os.environ.get(ENV_SWITCH)
+    os.environ[ENV_SWITCH] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[ENV_SWITCH]
+        else:
+            os.environ[ENV_SWITCH] = before
 
 
 def _summarise(rows: Dict[str, Dict[str, Any]], n: int, tokens: int, useful: int, context: Dict[str, Any], mfu: Any) -> Dict[str, Any]:
