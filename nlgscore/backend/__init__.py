@@ -6,6 +6,7 @@ token-budget batching, sharding, progress.
 * ``hub.py``: the Hub: snapshot commits, reachability
 * ``loading.py``: every model load: one lock, so threads can build scorers; quiet unless progress
 * ``gemm.py``: CPU linear kernel, chosen by measurement
+* ``kernel_label.py``: the signature's ``kernel`` field (CPU linear kernel, or CUDA settings)
 * ``kernel_cache.py``: gemm's kernel/dtype measurements kept on disk per machine and model
 * ``product_rows.py``: the rows a CPU matrix product runs on (batch invariance, bounded kernel memory)
 * ``cuda_kernels.py``: CUDA forwards: SDPA without cuDNN attention (a graph per shape); their signature label

@@ -25,7 +25,7 @@ the last bits of every score with it (issue 30). The kernel is therefore chosen 
 on the CPU (:func:`choose_kernel`): oneDNN for bfloat16 where the CPU does bf16 natively, oneDNN
 for float32 on AMD CPUs (where it measured 1.1-1.5x faster), MKL otherwise. The same machine
 always gets the same kernel; the choice is logged, returned by :func:`kernel_choice` and
-recorded in every model metric's signature (``kernel:onednn|mkl``). ``NLGSCORE_ONEDNN=1`` forces
+recorded in every model metric's signature (``kernel:onednn|mkl``, :mod:`nlgscore.backend.kernel_label`). ``NLGSCORE_ONEDNN=1`` forces
 oneDNN, ``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). The two sum in different orders: fp32
 scores differ across kernels by float rounding (bound measured in README "Same bits").
 
@@ -136,28 +136,6 @@ def kernel_rule(dtype: str = "float32") -> Tuple[str, str]:
     if cpu_vendor() == "AuthenticAMD":
         return "onednn", "rule: float32 on an AMD CPU"
     return "mkl", f"rule: float32 on a {cpu_vendor() or 'non-AMD'} CPU"
-
-
-def kernel_field(device: Any, dtype: Any) -> Dict[str, str]:
-    """``{"kernel": "onednn"|"mkl"}`` for a model on ``device`` in ``dtype`` (a signature field:
-    the kernel changes the last bits); on CUDA :func:`nlgscore.backend.cuda_kernels.signature_label`;
-    ``{}`` elsewhere (``meta``, ``mps``).
-
-    >>> import torch
-    >>> kernel_field(torch.device("cpu"), torch.float32)["kernel"] in ("onednn", "mkl"), kernel_field(torch.device("meta"), torch.float32)
-    (True, {})
-    >>> kernel_field(torch.device("cuda"), torch.bfloat16)  # read from settings: no GPU needed
-    {'kernel': 'cuda'}
-    """
-    kind = getattr(device, "type", str(device))
-    if kind == "cuda":
-        from nlgscore.backend.cuda_kernels import signature_label
-
-        return {"kernel": signature_label(dtype)}
-    if kind != "cpu":
-        return {}
-    name = str(dtype).replace("torch.", "")
-    return {"kernel": kernel_choice(name)["kernel"] if name in KERNEL_DTYPES else "mkl"}  # float16: F.linear
 
 
 def measure_dtypes(shapes: Iterable[Tuple[int, int]]) -> Dict[str, float]:
@@ -313,6 +291,17 @@ def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
     if _fast_path(x, weight):
         return product_rows(rows)
     return max(rows, MIN_ROWS) if _invariant_path(x, weight) else rows
+
+
+def row_segments(rows: int, x: Any, weight: Any) -> List[Tuple[int, int]]:
+    """The ``(start, stop)`` row ranges :func:`linear` runs a product of ``rows`` rows (a
+    :func:`bucketed_rows` count) in: a head of whole :data:`ROW_BUCKET` blocks and a tail on the
+    oneDNN path, else one range. A caller that keeps its rows in these segments, and hands
+    :func:`linear` one segment at a time, gets the same bits without the copy that joins the
+    two outputs (7-13% of a split product's time at 400-2,064 rows, BENCHMARKS.md issue 32).
+    """
+    head = split_point(rows) if _fast_path(x, weight) else 0
+    return [(0, head), (head, rows)] if 0 < head < rows else [(0, rows)]
 
 
 def _invariant_path(x: Any, weight: Any) -> bool:

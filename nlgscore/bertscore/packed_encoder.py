@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Optional, Sequence, Tuple
 
-from nlgscore.backend.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear
+from nlgscore.backend.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear, row_segments
 
 logger = logging.getLogger(__name__)
 
@@ -123,28 +123,37 @@ class PackedEncoder:
             read = torch.cat([keep, keep[:1].expand(rows - real)])
             write = torch.cat([keep, keep.new_full((rows - real,), cells)])
         flat = torch.cat([h.reshape(-1, width) for h in hiddens]) if len(hiddens) > 1 else hiddens[0].reshape(cells, width)
-        x = flat.index_select(0, read)
+        # The rows stay in the segments gemm.linear would cut each product into (a head of whole
+        # row buckets, a tail): every row-wise step runs per segment, so no product's two outputs
+        # are ever joined by a copy. Same products, same bits; issue 32: runs of 64 pairs.
+        segments = row_segments(rows, flat, self.layers[0][0])
+        xs = [flat.index_select(0, read[a:b]) for a, b in segments]
         device, dtype = hiddens[0].device, hiddens[0].dtype
         attends = [_attention_function(mask, self.heads, device, dtype) for _, mask in groups]
         # One zeroed buffer per batch: every layer overwrites the real rows, padding rows stay 0
         # (uninitialised padding could hold NaN, and 0 attention weight x NaN is NaN). Each group
         # has its own contiguous region, viewed as (batch, length, 3, heads, head size).
-        padded = x.new_zeros(cells + 1, 3 * width)
+        padded = flat.new_zeros(cells + 1, 3 * width)
         views, start = [], 0
         for (batch, length), size in zip(shapes, sizes):
             views.append(padded[start : start + size].view(batch, length, 3, self.heads, width // self.heads))
             start += size
         for qkv_w, qkv_b, out_w, out_b, out_norm, up_w, up_b, act, down_w, down_b, norm in self.layers:
-            padded.index_copy_(0, write, linear(x, qkv_w, qkv_b))
+            for (a, b), x in zip(segments, xs):
+                padded.index_copy_(0, write[a:b], linear(x, qkv_w, qkv_b))
             contexts = []
             for view, attend in zip(views, attends):
                 q, k, v = view.permute(2, 0, 3, 1, 4)
                 contexts.append(attend(q, k, v).transpose(1, 2).reshape(-1, width))
-            context = (torch.cat(contexts) if len(contexts) > 1 else contexts[0]).index_select(0, read)
-            x = out_norm(linear(context, out_w, out_b) + x)
-            inner = linear(x, up_w, up_b, self.activation) if act is None else act(linear(x, up_w, up_b))
-            x = norm(linear(inner, down_w, down_b) + x)
-        out = x.new_zeros(cells, width).index_copy_(0, keep, x[:real])
+            context = torch.cat(contexts) if len(contexts) > 1 else contexts[0]
+            for i, ((a, b), x) in enumerate(zip(segments, xs)):
+                x = out_norm(linear(context.index_select(0, read[a:b]), out_w, out_b) + x)
+                inner = linear(x, up_w, up_b, self.activation) if act is None else act(linear(x, up_w, up_b))
+                xs[i] = norm(linear(inner, down_w, down_b) + x)
+        out = flat.new_zeros(cells, width)
+        for (a, b), x in zip(segments, xs):
+            if a < real:  # the rows past `real` are padding
+                out.index_copy_(0, keep[a:min(b, real)], x[: min(b, real) - a])
         return [part.view(batch, length, width) for part, (batch, length) in zip(out.split(sizes), shapes)]
 
 

@@ -42,7 +42,7 @@ from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
-from nlgscore.backend.gemm import kernel_field
+from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.core.runtime import dtype_name
 from nlgscore.backend.tables import table
 

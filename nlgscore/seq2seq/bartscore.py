@@ -44,7 +44,7 @@ from nlgscore.core.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.backend.models import resolve
-from nlgscore.backend.gemm import kernel_field
+from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature

@@ -34,7 +34,7 @@ import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.backend.gemm import kernel_field
+from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature

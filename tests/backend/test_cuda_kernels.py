@@ -73,7 +73,7 @@ def test_overlapping_threads_restore_once():
 
 
 def test_signature_label_names_what_moves_cuda_scores(monkeypatch):
-    from nlgscore.backend.gemm import kernel_field
+    from nlgscore.backend.kernel_label import kernel_field
 
     assert kernel_field(torch.device("cuda"), torch.float32) == {"kernel": "cuda"}
     before = torch.get_float32_matmul_precision()
