@@ -162,6 +162,15 @@ def test_one_forward_of_several_length_groups_gives_each_group_its_own_bits(oned
         alone = [packed(ids, mask) for ids, mask in groups]
     assert len(groups) == 5 and [t.shape for t in together] == [a.shape for a in alone]
     assert all(torch.equal(t, a) for t, a in zip(together, alone))
+    # Under oneDNN the 385 real tokens run as rows 0-384 and 384-400 (a tail of 1 real row and 15
+    # padding rows), kept apart through every layer (issue 32): the bits above cover that path.
+    from nlgscore.backend.gemm import bucketed_rows, row_segments
+
+    weight = packed.layers[0][0]
+    expected = [(0, 384), (384, 400)] if kernel == "1" else [(0, 385)]
+    with torch.inference_mode():
+        hidden = torch.zeros(1, weight.shape[1])
+        assert row_segments(bucketed_rows(sum(lengths), hidden, weight), hidden, weight) == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
