@@ -15,8 +15,8 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
 * the oldest call always goes first (no starvation: every call's wait is bounded by the calls
   ahead of it); its batch mates are the calls of the nearest length among the next ``window``
   queued calls (less padding);
-* an idle worker takes what is queued at once; calls that arrive while the model runs, or
-  within ``max_wait_ms`` of a run's end (the callers just answered, coming back), gather until it
+* an idle worker takes what is queued at once; calls that arrive while the model runs, or just
+  after a run (its callers coming back: ``RETURN_WINDOW_S``), gather until it
   is done (or a run's worth is waiting), then wait at most ``max_wait_ms`` more for mates, and
   not at all once as many predictions wait as the last run answered;
 * where the metric allows (``scorer.prepares_apart``: BERTScore), the next batch is prepared
@@ -82,6 +82,10 @@ FORWARDS_PER_RUN = 4
 # max_batch. At 64 a run of single-item calls never held more than 64 pairs, a third of its
 # token budget (256 WMT clients: runs of 64 where 150 fit).
 DEFAULT_WINDOW = 4 * DEFAULT_MAX_BATCH
+# After a run, its callers count as coming back for this long while fewer wait than it answered:
+# over HTTP 64 answers leave one by one (~30 ms on 2 cores), and a caller back later than max_wait_ms
+# ran alone (issue 32: ~12 one-call runs per 512 requests, 8% of the model's time).
+RETURN_WINDOW_S = 0.05
 DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
 
 
@@ -268,24 +272,21 @@ class MicroBatcher:
                     self._cond.notify_all()
 
     def _wait_for_mates(self, first: QueuedCall) -> None:
-        """Under ``_cond``: until a run's worth of calls waits, or the model is free. While the
-        model runs (or has a batch waiting), calls gather (a batch prepared ahead is a full one);
-        once it is free, a call that came while it was busy, or within ``max_wait_ms`` of its last
-        run's end, waits at most ``max_wait_ms`` more, and only until as many predictions wait as
-        that run answered (the callers just answered send their next call: closed-loop clients
-        fill one batch, not two alternating halves); a call that found it idle longer waits not
-        at all."""
+        """Under ``_cond``: until a run's worth of calls waits, or the model is free. While it runs
+        (or has a batch waiting), calls gather; once it is free, a call that came while it was busy,
+        within ``max_wait_ms`` of its last run's end, or within :data:`RETURN_WINDOW_S` while fewer
+        wait than that run answered, waits at most ``max_wait_ms`` more and only until that many
+        wait (closed-loop callers fill one batch, not two halves); one that found it idle, not at all."""
         while not self._closing and not self._full(first):
             if self._inflight:  # counted before the handoff: no gap between the model's get and its run
                 self._cond.wait()  # the model thread notifies when it is done
                 continue
             wait = self.max_wait_ms / 1000.0
             remaining = max(first.arrived, self._last_end) + wait - time.monotonic()
-            # A call that came more than max_wait_ms after the last run ended found the model idle:
-            # it goes at once. One that came during the run or just after it is one of the callers
-            # just answered coming back (over HTTP the first is back ~3 ms after a run: taken
-            # alone, it made every other run a one-item forward).
-            if first.arrived > self._last_end + wait or remaining <= 0:
+            # A call that came more than max_wait_ms after the last run ended found the model idle
+            # (it goes at once) unless it is one of that run's callers coming back (RETURN_WINDOW_S).
+            returning = time.monotonic() - self._last_end < RETURN_WINDOW_S and self._waiting(first)[0] < self._last_size
+            if (first.arrived > self._last_end + wait and not returning) or remaining <= 0:
                 return
             # As many predictions wait as the last run answered: closed-loop callers are all back,
             # and waiting longer only idles the model (~5 ms a run at 64 single-item clients).

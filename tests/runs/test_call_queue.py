@@ -195,6 +195,15 @@ def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
     assert [p for run in scorer.runs for p in run] == ["hold", "kept"] and batcher.dropped == {"deadline": 1, "cancelled": 1}
 
 
+def answer_a_run(batcher, n):
+    """A held call, then a run of ``n`` calls queued behind it, answered: the worker has just
+    answered ``n`` callers (the situation in which closed-loop callers come back)."""
+    first = held(batcher)
+    answered = [batcher.submit([f"w{i} v"], [f"w{i}"]) for i in range(n)]
+    batcher.scorer.gate.set()
+    assert first.result(20).scores == [1.0] and [f.result(20).scores for f in answered] == [[0.5]] * n
+
+
 def test_the_callers_just_answered_come_back_as_one_run_and_a_lone_caller_never_waits():
     """After a run of N calls, calls that come within max_wait_ms of its end are taken as its
     callers coming back: they wait (at most max_wait_ms, here 60 s) until N are queued, then run at
@@ -202,10 +211,7 @@ def test_the_callers_just_answered_come_back_as_one_run_and_a_lone_caller_never_
     runs of 1 and 63 in turn); and a run that waited the whole max_wait_ms would time out here."""
     scorer = Gated()
     with MicroBatcher(scorer, max_wait_ms=60_000, max_batch=100) as batcher:
-        first = held(batcher)
-        answered = [batcher.submit([f"w{i} v"], [f"w{i}"]) for i in range(4)]
-        scorer.gate.set()
-        assert first.result(20).scores == [1.0] and [f.result(20).scores for f in answered] == [[0.5]] * 4
+        answer_a_run(batcher, 4)
         back = [batcher.submit([f"x{i} v"], [f"x{i}"]) for i in range(2)]
         time.sleep(0.3)
         assert not any(f.done() for f in back)  # 2 of the 4 callers are back: the others are awaited
@@ -230,3 +236,22 @@ def test_a_run_takes_as_many_queued_calls_as_its_budget_fits():
         scorer.gate.set()
         assert first.result(20).scores == [1.0] and [f.result(20).scores for f in futures] == [[0.5]] * 200
     assert [len(run) for run in scorer.runs] == [1, 200]
+
+
+def test_callers_back_later_than_max_wait_still_make_one_run(monkeypatch):
+    """Over HTTP the answers of a run leave one by one, so its callers can come back later than
+    max_wait_ms after it: while fewer wait than it answered, within RETURN_WINDOW_S, they are still
+    its callers and gather (each waiting at most max_wait_ms). Before, the first back ran alone.
+    RETURN_WINDOW_S is widened so that the test does not hang on a loaded machine's timing."""
+    from nlgscore.runs import microbatch
+
+    monkeypatch.setattr(microbatch, "RETURN_WINDOW_S", 60.0)
+    scorer = Gated()
+    with MicroBatcher(scorer, max_wait_ms=1000, max_batch=100) as batcher:
+        answer_a_run(batcher, 2)
+        time.sleep(1.5)  # later than max_wait_ms after the run's end
+        back = [batcher.submit(["x0 v"], ["x0"])]
+        time.sleep(0.1)  # within max_wait_ms of the first one back
+        back.append(batcher.submit(["x1 v"], ["x1"]))
+        assert [f.result(20).scores for f in back] == [[0.5]] * 2
+    assert [len(run) for run in scorer.runs] == [1, 2, 2]
