@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, Tuple
 
 ENV_SWITCH = "NLGSCORE_CUDNN_ATTENTION"
 # In the order SDPA tries them; MATH last, so every input still has a kernel.
@@ -38,8 +38,7 @@ _CUDA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
 # first forward in sets them, the last one out restores what was there, so overlapping forwards
 # never restore each other's state half-way.
 _LOCK = threading.Lock()
-_ACTIVE: List[Any] = []  # [restore callable] while forwards are inside, else empty
-_DEPTH = [0]
+_INSIDE: Dict[str, Any] = {"forwards": 0, "undo": None}  # forwards inside now; what restores the flags
 
 
 def cudnn_allowed() -> bool:
@@ -59,16 +58,17 @@ def forward_attention(device: Any) -> Iterator[None]:
         yield
         return
     with _LOCK:
-        if _DEPTH[0] == 0:
-            _ACTIVE.append(_restrict())
-        _DEPTH[0] += 1
+        if _INSIDE["forwards"] == 0:
+            _INSIDE["undo"] = _restrict()
+        _INSIDE["forwards"] += 1
     try:
         yield
     finally:
         with _LOCK:
-            _DEPTH[0] -= 1
-            if _DEPTH[0] == 0:
-                _ACTIVE.pop()()
+            _INSIDE["forwards"] -= 1
+            if _INSIDE["forwards"] == 0:
+                undo, _INSIDE["undo"] = _INSIDE["undo"], None
+                undo()
 
 
 def _restrict() -> Any:

@@ -56,7 +56,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
 from nlgscore.backend.packed_weights import packed
-from nlgscore.backend.product_rows import MIN_ROWS, product_rows, split_point
+from nlgscore.backend.product_rows import MIN_ROWS, product_rows, segments
 
 logger = logging.getLogger(__name__)
 
@@ -300,8 +300,7 @@ def row_segments(rows: int, x: Any, weight: Any) -> List[Tuple[int, int]]:
     :func:`linear` one segment at a time, gets the same bits without the copy that joins the
     two outputs (7-13% of a split product's time at 400-2,064 rows, BENCHMARKS.md issue 32).
     """
-    head = split_point(rows) if _fast_path(x, weight) else 0
-    return [(0, head), (head, rows)] if 0 < head < rows else [(0, rows)]
+    return segments(rows) if _fast_path(x, weight) else [(0, rows)]
 
 
 def _invariant_path(x: Any, weight: Any) -> bool:
@@ -329,12 +328,13 @@ def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional
         flat = x.reshape(rows, width) if rows else x
         if padded_rows != rows:
             flat = torch.cat([flat, flat.new_zeros(padded_rows - rows, width)])
-        head = split_point(padded_rows)
         blocked = packed(weight)  # oneDNN's layout, kept: not reordered at every product
-        if head in (0, padded_rows):  # one product of a bucketed shape (also the empty input)
-            out = torch.ops.mkldnn._linear_pointwise(flat, blocked, bias, attr, [], algorithm)
-        else:  # a multiple of ROW_BUCKET rows, then the tail (each row's bits do not depend on its product)
-            out = torch.cat([torch.ops.mkldnn._linear_pointwise(part, blocked, bias, attr, [], algorithm) for part in (flat[:head], flat[head:])])
+        # One product of a bucketed shape (also the empty input), or a multiple of ROW_BUCKET rows
+        # then the tail, joined (each row's bits do not depend on its product; row_segments avoids the join)
+        ranges = segments(padded_rows)
+        inputs = [flat] if len(ranges) == 1 else [flat[a:b] for a, b in ranges]
+        outs = [torch.ops.mkldnn._linear_pointwise(part, blocked, bias, attr, [], algorithm) for part in inputs]
+        out = outs[0] if len(outs) == 1 else torch.cat(outs)
         return (out if padded_rows == rows else out[:rows]).view(*x.shape[:-1], weight.shape[0])
     rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
     if 0 < rows < MIN_ROWS and _invariant_path(x, weight):

@@ -12,7 +12,7 @@ compiles and keeps a kernel per input shape, so the row counts a process sees mu
 
 from __future__ import annotations
 
-__all__ = ["MIN_ROWS", "ROW_BUCKET", "product_rows", "split_point"]
+__all__ = ["MIN_ROWS", "ROW_BUCKET", "product_rows", "segments", "split_point"]
 
 # oneDNN builds (JIT-compiles) and caches a kernel for every distinct input shape, ~1.3 MB each,
 # and that memory is not given back: token-budget batches have a new row count almost every time,
@@ -21,7 +21,10 @@ __all__ = ["MIN_ROWS", "ROW_BUCKET", "product_rows", "split_point"]
 # of fewer: at most budget/128 + 7 shapes per weight shape (MiniLM at the 2,048-token default: 23
 # x 4 weight shapes, ~120 MB, reached early and then flat). Padding every product to a multiple of
 # 128 instead cost 7.5% extra rows in runs of 64 WMT pairs, 29% in runs of 16 and 5x for a single
-# 25-token text (issue 32: single-sample reward calls); the split costs one copy of the output.
+# 25-token text (issue 32: single-sample reward calls). The split costs one copy that joins the
+# two outputs, unless the caller keeps its rows in the two parts (:func:`segments`). Re-measured in
+# issue 32: 256 row counts x 4 weight shapes fill oneDNN's 1,024-primitive cache, and each rebuild
+# after an eviction keeps its memory (a second pass over the same shapes grew the process 2.8 GB).
 ROW_BUCKET = 128
 # Fewest rows a product runs on (both kernels; see "Batch invariance" in nlgscore.backend.gemm): 8
 # measured enough on an AMD EPYC (Zen 4), 16 leaves a margin for wider micro-kernels (AMX tiles
@@ -50,3 +53,14 @@ def split_point(rows: int) -> int:
     (256, 0, 2048)
     """
     return rows // ROW_BUCKET * ROW_BUCKET
+
+
+def segments(rows: int) -> list:
+    """The ``(start, stop)`` row ranges a oneDNN product of ``rows`` rows (a :func:`product_rows`
+    count) runs as: the head and the tail of :func:`split_point`, or one range.
+
+    >>> segments(304), segments(96), segments(2048)
+    ([(0, 256), (256, 304)], [(0, 96)], [(0, 2048)])
+    """
+    head = split_point(rows)
+    return [(0, head), (head, rows)] if 0 < head < rows else [(0, rows)]

@@ -285,12 +285,12 @@ class MicroBatcher:
             remaining = max(first.arrived, self._last_end) + wait - time.monotonic()
             # A call that came more than max_wait_ms after the last run ended found the model idle
             # (it goes at once) unless it is one of that run's callers coming back (RETURN_WINDOW_S).
-            returning = time.monotonic() - self._last_end < RETURN_WINDOW_S and self._waiting(first)[0] < self._last_size
+            back = self._waiting(first)[0]  # predictions queued: the last run's callers back so far
+            returning = time.monotonic() - self._last_end < RETURN_WINDOW_S and back < self._last_size
             if (first.arrived > self._last_end + wait and not returning) or remaining <= 0:
                 return
-            # As many predictions wait as the last run answered: closed-loop callers are all back,
-            # and waiting longer only idles the model (~5 ms a run at 64 single-item clients).
-            if self._waiting(first)[0] >= self._last_size:
+            # The last run's callers are all back: waiting longer only idles the model (~5 ms a run).
+            if back >= self._last_size:
                 return
             self._cond.wait(remaining)
 
