@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
                           max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
                           api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
-                          body_timeout=args.body_timeout, on_loaded=on_loaded)
+                          body_timeout=args.body_timeout, on_loaded=on_loaded, freeze_heap=True)
 
     def announce(url: str) -> None:
         print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)

@@ -2,6 +2,7 @@
 
 * ``microbatch.py``: MicroBatcher, the Call queue behind Scorer.acompute and serve
 * ``queued_call.py``: QueuedCall, one call on that queue (its future, cost, deadline)
+* ``heap.py``: freeze_heap, the loaded model's objects kept out of garbage collections (servers)
 * ``outputs/``: output files: resumable.py, driver.py, lock.py, jsonl.py
 * ``stream/``: corpora larger than memory: readers, windows of rows, score_to_file
 * ``mbr/``: MBR decoding and QE reranking: decode, decode_to_file, n-best

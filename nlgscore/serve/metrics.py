@@ -14,6 +14,8 @@ one process (tests) never share counters. Times are in seconds, sizes in pairs (
   ``nlgscore_batch_tokens`` (tokens encoded per compute) and ``nlgscore_batch_padding_ratio``
   (padding ÷ padded tokens per compute), ``nlgscore_tokens_total``, ``nlgscore_padding_tokens_total``,
   ``nlgscore_reference_cache_hits_total`` / ``_misses_total`` (its text cache);
+* ``nlgscore_gc_frozen_objects``: objects kept out of garbage collections (``freeze_heap``), and
+  prometheus_client's ``python_gc_collections_total{generation}``;
 * ``nlgscore_scheduler_dropped_total{reason}``: calls the batcher dropped before scoring them
   (``deadline`` passed, or ``cancelled``: the client left or timed out while it was queued).
 
@@ -30,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterator
@@ -70,6 +73,9 @@ class ServerMetrics:
         self.active.set_function(active)
         self.batch_tokens = prom.Histogram("nlgscore_batch_tokens", "tokens encoded per merged compute", buckets=TOKEN_BUCKETS, registry=r)
         self.padding = prom.Histogram("nlgscore_batch_padding_ratio", "padding / padded tokens per merged compute", buckets=RATIO_BUCKETS, registry=r)
+        self.frozen = prom.Gauge("nlgscore_gc_frozen_objects", "objects kept out of garbage collections (freeze_heap)", registry=r)
+        self.frozen.set_function(gc.get_freeze_count)
+        prom.GCCollector(registry=r)  # collections per generation: a full one holds the GIL for ~0.3 s unless frozen
         self.telemetry, self.scheduler_drops = telemetry, scheduler_drops
         self._seen: Dict[str, int] = dict(telemetry())  # the scorer's counters at the last batch
         r.register(_Counters(self))

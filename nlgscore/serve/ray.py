@@ -115,7 +115,7 @@ class NlgscoreReplica:
     def __serve_build_asgi_app__(self) -> Any:
         from nlgscore.serve.app import create_app
 
-        return create_app(self.scorer, make_batcher=ServeBatcher, **self.app_options)
+        return create_app(self.scorer, make_batcher=ServeBatcher, **{"freeze_heap": True, **self.app_options})  # the replica's process only serves
 
 
 def deployment(

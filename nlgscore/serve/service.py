@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
 
 from nlgscore.core.call import CallCancelled
 from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
@@ -102,23 +102,27 @@ class Service:
             raise HTTPError(413 if declared.isdigit() else 400, f"the body is over {limit} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length")
         from starlette.requests import ClientDisconnect
 
-        chunks, size = [], 0
-        stream = request.stream().__aiter__()
-        deadline = time.monotonic() + self.settings.body_timeout  # for the whole body: a trickle cannot hold a slot either
-        while True:
-            try:
-                chunk = await asyncio.wait_for(stream.__anext__(), max(0.0, deadline - time.monotonic()))
-            except StopAsyncIteration:
-                break
-            except ClientDisconnect:
-                raise HTTPError(499, "the client disconnected while sending its body") from None
-            except asyncio.TimeoutError:
-                raise HTTPError(408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)") from None
+        chunks: List[bytes] = []
+        try:
+            if hasattr(asyncio, "timeout"):  # Python 3.11+: one timer for the whole body, no task per chunk
+                async with asyncio.timeout(self.settings.body_timeout):  # a trickle cannot hold a slot either
+                    await self._read_body(request, chunks, limit)
+            else:
+                await asyncio.wait_for(self._read_body(request, chunks, limit), self.settings.body_timeout)
+        except ClientDisconnect:
+            raise HTTPError(499, "the client disconnected while sending its body") from None
+        except asyncio.TimeoutError:
+            raise HTTPError(408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)") from None
+        return (parse_body if arrays else parse_object)(b"".join(chunks))
+
+    @staticmethod
+    async def _read_body(request: Any, chunks: List[bytes], limit: int) -> None:
+        size = 0
+        async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
                 raise HTTPError(413, f"the body is over {limit} bytes (--max-body-bytes)")
             chunks.append(chunk)
-        return (parse_body if arrays else parse_object)(b"".join(chunks))
 
     async def score(self, job: Job, disconnected: Optional[Callable[[], Awaitable[bool]]] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.

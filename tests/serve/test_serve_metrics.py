@@ -1,6 +1,7 @@
 """``/metrics`` in the metric's units on a real server (tests/servers.py): tokens encoded and their
 padding per compute, the reference cache's hits and misses, pairs/s, and the calls the scheduler
-dropped unscored because their deadline passed while they were queued."""
+dropped unscored because their deadline passed while they were queued; the objects the server
+kept out of garbage collections once loaded."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
     with ServeProcess(SPEC, "--timeout", "1", "--threads", "1") as proc:
         proc.wait_ready()
         seen = [proc.get("/metrics").text]
+        assert _value(seen[0], "nlgscore_gc_frozen_objects") > 10_000  # the loaded model's objects, out of full collections
         for _ in range(2):  # the same request twice: the second finds its reference in the cache
             assert proc.post("/v1/score", json={"predictions": preds, "references": [ref, ref]}).status_code == 200
             seen.append(proc.get("/metrics").text)

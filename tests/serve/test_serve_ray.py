@@ -175,14 +175,17 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
                 got.extend(result.scores)
             assert got == pytest.approx(expected.scores, abs=1e-6)  # every request once, in order, equal to compute
 
-            merged = 0.0
+            merged = frozen = 0.0
             for _ in range(8):  # /metrics of whichever replica answers: requests were merged by @serve.batch
                 text = client.get(f"{base}/metrics").text
+                kept = re.search(r"^nlgscore_gc_frozen_objects ([0-9.e+]+)$", text, re.M)
+                frozen = max(frozen, float(kept.group(1)) if kept else 0.0)
                 calls = re.search(r"^nlgscore_batch_calls_sum ([0-9.e+]+)$", text, re.M)
                 count = re.search(r"^nlgscore_batch_calls_count ([0-9.e+]+)$", text, re.M)
                 if calls and count and float(count.group(1)):
                     merged = max(merged, float(calls.group(1)) / float(count.group(1)))
             assert merged > 1, "no replica merged two requests into one batch"
+            assert frozen > 10_000, "no replica kept its loaded objects out of garbage collections"
         print(f"requests not done at the kill: {in_flight}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})")
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=max(1.0, min(60.0, deadline - time.monotonic()))) == 0, output.tail()
