@@ -107,6 +107,7 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
     rows = []
     batcher = MicroBatcher(scorer, max_wait_ms=args.max_wait_ms)
     scorer.compute(*spare)
+    asyncio.run(clients_in_process(batcher, *spare, 64))  # warm-up of the merged runs' shapes, as for the server
     for clients in args.clients:
         out: Dict[str, Any] = {"clients": clients, "offline_s": [], "in_process_s": [], "http_s": [], "loadavg": [], "latency": []}
         for _ in range(args.rounds):

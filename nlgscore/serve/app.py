@@ -104,11 +104,11 @@ def create_app(
     def load() -> None:
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
-            service.batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
-                                                             on_batch=service.metrics.observe_batch)
-            service.scorer = loaded
-            if freeze_heap:  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each)
+            batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
+                                                     on_batch=service.metrics.observe_batch)
+            if freeze_heap:  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
                 logger.info("nlgscore serve: %d objects kept out of garbage collections", freeze_startup_heap())
+            service.batcher, service.scorer = batcher, loaded
         except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
             if on_loaded is None:
                 logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
