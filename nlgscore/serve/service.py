@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
 from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
@@ -102,27 +102,29 @@ class Service:
             raise HTTPError(413 if declared.isdigit() else 400, f"the body is over {limit} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length")
         from starlette.requests import ClientDisconnect
 
-        chunks: List[bytes] = []
+        reading = self._read_body(request, limit)
         try:
             if hasattr(asyncio, "timeout"):  # Python 3.11+: one timer for the whole body, no task per chunk
                 async with asyncio.timeout(self.settings.body_timeout):  # a trickle cannot hold a slot either
-                    await self._read_body(request, chunks, limit)
+                    raw = await reading
             else:
-                await asyncio.wait_for(self._read_body(request, chunks, limit), self.settings.body_timeout)
+                raw = await asyncio.wait_for(reading, self.settings.body_timeout)
         except ClientDisconnect:
             raise HTTPError(499, "the client disconnected while sending its body") from None
         except asyncio.TimeoutError:
             raise HTTPError(408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)") from None
-        return (parse_body if arrays else parse_object)(b"".join(chunks))
+        return (parse_body if arrays else parse_object)(raw)
 
     @staticmethod
-    async def _read_body(request: Any, chunks: List[bytes], limit: int) -> None:
-        size = 0
+    async def _read_body(request: Any, limit: int) -> bytes:
+        """The whole body, or 413 as soon as it passes ``limit`` bytes."""
+        chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
                 raise HTTPError(413, f"the body is over {limit} bytes (--max-body-bytes)")
             chunks.append(chunk)
+        return b"".join(chunks)
 
     async def score(self, job: Job, disconnected: Optional[Callable[[], Awaitable[bool]]] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.

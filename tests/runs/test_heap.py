@@ -40,15 +40,14 @@ def test_garbage_is_freed_before_the_freeze_and_later_garbage_after_it(unfreeze)
 
 
 @pytest.mark.parametrize("freeze", [False, True])
-def test_the_app_freezes_the_loaded_heap_only_when_asked(unfreeze, freeze):
+def test_the_app_freezes_the_loaded_heap_only_when_asked(unfreeze, freeze, minilm_scorer):
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
-    from nlgscore.registry import build
     from nlgscore.serve.app import create_app, wait_ready
 
     gc.unfreeze()
-    scorer = build("bertscore:minilm", num_layers=2)
+    scorer = minilm_scorer  # loaded before the app starts, as the server's is when it freezes
     with TestClient(create_app(scorer, freeze_heap=freeze)) as client:
         wait_ready(client)
         metrics = client.get("/metrics").text
