@@ -9,6 +9,7 @@ requires a bearer token; it also takes the queue-full and SIGTERM checks.
 from __future__ import annotations
 
 import asyncio
+import json
 import pickle
 import re
 import threading
@@ -140,6 +141,18 @@ BAD = [
 def test_bad_requests_get_their_status(server, path, body, status, message):
     answer = server.post(path, content=body) if isinstance(body, bytes) else server.post(path, json=body)
     assert answer.status_code == status and re.search(message, answer.json()["error"]), answer.text
+
+
+def test_a_chunked_body_without_length_is_cut_at_max_body_bytes(server):
+    # No Content-Length to refuse up front: the reader counts the chunks as they come (--max-body-bytes 20000)
+    body = json.dumps({"predictions": ["a" * 30000], "references": ["a"]}).encode()
+    chunks = (body[i:i + 4096] for i in range(0, len(body), 4096))
+    answer = httpx.post(server.url + "/v1/score", content=chunks, timeout=30)
+    assert answer.request.headers.get("transfer-encoding") == "chunked" and "content-length" not in answer.request.headers
+    assert answer.status_code == 413 and "--max-body-bytes" in answer.json()["error"]
+    small = json.dumps({"predictions": ["It is cold."], "references": ["It is cold today."]}).encode()
+    whole = httpx.post(server.url + "/v1/score", content=iter([small[:10], small[10:]]), timeout=30)
+    assert whole.status_code == 200 and whole.json()["scores"][0] > 0.8  # chunks joined in order
 
 
 def test_remote_scorer_compute_matrix_and_mbr(server, local):
