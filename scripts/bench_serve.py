@@ -40,11 +40,16 @@ def environment() -> Dict[str, Any]:
             "torch_threads": torch.get_num_threads(), "loadavg": open("/proc/loadavg").read().split()[:3]}
 
 
-def pairs(path: str, n: int) -> Tuple[List[str], List[str]]:
-    preds, refs = [], []
+def pairs(path: str, n: int, distinct: bool = False) -> Tuple[List[str], List[str]]:
+    """The first ``n`` (prediction, reference) pairs; ``distinct``: only a prediction's first
+    occurrence (RL rollouts are nearly all distinct texts, where WMT system outputs repeat)."""
+    preds, refs, seen = [], [], set()
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
+            if distinct and row["better"]["text"] in seen:
+                continue
+            seen.add(row["better"]["text"])
             preds.append(row["better"]["text"])
             refs.append(row["ref"])
             if len(preds) == n:
@@ -98,10 +103,11 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
     from nlgscore.runs.microbatch import MicroBatcher
 
     flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000",
-             "--reference-cache" if args.reference_cache else "--no-reference-cache", *(("--threads", str(args.threads)) if args.threads else ()))
+             "--reference-cache" if args.reference_cache else "--no-reference-cache",
+             "--candidate-cache" if args.candidate_cache else "--no-candidate-cache", *(("--threads", str(args.threads)) if args.threads else ()))
 
     def cold() -> None:
-        if args.reference_cache:
+        if args.reference_cache or args.candidate_cache:
             scorer.clear_reference_cache()
 
     rows = []
@@ -232,8 +238,12 @@ def main() -> None:
     parser.add_argument("--sections", default="throughput,latency,grpo")
     parser.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
                         help="the reference cache on every side (the server's default), emptied before each pass")
+    parser.add_argument("--candidate-cache", action=argparse.BooleanOptionalAction, default=False,
+                        help="the candidate cache on every side (the server's --candidate-cache), emptied before each pass")
     parser.add_argument("--freeze-heap", action=argparse.BooleanOptionalAction, default=False,
                         help="nlgscore.runs.heap.freeze_heap() in this process once the scorer is loaded (the server always does)")
+    parser.add_argument("--distinct-predictions", action="store_true",
+                        help="no prediction text twice (the RL shape; WMT system outputs repeat: 218 distinct among the first 512)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads, in this process and the server's --threads (default: each one's own)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -244,15 +254,15 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    preds, refs = pairs(args.data, args.n + 4000)
+    preds, refs = pairs(args.data, args.n + 4000 if not args.distinct_predictions else 2 * args.n, args.distinct_predictions)
     # warm-up pairs: as many later ones, whose references are not measured (a warm cache would flatter a side); a
     # fresh server is warmed with all of them from 64 clients, as it is after its first minute of serving (its
     # kernels made for the row counts such runs have: oneDNN makes one per new shape, 0.2-0.8 ms each)
-    measured = set(refs[: args.n])
-    spare_pairs = [(p, r) for p, r in zip(preds[args.n:], refs[args.n:]) if r not in measured][: args.n]
+    measured = set(refs[: args.n]) | set(preds[: args.n])  # no warm-up text is measured (a server's cache starts cold)
+    spare_pairs = [(p, r) for p, r in zip(preds[args.n:], refs[args.n:]) if r not in measured and p not in measured][: args.n]
     spare = ([p for p, _ in spare_pairs], [r for _, r in spare_pairs])
     preds, refs = preds[: args.n], refs[: args.n]
-    scorer = load(args.spec, cache_references=args.reference_cache)
+    scorer = load(args.spec, cache_references=args.reference_cache, cache_candidates=args.candidate_cache)
     if args.freeze_heap:  # as nlgscore serve does once loaded (the offline call runs in this process too)
         from nlgscore.runs.heap import freeze_heap
 

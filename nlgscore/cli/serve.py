@@ -67,6 +67,10 @@ def register(subparsers) -> None:
     batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
                           help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
                                "GRPO prompt share one reference encoding (default: on)")
+    batching.add_argument("--candidate-cache", action=argparse.BooleanOptionalAction, default=False,
+                          help="also keep prediction embeddings across requests (BERTScore; the same bounded cache): a prediction "
+                               "scored again is not re-encoded (an evaluation set after every epoch, repeated short answers, MBR "
+                               "candidates). Default off: RL rollouts rarely repeat, and would push references out of the cache")
     scale = parser.add_argument_group("Ray Serve (the 'ray' extra)")
     scale.add_argument("--ray", action="store_true", help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)")
     scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
@@ -130,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     options["progress"] = False  # one bar per merged batch would be noise
     if getattr(cls, "caches_embeddings", False):
         options["cache_references"] = args.reference_cache  # the G rollouts of a GRPO prompt share one reference
+        options["cache_candidates"] = args.candidate_cache
 
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)

@@ -61,3 +61,28 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
             dropped = _value(proc.get("/metrics").text, 'nlgscore_scheduler_dropped_total{reason="deadline"}')
         assert small.status_code == 504 and dropped >= 1
         assert proc.terminate() == 0, proc.output()
+
+
+def test_candidate_cache_keeps_predictions_across_requests_with_the_same_bits():
+    """``--candidate-cache``: a prediction scored again is found in the text cache, not re-encoded,
+    and scores the same bits as when it was encoded beside other texts (a text's embedding does
+    not depend on its batch, issue 30). Without the flag (the test above) predictions are re-encoded."""
+    ref, first, again = "A cat is on the mat.", ["The cat sat.", "A dog ran across the wide green field today."], "The cat sat."
+    encoder = nlgscore.load(SPEC).encoder
+    with ServeProcess(SPEC, "--candidate-cache", "--threads", "1") as proc:
+        proc.wait_ready()
+        seen = [proc.get("/metrics").text]
+        merged = proc.post("/v1/score", json={"predictions": first, "references": [ref, ref]})
+        seen.append(proc.get("/metrics").text)
+        alone = proc.post("/v1/score", json={"predictions": [again, "Stocks fell."], "references": [ref, "Markets dropped."]})
+        seen.append(proc.get("/metrics").text)
+        moved = [{name: _value(after, name) - _value(before, name) for name in
+                  ("nlgscore_tokens_total", "nlgscore_reference_cache_hits_total", "nlgscore_reference_cache_misses_total")}
+                 for before, after in zip(seen, seen[1:])]
+        assert merged.status_code == alone.status_code == 200
+        new = sum(len(ids) for ids in encoder.tokenize(["Stocks fell.", "Markets dropped."])[0])
+        assert moved[0]["nlgscore_reference_cache_misses_total"] == 3 and moved[0]["nlgscore_reference_cache_hits_total"] == 0
+        assert moved[1]["nlgscore_reference_cache_hits_total"] == 2 and moved[1]["nlgscore_reference_cache_misses_total"] == 2
+        assert moved[1]["nlgscore_tokens_total"] == new  # "The cat sat." and the reference came from the cache
+        assert alone.json()["scores"][0] == merged.json()["scores"][0]  # bit for bit (JSON carries a float64 exactly)
+        assert proc.terminate() == 0, proc.output()
