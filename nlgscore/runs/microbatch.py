@@ -36,7 +36,7 @@ The public API: :meth:`MicroBatcher.submit` (a ``concurrent.futures.Future``),
 :meth:`~MicroBatcher.compute` (threads), :meth:`~MicroBatcher.acompute` (coroutines),
 :meth:`~MicroBatcher.submit_call` (an already checked ``Call``/``MatrixCall``, e.g. a server's),
 :meth:`~MicroBatcher.run_call` (a coroutine: submit, await with a timeout, cancel on timeout or
-when ``disconnected()`` says the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`, :attr:`~MicroBatcher.dropped`,
+as soon as ``disconnected()`` returns: the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`, :attr:`~MicroBatcher.dropped`,
 :meth:`~MicroBatcher.close`.
 
 >>> from nlgscore.registry import build
@@ -63,6 +63,7 @@ from typing import Any, Awaitable, Callable, List, Optional, Sequence, Tuple
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.runs.answer_wait import wait_for_answer
 from nlgscore.runs.queued_call import QueuedCall
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,6 @@ DEFAULT_WINDOW = 4 * DEFAULT_MAX_BATCH
 # over HTTP 64 answers leave one by one (~30 ms on 2 cores), and a caller back later than max_wait_ms
 # ran alone (issue 32: ~12 one-call runs per 512 requests, 8% of the model's time).
 RETURN_WINDOW_S = 0.05
-DISCONNECT_POLL_S = 0.25  # how often run_call asks whether its client left (a cheap check per waiting request)
 
 
 class QueueFullError(NlgscoreError, RuntimeError):
@@ -165,33 +165,20 @@ class MicroBatcher:
             self._cond.notify()
         return job.future
 
-    async def run_call(self, call: Any, timeout: Optional[float] = None, disconnected: Optional[Callable[[], Awaitable[bool]]] = None,
+    async def run_call(self, call: Any, timeout: Optional[float] = None, disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
                        watch: Optional[Callable[[Future], None]] = None) -> Any:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
         seconds the call is cancelled (dropped if queued, stopped between chunks if a running
-        matrix) and TimeoutError raised; when ``disconnected()`` (polled, e.g. Starlette's
-        ``request.is_disconnected``) turns true, it is cancelled and :class:`CallCancelled` raised.
+        matrix) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
+        once the client has left (a server's :func:`nlgscore.serve.service.until_disconnected`):
+        it is awaited beside the call, and if it returns first the call is cancelled at once and
+        :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
         ``watch(future)`` is handed the queued call's future (a server times its wait with it)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         queued = self.submit_call(call, deadline)
         if watch is not None:
             watch(queued)
-        future = asyncio.wrap_future(queued)
-        try:
-            while True:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError(f"not scored within {timeout:g} s")
-                step = left if disconnected is None else min(DISCONNECT_POLL_S, left if left is not None else DISCONNECT_POLL_S)
-                done, _ = await asyncio.wait({future}, timeout=step)
-                if done:
-                    return future.result()
-                if disconnected is not None and await disconnected():
-                    raise CallCancelled("the client disconnected before its call was scored")
-        except BaseException:
-            call.cancel()  # a queued call is dropped; a running matrix stops between its chunks
-            future.cancel()
-            raise
+        return await wait_for_answer(queued, call, deadline, disconnected)
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional
+from typing import Any, AsyncIterator, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
 from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
@@ -126,14 +126,14 @@ class Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def score(self, job: Job, disconnected: Optional[Callable[[], Awaitable[bool]]] = None) -> Any:
+    async def score(self, job: Job, client: Optional[Any] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.
 
         The job becomes one checked call (``make_call``, or ``make_matrix_call`` for a matrix) on
         the batcher's queue, so pairs and matrices share one scheduler and nothing borrows a lock.
-        A full queue is 429 (with Retry-After); 504 past the timeout, 499 once ``disconnected()``
-        (Starlette's ``request.is_disconnected``) turns true: a queued call is then never scored and
-        a running matrix stops between its chunks. The time spent queued and the time spent
+        A full queue is 429 (with Retry-After); 504 past the timeout, 499 as soon as the
+        ``client`` (the Starlette request, its body read) disconnects: a queued call is then never
+        scored and a running matrix stops between its chunks. The time spent queued and the time spent
         computing are recorded separately.
         """
         batcher = self.ready()
@@ -146,10 +146,23 @@ class Service:
         watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
         try:
-            return await batcher.run_call(call, timeout, disconnected, watch=watch)
+            gone = None if client is None else (lambda: until_disconnected(client))
+            return await batcher.run_call(call, timeout, gone, watch=watch)
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
         except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
         except CallCancelled:
             raise HTTPError(499, "the client disconnected before its call was scored") from None
+
+
+async def until_disconnected(request: Any) -> None:
+    """Return once the client of ``request`` (a Starlette request whose body was read) has gone.
+
+    After the body, an ASGI server's ``receive()`` blocks until the client disconnects
+    (``http.disconnect``; uvicorn's ``RequestResponseCycle.receive``, Ray Serve's
+    ``ASGIReceiveProxy``), so this costs nothing while it waits. Any other message means the body
+    was not read: a RuntimeError, which stops the watch rather than refusing the call."""
+    message = await request.receive()
+    if message.get("type") != "http.disconnect":
+        raise RuntimeError(f"a disconnect watch got {message.get('type')!r}: the request body was not read")

@@ -173,6 +173,59 @@ def test_run_call_drops_a_call_whose_client_left_or_whose_time_ran_out():
     assert [p for run in scorer.runs for p in run] == ["hold", "a"]  # neither dropped call was scored
 
 
+def test_run_call_is_cancelled_the_moment_its_client_leaves_and_never_for_a_broken_watch():
+    """The client's leaving is an event (an ASGI server's receive() returning http.disconnect), not
+    a poll: the queued call is cancelled as soon as the watch returns, while the model still holds
+    another run; a watch that fails refuses nothing; a watch still waiting when the answer comes is
+    cancelled (no task left behind)."""
+    scorer = Gated()
+    with MicroBatcher(scorer, max_wait_ms=0) as batcher:
+        first = held(batcher)
+
+        async def leaves_later():
+            left = asyncio.Event()
+            watch_ended = []
+
+            async def gone():
+                await left.wait()
+                watch_ended.append(True)
+
+            task = asyncio.ensure_future(batcher.run_call(scorer.make_call(["left later"], ["x"]), disconnected=gone))
+            await asyncio.sleep(0.05)
+            assert not task.done() and batcher.queued == 1  # queued behind "hold", watched
+            left.set()
+            with pytest.raises(CallCancelled, match="disconnected"):
+                await task
+            return watch_ended, batcher.queued
+
+        assert asyncio.run(leaves_later()) == ([True], 1)  # still queued (dropped when taken), the model still held
+
+        async def broken():
+            raise RuntimeError("the receive channel broke")
+
+        async def stays():
+            await asyncio.sleep(3600)
+
+        async def answered():
+            watches = []
+
+            async def watched():
+                watches.append(asyncio.current_task())
+                await stays()
+
+            broke = asyncio.ensure_future(batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20, disconnected=broken))
+            kept = asyncio.ensure_future(batcher.run_call(scorer.make_call(["a b"], ["a"]), timeout=20, disconnected=watched))
+            await asyncio.sleep(0.05)
+            scorer.gate.set()
+            results = [(await broke).scores, (await kept).scores]
+            await asyncio.sleep(0)
+            return results, [w.cancelled() for w in watches]
+
+        assert asyncio.run(answered()) == ([[1.0], [0.5]], [True])
+        assert first.result(20).scores == [1.0]
+    assert ["left later"] not in scorer.runs and "left later" not in [p for run in scorer.runs for p in run]  # never scored
+
+
 def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
     class Ahead(Gated):
         prepares_apart = True

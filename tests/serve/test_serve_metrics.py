@@ -6,6 +6,7 @@ kept out of garbage collections once loaded."""
 from __future__ import annotations
 
 import re
+import socket
 import threading
 import time
 
@@ -53,13 +54,25 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
         long = threading.Thread(target=proc.post, args=("/v1/score",), kwargs={"json": big})
         long.start()
         time.sleep(0.15)  # the long call is running
+        # A client that sends a whole request, then leaves while its call is queued: answered 499
+        # (counted as a disconnect) as soon as uvicorn reports it gone, and its call dropped unscored.
+        body = b'{"predictions": ["A bird sang."], "references": ["A bird is singing."]}'
+        leaving = socket.create_connection(("127.0.0.1", proc.port))
+        leaving.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        until = time.monotonic() + 30
+        while _value(proc.get("/metrics").text, "nlgscore_queue_length") < 1 and time.monotonic() < until:
+            time.sleep(0.02)  # its call is queued (its body read): it leaves now
+        leaving.close()
         small = proc.post("/v1/score", json={"predictions": ["The cat sat."], "references": [ref]})
+        left = _value(proc.get("/metrics").text, 'nlgscore_dropped_total{reason="disconnect"}')
         long.join()
         deadline, dropped = time.monotonic() + 60, 0.0
-        while not dropped and time.monotonic() < deadline:  # the long call (504 too) still runs; then the small one is dropped
+        while dropped < 2 and time.monotonic() < deadline:  # the long call (504 too) still runs; then both small ones are dropped
             time.sleep(0.1)
-            dropped = _value(proc.get("/metrics").text, 'nlgscore_scheduler_dropped_total{reason="deadline"}')
-        assert small.status_code == 504 and dropped >= 1
+            text = proc.get("/metrics").text
+            dropped = sum(_value(text, f'nlgscore_scheduler_dropped_total{{reason="{why}"}}') for why in ("deadline", "cancelled"))
+        assert small.status_code == 504 and dropped == 2
+        assert left == 1  # the client that left was answered 499 while the long call still ran
         assert proc.terminate() == 0, proc.output()
 
 

@@ -61,5 +61,5 @@ async def verify(request: Any, service: Any) -> Any:
     """The request with ``reward`` added (a ``BaseVerifyResponse``)."""
     body = await service.read_json(request)
     prediction, ref, source = verify_inputs(body)
-    result = await service.score(Job([prediction], [ref], [source]), request.is_disconnected)
+    result = await service.score(Job([prediction], [ref], [source]), request)
     return JSONResponse({**body, "reward": float(result.scores[0])})

@@ -18,4 +18,4 @@ from nlgscore.serve.service import Job
 async def get_reward(request: Any, service: Any) -> Any:
     """OpenRLHF's rewards for a batch of queries."""
     responses, labels, prompts = reward_inputs(await service.read_json(request), service.settings.max_items)
-    return JSONResponse(reward_response(await service.score(Job(responses, labels, prompts), request.is_disconnected), service.scorer.name))
+    return JSONResponse(reward_response(await service.score(Job(responses, labels, prompts), request), service.scorer.name))

@@ -13,4 +13,4 @@ from nlgscore.serve.service import Job
 async def score(request: Any, service: Any) -> Any:
     """The scores of the pairs in the body, in order."""
     predictions, references, sources = score_inputs(await service.read_json(request), service.settings.max_items)
-    return JSONResponse(score_response(await service.score(Job(predictions, references, sources), request.is_disconnected)))
+    return JSONResponse(score_response(await service.score(Job(predictions, references, sources), request)))

@@ -45,6 +45,6 @@ def samples(body: Any, max_items: int) -> Tuple[List[str], List[Any], List[str],
 async def slime_reward(request: Any, service: Any) -> Any:
     """A bare JSON number (one sample) or an array of numbers (a group)."""
     responses, labels, prompts, group = samples(await service.read_json(request, arrays=True), service.settings.max_items)
-    result = await service.score(Job(responses, labels, prompts), request.is_disconnected)  # a metric reads what it needs
+    result = await service.score(Job(responses, labels, prompts), request)  # a metric reads what it needs
     scores = [float(s) for s in result.scores]
     return JSONResponse(scores if group else scores[0])
