@@ -145,8 +145,8 @@ class Service:
         arrived = time.perf_counter()
         watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
+        gone = None if client is None else (lambda: until_disconnected(client))
         try:
-            gone = None if client is None else (lambda: until_disconnected(client))
             return await batcher.run_call(call, timeout, gone, watch=watch)
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
