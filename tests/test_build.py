@@ -1,4 +1,4 @@
-"""One way to build a scorer (issue 24 §1): ``Scorer.__init__`` owns the run-time settings,
+"""One way to build a scorer: ``Scorer.__init__`` owns the run-time settings,
 ``registry.build`` is the one builder (``load`` its alias) and ``registry.cached`` the one
 scorer cache, keyed by content."""
 

@@ -89,7 +89,7 @@ def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5])
 def test_a_bad_batch_size_is_refused_naming_batch_size(bad):
-    """Issue 27 item 9: our error, not Ray's (refused before the dataset is touched)."""
+    """Our error, not Ray's (refused before the dataset is touched)."""
     from nlgscore.core.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=r"^batch_size must be a positive integer"):
