@@ -139,7 +139,7 @@ def test_one_shot_cache_keys_idf_sents_by_content(bertscore_golden):
     changed = list(base)
     changed[40] = "A completely different sentence about quantum chromodynamics."
     first, second = pd.Series(base), pd.Series(changed)
-    assert repr(first) == repr(second)  # the elided repr that used to be the key
+    assert repr(first) == repr(second)  # elided reprs are equal: a key by repr would mix the two lists up
     options = dict(model_type="minilm", num_layers=2)
     a = oneshot.bertscore(P, R, idf_sents=first, **options)
     b = oneshot.bertscore(P, R, idf_sents=second, **options)
