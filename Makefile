@@ -41,17 +41,18 @@ demo: $(STAMP)
 	@printf 'P\tR\tF1\n'
 	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
-# Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs.
+# Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs;
+# benchmarks/ is the lab (not shipped): its harness tests and the GPU check's CPU dry run run too.
 # ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear).
-RUFF := $(BIN)/ruff check nlgscore metrics tests scripts
+RUFF := $(BIN)/ruff check nlgscore metrics tests scripts benchmarks
 
 test: $(STAMP)
 	$(RUFF)
-	$(PYTEST) --doctest-modules nlgscore tests
+	$(PYTEST) --doctest-modules nlgscore tests benchmarks
 
 test-fast: $(STAMP)
 	$(RUFF)
-	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests
+	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests benchmarks
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

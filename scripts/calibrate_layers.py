@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Choose BERTScore's default layer for a model on human judgments, as the BERTScore paper does.
 
-    python scripts/calibrate_layers.py --data ../shared/data [--model minilm] [--validation wmt21-seg] [--write]
+    python scripts/calibrate_layers.py --data data [--model minilm] [--validation wmt21-seg] [--write]
 
 Every layer is scored in one pass (``all_layers``). ``--validation wmt21-seg`` (default) is the
 paper's criterion: F Pearson with segment-level DA z on the corrected WMT21 de-en, also printing

@@ -2,7 +2,7 @@
 """Compute a BERTScore rescale baseline file (``LAYER,P,R,F``) for any model and corpus.
 
     python scripts/compute_baseline.py --model minilm \\
-        --corpus ../shared/data/wmt21-de-en/ref.A.en --corpus ../shared/data/wmt-kk-en.jsonl \\
+        --corpus data/wmt21-de-en/ref.A.en --corpus data/wmt-kk-en.jsonl \\
         --pairs 100000 --seed 1 --out baselines/en/all-MiniLM-L6-v2.tsv
 
 A corpus is a text file with one sentence per line, or a WMT daRR ``.jsonl`` file (its

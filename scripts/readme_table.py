@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Calibrate the embedded model (all-MiniLM-L6-v2, alias ``minilm``) and write its results tables.
 
-    python scripts/readme_table.py --data ../shared/data --out docs/embedded_model.md \\
+    python scripts/readme_table.py --data data --out docs/embedded_model.md \\
         --readme-out readme_table.md [--cache DIR] [--write-layer]
 
 One command, one pass over the data: every layer's BERTScore (one forward pass gives all layers)

@@ -87,7 +87,7 @@ def nlgscore_data() -> Path:
 # Kernel-sensitive tests (golden parity, contracts, MBR, meta, serving) take the ``kernel``
 # fixture: each runs under both CPU linear kernels (NLGSCORE_ONEDNN=0: MKL's F.linear, =1: oneDNN
 # where this torch build has it) and 1 and 2 torch threads, so that no test passes only on the
-# kernel a load-time timing race picked on the CI machine (issue 30 item 4). ``make test`` runs two
+# kernel a load-time timing race picked on the CI machine. ``make test`` runs two
 # settings that cover both kernels and both thread counts (the four cost ~600 s more on a loaded
 # 2-core machine); NLGSCORE_TEST_ALL_KERNELS=1 runs every combination.
 ALL_KERNELS = (("0", 1), ("1", 1), ("0", 2), ("1", 2))

@@ -39,7 +39,7 @@ def contributing_card() -> str:
 
 
 def test_contributings_card_meets_what_the_card_tests_check():
-    """The card CONTRIBUTING.md shows passes test_cards' checks as it stands (issue 33 item 15): the
+    """The card CONTRIBUTING.md shows passes test_cards' checks as it stands: the
     header and sections, a BibTeX entry, and a How to Use that loads the Hub id and prints."""
     header, body = parse_card(contributing_card(), NAME)
     check_header_and_sections(header, body)

@@ -1,4 +1,4 @@
-"""An item's score is a function of the item alone (issue 30): the same bits whatever its call holds.
+"""An item's score is a function of the item alone: the same bits whatever its call holds.
 
 For each metric (BERTScore on MiniLM, Prism and BARTScore on the tiny golden checkpoints), in
 float32 and bfloat16, under both CPU kernels (``NLGSCORE_ONEDNN=0`` and ``=1``), hypothesis draws

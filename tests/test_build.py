@@ -1,4 +1,4 @@
-"""One way to build a scorer (issue 24 §1): ``Scorer.__init__`` owns the run-time settings,
+"""One way to build a scorer: ``Scorer.__init__`` owns the run-time settings,
 ``registry.build`` is the one builder (``load`` its alias) and ``registry.cached`` the one
 scorer cache, keyed by content."""
 
@@ -153,7 +153,7 @@ def test_spec_and_options_spellings_share_one_entry(minilm_scorer):
 
 
 def test_capabilities_are_class_attributes_the_adapters_read(minilm_scorer):
-    """What adapters used to detect by name or private attribute is declared by the scorer."""
+    """What adapters need is declared by the scorer, never detected by name or private attribute."""
     from nlgscore.runs.stream.row_windows import check_streamable
 
     classes = [registry.metric(name).scorer_class() for name in registry.metric_names(builtin=True)]

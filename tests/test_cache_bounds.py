@@ -1,4 +1,4 @@
-"""Memory stays bounded in a long-lived process (issue 27 item 5): the embedding cache of a
+"""Memory stays bounded in a long-lived process: the embedding cache of a
 BERTScorer that keeps references and candidates (what the Trainer and TRL integrations turn on)
 plateaus at its byte budget over many calls of distinct texts, least recently used dropped first.
 Counted in cache entries and bytes, not RSS. Before, only a count (100,000 texts) bounded it:

@@ -1,4 +1,4 @@
-"""Issue 11 defects that live in the scorers, each reproduced on the real components.
+"""Bad-input defects that live in the scorers, each reproduced on the real components.
 
 Nothing is mocked: the packaged MiniLM, the tiny Prism and BART checkpoints, copies of their
 folders with files removed or corrupted.
@@ -29,7 +29,7 @@ def _minilm_folder(tmp_path: Path) -> Path:
     return folder
 
 
-# -- #4 dict and set inputs ----------------------------------------------------------------
+# -- dict and set inputs ----------------------------------------------------------------
 @pytest.mark.parametrize("bad", [{"a": 1, "b": 2}, {"a", "b"}, frozenset({"a", "b"})])
 def test_mapping_and_set_inputs_are_rejected(minilm_scorer, prism, bart, bad):
     for call, name in (
@@ -45,7 +45,7 @@ def test_mapping_and_set_inputs_are_rejected(minilm_scorer, prism, bart, bad):
             call()
 
 
-# -- #13 lone surrogates ---------------------------------------------------------------------
+# -- lone surrogates ---------------------------------------------------------------------
 def test_lone_surrogates_name_the_argument_and_index(minilm_scorer, prism, bart):
     bad = ["fine", "broken \ud800 text"]
     for call, where in (
@@ -61,7 +61,7 @@ def test_lone_surrogates_name_the_argument_and_index(minilm_scorer, prism, bart)
             call()
 
 
-# -- #1 model folders without tokenizer files; #16 BART without merges.txt, corrupt JSON ----
+# -- model folders without tokenizer files; BART without merges.txt, corrupt JSON ----
 def test_bertscore_folder_without_tokenizer_files_fails_clearly(tmp_path):
     from nlgscore.bertscore import BERTScorer
 
@@ -129,7 +129,7 @@ def test_prism_vocab_that_is_a_list_fails_clearly(tmp_path):
         PrismScorer(str(folder))
 
 
-# -- #3 the one-shot cache keys idf_sents by content ----------------------------------------
+# -- the one-shot cache keys idf_sents by content ----------------------------------------
 def test_one_shot_cache_keys_idf_sents_by_content(bertscore_golden):
     pd = pytest.importorskip("pandas")
     from nlgscore.bertscore import oneshot
@@ -139,7 +139,7 @@ def test_one_shot_cache_keys_idf_sents_by_content(bertscore_golden):
     changed = list(base)
     changed[40] = "A completely different sentence about quantum chromodynamics."
     first, second = pd.Series(base), pd.Series(changed)
-    assert repr(first) == repr(second)  # the elided repr that used to be the key
+    assert repr(first) == repr(second)  # elided reprs are equal: a key by repr would mix the two lists up
     options = dict(model_type="minilm", num_layers=2)
     a = oneshot.bertscore(P, R, idf_sents=first, **options)
     b = oneshot.bertscore(P, R, idf_sents=second, **options)
@@ -147,7 +147,7 @@ def test_one_shot_cache_keys_idf_sents_by_content(bertscore_golden):
     assert oneshot.bertscore(P, R, idf_sents=pd.Series(base), **options).scores == a.scores
 
 
-# -- #5 layer 0 -------------------------------------------------------------------------------
+# -- layer 0 -------------------------------------------------------------------------------
 def test_layer_zero_is_the_embeddings_output(bertscore_golden):
     from nlgscore.bertscore import BERTScorer
 
@@ -157,7 +157,7 @@ def test_layer_zero_is_the_embeddings_output(bertscore_golden):
     np.testing.assert_allclose(got.f1, np.asarray(run["F"])[0], atol=1e-5)  # bert_score's hidden_states[0]
 
 
-# -- #9 Prism temperature --------------------------------------------------------------------
+# -- Prism temperature --------------------------------------------------------------------
 @pytest.mark.parametrize("temperature", [1e-40, 0.0, -1.0, 1e9, float("nan")])
 def test_prism_temperature_out_of_range(temperature):
     from nlgscore.seq2seq.prism import PrismScorer
@@ -175,7 +175,7 @@ def test_non_finite_scores_are_never_returned(prism):
         prism.temperature = 1.0
 
 
-# -- #15 plot with all_layers ------------------------------------------------------------------
+# -- plot with all_layers ------------------------------------------------------------------
 def test_plot_with_all_layers_draws_the_chosen_layer(tmp_path):
     pytest.importorskip("matplotlib")
     from nlgscore.bertscore import BERTScorer
@@ -185,7 +185,7 @@ def test_plot_with_all_layers_draws_the_chosen_layer(tmp_path):
     assert (tmp_path / "pair.png").stat().st_size > 0
 
 
-# -- #16 options ------------------------------------------------------------------------------
+# -- options ------------------------------------------------------------------------------
 def test_reference_cache_size_must_be_positive():
     from nlgscore.bertscore import BERTScorer
 

@@ -55,7 +55,7 @@ def test_contributing_add_a_metric_example_runs_and_plugs_into_the_table():
 
 def test_contributing_reference_and_source_metric_scores_each_item_with_its_own_source():
     """The COMET-style example: items sharing prediction and reference but not source keep their
-    own source (issue 17: keyed on (prediction, reference), item 0 took item 2's source)."""
+    own source (keyed on (prediction, reference), item 0 took item 2's source)."""
     from nlgscore import registry
 
     namespace: dict = {}
@@ -107,7 +107,7 @@ def test_readme_names_the_default_layer_of_the_embedded_model():
 
 
 def test_contributing_names_no_expected_failure_the_tests_do_not_have():
-    """Issue 33 item 17: CONTRIBUTING said the reference+source MBR case was `xfail(strict=True)`
+    """CONTRIBUTING said the reference+source MBR case was `xfail(strict=True)`
     after the last xfail marker had gone."""
     claimed = "xfail" in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
     tests = [path for path in (REPO / "tests").rglob("test_*.py") if path.name != Path(__file__).name]  # this test names the marker

@@ -1,4 +1,4 @@
-"""The template guarantees the empty call (issue 24 §1): ``compute([])``, TRL's empty probe and a
+"""The template guarantees the empty call: ``compute([])``, TRL's empty probe and a
 matrix with zero rows or columns return empty results with the metric's columns, and no hook
 (``_prepare``, ``_score_items``) ever sees zero items. For every registered metric, in every
 configuration whose columns differ (Prism's modes, BARTScore's directions, BERTScore's layers)."""

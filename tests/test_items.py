@@ -1,4 +1,4 @@
-"""Items, per-call run-time options and progress (issue 17 items 1, 2 and 7) on real models.
+"""Items, per-call run-time options and progress on real models.
 
 BERTScore on the packaged MiniLM, Prism and BARTScore on the tiny golden checkpoints; nothing
 is mocked (the batch counts are forward pre-hooks on the real models).

@@ -10,7 +10,7 @@ and any lower layer):
     registry                  the metric table
     runs                      the Call queue, output files, stream/ and mbr/ (above the table)
     meta, integrations        adapters over scores
-    calibration, bench        a backbone's layer and baseline (reads meta folders); benchmarks (time the adapters)
+    calibration               a backbone's layer and baseline (reads meta folders)
     cli                       argument parsing and printing
 
 ``nlgscore/__init__.py`` is the public façade (lazy names from any layer) and is not checked.
@@ -47,8 +47,6 @@ LAYERS = {
     "serve": 3,
     # calibrating a backbone reads meta-evaluation folders and feeds the CLI: between the two
     "calibration": 3.5,
-    # benchmarks time the adapters too (the GPU check times nlgscore.runs.mbr.decode): above them
-    "bench": 3.5,
     "cli": 4,
 }
 UNLISTED = -99  # not in LAYERS (test_every_subpackage_has_a_layer finds those)
@@ -150,7 +148,7 @@ def test_allowed_upward_imports_still_happen():
 
 @pytest.mark.parametrize("room", ["core", "backend", "runs", "runs/outputs"])
 def test_each_room_says_what_it_holds(room):
-    """The rooms by role (issue 31): each ``__init__`` docstring names every module and folder it
+    """The rooms by role: each ``__init__`` docstring names every module and folder it
     holds, so a new module is placed and described, not dropped in the nearest folder."""
     folder = PACKAGE / room
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
@@ -233,7 +231,7 @@ def _readers(attribute: str, sources: Dict[str, Path]) -> List[str]:
 
 
 def test_every_declared_capability_has_a_reader():
-    """A capability no package code reads is a promise nothing keeps (``one_pass`` was one: issue 31)."""
+    """A capability no package code reads is a promise nothing keeps (``one_pass`` was one)."""
     capabilities = _capabilities()
     assert {"caches_embeddings", "pairs_from_embeddings", "call_dependent", "one_pass", "columns", "budget_family"} <= set(capabilities)
     sources = _sources()

@@ -1,4 +1,4 @@
-"""Long inputs of Prism and BARTScore (issue 25): ``long_inputs="auto"|"truncate"|"error"``.
+"""Long inputs of Prism and BARTScore: ``long_inputs="auto"|"truncate"|"error"``.
 
 The tiny checkpoints make a text "long" cheaply: Prism's copy gets 48 positions, BARTScore
 ``max_length=48``. Nothing is mocked; numbers come from the real models.
@@ -213,7 +213,7 @@ def test_bad_setting_is_refused():
 
 
 def test_max_length_without_room_for_a_text_token_is_refused():
-    """Issue 33 item 1: max_length=2 is only <s></s>; a window of 0 tokens raised range()'s error."""
+    """max_length=2 is only <s></s>; a window of 0 tokens raised range()'s error."""
     with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'tiny-bart' \(2 special tokens and one text token\), got 2"):
         BARTScorer(checkpoint=TINY_BART, max_length=2, device="cpu")
     with pytest.raises(ValueError, match="a window needs at least 1 token, got limit=0"):
@@ -232,7 +232,7 @@ def test_matrix_equals_compute_and_chunks_each_long_text_once(prism, bart):
     for scorer, kwargs in ((prism["auto"], {}), (bart["auto"], {"direction": "f"})):
         grid = scorer.matrix(preds, refs, **kwargs)
         flat = scorer.compute([p for p in preds for _ in refs], [r for _ in preds for r in refs], **kwargs).scores
-        np.testing.assert_array_equal(grid.ravel(), flat)  # each pair the bits it gets in any batch (issue 30)
+        np.testing.assert_array_equal(grid.ravel(), flat)  # each pair the bits it gets in any batch
     # QE reranking of many candidates against one long source: its chunks are encoded once.
     scorer = prism["auto"]
     rows = []
@@ -303,7 +303,7 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
             assert f"|long_inputs:{setting}|" in out["signature"]
             assert (out["segment"][0] == out["segment"][1]) == (setting == "truncate"), (name, setting)
         assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
-        assert f"error: {tmp_path / 's.txt'}:1 has" in capsys.readouterr().err  # file:line (issue 33 item 17)
+        assert f"error: {tmp_path / 's.txt'}:1 has" in capsys.readouterr().err  # file:line
     # BARTScore's command has no max_length: a text over its 1,024 tokens.
     huge = " ".join(SENTS * 6)
     (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Utility matrices (issue 17 item 3): ``scorer.matrix(predictions, references)`` on real models.
+"""Utility matrices: ``scorer.matrix(predictions, references)`` on real models.
 
 BERTScore on the packaged MiniLM, Prism and BARTScore on the tiny golden checkpoints. The
 encode counts wrap the real encoders (a forward pre-hook, a counting wrapper around

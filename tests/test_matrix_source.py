@@ -1,4 +1,4 @@
-"""Utility matrices of a metric that scores with references *and* sources (issue 24 §2), and MBR
+"""Utility matrices of a metric that scores with references *and* sources, and MBR
 over them: ``matrix(P, R, source=S)`` equals ``compute`` over every pair with that source, and
 ``mbr.decode`` equals brute force.
 
@@ -118,7 +118,7 @@ def test_mbr_decode_passes_each_items_source(variant, kernel):
         want = brute_force(refsource, item)
         # 1e-6: matrix (one call over the distinct pairs; the fast variant from embeddings) and a
         # shuffled compute are two batchings, 2.4e-7 apart at most in float32 on the AMD Zen 4 and
-        # Intel Xeon (AMX) CPUs of issue 30, either kernel.
+        # Intel Xeon (AMX) CPUs, either kernel.
         np.testing.assert_allclose(choice.expected_utility, want, atol=1e-6, rtol=0)
         # P holds a duplicate (0 and 2): the same pairs, so the same bits on any kernel; the lowest index wins
         twins = [(i, j) for i in range(item.n) for j in range(i) if item.candidates[i] == item.candidates[j]]

@@ -64,7 +64,7 @@ def test_module_contract(metric):  # its examples run in tests/test_evaluate_mod
 
 
 def test_mixed_string_and_list_references_score_as_the_core(metric, scorer):
-    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    """A plain-string reference among lists was cast to a list of its characters."""
     refs = [[REFS[0], REFS[1]], REFS[1]]
     out = metric.compute(predictions=HYPS, references=refs, device="cpu")
     assert out["scores"] == pytest.approx(list(scorer.compute(HYPS, [refs[0], [REFS[1]]]).scores), abs=1e-6)
@@ -72,7 +72,7 @@ def test_mixed_string_and_list_references_score_as_the_core(metric, scorer):
 
 
 def test_missing_input_is_named(metric):
-    """Issue 11 #14: predictions=None ended in 'NoneType' object is not subscriptable."""
+    """predictions=None ended in 'NoneType' object is not subscriptable."""
     with pytest.raises(ValueError, match=r"needs predictions="):
         metric.compute(predictions=None, references=REFS)
     with pytest.raises(ValueError, match=r"needs references= .* or sources="):
@@ -80,7 +80,7 @@ def test_missing_input_is_named(metric):
 
 
 def test_long_inputs_option(metric):
-    """long_inputs reaches the scorer (issue 25): auto reads past max_length, truncate does not, error names the item."""
+    """long_inputs reaches the scorer: auto reads past max_length, truncate does not, error names the item."""
     import warnings
 
     from test_long_seq2seq import LIMIT, LONG, SHORT, TAIL_A, TAIL_B, TARGET

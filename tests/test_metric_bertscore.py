@@ -73,7 +73,7 @@ def test_module_contract(metric):  # its examples run in tests/test_evaluate_mod
 
 
 def test_mixed_string_and_list_references_score_as_the_core(metric, minilm_scorer):
-    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    """A plain-string reference among lists was cast to a list of its characters."""
     preds = ["The cat sat on the mat.", "Prices rose sharply."]
     refs = [["A cat was sitting on the mat.", "x"], "Prices increased steeply."]
     out = metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4)
@@ -99,7 +99,7 @@ def test_shared_input_checks_doctests():
 
 
 def test_missing_input_is_named(metric):
-    """Issue 11 #14: None inputs ended in 'NoneType' object is not subscriptable."""
+    """None inputs ended in 'NoneType' object is not subscriptable."""
     with pytest.raises(ValueError, match=r"needs references="):
         metric.compute(predictions=["a"], references=None, model_type="minilm")
     with pytest.raises(ValueError, match=r"needs predictions="):

@@ -27,7 +27,7 @@ def test_ref_config_matches_the_scorer(scorer):
     out = metric.compute(predictions=CANDS, references=REFS)
     expected = scorer.score(CANDS, refs=REFS)
     assert set(out) == {"scores", "mean", "signature"}
-    # the same items through the module: the same bits (never a tolerance across batchings, issue 30)
+    # the same items through the module: the same bits (never a tolerance across batchings)
     assert out["scores"] == expected.scores and out["mean"] == expected.score
     assert out["signature"] == str(expected.signature)
     multi = metric.compute(predictions=CANDS, references=[[r] for r in REFS])
@@ -62,7 +62,7 @@ def test_module_contract():  # its examples run in tests/test_evaluate_modules.p
 
 
 def test_mixed_string_and_list_references_score_as_the_core(scorer):
-    """Issue 11 #2: a plain-string reference among lists was cast to a list of its characters."""
+    """A plain-string reference among lists was cast to a list of its characters."""
     metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
     refs = [[REFS[0], "Hello there."], REFS[1]]
     out = metric.compute(predictions=CANDS, references=refs)
@@ -74,7 +74,7 @@ def test_mixed_string_and_list_references_score_as_the_core(scorer):
 
 
 def test_config_names_the_input_it_needs():
-    """Issue 11 #14: the ref config given sources= ended in 'NoneType' object is not subscriptable."""
+    """The ref config given sources= ended in 'NoneType' object is not subscriptable."""
     ref = evaluate.load(MODULE, "ref", checkpoint=TINY)
     with pytest.raises(ValueError, match=r"config 'ref'\) does not read sources=; pass references="):
         ref.compute(predictions=CANDS, sources=SRCS)
@@ -88,7 +88,7 @@ def test_config_names_the_input_it_needs():
 
 
 def test_long_inputs_option(tmp_path):
-    """long_inputs reaches the scorer (issue 25), on a copy of the tiny model with 48 positions."""
+    """long_inputs reaches the scorer, on a copy of the tiny model with 48 positions."""
     import warnings
 
     from test_long_seq2seq import TAIL_A, TAIL_B, TARGET, short_prism

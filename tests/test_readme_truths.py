@@ -1,4 +1,4 @@
-"""README statements checked against the code (issue 27 "README truths").
+"""README statements checked against the code.
 
 * The command-line paragraph lists the flags the scoring commands really share, and those
   `nlgscore score` adds (it omitted --dtype, -o, --window and -i): read from the parsers.
@@ -72,7 +72,7 @@ def test_the_bf16_figure_is_the_largest_measured():
 
 def test_the_same_bits_paragraph_names_real_tests_and_constants():
     """README "Same bits": the tests it cites exist and hold ``==`` checks; the 16 it quotes for
-    padded lengths and product rows is the code's (issue 30 item 5)."""
+    padded lengths and product rows is the code's."""
     from nlgscore.backend import batching, gemm
 
     start = README.index("**Same bits, whatever the call holds**")

@@ -1,4 +1,4 @@
-"""Issue 17 items 5 and 6: what is a user error (one line, exit 2) and what is a bug (traceback,
+"""What is a user error (one line, exit 2) and what is a bug (traceback,
 exit 1), and the reliability fixes found by a bad-input probe of the core: a broken plug-in entry
 point, errors relabelled as model-loading failures, a truncated vocab.txt, malformed spec parts."""
 

@@ -1,4 +1,4 @@
-"""The one metric API (issue 10 items 1-3): every scorer's compute() and Result, on real models.
+"""The one metric API: every scorer's compute() and Result, on real models.
 
 BERTScore on the packaged MiniLM, Prism and BARTScore on the tiny golden checkpoints. Nothing is
 mocked except a CUDA out-of-memory error, which cannot happen on a CPU.
@@ -46,7 +46,7 @@ def test_bertscore_contract_and_alias(kernel):
     assert result.scores == result.f1.tolist() and result.primary == "f1"
     assert minilm_scorer.score(P, MULTI).scores == result.scores  # bert_score's historical call
     # multi-reference is the max over the references, each scored in another call: the same bits,
-    # an item's score depending on the item alone (issue 30), never a tolerance across batchings
+    # an item's score depending on the item alone, never a tolerance across batchings
     assert result.scores[0] == max(minilm_scorer.score(P[:1], [MULTI[0][k]]).scores[0] for k in range(2))
 
 

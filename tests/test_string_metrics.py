@@ -1,4 +1,4 @@
-"""chrF, BLEU and ROUGE are registry metrics like any other (issue 31): ``nlgscore score chrf``,
+"""chrF, BLEU and ROUGE are registry metrics like any other: ``nlgscore score chrf``,
 ``nlgscore mbr --metric chrf`` and ``nlgscore serve chrf`` run them, with sacreBLEU's own numbers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The canonical tie rule as tests check a choice (issue 30 item 3): equal values go to the lowest
+"""The canonical tie rule as tests check a choice: equal values go to the lowest
 index, and a choice compared with an independent computation is checked with that computation's
 bound, never by an argmax over nearly equal values.
 """

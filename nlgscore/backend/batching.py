@@ -3,7 +3,7 @@
 Texts are de-duplicated, stably sorted by token length (longest first, so an out-of-memory
 error shows up on the first batch) and packed into batches whose padded size
 ``len(batch) * max_len(batch)`` stays under a token budget. Padding, not the number of
-sentences, is what costs time, which is why the budget is in tokens (issue #6: about 2,000
+sentences, is what costs time, which is why the budget is in tokens (about 2,000
 tokens per batch is much faster than 8,000 on 2 CPU cores).
 
 >>> plan_batches([3, 10, 2, 10, 5], max_tokens=20)
@@ -56,7 +56,7 @@ def token_sum(values: Any, dim: int = -1, keepdim: bool = False) -> Any:
     """Sum of ``values`` along a zero-padded token axis, in one order whatever the padded length.
 
     ``Tensor.sum`` combines its vector accumulators in an order that depends on the axis length:
-    43 values padded to 48 and to 64 summed to other bits (9 of 200 random rows; issue 30: a pair's
+    43 values padded to 48 and to 64 summed to other bits (9 of 200 random rows; a pair's
     BERTScore moved by 6e-8 beside a longer pair). ``cumsum`` adds left to right (on CPU in
     float64 for float32), so trailing zeros never move its last element.
 

@@ -4,7 +4,7 @@ cuDNN's SDPA builds an execution graph for every new (batch, length) shape, hund
 milliseconds each (sglang PR #4650 measured ~400 ms; MLX PR #2743 keeps it off for inference for
 that reason). PyTorch 2.11 ranks it first for bf16 on Hopper. A scoring call meets a new shape at
 almost every length-sorted batch, and a reward server at almost every single-sample call. On the
-H200 of issue 34, a bf16 BERTScore call kept the GPU busy 7% of its wall time, and bf16 MBR ran
+H200 (BENCHMARKS.md "GPU"), a bf16 BERTScore call kept the GPU busy 7% of its wall time, and bf16 MBR ran
 7x slower than fp32. Flash and memory-efficient attention have no per-shape set-up.
 
 ``NLGSCORE_CUDNN_ATTENTION=1`` lets SDPA choose cuDNN again (read at each forward: a long-running

@@ -1,6 +1,6 @@
 """Linear layers on CPU through oneDNN instead of the default BLAS (same fp32 arithmetic).
 
-PyTorch's CPU wheels send ``F.linear`` to MKL. On the AMD EPYC (Zen 4) machines of the issue #6
+PyTorch's CPU wheels send ``F.linear`` to MKL. On an AMD EPYC (Zen 4) in the BERTScore
 benchmark, oneDNN's linear — the kernel inductor uses for frozen CPU graphs, reached through
 ``torch.ops.mkldnn._linear_pointwise`` — ran 1.1-1.5x faster on MiniLM/BART layer shapes and
 1.7x faster on a 50,265-way LM head, with a fused GELU. It computes the same fp32 products and
@@ -21,7 +21,7 @@ process keep their own choices. :func:`measure_dtypes` gives ``dtype="auto"``
 The gain depends on the CPU: on an Intel Xeon (avx512, no bf16) oneDNN gained nothing over MKL
 (2,000 WMT19 pairs, MiniLM L4: 3.07 s with it, 2.97 s without), and on an Intel Xeon with AMX a
 load-time race timed them at 15.63 and 15.52 ms, so a timed choice flipped between loads, and
-the last bits of every score with it (issue 30). The kernel is therefore chosen by a fixed rule
+the last bits of every score with it. The kernel is therefore chosen by a fixed rule
 on the CPU (:func:`choose_kernel`): oneDNN for bfloat16 where the CPU does bf16 natively, oneDNN
 for float32 on AMD CPUs (where it measured 1.1-1.5x faster), MKL otherwise. The same machine
 always gets the same kernel; the choice is logged, returned by :func:`kernel_choice` and
@@ -298,7 +298,7 @@ def row_segments(rows: int, x: Any, weight: Any) -> List[Tuple[int, int]]:
     :func:`bucketed_rows` count) in: a head of whole :data:`ROW_BUCKET` blocks and a tail on the
     oneDNN path, else one range. A caller that keeps its rows in these segments, and hands
     :func:`linear` one segment at a time, gets the same bits without the copy that joins the
-    two outputs (7-13% of a split product's time at 400-2,064 rows, BENCHMARKS.md issue 32).
+    two outputs (7-13% of a split product's time at 400-2,064 rows, BENCHMARKS.md "Serving").
     """
     return segments(rows) if _fast_path(x, weight) else [(0, rows)]
 

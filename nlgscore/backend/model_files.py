@@ -1,7 +1,7 @@
 """Checks of a model folder's files before and after loading: fail with the folder and the cause.
 
 transformers 5 builds an empty 5-token tokenizer from a folder without tokenizer files instead of
-failing, and every word becomes unknown (issue 11 #1: F1 0.806 → 0.975, no warning); an
+failing, and every word becomes unknown (F1 0.806 → 0.975, no warning); an
 interrupted download is a realistic trigger. A corrupt JSON config gets a message naming the file.
 
 >>> read_json("nlgscore/data/aliases.json", "table")["minilm"]["name"]
@@ -23,7 +23,7 @@ SENTENCEPIECE_FILES = {"spiece.model", "sentencepiece.bpe.model", "tokenizer.mod
 JSON_FILES = ("config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json")
 # A tokenizer far smaller than the model's embedding table is a broken one. The bound is loose on
 # purpose: the benchmark's synthetic models pair a 50k embedding table with a BPE trained on a
-# small corpus (a few thousand tokens); the broken tokenizer of issue 11 #1 has 5.
+# small corpus (a few thousand tokens); a broken tokenizer has 5.
 MIN_VOCAB_FRACTION = 0.02
 
 

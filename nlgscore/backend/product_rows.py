@@ -1,6 +1,6 @@
 """How many rows a CPU matrix product runs on (:func:`nlgscore.backend.gemm.linear`).
 
-Two constraints meet here. Batch invariance (issue 30): a row's output must not depend on how many
+Two constraints meet here. Batch invariance: a row's output must not depend on how many
 rows share its product, which both kernels give from :data:`MIN_ROWS` rows up. Memory: oneDNN
 compiles and keeps a kernel per input shape, so the row counts a process sees must be few.
 :func:`product_rows` pads a product's rows to satisfy both at little cost, and
@@ -21,9 +21,9 @@ __all__ = ["MIN_ROWS", "ROW_BUCKET", "product_rows", "segments", "split_point"]
 # of fewer: at most budget/128 + 7 shapes per weight shape (MiniLM at the 2,048-token default: 23
 # x 4 weight shapes, ~120 MB, reached early and then flat). Padding every product to a multiple of
 # 128 instead cost 7.5% extra rows in runs of 64 WMT pairs, 29% in runs of 16 and 5x for a single
-# 25-token text (issue 32: single-sample reward calls). The split costs one copy that joins the
+# 25-token text (single-sample reward calls). The split costs one copy that joins the
 # two outputs, unless the caller keeps its rows in the two parts (:func:`segments`). Re-measured in
-# issue 32: 256 row counts x 4 weight shapes fill oneDNN's 1,024-primitive cache, and each rebuild
+# 256 row counts x 4 weight shapes fill oneDNN's 1,024-primitive cache, and each rebuild
 # after an eviction keeps its memory (a second pass over the same shapes grew the process 2.8 GB).
 ROW_BUCKET = 128
 # Fewest rows a product runs on (both kernels; see "Batch invariance" in nlgscore.backend.gemm): 8

@@ -1,7 +1,7 @@
 """Unpadded ("packed") forward of BERT-family encoders: only real tokens go through the matmuls.
 
-Length-sorted token-budget batches of WMT sentences still carry about 8% padding (issue #6
-benchmark). The Q/K/V, output and feed-forward projections, which are ~99% of an encoder layer's
+Length-sorted token-budget batches of WMT sentences still carry about 8% padding (the BERTScore
+benchmark, BENCHMARKS.md). The Q/K/V, output and feed-forward projections, which are ~99% of an encoder layer's
 FLOPs at 25-token sentences, run here on the real tokens only, gathered into one
 ``(tokens, hidden)`` matrix, with Q, K and V fused into one matmul. Attention needs the sequence
 structure, so it runs on the padded batch through ``scaled_dot_product_attention`` with a padding
@@ -99,7 +99,7 @@ class PackedEncoder:
         bits do not depend on the others in its product, :mod:`nlgscore.backend.gemm`); attention
         runs per group at the group's own padded length. A batch of texts of several padded
         lengths (:func:`nlgscore.backend.batching.length_groups`) thus costs one forward, with
-        the bits each group gets alone (issue 30: one forward per group cost 21 forwards instead
+        the bits each group gets alone (one forward per group cost 21 forwards instead
         of 15 on the bar-05 workload, and padded rows each).
         """
         import torch
@@ -125,7 +125,7 @@ class PackedEncoder:
         flat = torch.cat([h.reshape(-1, width) for h in hiddens]) if len(hiddens) > 1 else hiddens[0].reshape(cells, width)
         # The rows stay in the segments gemm.linear would cut each product into (a head of whole
         # row buckets, a tail): every row-wise step runs per segment, so no product's two outputs
-        # are ever joined by a copy. Same products, same bits; issue 32: runs of 64 pairs.
+        # are ever joined by a copy. Same products, same bits; runs of 64 pairs.
         segments = row_segments(rows, flat, self.layers[0][0])
         xs = [flat.index_select(0, read[a:b]) for a, b in segments]
         device, dtype = hiddens[0].device, hiddens[0].dtype

@@ -3,7 +3,7 @@
 1. **Layer.** Every layer is scored in one pass (``all_layers``) on the validation folder's
    (system output, reference) pairs; the layer is the one whose F has the highest segment-level
    Pearson with the human scores (Zhang et al. 2020, App. B). A WMT21-style DA folder
-   (``da-seg-scores.csv``, as ``../shared/data/wmt21-de-en``) is read as ``nlgscore meta wmt21``
+   (``da-seg-scores.csv``, as ``data/wmt21-de-en``) is read as ``nlgscore meta wmt21``
    reads it (DA z-scores, MT systems only); any other human-scores folder (MQM, DA: the layout
    of :mod:`nlgscore.meta.data.ratings`) by its ``<kind>-seg-scores.tsv``, pooled over rated
    (system, segment) items.

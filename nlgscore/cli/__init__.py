@@ -40,7 +40,7 @@ COMMANDS = {
     "compare": "paired significance tests of systems against a baseline",
     "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval, MQM/DA folders)",
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
-    "bench": "benchmark nlgscore against bert_score and a BARTScore-style loop",
+    "bench": "time nlgscore's BERTScore against bert_score's on your files: speed and agreement",
     "mbr": "MBR selection / QE reranking of each JSONL item's candidates under any metric",
     "serve": "serve a metric over HTTP: concurrent requests micro-batched, OpenRLHF's /get_reward, Prometheus /metrics",
     "calibrate": "choose a model's BERTScore layer on human scores and compute its rescale baseline (one file)",

@@ -1,6 +1,6 @@
 """``nlgscore calibrate``: choose a model's BERTScore layer and compute its rescale baseline.
 
-    nlgscore calibrate MODEL --data ../shared/data/wmt21-de-en -o MODEL.calibration.json
+    nlgscore calibrate MODEL --data data/wmt21-de-en -o MODEL.calibration.json
 
 Runs :mod:`nlgscore.calibration.recipe` (the BERTScore paper's recipe), prints every layer's
 criterion and writes one calibration file; then ``nlgscore bertscore -m MODEL --calibration FILE``

@@ -1,9 +1,9 @@
 """``nlgscore meta``: correlation of metrics with human judgments on standard data sets.
 
     nlgscore meta wmt19 --lp kk-en --metric chrf --metric sentbleu --json-out out.json
-    nlgscore meta wmt21 --data ../shared/data/wmt21-de-en --metric chrf --scores mine=mine.tsv
+    nlgscore meta wmt21 --data data/wmt21-de-en --metric chrf --scores mine=mine.tsv
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
-    nlgscore meta mqm --data ../shared/data/mqm-wmt21-zh-en --metric chrf --metric bleu
+    nlgscore meta mqm --data data/mqm-wmt21-zh-en --metric chrf --metric bleu
 
 One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;

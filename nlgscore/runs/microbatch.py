@@ -85,7 +85,7 @@ FORWARDS_PER_RUN = 4
 DEFAULT_WINDOW = 4 * DEFAULT_MAX_BATCH
 # After a run, its callers count as coming back for this long while fewer wait than it answered:
 # over HTTP 64 answers leave one by one (~30 ms on 2 cores), and a caller back later than max_wait_ms
-# ran alone (issue 32: ~12 one-call runs per 512 requests, 8% of the model's time).
+# ran alone (~12 one-call runs per 512 requests, 8% of the model's time).
 RETURN_WINDOW_S = 0.05
 
 

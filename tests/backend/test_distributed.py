@@ -1,5 +1,5 @@
 """Scoring split across two real processes (torchrun, gloo on CPU) gives the single process's bits
-(``==``: an item's score does not depend on the number of processes, issue 30).
+(``==``: an item's score does not depend on the number of processes).
 
 tests/scripts/shard_scores.py runs BERTScore (MiniLM), Prism and BARTScore (tiny checkpoints)
 and a Trainer ``compute_metrics`` on every rank; the scorers split the pairs between the ranks

@@ -1,4 +1,4 @@
-"""The CPU fast paths of issue #6: oneDNN linears, the packed encoder's attention, direct tokenisation.
+"""The CPU fast paths: oneDNN linears, the packed encoder's attention, direct tokenisation.
 
 Each one must give the numbers of the plain path (to float rounding) and fall back where it
 cannot run; none of these tests times anything.
@@ -141,7 +141,7 @@ def test_packed_encoder_matches_model(length, act):
 @pytest.mark.parametrize("kernel", ["0", "1"])
 def test_one_forward_of_several_length_groups_gives_each_group_its_own_bits(onednn_switch, kernel):
     """forward_groups runs the projections once over every group's tokens and attention per group:
-    each group's output is bit-identical to the group run alone (issue 30), on both kernels, and
+    each group's output is bit-identical to the group run alone, on both kernels, and
     the five groups (one past the matmul-attention length: SDPA) come back in order."""
     from nlgscore.backend.batching import length_groups, padded_length
 
@@ -163,7 +163,7 @@ def test_one_forward_of_several_length_groups_gives_each_group_its_own_bits(oned
     assert len(groups) == 5 and [t.shape for t in together] == [a.shape for a in alone]
     assert all(torch.equal(t, a) for t, a in zip(together, alone))
     # Under oneDNN the 385 real tokens run as rows 0-384 and 384-400 (a tail of 1 real row and 15
-    # padding rows), kept apart through every layer (issue 32): the bits above cover that path.
+    # padding rows), kept apart through every layer: the bits above cover that path.
     from nlgscore.backend.gemm import bucketed_rows, row_segments
 
     weight = packed.layers[0][0]
@@ -225,8 +225,8 @@ def test_products_run_on_few_shapes_with_the_bits_of_a_large_product(onednn_swit
     """oneDNN compiles a kernel per input shape and keeps its memory, so row counts are bucketed:
     a product runs on a multiple of MIN_ROWS rows, as a multiple of ROW_BUCKET and a shorter tail
     (at most 2048/128 + 7 shapes up to 2,048 rows). Every row gets the bits it gets inside one
-    2,048-row product (issue 30), on the tail as on the head, and a single short text costs its
-    own rows, not a bucket of 128 (issue 32)."""
+    2,048-row product, on the tail as on the head, and a single short text costs its
+    own rows, not a bucket of 128."""
     if not onednn_switch("1") or not gemm.onednn_available(str(dtype).replace("torch.", "")):
         pytest.skip("this torch build or CPU has no oneDNN linear in this dtype")
     generator = torch.Generator().manual_seed(3)

@@ -1,5 +1,5 @@
 """The load-time kernel and dtype measurements are kept per machine and model, so that each
-command does not pay them again (issue 27, README truths: start-up). Real files in a temporary
+command does not pay them again (README truths: start-up). Real files in a temporary
 cache folder; the measurement is the real one (a small weight shape keeps it short)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_a_measurement_is_kept_and_reused(cache):
     gemm._measure.cache_clear()
     assert gemm._measure(SHAPES)["float32"] == (1000.0, 0.5)
     gemm._measure.cache_clear()
-    # the kernel is never timed (issue 30: a near-tie flipped it between loads): timings do not move it
+    # the kernel is never timed (a near-tie flipped it between loads): timings do not move it
     expected = gemm.kernel_rule("float32")[0] if gemm.onednn_available("float32") else "mkl"
     assert gemm.choose_kernel(SHAPES, "float32") == expected and "mkl_ms" not in gemm.kernel_choice()
 
@@ -54,7 +54,7 @@ def test_other_shapes_or_dtypes_are_other_keys(cache):
 def test_a_malformed_file_is_measured_again_and_replaced(cache, text):
     gemm._measure(SHAPES)
     path = stored(cache)
-    path.write_text(text)  # issue 33 item 5: a "timings" that is not a mapping raised AttributeError at every load
+    path.write_text(text)  # a "timings" that is not a mapping raised AttributeError at every load
     gemm._measure.cache_clear()
     timings = gemm._measure(SHAPES)
     assert json.loads(path.read_text())["timings"]["float32"] == list(timings["float32"])
@@ -87,7 +87,7 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_a_fresh_machine_picks_the_same_kernel_at_every_load_without_timing(monkeypatch, dtype):
-    """Issue 30 item 2: no kernel cache, and any timing raises; two loads of one model in ``dtype``
+    """No kernel cache, and any timing raises; two loads of one model in ``dtype``
     still agree, on the CPU's rule (a timed choice flipped on a 15.63 vs 15.52 ms near-tie)."""
     import torch
 

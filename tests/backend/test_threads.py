@@ -1,4 +1,4 @@
-"""Torch threads follow the CPUs the process may use (issue 27, README truths: threads): its
+"""Torch threads follow the CPUs the process may use (README truths: threads): its
 affinity mask and the cgroup CPU quota, not every core of the machine; ``NLGSCORE_THREADS`` sets
 them. Real processes pinned with ``os.sched_setaffinity``; the cgroup files are real files laid
 out as cgroup v1 and v2 lay them out (the machine's own cgroup has no quota to test with)."""

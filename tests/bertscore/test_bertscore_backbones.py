@@ -1,4 +1,4 @@
-"""Today's encoders as BERTScore backbones (issue 25): ModernBERT and a decoder-based embedder (Qwen3).
+"""Today's encoders as BERTScore backbones: ModernBERT and a decoder-based embedder (Qwen3).
 
 Tiny random models are built here from transformers' configs and saved to a folder, which is
 then loaded as any user's folder would be. ModernBERT gets the MiniLM tokenizer (a WordPiece

@@ -1,4 +1,4 @@
-"""BERTScore's long_inputs (issue 25): windows for texts over the encoder's limit, truncation, error.
+"""BERTScore's long_inputs: windows for texts over the encoder's limit, truncation, error.
 
 MiniLM (512 positions) is loaded with ``max_length=32`` so that a text of a few hundred tokens
 needs many windows and the tests stay fast; the rule is the same at 512.
@@ -166,7 +166,7 @@ def test_bad_options_are_refused_naming_them():
 
 
 def test_max_length_without_room_for_a_text_token_is_refused():
-    """Issue 33 item 1: a 2-position window holds [CLS] and [SEP] only; max_length=2 grew memory
+    """A 2-position window holds [CLS] and [SEP] only; max_length=2 grew memory
     without bound. Refused at construction, before anything is scored."""
     for mode in ("auto", "truncate"):
         with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'all-MiniLM-L6-v2' \(2 special tokens and one text token\), got 2"):
@@ -196,7 +196,7 @@ def test_cli_long_inputs(tmp_path):
     refs.write_text(f"{HEAD} {TAIL_A} {TAIL_B}\nshort\n", encoding="utf-8")
     base = [sys.executable, "-m", "nlgscore", "bertscore", "-m", "minilm", "-l", "4", "-c", str(cands), "-r", str(refs), "--no-progress", "--json"]
     error = subprocess.run(base + ["--long-inputs", "error", "--max-length", str(LIMIT)], capture_output=True, text=True)
-    # issue 33 item 17: the command names the file and its 1-based line, not the 0-based references[0]
+    # the command names the file and its 1-based line, not the 0-based references[0]
     assert error.returncode == 2 and f"error: {refs}:1 has" in error.stderr and "Traceback" not in error.stderr
     ok = subprocess.run(base + ["--long-inputs", "auto", "--window-stride", "10", "--max-length", str(LIMIT)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
@@ -204,7 +204,7 @@ def test_cli_long_inputs(tmp_path):
 
 
 def test_the_score_command_names_the_line_of_the_corpus_not_of_its_window(tmp_path, capsys):
-    """Issue 33 item 17: `score` computes window by window; the error named the item's index in
+    """`score` computes window by window; the error named the item's index in
     its window (references[0] for line 2 with --window 1)."""
     from nlgscore.cli import main
 

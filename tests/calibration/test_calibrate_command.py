@@ -1,4 +1,4 @@
-"""`nlgscore calibrate` (issue 25): layer by segment Pearson with human scores, baseline from random
+"""`nlgscore calibrate`: layer by segment Pearson with human scores, baseline from random
 pairs, one file that BERTScorer(calibration=) and `bertscore --calibration` load.
 
 The validation folder is built here in the human-scores layout (MQM): three systems, each
@@ -111,7 +111,7 @@ def test_a_calibration_file_is_checked(calibrated, tmp_path, folder):
 
 
 def test_a_negative_seed_is_refused_before_the_model_loads(folder, capsys):
-    """Issue 33 item 3: --seed -1 scored every layer, then failed in numpy. A model that does not
+    """--seed -1 scored every layer, then failed in numpy. A model that does not
     exist shows the refusal comes first."""
     from nlgscore.cli import main
 

@@ -125,7 +125,7 @@ def test_bad_arguments():
         sample_pair_groups(5, 5, seed=0, group_size=1)
     with pytest.raises(ValueError, match="shape"):
         write_baseline_text(np.zeros((3, 2)))
-    # a negative seed is refused before a model loads: the model name would fail otherwise (issue 33 item 3)
+    # a negative seed is refused before a model loads: the model name would fail otherwise
     with pytest.raises(ValueError, match=r"seed must be an integer >= 0 \(seed=\), got -1"):
         compute_baseline(["a b", "c d", "e f"], 4, -1, model="no-such-model")
 
@@ -146,7 +146,7 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
 
 
 def test_the_readmes_baseline_command_on_a_slice(tmp_path, every_layer):
-    """README's command that reproduces the shipped MiniLM baseline (issue 33 item 12), run as written
+    """README's command that reproduces the shipped MiniLM baseline, run as written
     on its first 240 pairs: the documented 3,974 sentences, and the first 2 of the full run's 200
     groups (the full run, by hand: every value within 3e-8 of the shipped file)."""
     import os

@@ -1,5 +1,5 @@
 """``nlgscore score -i``: a table that cannot be read is one line naming the file (exit 2), never
-"a bug in nlgscore" (issue 27 item 7); a CSV field longer than the csv module's default limit is
+"a bug in nlgscore"; a CSV field longer than the csv module's default limit is
 read; a header naming a column twice is refused naming the column (it was scored silently, with
 the last of the two columns' texts)."""
 

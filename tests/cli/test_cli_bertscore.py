@@ -35,7 +35,7 @@ def test_json_multi_reference(capsys):
 
 
 def test_rescale_of_the_embedded_model_needs_no_lang(capsys):
-    """Issue 33 item 13: `-m minilm --rescale` was refused for want of --lang; the embedded model
+    """`-m minilm --rescale` was refused for want of --lang; the embedded model
     is English and its baseline ships with the package."""
     files = ["-c", str(EXAMPLES / "cands.txt"), "-r", str(EXAMPLES / "refs.txt"), "--json", "--no-progress"]
     assert main(["bertscore", "-m", "minilm", "--rescale", *files]) == 0

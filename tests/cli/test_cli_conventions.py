@@ -1,4 +1,4 @@
-"""One CLI convention (issue 10 item 6) and issue 12's CLI items: bert-score's spellings, stdin,
+"""One CLI convention and its parts: bert-score's spellings, stdin,
 help for every command, a fast `nlgscore --help`, quiet model loading under --no-progress."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_help_imports_neither_torch_nor_transformers():
 
 
 def test_a_warning_is_one_line_naming_no_source_file(tmp_path):
-    """Issue 33 item 14: the real command printed Python's `<path>/stream/windows.py:71: UserWarning: ...`
+    """The real command printed Python's `<path>/stream/windows.py:71: UserWarning: ...`
     and the source line below it."""
     cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
     cands.write_text("a cat\n", encoding="utf-8")

@@ -1,6 +1,6 @@
-"""Issue 11's CLI defects, each with a regression test on the real commands and tiny models:
-BOM in input files (#7), --json null for empty input (#10), `show -o <folder>` (#11), user errors
-as one line with exit 2 / 130 (#12), lone surrogates in `show --cand` (#13)."""
+"""CLI defects, each with a regression test on the real commands and tiny models: a BOM in
+input files, --json null for empty input, `show -o <folder>`, user errors as one line with exit
+2 / 130, lone surrogates in `show --cand`."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def one_line_error(capsys, code, want_code=2):
     return err
 
 
-def test_bom_does_not_change_scores(files, tmp_path, capsys):  # 11 #7
+def test_bom_does_not_change_scores(files, tmp_path, capsys):
     bom_c = write(tmp_path / "bom_c.txt", P, bom=True)
     bom_r = write(tmp_path / "bom_r.txt", R, bom=True)
     outs = []
@@ -57,27 +57,27 @@ def test_bom_does_not_change_scores(files, tmp_path, capsys):  # 11 #7
     ["prism", "--checkpoint", str(TINY_PRISM)],
     ["bartscore", "--checkpoint", str(TINY_BART)],
 ])
-def test_empty_input_is_an_error_naming_the_file_never_nan(files, capsys, argv):  # 11 #10, 27 #12
-    """Issue 27 item 12 chose the error: an empty corpus has no score (it printed NaN/null, exit 0)."""
+def test_empty_input_is_an_error_naming_the_file_never_nan(files, capsys, argv):
+    """An empty corpus is an error: it has no score (it printed NaN/null, exit 0)."""
     code = main([*argv, "-c", str(files["empty"]), "-r", str(files["empty"]), "--json", "--no-progress"])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert f"{files['empty']} is empty: there is nothing to score" in captured.err and "NaN" not in captured.err
 
 
-def test_show_into_an_existing_folder_is_an_error(tmp_path, capsys):  # 11 #11
+def test_show_into_an_existing_folder_is_an_error(tmp_path, capsys):
     code = main(["show", "--cand", "a cat", "--ref", "the cat", "--model", "minilm", "-o", str(tmp_path)])
     assert "is a folder" in one_line_error(capsys, code)
     assert not Path(str(tmp_path) + ".png").exists()
 
 
-def test_lone_surrogate_is_named(tmp_path, capsys):  # 11 #13
+def test_lone_surrogate_is_named(tmp_path, capsys):
     code = main(["show", "--cand", "a \ud800 cat", "--ref", "the cat", "--model", "minilm", "-o", str(tmp_path / "x.png")])
     err = one_line_error(capsys, code)
     assert "--cand" in err and "character 2" in err and "surrogate" in err
 
 
-def test_cuda_without_cuda(files, capsys):  # 11 #12
+def test_cuda_without_cuda(files, capsys):
     import torch
 
     if torch.cuda.is_available():
@@ -113,7 +113,7 @@ def _corrupt_spm(folder: Path) -> None:
     ("bartscore", TINY_BART, _wrong_type, "d_model"),
     ("prism", TINY_PRISM, _corrupt_spm, "ModelProto"),
 ])
-def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, source, edit, cause):  # 11 #12
+def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, source, edit, cause):
     folder = broken_copy(tmp_path, source, "model", edit)
     argv = [command, "--checkpoint", str(folder), "-c", str(files["c"]), "-r", str(files["r"]), "--no-progress"]
     err = one_line_error(capsys, main(argv))
@@ -130,7 +130,7 @@ def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, sourc
         pytest.fail("--debug returned instead of raising the loader's error")
 
 
-def test_refused_para_weights(files, tmp_path, capsys):  # 11 #12
+def test_refused_para_weights(files, tmp_path, capsys):
     import torch
 
     class Payload:
@@ -145,7 +145,7 @@ def test_refused_para_weights(files, tmp_path, capsys):  # 11 #12
     assert f"--para-weights {weights}" in err and "weights_only=False" not in err
 
 
-def test_not_utf8_input_names_the_file(tmp_path, capsys):  # 11 #16 (CLI side)
+def test_not_utf8_input_names_the_file(tmp_path, capsys):
     utf16 = tmp_path / "u16.txt"
     utf16.write_text("hello\n", encoding="utf-16")
     latin = tmp_path / "latin.txt"
@@ -164,7 +164,7 @@ def _blocked_reading_stdin(pid: int) -> bool:
         return False
 
 
-def test_ctrl_c_exits_130_without_traceback(files):  # 11 #12
+def test_ctrl_c_exits_130_without_traceback(files):
     # A real SIGINT to a real process blocked on reading stdin (nothing is mocked). The child gets
     # the default SIGINT disposition, as a terminal's foreground job has: an ignored SIGINT is
     # inherited across exec, and `make test &` in a non-interactive shell starts with it ignored.

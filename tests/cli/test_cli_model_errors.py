@@ -1,4 +1,4 @@
-"""Issue 12 item 5: model errors name the flag of where they are raised (--model/--checkpoint on
+"""Model errors name the flag of where they are raised (--model/--checkpoint on
 the command line, model_type=/checkpoint= in Python), give a command that can be pasted whole,
 tell "offline mode is on" from "the Hub did not answer" from "no such model id", and suggest the
 closest alias on a typo. The Hub is the tests' loopback server or a closed port, never the network."""
@@ -26,7 +26,7 @@ def test_offline_typo_names_the_cli_flag_and_the_alias(capsys, monkeypatch):
     assert main(["bertscore", "-m", "minlm", "-c", CANDS, "-r", REFS]) == 2
     err = capsys.readouterr().err
     assert "offline mode is on" in err and "did you mean --model minilm?" in err
-    assert err.rstrip().endswith("did you mean --model minilm?")  # issue 27 item 13: the closest known name only,
+    assert err.rstrip().endswith("did you mean --model minilm?")  # the closest known name only,
     assert "hf download" not in err  # never a command downloading the typo
     assert main(["prism", "--checkpoint", "org/prism", "--revision", "v2", "-c", CANDS, "-r", REFS]) == 2
     err = capsys.readouterr().err

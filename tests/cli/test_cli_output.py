@@ -1,4 +1,4 @@
-"""Issue 17 item 5: one output path. Every command prints through ``nlgscore.cli.output.emit``
+"""One output path. Every command prints through ``nlgscore.cli.output.emit``
 with ``--format text|json|tsv`` (``--json`` the alias of ``--format json``): the same result
 gives the same numbers in all three forms, json is one line, tsv is a header then one row per
 item (null and empty cells for NaN: see the doctests of nlgscore.cli.output)."""

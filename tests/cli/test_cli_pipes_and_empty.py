@@ -1,4 +1,4 @@
-"""Inputs that are streams or empty (issue 27 items 11 and 12).
+"""Inputs that are streams or empty.
 
 * A named pipe and bash's process substitution (``-c <(...)``, which passes ``/dev/fd/63``) are
   read, streamed once, instead of "file not found"; with ``-o`` too (a pipe is not hashed: the

@@ -1,6 +1,6 @@
 """A write that fails (a full disk, stdout included) is one line and exit status 2 in every command.
 
-Issue 27 item 2: ``bertscore --json > file`` on a full disk exited 0 with a truncated file (Python
+``bertscore --json > file`` on a full disk exited 0 with a truncated file (Python
 3.11's buffered stdout drops the error of one large write), and ``score -o``, ``show -o`` and
 ``meta --json-out`` printed a traceback calling it a bug. The disk here is real: a 64 KiB tmpfs
 mounted for the test (root only; skipped with the reason otherwise), and /dev/full for stdout.

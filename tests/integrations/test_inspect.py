@@ -125,7 +125,7 @@ def test_bad_arguments_are_named():
 
 
 def test_the_readmes_offline_command_line_task_runs_as_written(tmp_path, minilm_scorer):
-    """``inspect eval task.py`` on the README's task file, offline (issue 33 item 11): inspect's mock
+    """``inspect eval task.py`` on the README's task file, offline: inspect's mock
     model would download tiktoken's vocabulary unless the answers carry their usage."""
     import os
     import shutil

@@ -75,6 +75,6 @@ def test_bad_arguments():
         map_function(SPEC, reference_column=None)
 
 
-def test_map_without_batched_is_a_clear_error(table):  # issue 11 #8
+def test_map_without_batched_is_a_clear_error(table):
     with pytest.raises(TypeError, match="batched=True"):
         table.map(map_function(SPEC))

@@ -113,7 +113,7 @@ def test_seq2seq_trainer_evaluate_twice_encodes_references_once(tokenizer, tmp_p
     assert second_count < first_count
 
 
-def test_empty_eval_set_gives_no_scores_and_a_warning(tokenizer, minilm_scorer):  # issue 11 #6
+def test_empty_eval_set_gives_no_scores_and_a_warning(tokenizer, minilm_scorer):
     fn = compute_metrics(tokenizer, metric=minilm_scorer)
     empty = np.zeros((0, 5), dtype=np.int64)  # the Trainer's arrays for an empty evaluation set
     assert fn.decode(empty) == []  # transformers 5 decodes [] as [''], a phantom empty pair
@@ -121,7 +121,7 @@ def test_empty_eval_set_gives_no_scores_and_a_warning(tokenizer, minilm_scorer):
         assert fn((empty, empty)) == {}
 
 
-def test_last_empty_batch_does_not_pull_the_mean_down(tokenizer, minilm_scorer):  # issue 11 #6
+def test_last_empty_batch_does_not_pull_the_mean_down(tokenizer, minilm_scorer):
     fn = compute_metrics(tokenizer, metric=minilm_scorer)
     preds = tokenizer(SOURCES[:2], padding=True, return_tensors="np")["input_ids"]
     labels = tokenizer(TARGETS[:2], padding=True, return_tensors="np")["input_ids"]
@@ -131,7 +131,7 @@ def test_last_empty_batch_does_not_pull_the_mean_down(tokenizer, minilm_scorer):
     assert fn((empty, empty), compute_result=True) == whole  # the same items: the same bits
 
 
-def test_model_is_loaded_when_compute_metrics_is_built(tokenizer, tmp_path):  # issue 12 item 5
+def test_model_is_loaded_when_compute_metrics_is_built(tokenizer, tmp_path):
     from nlgscore import registry
 
     registry.clear_cache()

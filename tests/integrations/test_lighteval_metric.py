@@ -117,7 +117,7 @@ def test_importing_the_integrations_imports_neither_lighteval_nor_trl():
     (-1, r"docs\[1\]\.gold_index -1 is not the index"),
 ])
 def test_a_gold_index_out_of_range_is_an_error_naming_the_doc(gold_index, message):
-    """Issue 27 item 9: an IndexError from inside lighteval before."""
+    """An IndexError from inside lighteval before."""
     from nlgscore.core.errors import NlgscoreError
     from nlgscore.integrations.lighteval import metric
 

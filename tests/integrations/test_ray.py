@@ -77,7 +77,7 @@ def test_a_bad_actor_count_is_refused_naming_concurrency(bad, error):
 
 
 def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
-    """On the 2-CPU cluster, 2 actors of 1 CPU leave the read task none: refused (it used to hang)."""
+    """On the 2-CPU cluster, 2 actors of 1 CPU leave the read task none: refused, rather than left to hang."""
     from nlgscore.core.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=r"concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: "
@@ -89,7 +89,7 @@ def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5])
 def test_a_bad_batch_size_is_refused_naming_batch_size(bad):
-    """Issue 27 item 9: our error, not Ray's (refused before the dataset is touched)."""
+    """Our error, not Ray's (refused before the dataset is touched)."""
     from nlgscore.core.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=r"^batch_size must be a positive integer"):

@@ -1,4 +1,4 @@
-"""The README's Ray Data recipe, run as written on a 2-CPU Ray cluster, finishes (issue 27 item 3).
+"""The README's Ray Data recipe, run as written on a 2-CPU Ray cluster, finishes.
 
 Before, ``concurrency=2`` actors held both CPUs while ``read_parquet``'s task waited for one: no
 progress in 300 s and no word. The block after the ``ray-recipe`` marker is run verbatim in a

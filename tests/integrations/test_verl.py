@@ -133,7 +133,7 @@ def test_bad_calls_name_what_is_missing(monkeypatch):
 
 
 def test_readme_routes_verl_through_a_manager_that_exists():
-    # issue 33 item 10: verl 0.9.1's reward loop registers naive, dapo, gdpo, limited and remote
+    # verl 0.9.1's reward loop registers naive, dapo, gdpo, limited and remote
     # (verl/experimental/reward_loop/reward_manager/*.py, @register); `batch` raises ValueError there
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     for match in re.finditer(r"name=batch", readme):

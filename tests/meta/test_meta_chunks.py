@@ -1,4 +1,4 @@
-"""Issue 30 item 3, meta-evaluation: results, intervals and files are byte-identical whatever the
+"""Meta-evaluation: results, intervals and files are byte-identical whatever the
 chunk size of the score cache (1, 7, 2,048 distinct items per call, or no cache: one call) and for
 an interrupted-then-resumed run, for a string metric and a model metric, under both CPU kernels.
 

@@ -1,4 +1,4 @@
-"""Adding a meta-evaluation data set is one descriptor (issue 24): a toy data set made here (a TSV of
+"""Adding a meta-evaluation data set is one descriptor: a toy data set made here (a TSV of
 system, item, human score and output, and a reference file), its loader returning the one data model
 (``EvalSet``), a descriptor with its measure rows, run by the generic runner from the library and
 from ``nlgscore meta`` with no other edit. Values are checked against scipy and sacreBLEU."""
@@ -83,7 +83,7 @@ def test_a_toy_descriptor_runs_through_the_generic_runner(tmp_path):
 def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys):
     folder = _toy(tmp_path / "toy")
     row = descriptors.from_protocol(TOY, "toy judgments", "A toy data set.", "judgments.tsv, ref.txt", "1-6 ratings",
-                                    "ref.txt")  # a bootstrap measure: --bootstrap, derived from the rows (issue 33)
+                                    "ref.txt")  # a bootstrap measure: --bootstrap, derived from the rows
     assert row.resampling == "bootstrap"
     monkeypatch.setitem(descriptors.DESCRIPTORS, "toy", row)
     code = main(["meta", "toy", "--data", str(folder), "--metric", "chrf", "--bootstrap", "100", "--json", "--no-cache",
@@ -111,7 +111,7 @@ def load_bagel_toy(path, limit=None) -> EvalSet:
 
 def test_a_bagel_descriptor_with_spearman_runs_by_the_recipe(tmp_path, monkeypatch, capsys):
     # Data-to-text is meta-evaluated with a corpus-level Spearman (BARTScore Sec. 4): the recipe's measure
-    # reads it from the one table, stats.CORRELATIONS (it was missing there: "internal error", issue 31).
+    # reads it from the one table, stats.CORRELATIONS (it was missing there: "internal error").
     path = tmp_path / "bagel.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in BAGEL_ROWS), encoding="utf-8")
     bagel = TaskDescriptor("bagel", load_bagel_toy, (

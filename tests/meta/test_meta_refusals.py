@@ -1,4 +1,4 @@
-"""Issue 27, meta-evaluation: every refusal names its argument or its file:line, and an interrupted
+"""Meta-evaluation: every refusal names its argument or its file:line, and an interrupted
 run keeps the finished chunks of a model metric (items 4, 8 and the meta parts of 9)."""
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def test_interrupted_model_metric_keeps_finished_chunks_and_the_rerun_scores_onl
     assert sum(second._loaded[spec].items) == distinct - 2 * chunk  # only what was missing
     assert second.computed == -(-(distinct - 2 * chunk) // chunk)
     whole = mqm(folder, [spec], permutations=0)  # no cache: one call over every item
-    # the same bytes: an item's score does not depend on the chunk it was scored in (issue 30)
+    # the same bytes: an item's score does not depend on the chunk it was scored in
     assert json_text(resumed.rows) == json_text(whole.rows) and str(resumed) == str(whole)
 
 

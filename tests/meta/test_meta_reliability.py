@@ -1,4 +1,4 @@
-"""Regression tests for the bad-input probe of the meta-evaluation (issue 18, section 5 and 6):
+"""Regression tests for the bad-input probe of the meta-evaluation:
 human-score files checked like score files, the task API validated once with the CLI's messages,
 empty SummEval references, one encoding rule, outputs checked before the work and written
 atomically, BARTScore directions in one pass, short metric names, SummEval system rows."""

@@ -1,4 +1,4 @@
-"""WMT22+ baselines in ``meta mqm`` (issue 24): segment-level ``bleu`` is sacreBLEU's sentence_bleu
+"""WMT22+ baselines in ``meta mqm``: segment-level ``bleu`` is sacreBLEU's sentence_bleu
 (WMT's baseline since WMT21, what mt-metrics-eval's BLEU files hold) and system-level BLEU is
 sacreBLEU corpus BLEU; ``sentbleu`` stays the BARTScore paper's Moses-tokenised variant and the
 WMT19/WMT21 tasks keep it for ``bleu``. The reference values come from sacrebleu's public API."""

@@ -1,4 +1,4 @@
-"""MBR selection and QE reranking (issue 20 item 1) on real models: the embedded MiniLM and the
+"""MBR selection and QE reranking on real models: the embedded MiniLM and the
 tiny golden Prism/BART checkpoints. Encode counts wrap the real ``Encoder.embed``; nothing is mocked.
 """
 
@@ -74,7 +74,7 @@ def test_grouped_items_get_their_own_blocks(minilm_scorer):
     for item, choice in zip(items, together):
         [alone] = decode(minilm_scorer, [item], keep_matrices=True)
         assert choice.matrix.shape == (item.n, len(item.samples))
-        # two groupings: 1e-6, above the largest fp32 move across batchings and kernels (2.4e-7, issue 30)
+        # two groupings: 1e-6, above the largest fp32 move across batchings and kernels (2.4e-7)
         np.testing.assert_allclose(choice.matrix, alone.matrix, atol=1e-6, rtol=0)
         assert_canonical_best(choice.best_index, choice.expected_utility, alone.expected_utility, tol=1e-6)
 

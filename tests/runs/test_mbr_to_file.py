@@ -1,4 +1,4 @@
-"""``nlgscore.runs.mbr.decode_to_file`` (issue 24 §2): the library's chunked, resumable MBR loop that
+"""``nlgscore.runs.mbr.decode_to_file``: the library's chunked, resumable MBR loop that
 ``nlgscore mbr`` only calls, and ``nbest``. Real MiniLM; nothing is mocked."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_file_equals_decode_and_nbest_lists_the_best_first(tmp_path, minilm_scor
     for item, row, choice in zip(ITEMS, rows, want):
         assert row["id"] == item.id and row["best"] == item.candidates[row["best_index"]]
         # chunks of 2 items and one call group the items differently (1e-6: above the largest fp32
-        # move across batchings and kernels, 2.4e-7 in issue 30); item
+        # move across batchings and kernels, 2.4e-7); item
         # c is a near-tie (F1 is symmetric up to rounding): the tie rule, not an argmax, decides
         assert_canonical_best(row["best_index"], row["expected_utility"], choice.expected_utility, tol=1e-6)
         eu = np.asarray(row["expected_utility"])

@@ -1,4 +1,4 @@
-"""One run per output (issue 27 item 1): a second ``score -o``/``mbr -o`` on an output another run
+"""One run per output: a second ``score -o``/``mbr -o`` on an output another run
 is writing is refused, naming the holder's PID, and the first run finishes intact.
 
 The first test runs two real CLI processes: the first is paused (SIGSTOP) while it holds the

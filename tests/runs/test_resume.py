@@ -137,7 +137,7 @@ def test_changed_input_or_setting_refuses_to_resume_and_restart_starts_over(refe
         assert main(_command(out, "--window", "16")[3:]) == 2
         assert "window: 4 → 16" in capsys.readouterr().err
         assert main(_command(out)[3:] + ["--dtype", "bfloat16"]) == 2
-        err = capsys.readouterr().err  # the field that differs, not two truncated signatures (issue 27 item 10)
+        err = capsys.readouterr().err  # the field that differs, not two truncated signatures
         assert "signature dtype: float32 → bfloat16" in err and "nlgscore:bertscore" not in err
         assert not out.exists()
         assert main(_command(out, "--restart")[3:]) == 0

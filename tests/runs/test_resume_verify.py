@@ -1,4 +1,4 @@
-"""A resume verifies what it reuses (issue 27 item 6), and a refused resume names the field that
+"""A resume verifies what it reuses, and a refused resume names the field that
 differs (item 10).
 
 On main, ``nlgscore mbr -o --matrix-out`` resumed after its ``.parts`` folder was deleted

@@ -81,7 +81,7 @@ def main(out_path: str) -> None:
     bart_seen, _ = rows_seen(bart.model.get_encoder())
     report["bartscore"] = {"scores": bart.compute(CANDS, references=REFS).columns()["scores"], "rows": sum(bart_seen)}
 
-    # Long inputs (issue 25): chunked pairs are sharded like any other; result.windows is whole on every rank.
+    # Long inputs: chunked pairs are sharded like any other; result.windows is whole on every rank.
     import tempfile
 
     sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq

@@ -249,7 +249,7 @@ def test_cli_reports_missing_directory(tmp_path, capsys):
 
 
 def test_checkpoint_without_shared_embeddings_is_refused(fairseq_dir, tmp_path):
-    """Issue 11 #16: a clear ValueError (exit 1 from the script), not an uncaught KeyError."""
+    """A clear ValueError (exit 1 from the script), not an uncaught KeyError."""
     broken = tmp_path / "broken"
     shutil.copytree(fairseq_dir, broken)
     checkpoint = torch.load(broken / "checkpoint.pt", weights_only=False)

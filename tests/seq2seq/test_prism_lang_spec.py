@@ -1,4 +1,4 @@
-"""Prism's language from a spec part or ``--lang`` (issue 27 item 14): ``prism:src:CKPT:de`` was
+"""Prism's language from a spec part or ``--lang``: ``prism:src:CKPT:de`` was
 refused ("must look like nothing"), so every CLI Prism run and QE reranking scored English. The
 language is force-decoded as the target tag, so it changes the numbers; the signature shows it."""
 

@@ -1,4 +1,4 @@
-"""RemoteScorer checks what a server answers (issue 33 items 6-7), and is a ScorerLike, not a Scorer.
+"""RemoteScorer checks what a server answers, and is a ScorerLike, not a Scorer.
 
 The server is a real HTTP server on a loopback port (the standard library's) that answers
 whatever the test sets: a proxy or a broken server, as the client would meet it.

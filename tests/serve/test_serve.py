@@ -55,7 +55,7 @@ def kernel_servers():
 
 def test_served_scores_are_the_offline_bits_under_each_kernel(kernel, kernel_servers):
     """Requests merged by the micro-batcher in the server get the bits one offline call gives:
-    an item's score is a function of the item (issue 30), under either kernel and thread count."""
+    an item's score is a function of the item, under either kernel and thread count."""
     if kernel.onednn not in kernel_servers:
         kernel_servers[kernel.onednn] = ServeProcess(SPEC, "--max-batch", "16", "--max-wait-ms", "20")
         kernel_servers[kernel.onednn].wait_ready()
@@ -126,7 +126,7 @@ BAD = [
     ("/get_reward", {"query": ["a", "b"], "prompts": ["a"]}, 400, "prompts"),
     ("/v1/matrix", {"predictions": ["a"], "references": ["b"], "column": 3}, 400, "column must be a string"),
     ("/v1/matrix", {"predictions": ["a"], "references": ["b"], "column": "nope"}, 400, "column must be one of"),
-    # issue 33 item 2: client mistakes that were 500 "internal error"
+    # client mistakes that were 500 "internal error"
     ("/v1/score", b"[" * 5000 + b"]" * 5000, 400, "nested too deeply"),
     ("/v1/score", b'{"predictions": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "nested too deeply"),
     ("/get_reward", {"query": None, "prompts": ["a"]}, 400, "query must be a JSON array of strings, got null"),

@@ -1,4 +1,4 @@
-"""Every serving path returns the offline bits (issue 30, "Done when"): ``acompute``, the
+"""Every serving path returns the offline bits: ``acompute``, the
 micro-batcher, ``/v1/score``, ``/v1/matrix`` and ``nlgscore.load(URL)`` give each item exactly
 (``==``) what one offline ``compute``/``matrix`` gives, in float32 and bfloat16, under each CPU
 kernel (the ``kernel`` fixture; a served process inherits its ``NLGSCORE_ONEDNN``).

@@ -79,7 +79,7 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
 def test_candidate_cache_keeps_predictions_across_requests_with_the_same_bits():
     """``--candidate-cache``: a prediction scored again is found in the text cache, not re-encoded,
     and scores the same bits as when it was encoded beside other texts (a text's embedding does
-    not depend on its batch, issue 30). Without the flag (the test above) predictions are re-encoded."""
+    not depend on its batch). Without the flag (the test above) predictions are re-encoded."""
     ref, first, again = "A cat is on the mat.", ["The cat sat.", "A dog ran across the wide green field today."], "The cat sat."
     encoder = nlgscore.load(SPEC).encoder
     with ServeProcess(SPEC, "--candidate-cache", "--threads", "1") as proc:

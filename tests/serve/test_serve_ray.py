@@ -1,7 +1,7 @@
 """Ray Serve on a local Ray instance, nothing mocked: ``nlgscore serve SPEC --ray --replicas 3``
 (a real subprocess running a Ray of 2 CPUs, as on a 2-core machine) serves the ``nlgscore serve``
 app from three MiniLM replicas behind Ray's HTTP proxy: they are given 0.6666 CPU each, with a
-warning, where 1 CPU each left one unplaced for ever (issue 33 item 9). Concurrent clients get exactly ``compute``'s scores; requests
+warning, where 1 CPU each left one unplaced for ever. Concurrent clients get exactly ``compute``'s scores; requests
 are merged by ``@serve.batch``; a replica process killed (SIGKILL) while requests are in flight
 loses nothing: its failed requests are sent again by the client and every request's scores come
 back once, in order; SIGTERM then shuts Serve and Ray down and exits 0.

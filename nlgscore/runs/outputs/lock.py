@@ -1,7 +1,7 @@
 """One run per output file: an exclusive lock beside the output, held for the whole run.
 
 Two runs writing the same resumable output would interleave their chunks and rename each
-other's partial file (issue 27 item 1: a complete-looking file with NUL bytes in place of rows).
+other's partial file (a complete-looking file with NUL bytes in place of rows).
 :class:`OutputLock` takes ``fcntl.flock(LOCK_EX | LOCK_NB)`` on ``OUT.lock`` and writes its PID
 there; a second run is refused at once with an error naming the holder's PID (it never waits).
 The kernel drops the lock when its holder exits, a ``kill -9`` included, so a stale lock file

@@ -1,0 +1,16 @@
+"""The project's benchmarks and their harness: measured here, never shipped in the wheel.
+
+* :mod:`benchmarks.harness`: nlgscore against bert_score 0.3.13 and a BARTScore-style loop,
+  each side in its own worker process (``python -m benchmarks harness``);
+* :mod:`benchmarks.gpu`: the GPU check, time-boxed sections on one GPU (``benchmarks/gpu/check.sh``);
+* ``benchmarks/scripts/``: one script per workload (serving, MBR, scale, long inputs, kernels,
+  CPU bfloat16, batch invariance), each run as ``python -m benchmarks NAME``;
+* ``benchmarks/results/``: figures by topic, folded into BENCHMARKS.md.
+
+Run from the repository root (the harness imports ``benchmarks`` and ``nlgscore`` from it). The
+user-facing comparison is ``nlgscore bench``, which ships.
+
+>>> from benchmarks.__main__ import scripts
+>>> "bench_serve" in scripts()
+True
+"""
