@@ -3,7 +3,8 @@
 ``docs/reference/cli.md`` holds the marker ``<!-- cli-reference -->``; this hook replaces it with
 every command of ``nlgscore.cli.build_parser()`` (usage, then one row per option with its help),
 so the page cannot drift from the flags the commands accept. Nested commands (``nlgscore meta
-wmt19`` ...) get a section each.
+wmt19`` ...) get a section each. argparse has no public way to walk a parser's actions or expand
+an action's help; this reads them as sphinx-argparse does (``_actions``, the help formatter).
 """
 
 from __future__ import annotations
