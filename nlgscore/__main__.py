@@ -2,4 +2,5 @@ import sys
 
 from nlgscore.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (a docs generator inspecting the package) runs nothing
+    sys.exit(main())

@@ -1,7 +1,7 @@
-"""The README's multi-process recipe, run as written: its ``score.py`` under ``torchrun`` on two CPU
+"""The multi-process recipe of docs/guides/distributed.md, run as written: its ``score.py`` under ``torchrun`` on two CPU
 processes prints, on each process, the scores one process prints.
 
-The script is taken verbatim from the README block after the ``launch-recipe`` marker, so the
+The script is taken verbatim from the guide's block after the ``launch-recipe`` marker, so the
 documentation cannot drift from what works. (That the two processes split the pairs rather
 than each scoring everything is checked by tests/backend/test_distributed.py, counting encoder rows.)
 """
@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _recipe() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "distributed.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- launch-recipe:.*?-->\n```python\n(.*?)```", text, re.S)
-    assert match, "README.md lost its launch-recipe block"
+    assert match, "docs/guides/distributed.md lost its launch-recipe block"
     return match.group(1)
 
 
@@ -36,7 +36,7 @@ def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
     cwd = os.getcwd()
     os.chdir(ROOT)  # the script reads examples/ relative to a checkout
     try:
-        exec(compile(_recipe(), "README.md", "exec"), namespace)
+        exec(compile(_recipe(), "docs/guides/distributed.md", "exec"), namespace)
     finally:
         os.chdir(cwd)
     single = namespace["result"].scores

@@ -27,7 +27,7 @@ for float32 on AMD CPUs (where it measured 1.1-1.5x faster), MKL otherwise. The 
 always gets the same kernel; the choice is logged, returned by :func:`kernel_choice` and
 recorded in every model metric's signature (``kernel:onednn|mkl``, :mod:`nlgscore.backend.kernel_label`). ``NLGSCORE_ONEDNN=1`` forces
 oneDNN, ``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). The two sum in different orders: fp32
-scores differ across kernels by float rounding (bound measured in README "Same bits").
+scores differ across kernels by float rounding (bound measured in docs/metrics/bertscore.md, "Same bits").
 
 **Batch invariance.** A row's output must not depend on how many rows share its product. Both
 kernels give every row the bits of a large product from :data:`~nlgscore.backend.product_rows.MIN_ROWS` rows up, but MKL takes

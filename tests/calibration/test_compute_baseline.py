@@ -146,7 +146,7 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
 
 
 def test_the_readmes_baseline_command_on_a_slice(tmp_path, every_layer):
-    """README's command that reproduces the shipped MiniLM baseline, run as written
+    """The BERTScore page's command that reproduces the shipped MiniLM baseline, run as written
     on its first 240 pairs: the documented 3,974 sentences, and the first 2 of the full run's 200
     groups (the full run, by hand: every value within 3e-8 of the shipped file)."""
     import os
@@ -157,11 +157,11 @@ def test_the_readmes_baseline_command_on_a_slice(tmp_path, every_layer):
     from conftest import require_data
 
     data = require_data("wmt21-de-en").parent
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- baseline-recipe:.*?-->\n```bash\n(.*?)```", text, re.S)
-    assert block, "README.md lost its baseline-recipe block"
+    text = (REPO / "docs" / "metrics" / "bertscore.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- baseline-recipe:.*?-->\n```bash notest\n(.*?)```", text, re.S)
+    assert block, "docs/metrics/bertscore.md lost its baseline-recipe block"
     command = block.group(1)
-    for old, new in (("D=../shared/data", f"D={data}"), ("python scripts/", f"{sys.executable} scripts/"),
+    for old, new in (("D=data", f"D={data}"), ("python scripts/", f"{sys.executable} scripts/"),
                      ("--pairs 24000", "--pairs 240"), ("--out baselines/en/all-MiniLM-L6-v2.tsv", f"--out {tmp_path}/b.tsv")):
         assert old in command
         command = command.replace(old, new)

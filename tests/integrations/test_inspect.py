@@ -125,7 +125,7 @@ def test_bad_arguments_are_named():
 
 
 def test_the_readmes_offline_command_line_task_runs_as_written(tmp_path, minilm_scorer):
-    """``inspect eval task.py`` on the README's task file, offline: inspect's mock
+    """``inspect eval task.py`` on the task file of docs/guides/rl-rewards.md, offline: inspect's mock
     model would download tiktoken's vocabulary unless the answers carry their usage."""
     import os
     import shutil
@@ -134,9 +134,9 @@ def test_the_readmes_offline_command_line_task_runs_as_written(tmp_path, minilm_
 
     from inspect_ai.log import read_eval_log
 
-    text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "guides" / "rl-rewards.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- inspect-offline:.*?-->\n```python\n(.*?)```", text, re.S)
-    assert block, "README.md lost its inspect-offline block"
+    assert block, "docs/guides/rl-rewards.md lost its inspect-offline block"
     (tmp_path / "task.py").write_text(block.group(1), encoding="utf-8")
     inspect_cli = shutil.which("inspect", path=str(Path(sys.executable).parent)) or shutil.which("inspect")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "INSPECT_LOG_DIR": str(tmp_path / "logs")}

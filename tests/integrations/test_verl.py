@@ -135,7 +135,7 @@ def test_bad_calls_name_what_is_missing(monkeypatch):
 def test_readme_routes_verl_through_a_manager_that_exists():
     # verl 0.9.1's reward loop registers naive, dapo, gdpo, limited and remote
     # (verl/experimental/reward_loop/reward_manager/*.py, @register); `batch` raises ValueError there
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "docs" / "guides" / "rl-rewards.md").read_text(encoding="utf-8")
     for match in re.finditer(r"name=batch", readme):
         assert "raises" in readme[match.end():match.end() + 30], readme[match.start() - 200:match.end() + 60]
     assert "name=compute_score_async" in readme
