@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     >>> check_positive("max_tokens", 0)
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: max_tokens must be a positive integer (or None for the default), got 0
+    nlgscore.errors.ArgumentError: max_tokens must be a positive integer (or None for the default), got 0
     """
     if value is None and allow_none:
         return None

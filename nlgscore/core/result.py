@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.signature import Signature
 
 

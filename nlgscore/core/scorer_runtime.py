@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar, Dict, List, Optional
 
-from nlgscore.core.errors import ArgumentTypeError
+from nlgscore.errors import ArgumentTypeError
 from nlgscore.core.runtime import RUNTIME_OPTIONS, Runtime, resolve_runtime
 
 
@@ -86,7 +86,7 @@ class ScorerRuntime:
         >>> Toy(lowercas=True)
         Traceback (most recent call last):
         ...
-        nlgscore.core.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        nlgscore.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         """
         self._runtime = scorer_runtime(type(self), runtime, runtime_options)
 

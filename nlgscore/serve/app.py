@@ -36,10 +36,10 @@ import time
 from typing import Any, Awaitable, Callable, Optional
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.core.errors import ArgumentError, NlgscoreError
+from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.backend.extras import require
-from nlgscore.runs.heap import freeze_heap as freeze_startup_heap
-from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
+from nlgscore.serve.heap import freeze_heap as freeze_startup_heap
+from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
@@ -75,11 +75,11 @@ def create_app(
     ``scorer`` is a loaded scorer, or a function of no arguments that loads one: it then runs in a
     thread when the app starts, ``/health`` answering 503 until it returns, and ``on_loaded(error)``
     is called when it is done (error None on success). The micro-batcher's ``max_batch``,
-    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.runs.microbatch.MicroBatcher`;
+    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.scheduler.microbatch.MicroBatcher`;
     ``make_batcher`` replaces that class by one with its constructor and ``submit`` (Ray Serve's
     replicas batch with ``@serve.batch``: :class:`nlgscore.serve.ray.ServeBatcher`).
     ``freeze_heap``: once loaded, exempt the process's objects from garbage collections
-    (:func:`nlgscore.runs.heap.freeze_heap`), for a process that only serves (``nlgscore serve``,
+    (:func:`nlgscore.serve.heap.freeze_heap`), for a process that only serves (``nlgscore serve``,
     a Ray replica), never a test's or a notebook's.
     """
     require("starlette", "serve", "nlgscore serve")

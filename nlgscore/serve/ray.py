@@ -29,10 +29,10 @@ import time
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
-from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
-from nlgscore.runs.queued_call import QueuedCall
+from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
+from nlgscore.scheduler.queued_call import QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 
 class ServeBatcher(MicroBatcher):
-    """A :class:`~nlgscore.runs.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
+    """A :class:`~nlgscore.scheduler.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
 
     Same constructor, ``submit`` and ``submit_call``; calls are checked when submitted (a bad call fails alone,
     before it joins a batch), then wait in ``@serve.batch``'s queue on the replica's event loop
@@ -146,7 +146,7 @@ def deployment(
     >>> deployment("bertscore:minilm", num_replicas=2, autoscaling_config={"max_replicas": 4})
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: pass num_replicas or autoscaling_config, not both
+    nlgscore.errors.ArgumentError: pass num_replicas or autoscaling_config, not both
     """
     from nlgscore import registry
     from nlgscore.serve.app import create_app
@@ -347,7 +347,7 @@ def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor
     >>> fit_replicas(4, None, {"num_cpus": 1}, {"CPU": 2.0})
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: 4 replicas x num_cpus=1 each need 4 CPUs, but the Ray cluster has 2: use 2 replicas or num_cpus=0.5
+    nlgscore.errors.ArgumentError: 4 replicas x num_cpus=1 each need 4 CPUs, but the Ray cluster has 2: use 2 replicas or num_cpus=0.5
     """
     if autoscaling_config is None:
         least = most = 1 if num_replicas is None else num_replicas

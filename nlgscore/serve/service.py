@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
-from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, parse_body, parse_object
 

@@ -20,7 +20,7 @@ from typing import Any, Dict
 
 from starlette.responses import JSONResponse
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 from nlgscore.serve.protocol import HTTPError, message_text, reference
 from nlgscore.serve.service import RETRY_AFTER, Job
 

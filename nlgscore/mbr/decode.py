@@ -22,7 +22,7 @@ kernel and CPU: each distinct (candidate, sample) or (candidate, source) pair is
 text and its twin get the same bits, and row sums are taken in sorted order, so their rows (the
 same values in another order) give the same mean rather than one differing by rounding.
 
->>> from nlgscore.runs.mbr import decode
+>>> from nlgscore.mbr import decode
 >>> [choice] = decode("bertscore:minilm:L4", [["A cat sat on the mat.", "A cat was on the mat.", "Stocks fell."]])
 >>> choice.best_index, choice.best
 (1, 'A cat was on the mat.')
@@ -38,9 +38,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.runs.mbr.items import ItemId, MBRItem, as_items
+from nlgscore.mbr.items import ItemId, MBRItem, as_items
 
 # Candidates per shared matrix call for embedding metrics: the cross-item pairs computed and
 # thrown away cost about a tenth of the encoding at this size (MiniLM, ~30 tokens a text).

@@ -5,8 +5,8 @@ tuples in input order (``reference`` is a string, a list of strings for several 
 None; ``source`` a string or None) without holding the corpus in memory, and ``identity()``
 names the files read with their size and content hash (what a resumable run checks). Named pipes
 and process substitution (``<(...)``) are read as streams, once, like stdin: they are not hashed
-(a resumable run checks their rows as it reads them, :mod:`nlgscore.runs.stream.to_file`).
-A malformed row is a :class:`~nlgscore.core.errors.DataError` naming ``file:line`` and the column.
+(a resumable run checks their rows as it reads them, :mod:`nlgscore.stream.to_file`).
+A malformed row is a :class:`~nlgscore.errors.DataError` naming ``file:line`` and the column.
 
 >>> corpus = lists(["a cat", "a dog"], references=[["the cat", "cat"], "the dog"])
 >>> list(corpus.rows())
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.outputs.jsonl import json_records
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.corpus.outputs.jsonl import json_records
 
 Row = Tuple[str, Union[str, List[str], None], Optional[str]]
 STDIN = "-"
