@@ -42,15 +42,18 @@ demo: $(STAMP)
 	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs.
-# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear).
+# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear); then mypy
+# over the files pyproject.toml's [tool.mypy] lists.
 RUFF := $(BIN)/ruff check nlgscore metrics tests scripts
 
 test: $(STAMP)
 	$(RUFF)
+	$(BIN)/mypy
 	$(PYTEST) --doctest-modules nlgscore tests
 
 test-fast: $(STAMP)
 	$(RUFF)
+	$(BIN)/mypy
 	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests
 
 clean:

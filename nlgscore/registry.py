@@ -64,7 +64,7 @@ class Metric:
         path = self.scorer if isinstance(self.scorer, str) else self.scorer.__module__
         return path.split(".")[0].split(":")[0] == __name__.split(".")[0]
 
-    def scorer_class(self) -> type:
+    def scorer_class(self) -> type[Any]:
         if isinstance(self.scorer, str):
             module, _, attribute = self.scorer.partition(":")
             return getattr(import_module(module), attribute)
@@ -358,7 +358,7 @@ class ServerRow:
     prefixes: Tuple[str, ...]
     client: Union[str, type]
 
-    def client_class(self) -> type:
+    def client_class(self) -> type[Any]:
         return Metric("", self.client).scorer_class()
 
 

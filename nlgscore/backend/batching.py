@@ -25,7 +25,7 @@ changes with the padded length itself. So a sequence is always run padded to
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Hashable, List, Literal, Optional, Sequence, Tuple, TypeVar, overload
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -79,6 +79,10 @@ def length_groups(lengths: Sequence[int]) -> List[List[int]]:
     return list(groups.values())
 
 
+@overload
+def check_positive(name: str, value: Any, allow_none: Literal[False]) -> int: ...
+@overload
+def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]: ...
 def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]:
     """``value`` as a positive int (or None), else a TypeError/ValueError naming ``name``.
 

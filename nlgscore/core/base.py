@@ -310,6 +310,7 @@ class Scorer(ScorerRuntime, ABC):
         """The matrix rows of the distinct predictions ``up`` against every distinct reference."""
         ur, column = call.references, call.column
         fast = self._matrix_columns(up, ur, call.options, call.source) if up and ur else None
+        values: Dict[str, Any]
         if fast is not None:
             values, primary, layer = fast[0], fast[1], None
         else:

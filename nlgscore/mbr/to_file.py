@@ -30,6 +30,7 @@ from nlgscore.corpus.outputs.lock import OutputLock
 from nlgscore.corpus.outputs.driver import Piece, run_chunks
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
 from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.mbr.items import MBRItem, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
@@ -100,7 +101,7 @@ class _DecodeJob:
     call; with ``matrices``, each chunk's utility matrices saved as a part before its checkpoint,
     the parts checked on a resume, merged before publishing and removed after."""
 
-    def __init__(self, scorer: Any, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
+    def __init__(self, scorer: ScorerLike, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
                  nbest: int, matrices: Optional[str], writer: bool) -> None:
         self.scorer, self.items, self.identity, self.output, self.chunk = scorer, items, identity, output, chunk
         self.column, self.nbest, self.matrices, self.writer = column, nbest, matrices, writer
@@ -120,7 +121,9 @@ class _DecodeJob:
         return [(first, [str(item.id) for item in self.items[first:first + self.chunk]]) for first in range(0, done, self.chunk)]
 
     def verify(self, done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
-        for first, ids in self._parts(done) if self.matrices is not None else []:
+        if self.matrices is None:
+            return
+        for first, ids in self._parts(done):
             try:
                 check_part(self.matrices, first, ids)
             except DataError as err:

@@ -96,7 +96,7 @@ def create_app(
     settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
                         max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
     service = Service(settings)
-    service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
+    service.metrics = metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
                                     telemetry=lambda: scorer_counters(service.scorer),
                                     scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
     token = None if api_key is None else f"Bearer {api_key}".encode()
@@ -105,7 +105,7 @@ def create_app(
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
             batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
-                                                     on_batch=service.metrics.observe_batch)
+                                                     on_batch=metrics.observe_batch)
             if freeze_heap:  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
                 logger.info("nlgscore serve: %d objects kept out of garbage collections", freeze_startup_heap())
             service.batcher, service.scorer = batcher, loaded
@@ -144,7 +144,7 @@ def create_app(
             except Exception as err:
                 logger.exception("nlgscore serve: %s failed", path)
                 response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-            service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+            metrics.observe_request(path, response.status_code, time.perf_counter() - start)
             return response
 
         return Route(path, endpoint, methods=[method])

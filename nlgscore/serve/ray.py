@@ -54,8 +54,8 @@ class ServeBatcher(MicroBatcher):
     def __init__(self, scorer: Any, **settings: Any) -> None:
         super().__init__(scorer, **settings)
         self._tasks: Set[Any] = set()
-        ServeBatcher._batched.set_max_batch_size(self.max_batch)  # type: ignore[attr-defined]
-        ServeBatcher._batched.set_batch_wait_timeout_s(self.max_wait_ms / 1000.0)  # type: ignore[attr-defined]
+        ServeBatcher._batched.set_max_batch_size(self.max_batch)
+        ServeBatcher._batched.set_batch_wait_timeout_s(self.max_wait_ms / 1000.0)
 
     def submit_call(self, call: Any, deadline: Optional[float] = None) -> Any:
         """Queue one checked call from a coroutine on the replica's event loop; a ``Future`` of its answer."""

@@ -143,7 +143,8 @@ class Service:
         else:
             call = scorer.make_call(job.predictions, job.references, job.sources)
         arrived = time.perf_counter()
-        watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
+        metrics = self.metrics
+        watch = None if metrics is None else (lambda future: metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
         gone = None if client is None else (lambda: until_disconnected(client))
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, cast
 
 from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
@@ -69,7 +69,7 @@ def score_chunk(scorer: "ScorerLike", chunk: List[Row], inputs: Inputs, *, start
     rows ``start`` onwards of the corpus: an error naming an item names its row in the corpus."""
     predictions = [row[0] for row in chunk]
     references = [row[1] for row in chunk] if inputs.has_references else None
-    sources = [row[2] for row in chunk] if inputs.has_sources else None
+    sources = cast(List[str], [row[2] for row in chunk]) if inputs.has_sources else None  # a corpus with sources has one per row
     try:
         return scorer.compute(predictions, references=references, sources=sources, **options)
     except LongInputError as err:

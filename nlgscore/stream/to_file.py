@@ -40,7 +40,7 @@ def output_format(path: Union[str, Path], format: Optional[str] = None) -> str:
     ('jsonl', 'tsv')
     """
     fmt = format or OUTPUT_FORMATS.get(Path(path).suffix.lower())
-    if fmt not in OUTPUT_FORMATS.values():
+    if fmt is None or fmt not in OUTPUT_FORMATS.values():
         raise ArgumentError(f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}")
     return fmt
 
@@ -154,7 +154,8 @@ class _ScoreJob:
                  options: Dict[str, Any]) -> None:
         self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
         self.window, self.fmt, self.options = window, fmt, options
-        self.digest, self.sums = RowDigest(), {}
+        self.digest = RowDigest()
+        self.sums: Dict[str, Any] = {}
 
     def chunks(self, done: int, state: Dict[str, Any]) -> Any:
         self.sums.update(state.get("sums", {}))

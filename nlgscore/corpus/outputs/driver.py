@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
 
 from nlgscore.backend.distributed import broadcast_from_main
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.corpus.outputs.lock import OutputLock
 from nlgscore.corpus.outputs.resumable import ResumableOutput, kernel_in_use, same_kernel
@@ -93,7 +94,7 @@ def run_chunks(
     output: Union[str, Path, Any],
     job: Job,
     *,
-    scorer: Any = None,
+    scorer: Optional[ScorerLike] = None,
     restart: bool = False,
     writer: bool = True,
     locks: Sequence[Union[str, Path]] = (),
@@ -132,7 +133,7 @@ def run_chunks(
                 header = piece.header if done == 0 else ""
                 if out is not None:
                     out.append(piece.text, piece.count, state, header=header)
-                elif writer and not resumable:
+                elif writer and not isinstance(output, (str, Path)):  # a text stream
                     output.write(header + piece.text)
                     output.flush()
                 done += piece.count

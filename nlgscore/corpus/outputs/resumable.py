@@ -155,7 +155,8 @@ class ResumableOutput:
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
         self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
         check_output_folder(self.path)
-        self.done, self.state, self._bytes, self._header_lines = 0, {}, 0, 0
+        self.done, self._bytes, self._header_lines = 0, 0, 0
+        self.state: Dict[str, Any] = {}
         self._hash = hashlib.sha256()
         self.resumed = False
         if self.checkpoint.exists() and not restart:
