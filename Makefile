@@ -44,11 +44,13 @@ demo: $(STAMP)
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs;
 # benchmarks/ is the lab (not shipped): its harness tests and the GPU check's CPU dry run run too.
-# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear).
+# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear); then mypy
+# over the files pyproject.toml's [tool.mypy] lists.
 RUFF := $(BIN)/ruff check nlgscore metrics tests scripts benchmarks docs/hooks
 
 test: $(STAMP)
 	$(RUFF)
+	$(BIN)/mypy
 	$(PYTEST) --doctest-modules nlgscore tests benchmarks docs/hooks
 	$(MAKE) --no-print-directory docs
 
@@ -59,6 +61,7 @@ docs: $(STAMP)
 
 test-fast: $(STAMP)
 	$(RUFF)
+	$(BIN)/mypy
 	$(PYTEST) --doctest-modules -m "not wheel" nlgscore tests benchmarks docs/hooks
 
 clean:

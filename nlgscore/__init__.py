@@ -1,16 +1,40 @@
 """nlgscore: BERTScore, Prism and BARTScore, exact and fast, for the Hugging Face ecosystem.
 
-Heavy modules are imported on first use, so ``import nlgscore`` stays cheap and a scorer whose
-module is missing from an installation only fails when it is asked for.
+The public face: :func:`load` (a scorer from a spec, or a client of a running server from a URL),
+the scorer classes and their results, :class:`Result` and :class:`Signature`, the error classes,
+and the adapters :func:`map_function` (``datasets.map``), :func:`compute_metrics` (``Trainer``),
+:func:`evaluate_module` (``evaluate.load``). The task faces are :mod:`nlgscore.stream` (corpora
+of any size), :mod:`nlgscore.mbr` (MBR decoding), :mod:`nlgscore.serve` (serving),
+:mod:`nlgscore.meta` (meta-evaluation), :mod:`nlgscore.registry` (the metric table) and
+:mod:`nlgscore.extend` (for metric authors); ``core``, ``backend``, ``scheduler`` and ``corpus``
+are internal.
+
+>>> import nlgscore
+>>> scorer = nlgscore.load("bertscore:minilm:L4")
+>>> result = scorer.compute(["The cat sat."], ["A cat sat on the mat."])
+>>> isinstance(result, nlgscore.Result), str(result.signature).startswith("nlgscore:bertscore|")
+(True, True)
+>>> try:
+...     nlgscore.load("bertscore:minilm", num_layer=4)
+... except nlgscore.ArgumentTypeError as err:
+...     print(str(err)[:40])
+BERTScorer got an unknown option num_lay
+
+Heavy modules are imported on first use, so ``import nlgscore`` stays cheap (no torch) and a
+scorer whose module is missing from an installation only fails when it is asked for.
 """
 
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from nlgscore.core.version import __version__
+from nlgscore import _deprecated, scheduler  # noqa: F401 - registers the Call queue behind Scorer.acompute
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError, NlgscoreError
+from nlgscore.version import __version__
 
-# public name -> (module, attribute); every metric's scorer class is added from its registry row
+_deprecated.install()  # old module paths keep importing, with a FutureWarning naming the new one
+
+# public name -> (module, attribute); every built-in metric's scorer class is added from its registry row
 _LAZY = {
     "BERTScoreResult": ("nlgscore.bertscore.scorer", "BERTScoreResult"),
     "bertscore": ("nlgscore.bertscore", None),  # the module, callable as the one-shot function
@@ -21,6 +45,15 @@ _LAZY = {
     "load": ("nlgscore.registry", "load"),
     "map_function": ("nlgscore.integrations.datasets", "map_function"),
     "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),
+    # the error classes raised below the floor's four (each a NlgscoreError, except NonFiniteScoreError)
+    "LongInputError": ("nlgscore.core.long_inputs", "LongInputError"),
+    "CallCancelled": ("nlgscore.core.call", "CallCancelled"),
+    "NonFiniteScoreError": ("nlgscore.core.result", "NonFiniteScoreError"),
+    "ModelNotAvailableError": ("nlgscore.backend.models", "ModelNotAvailableError"),
+    "IncompleteModelError": ("nlgscore.backend.model_files", "IncompleteModelError"),
+    "MissingExtraError": ("nlgscore.backend.extras", "MissingExtraError"),
+    "QueueFullError": ("nlgscore.scheduler.microbatch", "QueueFullError"),
+    "ServerError": ("nlgscore.serve.client", "ServerError"),
 }
 
 
@@ -32,7 +65,16 @@ def _scorer_classes() -> dict:
 
 
 _LAZY.update(_scorer_classes())
-__all__ = ["__version__", "evaluate_module", *_LAZY]
+__all__ = [
+    "__version__", "load", "Result", "Signature", "evaluate_module", "bertscore", "map_function", "compute_metrics",
+    # the scorer classes of the built-in metrics and their results
+    "BERTScorer", "PrismScorer", "BARTScorer", "ChrFScorer", "BLEUScorer", "RougeScorer",
+    "BERTScoreResult", "PrismResult", "BARTScoreResult",
+    # the error classes
+    "NlgscoreError", "ArgumentError", "ArgumentTypeError", "DataError", "LongInputError", "CallCancelled",
+    "NonFiniteScoreError", "ModelNotAvailableError", "IncompleteModelError", "MissingExtraError", "QueueFullError",
+    "ServerError",
+]
 
 
 def evaluate_module(name: str) -> str:
@@ -46,10 +88,8 @@ def evaluate_module(name: str) -> str:
     >>> evaluate_module("bleurt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
+    nlgscore.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
     """
-    from nlgscore.core.errors import ArgumentError
-
     folder = Path(import_module("nlgscore.evaluate_modules").__file__).parent
     shipped = sorted(p.parent.name for p in folder.glob("*/*.py") if p.stem == p.parent.name)
     if name not in shipped:

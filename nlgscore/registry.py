@@ -33,12 +33,14 @@ from importlib import import_module
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from nlgscore.core.cache import ScorerCache, content_key
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.specs import bartscore_spec, bertscore_spec, bleu_spec, prism_spec, rouge_spec
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
 
+__all__ = ["Metric", "SCORER_CACHE_SIZE", "ServerRow", "build", "cached", "cached_scorers", "clear_cache", "load", "metric", "metric_names",
+           "parse_spec", "register", "register_server", "server_row", "spec_options", "unregister"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class Metric:
         path = self.scorer if isinstance(self.scorer, str) else self.scorer.__module__
         return path.split(".")[0].split(":")[0] == __name__.split(".")[0]
 
-    def scorer_class(self) -> type:
+    def scorer_class(self) -> type[Any]:
         if isinstance(self.scorer, str):
             module, _, attribute = self.scorer.partition(":")
             return getattr(import_module(module), attribute)
@@ -194,7 +196,7 @@ def parse_spec(spec: str) -> Tuple[str, List[str]]:
     >>> parse_spec("bertscore::L4")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':'; bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
+    nlgscore.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':'; bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ArgumentTypeError(f"metric spec must be a non-empty string, got {spec!r}")
@@ -252,10 +254,11 @@ def build(spec: str, runtime: Any = None, **options: Any) -> Any:
     >>> build("bertscore:minilm", num_layer=4)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
+    nlgscore.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
     """
-    if isinstance(spec, str) and spec.startswith(("http://", "https://")):
-        return _remote(spec, options)
+    server = server_row(spec)
+    if server is not None:
+        return _remote(server, spec, options)
     return _construct(*_split(spec, runtime, options))
 
 
@@ -321,8 +324,9 @@ def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
     >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
     False
     """
-    if isinstance(spec, str) and spec.startswith(("http://", "https://")):  # a server: one client per URL and options
-        return _CACHE.get_or_build(("remote", spec, content_key(options)), lambda: (_remote(spec, options),))[0]
+    server = server_row(spec)
+    if server is not None:  # a server: one client per URL and options
+        return _CACHE.get_or_build(("remote", spec, content_key(options)), lambda: (_remote(server, spec, options),))[0]
     name, own, resolved = _split(spec, runtime, options)
     settings = resolved.options()
     accelerator = settings.pop("accelerator")
@@ -344,22 +348,54 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-# A spec that is a URL names a running ``nlgscore serve``: this class (a path, as the rows above
-# are) scores through it with the same compute/matrix/Result as a local scorer.
-REMOTE_SCORER = "nlgscore.serve.client:RemoteScorer"
+@dataclass(frozen=True)
+class ServerRow:
+    """One row of the server table: a spec starting with one of ``prefixes`` (a URL) names a running
+    server, and ``client`` (a class, or ``"package.module:ClassName"`` as the metric rows have it)
+    scores through it with the same compute/matrix/Result as a local scorer: ``client(url, **options)``.
+    """
+
+    prefixes: Tuple[str, ...]
+    client: Union[str, type]
+
+    def client_class(self) -> type[Any]:
+        return Metric("", self.client).scorer_class()
 
 
-def _remote(url: str, options: Dict[str, Any]) -> Any:
-    module, _, attribute = REMOTE_SCORER.partition(":")
-    client = import_module(module)
+_SERVERS: List[ServerRow] = []
+
+
+def register_server(prefixes: Tuple[str, ...], client: Union[str, type]) -> None:
+    """Add a server row: a spec starting with one of ``prefixes`` is built as ``client(spec, **options)``.
+
+    >>> server_row("http://127.0.0.1:8000").client
+    'nlgscore.serve.client:RemoteScorer'
+    >>> server_row("bertscore:minilm") is None
+    True
+    """
+    _SERVERS.insert(0, ServerRow(tuple(prefixes), client))  # a later row wins, as a later metric row replaces one
+
+
+def server_row(spec: Any) -> Optional[ServerRow]:
+    """The server row whose prefix ``spec`` starts with (None: ``spec`` names a metric)."""
+    if not isinstance(spec, str):
+        return None
+    return next((row for row in _SERVERS if spec.startswith(row.prefixes)), None)
+
+
+def _remote(row: ServerRow, url: str, options: Dict[str, Any]) -> Any:
+    import inspect
+
     from nlgscore.core.runtime import RUNTIME_OPTIONS
 
+    client = row.client_class()
     # The run-time settings are the server's: a caller's unset ones and its progress bar are no request.
     options = {k: v for k, v in options.items() if not (k in RUNTIME_OPTIONS and (v is None or k == "progress"))}
-    own, others = client.split_options(options)
+    takes = set(list(inspect.signature(client).parameters)[1:])  # after the URL
+    others = sorted(set(options) - takes)
     if others:
         raise ArgumentError(f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)")
-    return getattr(client, attribute)(url, **own)
+    return client(url, **options)
 
 
 register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", bertscore_spec, model_option="model_type",
@@ -375,3 +411,5 @@ register("chrf", "nlgscore.strings.scorers:ChrFScorer", help="chrF (sacreBLEU se
 register("bleu", "nlgscore.strings.scorers:BLEUScorer", bleu_spec, help="BLEU (sacreBLEU): bleu[:moses] (alias sentbleu)")
 register("rouge", "nlgscore.strings.scorers:RougeScorer", rouge_spec,
          help="ROUGE F (rouge-score, Porter stemming): rouge[:1|2|L] (aliases rouge1, rouge2, rougeL)")
+# A spec that is a URL names a running ``nlgscore serve``.
+register_server(("http://", "https://"), "nlgscore.serve.client:RemoteScorer")

@@ -99,11 +99,11 @@ def push(name: str, namespace: str, token: Optional[str] = None, private: bool =
 
 
 def _version() -> str:
-    """The package version, read from nlgscore/core/version.py without importing the package."""
-    for line in (ROOT / "nlgscore" / "core" / "version.py").read_text(encoding="utf-8").splitlines():
+    """The package version, read from nlgscore/version.py without importing the package."""
+    for line in (ROOT / "nlgscore" / "version.py").read_text(encoding="utf-8").splitlines():
         if line.startswith("__version__"):
             return line.split("=", 1)[1].strip().strip("\"'")
-    raise ValueError("no __version__ in nlgscore/core/version.py")
+    raise ValueError("no __version__ in nlgscore/version.py")
 
 
 def chosen_wheel(option: str, dry_run: bool, folder: Path) -> Optional[Path]:

@@ -14,7 +14,7 @@ import pytest
 import nlgscore
 from nlgscore import registry
 from nlgscore.core.base import Scorer, metric_options
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import RUNTIME_OPTIONS, resolve_runtime
 
@@ -154,7 +154,7 @@ def test_spec_and_options_spellings_share_one_entry(minilm_scorer):
 
 def test_capabilities_are_class_attributes_the_adapters_read(minilm_scorer):
     """What adapters need is declared by the scorer, never detected by name or private attribute."""
-    from nlgscore.runs.stream.row_windows import check_streamable
+    from nlgscore.stream.row_windows import check_streamable
 
     classes = [registry.metric(name).scorer_class() for name in registry.metric_names(builtin=True)]
     for cls in classes:

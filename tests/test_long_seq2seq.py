@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
 from nlgscore.seq2seq.bartscore import BARTScorer
 from nlgscore.seq2seq.prism import PrismScorer

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from nlgscore.core.base import Scorer
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.result import Result
-from nlgscore.runs.mbr import MBRItem, decode
+from nlgscore.mbr import MBRItem, decode
 from ties import assert_canonical_best
 
 P = ["The cat sat on the mat.", "A dog barked loudly all night long.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]

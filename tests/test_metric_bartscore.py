@@ -85,7 +85,7 @@ def test_long_inputs_option(metric):
 
     from test_long_seq2seq import LIMIT, LONG, SHORT, TAIL_A, TAIL_B, TARGET
 
-    from nlgscore.core.errors import ArgumentError
+    from nlgscore.errors import ArgumentError
 
     args = dict(predictions=[TARGET, TARGET], references=[TAIL_A, TAIL_B], direction="precision", max_length=LIMIT)
     auto = metric.compute(**args)

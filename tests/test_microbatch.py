@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from nlgscore.core.base import Scorer
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
-from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.core.result import Result
 from nlgscore.registry import load
 
@@ -183,7 +183,7 @@ def test_scorer_acompute(scorer):
     got = [r.scores[0] for r in asyncio.run(main())]
     np.testing.assert_allclose(got, scorer.compute(PREDS[:6], REFS[:6]).scores, atol=1e-6)
     copy = pickle.loads(pickle.dumps(scorer))  # the batcher's thread stays behind; the copy makes its own
-    assert "_microbatcher" in scorer.__dict__ and "_microbatcher" not in copy.__dict__
+    assert "_batcher" in scorer.__dict__ and "_batcher" not in copy.__dict__
     assert asyncio.run(copy.acompute(PREDS[:1], REFS[:1])).scores == pytest.approx(got[:1], abs=1e-6)
 
 

@@ -16,7 +16,7 @@ import nlgscore
 from nlgscore import registry
 from nlgscore.cli import main
 from nlgscore.core.base import Scorer
-from nlgscore.core.errors import ArgumentError, NlgscoreError
+from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.backend.model_files import IncompleteModelError
 from nlgscore.core.result import Result
 

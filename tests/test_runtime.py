@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from conftest import GOLDEN, REPO, require_data
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.runtime import Runtime, dtype_name, resolve_runtime
 
 BF16_SEQ2SEQ_BOUND = 0.03

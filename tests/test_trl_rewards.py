@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from nlgscore.backend.distributed import active_state
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.trl import async_reward_function, completion_texts, reward_function
 
 GOLDEN = Path(__file__).parent / "golden"

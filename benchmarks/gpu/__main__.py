@@ -27,7 +27,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from benchmarks.gpu import CheckConfig, run_check
-    from nlgscore.core.errors import ArgumentError
+    from nlgscore.errors import ArgumentError
 
     try:
         budgets = {k: float(v) for k, _, v in (b.partition("=") for b in args.budget)}

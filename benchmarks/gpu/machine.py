@@ -18,7 +18,7 @@ def environment() -> Dict[str, Any]:
     import transformers
 
     from nlgscore.backend.kernel_cache import cpu_model
-    from nlgscore.core.version import __version__
+    from nlgscore.version import __version__
 
     info: Dict[str, Any] = {"cpu": cpu_model(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()), "python": platform.python_version(),
                             "platform": platform.platform(), "torch": torch.__version__, "cuda": torch.version.cuda,

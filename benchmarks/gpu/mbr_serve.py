@@ -1,6 +1,6 @@
 """MBR decoding and ``nlgscore serve`` on the device.
 
-* ``mbr``: :func:`nlgscore.runs.mbr.decode` with BERTScore (the embedded MiniLM, layer 4) for pools of
+* ``mbr``: :func:`nlgscore.mbr.decode` with BERTScore (the embedded MiniLM, layer 4) for pools of
   N = 32 and 128 candidates, in fp32 and bf16: items/s and candidate pairs/s (N x (N - 1) per
   item). Pools come from the slice: item ``k``'s pool is the distinct system outputs of source
   segment ``7k``, then of the following segments, cut at N (the same work per item as N samples
@@ -49,7 +49,7 @@ def pools(path: str, n: int, items: int, step: int = 7) -> List[List[str]]:
 
 
 def mbr_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
-    from nlgscore.runs.mbr import decode
+    from nlgscore.mbr import decode
 
     results: Dict[str, Any] = {}
     for mode in config.modes:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 SECTIONS = ("env", "exactness", "bertscore-minilm", "bertscore-large", "seq2seq", "mbr", "serve")
 # Seconds per section on the GPU (a hard stop: the section's process is killed, what it recorded

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the harness; print the measured values (the JSON report with ``--json-out``)."""
     from benchmarks.harness import BenchConfig, render_text, run_benchmark, write_markdown
-    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.errors import NlgscoreError
 
     parser = build_parser()
     args = parser.parse_args(argv)

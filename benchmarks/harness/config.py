@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 SECTIONS = ("bertscore", "trainer", "memory", "bartscore", "budgets")
 DEFAULT_SECTIONS = ("bertscore", "trainer", "memory", "bartscore")
@@ -70,7 +70,7 @@ def machine_info(device: str) -> Dict[str, Any]:
     import torch
     import transformers
 
-    from nlgscore.core.version import __version__
+    from nlgscore.version import __version__
     from nlgscore.backend.kernel_cache import cpu_model
 
     info: Dict[str, Any] = {

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import cycle, islice
 from typing import Dict, List
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 
 
 @dataclass

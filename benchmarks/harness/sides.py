@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 
 def _floats(values: Any) -> List[float]:

@@ -14,7 +14,7 @@ import json
 import os
 from typing import Any, Dict, Sequence
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 # Architecture hyper-parameters of the public checkpoints (their config.json files).
 SHAPES: Dict[str, Dict[str, Any]] = {

@@ -1,4 +1,4 @@
-"""MBR benchmark: nlgscore's ``nlgscore.runs.mbr.decode`` against mbrs 0.1.8 and bert_score 0.3.13.
+"""MBR benchmark: nlgscore's ``nlgscore.mbr.decode`` against mbrs 0.1.8 and bert_score 0.3.13.
 
     python -m benchmarks bench_mbr --sizes 8,16,32,64 --items 32 --repeats 3 --json /tmp/mbr.json
 

@@ -100,7 +100,7 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
     reference once per pass, as one offline call does."""
     from servers import ServeProcess
 
-    from nlgscore.runs.microbatch import MicroBatcher
+    from nlgscore.serve import MicroBatcher
 
     flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000",
              "--reference-cache" if args.reference_cache else "--no-reference-cache",
@@ -149,7 +149,7 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
 def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
     """Added latency of one client: each item scored directly and through the batcher back to back
     (paired, so that the shared machine's load hits both alike); 64 clients: latency under load."""
-    from nlgscore.runs.microbatch import MicroBatcher
+    from nlgscore.serve import MicroBatcher
 
     n = min(len(preds), args.latency_n)
     rows = []
@@ -183,7 +183,7 @@ def _pct(values: List[float], q: float) -> float:
 def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
     """B prompts x G rollouts per step, each rollout its own call (references shared within a
     group): texts through the encoder and wall time, through the batcher and as one offline call."""
-    from nlgscore.runs.microbatch import MicroBatcher
+    from nlgscore.serve import MicroBatcher
     from nlgscore.registry import load
 
     B, G = args.prompts, args.rollouts
@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument("--candidate-cache", action=argparse.BooleanOptionalAction, default=False,
                         help="the candidate cache on every side (the server's --candidate-cache), emptied before each pass")
     parser.add_argument("--freeze-heap", action=argparse.BooleanOptionalAction, default=False,
-                        help="nlgscore.runs.heap.freeze_heap() in this process once the scorer is loaded (the server always does)")
+                        help="nlgscore.serve.freeze_heap() in this process once the scorer is loaded (the server always does)")
     parser.add_argument("--distinct-predictions", action="store_true",
                         help="no prediction text twice (the RL shape; WMT system outputs repeat: 218 distinct among the first 512)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads, in this process and the server's --threads (default: each one's own)")
@@ -264,7 +264,7 @@ def main() -> None:
     preds, refs = preds[: args.n], refs[: args.n]
     scorer = load(args.spec, cache_references=args.reference_cache, cache_candidates=args.candidate_cache)
     if args.freeze_heap:  # as nlgscore serve does once loaded (the offline call runs in this process too)
-        from nlgscore.runs.heap import freeze_heap
+        from nlgscore.serve import freeze_heap
 
         freeze_heap()
     report: Dict[str, Any] = {"environment": environment(), "command": " ".join(sys.argv)}

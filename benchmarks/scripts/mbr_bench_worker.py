@@ -25,7 +25,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 def nlgscore_side(model: str, layer: int) -> Callable[[List[List[str]]], List[int]]:
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.runs.mbr import decode
+    from nlgscore.mbr import decode
 
     # NLGSCORE_BENCH_DTYPE=auto shows what bfloat16 buys on a CPU with native bf16 (not the
     # baselines' fp32 numbers, so kept out of the default comparison).

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from nlgscore.backend.tables import table
+from nlgscore.extend import table
 from nlgscore.evaluate_modules import reference_lists, require_inputs
 from nlgscore.registry import cached
 

@@ -1,4 +1,4 @@
-"""Models and CPU plumbing below the contract: checkpoints, the Hub, loading, kernels, threads,
+"""Internal (module paths may change): models and CPU plumbing below the contract: checkpoints, the Hub, loading, kernels, threads,
 token-budget batching, sharding, progress.
 
 * ``models.py``: ids, folders, aliases, offline errors
@@ -18,5 +18,5 @@ token-budget batching, sharding, progress.
 * ``distributed.py``: accelerate sharding
 * ``progress.py``: one bar per call, counted in input lines
 
-Nothing here imports the contract except ``core/errors.py`` (the floor every room raises).
+Nothing here imports the contract: only the floor below it (``nlgscore.errors``).
 """

@@ -25,9 +25,9 @@ changes with the padded length itself. So a sequence is always run padded to
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Hashable, List, Literal, Optional, Sequence, Tuple, TypeVar, overload
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,10 @@ def length_groups(lengths: Sequence[int]) -> List[List[int]]:
     return list(groups.values())
 
 
+@overload
+def check_positive(name: str, value: Any, allow_none: Literal[False]) -> int: ...
+@overload
+def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]: ...
 def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[int]:
     """``value`` as a positive int (or None), else a TypeError/ValueError naming ``name``.
 
@@ -87,7 +91,7 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     >>> check_positive("max_tokens", 0)
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: max_tokens must be a positive integer (or None for the default), got 0
+    nlgscore.errors.ArgumentError: max_tokens must be a positive integer (or None for the default), got 0
     """
     if value is None and allow_none:
         return None

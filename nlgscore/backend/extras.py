@@ -14,7 +14,7 @@ import importlib
 import sys
 from types import ModuleType
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 
 
 class MissingExtraError(NlgscoreError, ImportError):

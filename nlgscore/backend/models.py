@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.core.errors import ArgumentTypeError, NlgscoreError
+from nlgscore.errors import ArgumentTypeError, NlgscoreError
 from nlgscore.backend.tables import table
 
 # The packaged model (the "embedded" extra) that works offline: suggested when a BERTScore model is not available.

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 ENV = "NLGSCORE_THREADS"
 

@@ -31,7 +31,7 @@ from typing import Any, Dict, Union
 import numpy as np
 
 from nlgscore.bertscore.rescale import MAX_BASELINE
-from nlgscore.core.errors import ArgumentTypeError, DataError
+from nlgscore.errors import ArgumentTypeError, DataError
 
 FORMAT = "nlgscore-bertscore-calibration/1"
 REQUIRED = ("model", "layer", "correlations", "baseline")

@@ -24,7 +24,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.gemm import use_onednn_linears
 from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.loading import load_with_sdpa, model_loading

@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from typing import Iterable, Sequence
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 
 def idf_table(documents: Sequence[Sequence[int]], vocab_size: int):

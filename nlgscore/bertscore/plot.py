@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import pyplot as _pyplot
 
 MAX_ANNOTATED = 30  # tokens per side up to which each cell shows its value

@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 
 PACKAGE = "nlgscore.baselines"
 HEADER = ["LAYER", "P", "R", "F"]

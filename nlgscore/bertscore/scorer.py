@@ -39,7 +39,7 @@ from nlgscore.bertscore.windows import WindowPlan, check_stride
 from nlgscore.core.base import Call, Item, Scorer
 from nlgscore.backend.batching import unique
 from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
 from nlgscore.backend.kernel_label import kernel_field

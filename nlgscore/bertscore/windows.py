@@ -32,7 +32,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 # run_squad's tie-break: a longer window wins between equal context counts.
 WINDOW_LENGTH_BONUS = 0.01

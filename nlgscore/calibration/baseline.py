@@ -29,7 +29,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from nlgscore.bertscore.rescale import HEADER, parse_baseline
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.resample import check_seed
 
 PathLike = Union[str, "os.PathLike[str]"]

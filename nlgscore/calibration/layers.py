@@ -24,7 +24,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.data.loaders import DarrData
 from nlgscore.meta.data.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures
 from nlgscore.meta.stats import pearson

@@ -27,7 +27,7 @@ import numpy as np
 from nlgscore.bertscore.calibration_file import write_calibration
 from nlgscore.calibration.baseline import all_layers_scorer, compute_baseline
 from nlgscore.calibration.layers import COLUMNS, calibrate_wmt21, score_all_layers, select_layer
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 from nlgscore.meta.stats.resample import check_seed
 
 PathLike = Union[str, "os.PathLike[str]"]

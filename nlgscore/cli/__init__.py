@@ -5,7 +5,7 @@ A command module adds its parser with ``subparsers.add_parser(NAME, ...)`` and s
 modules import torch, transformers and the metrics only inside ``run``, so ``nlgscore --help``
 stays fast.
 
-Exit status: 0 success; 2 a user error: an :class:`~nlgscore.core.errors.NlgscoreError` (a bad
+Exit status: 0 success; 2 a user error: an :class:`~nlgscore.errors.NlgscoreError` (a bad
 argument or data file, a model not available, a missing extra), a file the system refuses
 (missing, not readable) or an output that cannot be written (a full disk, stdout included: every
 write to stdout is checked and flushed before the exit status is decided), one line on stderr
@@ -29,7 +29,7 @@ from typing import List, Optional, Sequence, TextIO
 
 from nlgscore import registry
 from nlgscore.cli.options import add_debug_options, input_line, progress_enabled
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 
 # Order is the order of `nlgscore --help`. Only the command being run is imported (fast --help,
 # and a command whose optional dependencies are missing never breaks the others). A metric's own
@@ -49,7 +49,7 @@ COMMANDS = {
 
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
     """The parser; only the command named in ``argv`` gets its full options (all of them when None)."""
-    from nlgscore.core.version import __version__
+    from nlgscore.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="nlgscore",
@@ -300,7 +300,7 @@ def is_user_error(err: BaseException) -> bool:
     (not found, a folder, no permission), which says nothing about nlgscore's code. A plain
     ``ValueError`` or ``TypeError`` is not one: user input is checked with NlgscoreErrors.
 
-    >>> from nlgscore.core.errors import ArgumentError
+    >>> from nlgscore.errors import ArgumentError
     >>> is_user_error(ArgumentError("bad")), is_user_error(FileNotFoundError(2, "No such file", "x.txt"))
     (True, True)
     >>> is_user_error(ValueError("an internal invariant")), is_user_error(KeyError("x"))

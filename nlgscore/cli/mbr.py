@@ -9,9 +9,9 @@ INPUT (a file or ``-``) holds one JSON object a line: ``{"id", "source"?, "candi
 "expected_utility"}`` (and with ``--nbest K`` ``"nbest": [{"index", "candidate",
 "expected_utility"}, ...]``, the K best, best first), in input order, on stdout or in ``-o OUT``.
 Without pseudo-references each candidate is scored against the other candidates (never itself);
-ties go to the lowest index (see :mod:`nlgscore.runs.mbr.decode`); a metric that scores with
+ties go to the lowest index (see :mod:`nlgscore.mbr.decode`); a metric that scores with
 references and sources scores each item's matrix with its source. The work is
-:func:`nlgscore.runs.mbr.decode_to_file`: items are decoded ``--chunk`` at a time; with ``-o`` every
+:func:`nlgscore.mbr.decode_to_file`: items are decoded ``--chunk`` at a time; with ``-o`` every
 finished chunk is checkpointed, a re-run of the same command continues where it stopped
 (``--restart`` starts over), a second run on the same OUT is refused while the first holds it,
 and OUT appears only when complete. ``--matrix-out`` writes every item's utility matrix to one
@@ -27,7 +27,7 @@ from pathlib import Path
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
 
-DEFAULT_CHUNK = 256  # the library's default (nlgscore.runs.mbr.to_file.DEFAULT_CHUNK), kept here so --help imports no torch
+DEFAULT_CHUNK = 256  # the library's default (nlgscore.mbr.to_file.DEFAULT_CHUNK), kept here so --help imports no torch
 
 
 def register(subparsers) -> None:
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
     from nlgscore.backend.distributed import active_state
-    from nlgscore.runs.mbr import decode_to_file
+    from nlgscore.mbr import decode_to_file
 
     for flag, path in (("-o", args.output), ("--matrix-out", args.matrix_out)):
         if path is not None and not Path(path).parent.is_dir():

@@ -29,7 +29,7 @@ from nlgscore.cli.options import (
     runtime_settings,
 )
 from nlgscore.cli.output import emit, output_format
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.descriptors import DESCRIPTORS, MetaCommand
 
@@ -119,7 +119,7 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
-    from nlgscore.runs.outputs.resumable import write_atomic
+    from nlgscore.corpus.outputs.resumable import write_atomic
     from nlgscore.meta.report import csv_text, json_text
 
     if args.json_out:

@@ -21,10 +21,10 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 from nlgscore.core.long_inputs import LONG_INPUTS, LongInputError
 from nlgscore.core.runtime import DTYPES
-from nlgscore.runs.stream.readers import STDIN, text_lines
+from nlgscore.stream.readers import STDIN, text_lines
 
 
 
@@ -48,7 +48,7 @@ def read_lines(path: Union[str, Path], what: str = "input") -> List[str]:
 
     A missing file is an error, never read as literal text (bert_score #63); so is a file that is
     not UTF-8 (the error names ``file:line`` and the byte). The rule is the streaming reader's
-    (:func:`nlgscore.runs.stream.readers.text_lines`): split on ``\\n`` only, since other Unicode line
+    (:func:`nlgscore.stream.readers.text_lines`): split on ``\\n`` only, since other Unicode line
     separators may sit inside a segment, and a trailing ``\\r`` dropped.
 
     >>> read_lines("examples/refs.txt", "reference")[0]

@@ -31,7 +31,7 @@ import sys
 from typing import Any, Dict, List, Optional, TextIO
 
 from nlgscore.cli.options import FORMATS, json_safe
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 
 def emit(obj: Any, fmt: str = "text", stream: Optional[TextIO] = None) -> None:

@@ -26,7 +26,7 @@ from nlgscore.cli.options import (add_output_options, add_runtime_options, check
 
 def register(subparsers) -> None:
     from nlgscore.registry import metric_names  # the table only: no metric is imported
-    from nlgscore.runs.stream.row_windows import DEFAULT_WINDOW
+    from nlgscore.stream.row_windows import DEFAULT_WINDOW
 
     parser = subparsers.add_parser(
         "score", help=COMMANDS["score"],
@@ -61,9 +61,9 @@ def register(subparsers) -> None:
 
 
 def read_corpus(args: argparse.Namespace) -> Any:
-    """The :class:`~nlgscore.runs.stream.readers.Inputs` the command line names (nothing read yet); an
+    """The :class:`~nlgscore.stream.readers.Inputs` the command line names (nothing read yet); an
     input without rows is refused naming it (:func:`not_empty`)."""
-    from nlgscore.runs.stream import readers
+    from nlgscore.stream import readers
 
     args.items_by_line = True  # item i is line i + 1 of -c/-r/-s, row i + 1 of -i: errors name it so
     if args.input is not None:
@@ -83,7 +83,7 @@ def not_empty(inputs: Any) -> Any:
     """``inputs`` whose rows end the command with an error naming the input when there are none.
     Files on disk are checked now (one row read), before any model loads or output is started;
     stdin and pipes, which can be read only once, when their first row is due."""
-    from nlgscore.runs.stream.readers import Inputs, is_regular_file
+    from nlgscore.stream.readers import Inputs, is_regular_file
 
     def rows() -> Any:
         iterator = inputs.rows()
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     main_process = state is None or state.is_main_process
     if args.output is not None:
         from nlgscore.cli.output import emit, output_format
-        from nlgscore.runs.stream.to_file import score_to_file
+        from nlgscore.stream.to_file import score_to_file
 
         settings = {"spec": args.spec, "inputs": _describe_inputs(args)}
         summary = score_to_file(scorer, inputs, args.output, window=args.window, restart=args.restart, settings=settings,
@@ -145,7 +145,7 @@ def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
     import numpy as np
 
     from nlgscore.core.result import Result
-    from nlgscore.runs.stream.row_windows import score_chunk, score_windows
+    from nlgscore.stream.row_windows import score_chunk, score_windows
 
     parts: Dict[str, List[Any]] = {}
     last = None

@@ -35,7 +35,7 @@ def _non_negative(text: str) -> float:
 
 
 def register(subparsers) -> None:
-    from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
+    from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
     from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
     from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
 

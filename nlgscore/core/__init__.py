@@ -1,5 +1,5 @@
-"""The contract every metric fulfils (knows no metric): the Scorer template, Call, Result, Signature,
-Runtime, errors.
+"""Internal (module paths may change; metric authors import :mod:`nlgscore.extend`): the contract
+every metric fulfils (knows no metric): the Scorer template, Call, Result, Signature, Runtime.
 
 * ``base.py``: the Scorer template
 * ``call.py``: Call, MatrixCall: a checked call
@@ -11,9 +11,8 @@ Runtime, errors.
 * ``scorer_runtime.py``: the run-time options every scorer owns: Scorer.__init__
 * ``long_inputs.py``: the long_inputs= option every scorer takes, LongInputError
 * ``cache.py``: TextCache: LRU by count and bytes; ScorerCache; content keys
-* ``errors.py``: user errors vs bugs: ArgumentError, DataError, ...; below every room
-* ``version.py``: __version__
+* ``batcher_hook.py``: where Scorer.acompute's Call queue comes from: a factory the scheduler registers
 
 Nothing here imports a metric, an adapter or the CLI; it imports ``backend/`` (the plumbing
-below it) and, lazily and only in ``Scorer.acompute``, the Call queue in ``runs/``.
+below it); ``Scorer.acompute`` gets its Call queue from the factory ``scheduler/`` registers.
 """

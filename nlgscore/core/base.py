@@ -55,15 +55,17 @@ reference (a utility matrix) through the same template.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from nlgscore.backend.batching import unique
+from nlgscore.core.batcher_hook import new_batcher
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
 from nlgscore.backend.distributed import shard
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
 from nlgscore.backend.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
@@ -76,6 +78,7 @@ INPUT_NAMES = ("predictions", "references", "sources")
 NEEDS = INPUT_NAMES[1:]  # what a metric can score with, besides the predictions
 # Pairs per chunk of a matrix call: a cancelled call (a client that left) stops between chunks.
 MATRIX_CHUNK_PAIRS = 4096
+_BATCHER_LOCK = threading.Lock()  # one batcher per scorer, however many callers ask first
 
 __all__ = ["Call", "CallCancelled", "Item", "MatrixCall", "Scorer", "aggregate", "metric_options", "scorer_runtime", "MULTIREF_RULES", "NEEDS", "RUNTIME_OPTIONS"]
 
@@ -131,6 +134,7 @@ class Scorer(ScorerRuntime, ABC):
     # prepare() (tokenizing) may run on one thread while run() scores a prepared call on another:
     # scoring never touches what preparing does (the tokenizer). Read by the micro-batcher.
     prepares_apart: ClassVar[bool] = False
+    _batcher: Any = None  # this scorer's own Call queue (batcher()), made on first use
 
     def compute(
         self,
@@ -153,12 +157,19 @@ class Scorer(ScorerRuntime, ABC):
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
         threads, through the same batcher's ``submit``) are merged into one ``run`` by the
-        scorer's :class:`~nlgscore.runs.microbatch.MicroBatcher` (made on first use; build your
-        own for other settings); each call gets its own Result, a bad call fails alone. Scores
-        equal :meth:`compute`'s up to float rounding."""
-        from nlgscore.runs.microbatch import shared_batcher
+        scorer's :meth:`batcher` (build a :class:`nlgscore.serve.MicroBatcher` for other settings);
+        each call gets its own Result, a bad call fails alone. Scores equal :meth:`compute`'s up
+        to float rounding."""
+        return await self.batcher().acompute(predictions, references, sources, **call_options)
 
-        return await shared_batcher(self).acompute(predictions, references, sources, **call_options)
+    def batcher(self) -> Any:
+        """This scorer's own Call queue, behind :meth:`acompute` (threads ``submit`` to it): made on
+        first use with the default settings, by the factory the scheduler registers
+        (:mod:`nlgscore.core.batcher_hook`)."""
+        with _BATCHER_LOCK:
+            if self._batcher is None:
+                self._batcher = new_batcher(self)
+            return self._batcher
 
     # -- the template's front half: a checked Call ------------------------------------------
     def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
@@ -299,6 +310,7 @@ class Scorer(ScorerRuntime, ABC):
         """The matrix rows of the distinct predictions ``up`` against every distinct reference."""
         ur, column = call.references, call.column
         fast = self._matrix_columns(up, ur, call.options, call.source) if up and ur else None
+        values: Dict[str, Any]
         if fast is not None:
             values, primary, layer = fast[0], fast[1], None
         else:
@@ -399,7 +411,7 @@ class Scorer(ScorerRuntime, ABC):
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_microbatcher", None)  # acompute's worker thread and queue do not travel: a copy makes its own
+        state.pop("_batcher", None)  # acompute's worker thread and queue do not travel: a copy makes its own
         return state
 
     def __repr__(self) -> str:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from nlgscore.core.cache import content_key
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 from nlgscore.core.inputs import Item
 
 __all__ = ["Call", "CallCancelled", "MatrixCall", "estimate_tokens"]

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Set
 from itertools import chain, repeat
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -44,7 +44,7 @@ def check_texts(name: str, texts: Any) -> List[str]:
     >>> check_texts("predictions", {"a", "b"})
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentTypeError: predictions must be a list of strings in a fixed order, got a set (pass a list)
+    nlgscore.errors.ArgumentTypeError: predictions must be a list of strings in a fixed order, got a set (pass a list)
     """
     _check_container(name, texts, "a list of strings")
     out = list(texts)

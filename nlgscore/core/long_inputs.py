@@ -11,7 +11,7 @@
 >>> check_long_inputs("windows")
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: long_inputs must be one of 'auto', 'truncate', 'error', got 'windows'
+nlgscore.errors.ArgumentError: long_inputs must be one of 'auto', 'truncate', 'error', got 'windows'
 >>> name_text("b", ["a", "b"], [["r"], ["s", "b"]])
 'predictions[1]'
 >>> name_text("s", ["a", "b"], [["r"], ["s", "t"]])
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, List, Optional, Sequence, Tuple
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 LONG_INPUTS = ("auto", "truncate", "error")
 DEFAULT_LONG_INPUTS = "auto"

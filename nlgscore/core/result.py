@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.signature import Signature
 
 
@@ -55,7 +55,7 @@ class Result:
         self.primary = primary
         self.layer = layer
         self._values = {name: np.asarray(column, dtype=np.float64) for name, column in values.items()}
-        self.windows = windows  # type: ignore[assignment]
+        self.windows = windows
 
     @property
     def windows(self) -> List[int]:

@@ -24,7 +24,7 @@ float rounding except ``dtype``, which the signature records.
 >>> rt.replace(batch_size=0)
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: batch_size must be a positive integer (or None for the default), got 0
+nlgscore.errors.ArgumentError: batch_size must be a positive integer (or None for the default), got 0
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any, Dict, Optional
 
 from nlgscore.backend import gemm  # the CPU's bf16 support and the linear timings "auto" reads
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class Runtime:
         >>> rt.replace(dtype="bfloat16")
         Traceback (most recent call last):
         ...
-        nlgscore.core.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16'); build another scorer with dtype='bfloat16'
+        nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16'); build another scorer with dtype='bfloat16'
         """
         unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(self)} - {"family"})
         if unknown or "family" in overrides:
@@ -150,7 +150,7 @@ def resolve_runtime(
     """Check and resolve a scorer's run-time arguments (errors name the argument).
 
     ``device=None`` → CUDA if available, else CPU; a device this machine does not have is an
-    :class:`~nlgscore.core.errors.ArgumentError`. ``max_tokens=None`` → the family's default for the
+    :class:`~nlgscore.errors.ArgumentError`. ``max_tokens=None`` → the family's default for the
     device (:data:`DEFAULT_BUDGETS`). ``dtype="auto"`` is resolved here when no measurement is
     needed, else it stays ``"auto"`` until the loader calls :func:`settle_dtype` (and the scorer
     keeps ``runtime.settled(...)``).
@@ -160,7 +160,7 @@ def resolve_runtime(
     >>> resolve_runtime("encoder", device="cuda:7")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: device 'cuda:7': ...
+    nlgscore.errors.ArgumentError: device 'cuda:7': ...
     """
     if family not in DEFAULT_BUDGETS:
         raise ArgumentError(f"family must be one of {', '.join(DEFAULT_BUDGETS)}, got {family!r}")
@@ -191,14 +191,14 @@ def check_flag(name: str, value: Any) -> bool:
 def resolve_device(device: Any = None) -> Any:
     """``None`` → CUDA if available (``cuda:<LOCAL_RANK>`` in a launched multi-process run), else CPU; an int is a CUDA ordinal; a device this machine
     does not have (``cuda:7`` on a 1-GPU machine, ``cuda`` on CPU-only torch, ``mps`` off a Mac)
-    is an :class:`~nlgscore.core.errors.ArgumentError` naming ``device``.
+    is an :class:`~nlgscore.errors.ArgumentError` naming ``device``.
 
     >>> resolve_device("cpu")
     device(type='cpu')
     >>> resolve_device("tpu")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: device 'tpu' is not a torch device; use cpu, cuda, cuda:N, mps or xpu
+    nlgscore.errors.ArgumentError: device 'tpu' is not a torch device; use cpu, cuda, cuda:N, mps or xpu
     """
     import torch
 

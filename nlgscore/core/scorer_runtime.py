@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar, Dict, List, Optional
 
-from nlgscore.core.errors import ArgumentTypeError
+from nlgscore.errors import ArgumentTypeError
 from nlgscore.core.runtime import RUNTIME_OPTIONS, Runtime, resolve_runtime
 
 
@@ -26,11 +26,11 @@ def metric_options(cls: type) -> List[str]:
     []
     """
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    params = inspect.signature(cls.__init__).parameters.values()
+    params = inspect.signature(cls).parameters.values()  # the constructor's, without self
     return [p.name for p in params if p.kind in kinds and p.name not in ("self", "runtime", *RUNTIME_OPTIONS)]
 
 
-def scorer_runtime(cls: type, runtime: Optional[Runtime] = None, options: Optional[Dict[str, Any]] = None) -> Runtime:
+def scorer_runtime(cls: type[ScorerRuntime], runtime: Optional[Runtime] = None, options: Optional[Dict[str, Any]] = None) -> Runtime:
     """The resolved :class:`~nlgscore.core.runtime.Runtime` of a ``cls`` scorer given ``runtime``
     (a ready one, or None) and run-time ``options`` (None keeps a setting of ``runtime``): the one
     rule of :meth:`Scorer.__init__` and of :func:`nlgscore.registry.build`. An option that is not
@@ -86,7 +86,7 @@ class ScorerRuntime:
         >>> Toy(lowercas=True)
         Traceback (most recent call last):
         ...
-        nlgscore.core.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        nlgscore.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         """
         self._runtime = scorer_runtime(type(self), runtime, runtime_options)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Mapping
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 FIELD_SEP = "|"
 KEY_SEP = ":"
@@ -41,7 +41,7 @@ def library_versions() -> Dict[str, str]:
     import torch
     import transformers
 
-    from nlgscore.core.version import __version__
+    from nlgscore.version import __version__
 
     return {"version": __version__, "transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
 

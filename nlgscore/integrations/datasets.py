@@ -17,7 +17,7 @@ import os
 from typing import Any, Dict, List, Optional, Union
 
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import cached
 
 def metric_prefix(metric: Union[str, ScorerLike]) -> str:

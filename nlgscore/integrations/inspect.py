@@ -12,7 +12,7 @@ generating together are scored in one ``compute`` (one encoder pass), not one fo
 * Each sample's ``Score.value`` is the metric's primary score (``column=`` picks another, e.g.
   ``"precision"``); ``Score.metadata`` holds every column and the signature. The task's metrics
   are ``mean()`` and ``stderr()`` of the values.
-* ``max_batch`` / ``max_wait_ms`` give this scorer its own :class:`~nlgscore.runs.microbatch.MicroBatcher`
+* ``max_batch`` / ``max_wait_ms`` give this scorer its own :class:`~nlgscore.scheduler.microbatch.MicroBatcher`
   with those settings; by default it shares the scorer's (``scorer.acompute``). A spec that is a
   server's URL (``"http://127.0.0.1:8000"``) scores on that server, which batches the requests.
 * inspect-ai is imported when :func:`scorer` is called, never by ``import nlgscore``; the model
@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Optional
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
@@ -58,12 +58,12 @@ class SampleScorer:
                 raise ArgumentError(f"max_batch/max_wait_ms do not apply to a server ({spec!r}): they are flags of `nlgscore serve`")
             self.batcher: Any = scorer  # RemoteScorer.acompute: an async request
         elif max_batch is not None or max_wait_ms is not None:
-            from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_WAIT_MS, MicroBatcher
+            from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_WAIT_MS, MicroBatcher
 
             settings = {"max_batch": DEFAULT_MAX_BATCH if max_batch is None else max_batch, "max_wait_ms": DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms}
             self.batcher = MicroBatcher(scorer, **settings)
         else:
-            from nlgscore.runs.microbatch import shared_batcher
+            from nlgscore.scheduler.microbatch import shared_batcher
 
             self.batcher = shared_batcher(scorer)  # the one behind scorer.acompute
         if column is not None:

@@ -35,7 +35,7 @@ import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.integrations.datasets import metric_prefix

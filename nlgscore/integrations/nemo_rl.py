@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.rewards import last_text, reward_scorer, rewards
 
 DEFAULT_REFERENCE_KEY = "ground_truth"

@@ -21,7 +21,7 @@ import warnings
 from typing import Any, Dict, Optional
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import ScoreColumns
 
 
@@ -129,7 +129,7 @@ def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> flo
     >>> actor_cpus(2, 1, 2.0)
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever; use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
+    nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever; use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
     """
     if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0):
         raise ArgumentError(f"num_cpus must be a positive number of CPUs per actor (or None), got {num_cpus!r}")

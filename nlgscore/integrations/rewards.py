@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
 
@@ -58,7 +58,7 @@ def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequen
     """The rewards of ``predictions``, in order (blocking; safe from many threads)."""
     inputs = _inputs(scorer, references, sources)
     if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
-        from nlgscore.runs.microbatch import shared_batcher
+        from nlgscore.scheduler.microbatch import shared_batcher
 
         return column_values(shared_batcher(scorer).compute(list(predictions), **inputs), column)
     return column_values(scorer.compute(list(predictions), **inputs), column)

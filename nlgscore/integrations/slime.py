@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, List, Sequence
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 MAX_RETRIES = 10  # slime's remote_rm
 RETRYABLE = (429, 502, 503, 504)

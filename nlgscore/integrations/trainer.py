@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
 

@@ -39,7 +39,7 @@ import threading
 from typing import Any, Dict, List, Optional, Sequence
 
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.registry import cached

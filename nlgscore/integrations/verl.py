@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.registry import cached
@@ -152,7 +152,7 @@ def _sync_call(scorer: ScorerLike, remote: bool, predictions: List[str], inputs:
     """A blocking call: a local scorer through its micro-batcher (verl calls from many threads at
     once; the batcher merges them and keeps one model call at a time), a remote one directly."""
     if not remote:
-        from nlgscore.runs.microbatch import shared_batcher
+        from nlgscore.scheduler.microbatch import shared_batcher
 
         return shared_batcher(scorer).compute(predictions, **inputs)
     return scorer.compute(predictions, **inputs)

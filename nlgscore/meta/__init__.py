@@ -15,7 +15,21 @@
   the run skeleton every task shares.
 * ``report``: result rows as a table, JSON or CSV; ``plot``: the one chart of them.
 * ``calibrate`` / ``rescale_baseline``: BERTScore layer selection and baseline files.
+
+The public names: :mod:`tasks` (``wmt19``, ``wmt21``, ``summeval``, ``mqm``), the data model
+:class:`EvalSet`, a data set's :class:`TaskDescriptor` with its :class:`Measure` rows, :func:`run`
+(one descriptor's metrics scored into a :class:`MetaTable`) and the statistics below.
+
+>>> import numpy as np
+>>> from nlgscore.meta import EvalSet, pearson
+>>> data = EvalSet(name="toy", systems=["a", "b"], hyps=[["x", "y"], ["x", "z"]], refs=[["x", "y"]],
+...                human={"system": np.array([0.9, 0.4])})
+>>> data.items, round(pearson([1.0, 2.0, 3.0], [2.0, 4.0, 7.0]), 4)
+(2, 0.9934)
 """
+
+from importlib import import_module
+from typing import Any
 
 from nlgscore.meta.stats.resample import (
     bootstrap_ci,
@@ -39,7 +53,20 @@ from nlgscore.meta.stats.wmt import (
     williams_test_scores,
 )
 
+# public name -> module: imported on first use (the tasks read data folders and build metrics)
+_LAZY = {
+    "tasks": "nlgscore.meta.tasks", "EvalSet": "nlgscore.meta.data.model", "run": "nlgscore.meta.tasks.generic",
+    "TaskDescriptor": "nlgscore.meta.tasks.generic", "Measure": "nlgscore.meta.tasks.measures",
+    "MetaTable": "nlgscore.meta.tasks.runner",
+}
+
 __all__ = [
+    "EvalSet",
+    "Measure",
+    "MetaTable",
+    "TaskDescriptor",
+    "run",
+    "tasks",
     "bootstrap_ci",
     "compare_systems_bootstrap",
     "compare_systems_randomization",
@@ -56,3 +83,16 @@ __all__ = [
     "williams_test",
     "williams_test_scores",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'nlgscore.meta' has no attribute {name!r}")
+    module = import_module(_LAZY[name])
+    value = module if name == "tasks" else getattr(module, name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))

@@ -27,9 +27,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.core.errors import ArgumentError
-from nlgscore.runs.outputs.resumable import write_atomic
-from nlgscore.core.version import __version__
+from nlgscore.errors import ArgumentError
+from nlgscore.corpus.outputs.resumable import write_atomic
+from nlgscore.version import __version__
 
 PathLike = Union[str, "os.PathLike[str]"]
 # Distinct items per scoring call of a model metric when a cache is on: each finished chunk is kept,

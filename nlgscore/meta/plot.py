@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import pyplot as _pyplot
 
 # Rows that are not a correlation or an accuracy (a share of ties, a tie threshold) stay off the chart's axis.

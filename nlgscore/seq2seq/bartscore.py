@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.backend.models import resolve

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import too_long
 from nlgscore.seq2seq.chunking import LongText, Plan, Side
 

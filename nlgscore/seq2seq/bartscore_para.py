@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 
 def load_para_weights(model: Any, source: Optional[str], entry: Dict[str, Any]) -> str:

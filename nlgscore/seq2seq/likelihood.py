@@ -43,7 +43,7 @@ import numpy as np
 
 from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.gemm import linear, use_onednn_linears
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files

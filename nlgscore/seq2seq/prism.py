@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.backend.gemm import use_onednn_linears
 from nlgscore.backend.loading import model_loading
 from nlgscore.backend.model_files import IncompleteModelError, read_json

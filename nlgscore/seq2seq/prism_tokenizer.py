@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.backend.model_files import IncompleteModelError, read_json
 from nlgscore.backend.tables import table
 

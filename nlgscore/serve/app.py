@@ -36,10 +36,10 @@ import time
 from typing import Any, Awaitable, Callable, Optional
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.core.errors import ArgumentError, NlgscoreError
+from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.backend.extras import require
-from nlgscore.runs.heap import freeze_heap as freeze_startup_heap
-from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
+from nlgscore.serve.heap import freeze_heap as freeze_startup_heap
+from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
@@ -75,11 +75,11 @@ def create_app(
     ``scorer`` is a loaded scorer, or a function of no arguments that loads one: it then runs in a
     thread when the app starts, ``/health`` answering 503 until it returns, and ``on_loaded(error)``
     is called when it is done (error None on success). The micro-batcher's ``max_batch``,
-    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.runs.microbatch.MicroBatcher`;
+    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.scheduler.microbatch.MicroBatcher`;
     ``make_batcher`` replaces that class by one with its constructor and ``submit`` (Ray Serve's
     replicas batch with ``@serve.batch``: :class:`nlgscore.serve.ray.ServeBatcher`).
     ``freeze_heap``: once loaded, exempt the process's objects from garbage collections
-    (:func:`nlgscore.runs.heap.freeze_heap`), for a process that only serves (``nlgscore serve``,
+    (:func:`nlgscore.serve.heap.freeze_heap`), for a process that only serves (``nlgscore serve``,
     a Ray replica), never a test's or a notebook's.
     """
     require("starlette", "serve", "nlgscore serve")
@@ -96,7 +96,7 @@ def create_app(
     settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
                         max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
     service = Service(settings)
-    service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
+    service.metrics = metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
                                     telemetry=lambda: scorer_counters(service.scorer),
                                     scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
     token = None if api_key is None else f"Bearer {api_key}".encode()
@@ -105,7 +105,7 @@ def create_app(
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
             batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
-                                                     on_batch=service.metrics.observe_batch)
+                                                     on_batch=metrics.observe_batch)
             if freeze_heap:  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
                 logger.info("nlgscore serve: %d objects kept out of garbage collections", freeze_startup_heap())
             service.batcher, service.scorer = batcher, loaded
@@ -144,7 +144,7 @@ def create_app(
             except Exception as err:
                 logger.exception("nlgscore serve: %s failed", path)
                 response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-            service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+            metrics.observe_request(path, response.status_code, time.perf_counter() - start)
             return response
 
         return Route(path, endpoint, methods=[method])

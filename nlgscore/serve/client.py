@@ -10,7 +10,7 @@ and the other adapters run against a server unchanged.
   requests at once; a model still loading or a server draining) and a proxy's 500/502 (not the
   app's JSON error: Ray Serve's proxy when a replica dies) are retried with exponential backoff
   (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured, each wait
-  at most 30 s), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
+  at most 30 s), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.errors.ArgumentError`
   with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
 * Picklable (the HTTP clients are made again in each process), so it travels to workers.
@@ -22,12 +22,12 @@ import asyncio
 import math
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.backend.extras import require
 from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
@@ -283,9 +283,3 @@ def is_url(spec: Any) -> bool:
     (True, False)
     """
     return isinstance(spec, str) and spec.startswith(URL_SCHEMES)
-
-
-def split_options(options: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
-    """The options a RemoteScorer takes, and the names of the others (set on the server)."""
-    own = ("timeout", "retries", "backoff", "api_key", "wait")
-    return {k: v for k, v in options.items() if k in own}, sorted(k for k in options if k not in own)

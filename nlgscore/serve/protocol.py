@@ -23,7 +23,7 @@ nlgscore.serve.protocol.HTTPError: predictions must be a JSON array of strings, 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
 SCORE_FIELDS = ("predictions", "references", "sources")
 REWARD_FIELDS = ("query", "prompts", "labels")
@@ -70,6 +70,10 @@ def _fields(body: Dict[str, Any], allowed: Tuple[str, ...], required: Tuple[str,
             raise HTTPError(400, f"{name} is required")
 
 
+@overload
+def array(body: Dict[str, Any], name: str, max_items: int, required: Literal[True]) -> List[Any]: ...
+@overload
+def array(body: Dict[str, Any], name: str, max_items: int, required: bool = False) -> Optional[List[Any]]: ...
 def array(body: Dict[str, Any], name: str, max_items: int, required: bool = False) -> Optional[List[Any]]:
     """``body[name]``, a JSON array of at most ``max_items`` (413 above); None when absent or null
     unless ``required`` (then a 400 naming the field)."""
@@ -88,43 +92,44 @@ def array(body: Dict[str, Any], name: str, max_items: int, required: bool = Fals
 def score_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
     """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring)."""
     _fields(body, SCORE_FIELDS, ("predictions",))
-    predictions, references, sources = (array(body, name, max_items, required=name == "predictions") for name in SCORE_FIELDS)
-    return predictions, references, sources  # type: ignore[return-value]
+    predictions = array(body, "predictions", max_items, required=True)
+    return predictions, array(body, "references", max_items), array(body, "sources", max_items)
 
 
 def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Optional[List[Any]], List[str]]:
     """Responses (each query after its prompt), references (the labels) and sources (the prompts)."""
     _fields(body, REWARD_FIELDS, ("query", "prompts"))
-    queries, prompts, labels = (array(body, name, max_items, required=name != "labels") for name in REWARD_FIELDS)
-    if len(queries) != len(prompts):  # type: ignore[arg-type]
-        raise HTTPError(400, f"query has {len(queries)} items but prompts has {len(prompts)}")  # type: ignore[arg-type]
-    if labels is not None and len(labels) != len(queries):  # type: ignore[arg-type]
-        raise HTTPError(400, f"labels has {len(labels)} items but query has {len(queries)}")  # type: ignore[arg-type]
+    queries, prompts = array(body, "query", max_items, required=True), array(body, "prompts", max_items, required=True)
+    labels = array(body, "labels", max_items)
+    if len(queries) != len(prompts):
+        raise HTTPError(400, f"query has {len(queries)} items but prompts has {len(prompts)}")
+    if labels is not None and len(labels) != len(queries):
+        raise HTTPError(400, f"labels has {len(labels)} items but query has {len(queries)}")
     responses = []
-    for i, (query, prompt) in enumerate(zip(queries, prompts)):  # type: ignore[arg-type]
+    for i, (query, prompt) in enumerate(zip(queries, prompts)):
         if not isinstance(query, str) or not isinstance(prompt, str):
             bad, value = ("query", query) if not isinstance(query, str) else ("prompts", prompt)
             raise HTTPError(400, f"{bad}[{i}] must be a string, got {type(value).__name__}")
         if not query.startswith(prompt):
             raise HTTPError(400, f"query[{i}] does not start with prompts[{i}] (the query is the prompt followed by the response)")
         responses.append(query[len(prompt):])
-    return responses, labels, prompts  # type: ignore[return-value]
+    return responses, labels, prompts
 
 
 def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List[Any], Optional[str], Optional[str]]:
     """Predictions, references, the column and the source (every cell's, for a metric that scores
     with references and sources) of a ``/v1/matrix`` body."""
     _fields(body, MATRIX_FIELDS, ("predictions", "references"))
-    predictions, references = (array(body, name, max_cells, required=True) for name in MATRIX_FIELDS[:2])
-    if len(predictions) * len(references) > max_cells:  # type: ignore[arg-type]
-        raise HTTPError(413, f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request")  # type: ignore[arg-type]
+    predictions, references = array(body, "predictions", max_cells, required=True), array(body, "references", max_cells, required=True)
+    if len(predictions) * len(references) > max_cells:
+        raise HTTPError(413, f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request")
     column = body.get("column")
     if column is not None and not isinstance(column, str):
         raise HTTPError(400, f"column must be a string or null, got {type(column).__name__}")
     source = body.get("source")
     if source is not None and not isinstance(source, str):
         raise HTTPError(400, f"source must be a string or null, got {type(source).__name__}")
-    return predictions, references, column, source  # type: ignore[return-value]
+    return predictions, references, column, source
 
 
 def score_response(result: Any) -> Dict[str, Any]:

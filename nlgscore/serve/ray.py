@@ -29,10 +29,10 @@ import time
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
-from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
-from nlgscore.runs.queued_call import QueuedCall
+from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
+from nlgscore.scheduler.queued_call import QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 
 class ServeBatcher(MicroBatcher):
-    """A :class:`~nlgscore.runs.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
+    """A :class:`~nlgscore.scheduler.microbatch.MicroBatcher` whose queue is Ray Serve's ``@serve.batch``.
 
     Same constructor, ``submit`` and ``submit_call``; calls are checked when submitted (a bad call fails alone,
     before it joins a batch), then wait in ``@serve.batch``'s queue on the replica's event loop
@@ -54,8 +54,8 @@ class ServeBatcher(MicroBatcher):
     def __init__(self, scorer: Any, **settings: Any) -> None:
         super().__init__(scorer, **settings)
         self._tasks: Set[Any] = set()
-        ServeBatcher._batched.set_max_batch_size(self.max_batch)  # type: ignore[attr-defined]
-        ServeBatcher._batched.set_batch_wait_timeout_s(self.max_wait_ms / 1000.0)  # type: ignore[attr-defined]
+        ServeBatcher._batched.set_max_batch_size(self.max_batch)
+        ServeBatcher._batched.set_batch_wait_timeout_s(self.max_wait_ms / 1000.0)
 
     def submit_call(self, call: Any, deadline: Optional[float] = None) -> Any:
         """Queue one checked call from a coroutine on the replica's event loop; a ``Future`` of its answer."""
@@ -146,7 +146,7 @@ def deployment(
     >>> deployment("bertscore:minilm", num_replicas=2, autoscaling_config={"max_replicas": 4})
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: pass num_replicas or autoscaling_config, not both
+    nlgscore.errors.ArgumentError: pass num_replicas or autoscaling_config, not both
     """
     from nlgscore import registry
     from nlgscore.serve.app import create_app
@@ -347,7 +347,7 @@ def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor
     >>> fit_replicas(4, None, {"num_cpus": 1}, {"CPU": 2.0})
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: 4 replicas x num_cpus=1 each need 4 CPUs, but the Ray cluster has 2: use 2 replicas or num_cpus=0.5
+    nlgscore.errors.ArgumentError: 4 replicas x num_cpus=1 each need 4 CPUs, but the Ray cluster has 2: use 2 replicas or num_cpus=0.5
     """
     if autoscaling_config is None:
         least = most = 1 if num_replicas is None else num_replicas

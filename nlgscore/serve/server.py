@@ -14,7 +14,7 @@ import signal
 import socket
 from typing import Any, Callable, Optional
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
 
 DEFAULT_HOST = "127.0.0.1"
@@ -51,7 +51,7 @@ def bind(host: str, port: int) -> socket.socket:
     >>> bind("127.0.0.1", sock.getsockname()[1])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: cannot listen on 127.0.0.1:... (--host/--port): ...
+    nlgscore.errors.ArgumentError: cannot listen on 127.0.0.1:... (--host/--port): ...
     >>> sock.close()
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
-from nlgscore.runs.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, parse_body, parse_object
 
@@ -143,7 +143,8 @@ class Service:
         else:
             call = scorer.make_call(job.predictions, job.references, job.sources)
         arrived = time.perf_counter()
-        watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
+        metrics = self.metrics
+        watch = None if metrics is None else (lambda future: metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
         gone = None if client is None else (lambda: until_disconnected(client))
         try:

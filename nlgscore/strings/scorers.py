@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence
 import numpy as np
 
 from nlgscore.core.base import Call, Item, Scorer
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
 from nlgscore.core.result import Result
 

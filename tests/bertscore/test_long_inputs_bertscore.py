@@ -16,7 +16,7 @@ import pytest
 import nlgscore.bertscore.pairs as pairs_module
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.windows import WindowPlan, window_spans
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
 
 LIMIT = 32

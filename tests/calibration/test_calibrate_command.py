@@ -17,7 +17,7 @@ from scipy.stats import pearsonr
 
 from nlgscore.bertscore import BERTScorer
 from nlgscore.calibration.recipe import calibrate
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 
 REFS = [
     "The committee approved the budget on Monday.", "Two cats were rescued from the roof.", "The river flooded the old town.",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.runs.mbr import MBRItem, decode
+from nlgscore.mbr import MBRItem, decode
 
 SPEC = "bertscore:minilm:L4"
 ITEMS = [

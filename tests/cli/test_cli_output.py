@@ -89,7 +89,7 @@ def test_an_unknown_format_is_refused_by_the_parser(files, capsys):
 
 def test_emit_refuses_an_unknown_format_naming_it():
     from nlgscore.cli.output import emit
-    from nlgscore.core.errors import ArgumentError
+    from nlgscore.errors import ArgumentError
 
     with pytest.raises(ArgumentError, match="format must be one of text, json, tsv, got 'xml'"):
         emit(Result.__new__(Result), "xml")

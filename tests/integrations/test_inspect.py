@@ -23,7 +23,7 @@ from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from inspect_ai.solver import generate  # noqa: E402
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError  # noqa: E402
+from nlgscore.errors import ArgumentError, ArgumentTypeError  # noqa: E402
 from nlgscore.integrations.inspect import scorer  # noqa: E402
 from nlgscore.registry import load  # noqa: E402
 

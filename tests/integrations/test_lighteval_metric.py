@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 lighteval = pytest.importorskip("lighteval", reason="the lighteval extra is not installed")
 from lighteval.logging.info_loggers import MetricsLogger  # noqa: E402
@@ -118,7 +118,7 @@ def test_importing_the_integrations_imports_neither_lighteval_nor_trl():
 ])
 def test_a_gold_index_out_of_range_is_an_error_naming_the_doc(gold_index, message):
     """An IndexError from inside lighteval before."""
-    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.errors import NlgscoreError
     from nlgscore.integrations.lighteval import metric
 
     docs = [Doc(query="q0", choices=["a cat"], gold_index=0), Doc(query="q1", choices=["a dog", "the dog"], gold_index=gold_index)]

@@ -70,7 +70,7 @@ def test_map_batches_equals_compute_in_input_order_and_survives_a_killed_actor(l
 
 @pytest.mark.parametrize("bad, error", [(0, "got 0"), (2.5, "got float: 2.5"), (True, "got bool: True")])
 def test_a_bad_actor_count_is_refused_naming_concurrency(bad, error):
-    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=f"^concurrency must be a positive integer, {error}$"):
         score_dataset(None, SPEC, concurrency=bad)  # refused before the dataset is touched
@@ -78,7 +78,7 @@ def test_a_bad_actor_count_is_refused_naming_concurrency(bad, error):
 
 def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
     """On the 2-CPU cluster, 2 actors of 1 CPU leave the read task none: refused, rather than left to hang."""
-    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=r"concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: "
                                             r"Ray Data's read and write tasks need 1 CPU left.*use concurrency=1 or num_cpus=0.5"):
@@ -90,7 +90,7 @@ def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
 @pytest.mark.parametrize("bad", [0, -3, 2.5])
 def test_a_bad_batch_size_is_refused_naming_batch_size(bad):
     """Our error, not Ray's (refused before the dataset is touched)."""
-    from nlgscore.core.errors import NlgscoreError
+    from nlgscore.errors import NlgscoreError
 
     with pytest.raises(NlgscoreError, match=r"^batch_size must be a positive integer"):
         score_dataset(None, SPEC, batch_size=bad)

@@ -23,8 +23,8 @@ pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 
 from servers import ServeProcess
 
-from nlgscore.core.errors import ArgumentError
-from nlgscore.runs.microbatch import shared_batcher
+from nlgscore.errors import ArgumentError
+from nlgscore.scheduler.microbatch import shared_batcher
 from nlgscore.registry import cached
 from nlgscore.integrations import verl
 from nlgscore.registry import load

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.tasks.measures import DARR_MEASURES, darr_outcome_inputs
 

@@ -13,7 +13,7 @@ pytest.importorskip("sacrebleu")
 from mqm_folder import mqm_folder
 
 from nlgscore.cli import main
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.backend.progress import ItemProgress
 from nlgscore.meta import tasks
 from nlgscore.meta.engine import ScoreCache, Scorers

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("sacrebleu")
 
 from nlgscore.cli import main
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.meta import tasks
 from nlgscore.meta.data.loaders import load_darr, load_summeval
 from nlgscore.meta.data.mtme import write_mtme

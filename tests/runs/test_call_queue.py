@@ -14,7 +14,7 @@ import pytest
 from test_microbatch import Picky
 
 from nlgscore.core.call import Call, CallCancelled
-from nlgscore.runs.microbatch import MicroBatcher
+from nlgscore.scheduler.microbatch import MicroBatcher
 
 
 class Gated(Picky):
@@ -296,7 +296,7 @@ def test_callers_back_later_than_max_wait_still_make_one_run(monkeypatch):
     max_wait_ms after it: while fewer wait than it answered, within RETURN_WINDOW_S, they are still
     its callers and gather (each waiting at most max_wait_ms). Before, the first back ran alone.
     RETURN_WINDOW_S is widened so that the test does not hang on a loaded machine's timing."""
-    from nlgscore.runs import microbatch
+    from nlgscore.scheduler import microbatch
 
     monkeypatch.setattr(microbatch, "RETURN_WINDOW_S", 60.0)
     scorer = Gated()

@@ -1,4 +1,4 @@
-"""nlgscore.runs.heap.freeze_heap, and the app setting that calls it once the scorer is loaded:
+"""nlgscore.serve.heap.freeze_heap, and the app setting that calls it once the scorer is loaded:
 what is alive is exempt from collections, garbage is freed first, later objects are still
 collected. Every test gives the test process its collections back (``gc.unfreeze``)."""
 
@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from nlgscore.runs.heap import freeze_heap
+from nlgscore.serve.heap import freeze_heap
 
 
 class Node:

@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from nlgscore.core.errors import ArgumentError, NlgscoreError
-from nlgscore.runs.mbr import MBRItem, best_index, decode, expected_utility
+from nlgscore.errors import ArgumentError, NlgscoreError
+from nlgscore.mbr import MBRItem, best_index, decode, expected_utility
 from ties import assert_canonical_best, lowest_best
 
 CANDS = ["The cat sat on the mat.", "A cat was sitting on the mat.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]

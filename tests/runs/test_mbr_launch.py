@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlgscore.runs.mbr import decode
+from nlgscore.mbr import decode
 
 
 def test_two_processes_print_each_choice_once_and_equal_one(tmp_path, minilm_scorer):

@@ -1,4 +1,4 @@
-"""``nlgscore.runs.mbr.decode_to_file``: the library's chunked, resumable MBR loop that
+"""``nlgscore.mbr.decode_to_file``: the library's chunked, resumable MBR loop that
 ``nlgscore mbr`` only calls, and ``nbest``. Real MiniLM; nothing is mocked."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.core.errors import ArgumentError
-from nlgscore.runs.mbr import MBRItem, decode, decode_to_file
+from nlgscore.errors import ArgumentError
+from nlgscore.mbr import MBRItem, decode, decode_to_file
 from ties import assert_canonical_best
 
 SPEC = "bertscore:minilm:L4"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.runs.outputs.lock import OutputLock, lock_path
+from nlgscore.corpus.outputs.lock import OutputLock, lock_path
 
 WORDS = "the a cat dog sat ran on under mat rug today night cold warm house tree".split()
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
@@ -95,7 +95,7 @@ def test_mbr_refuses_an_output_or_matrix_file_another_run_holds(tmp_path, capsys
 
 
 def test_a_stale_lock_file_does_not_block_and_a_failed_run_releases_its_lock(tmp_path, minilm_scorer):
-    from nlgscore.runs.mbr import decode_to_file
+    from nlgscore.mbr import decode_to_file
 
     out = tmp_path / "chosen.jsonl"
     lock_path(out).write_text("999999\n")  # left by a run killed with -9: no one holds the lock
@@ -107,7 +107,7 @@ def test_a_stale_lock_file_does_not_block_and_a_failed_run_releases_its_lock(tmp
 
 
 def test_a_busy_output_is_refused_before_the_model_loads(tmp_path, minilm_scorer):
-    from nlgscore.runs.mbr import decode_to_file
+    from nlgscore.mbr import decode_to_file
 
     out, built = tmp_path / "chosen.jsonl", []
     with OutputLock(out):

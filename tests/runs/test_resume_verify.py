@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.outputs.resumable import ResumableOutput, describe_mismatch, sidecar_paths
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.corpus.outputs.resumable import ResumableOutput, describe_mismatch, sidecar_paths
 
 SPEC = "bertscore:minilm:L2"
 WORDS = "the a cat dog sat ran on under mat rug".split()

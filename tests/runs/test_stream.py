@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.stream import readers
-from nlgscore.runs.stream.row_windows import score_stream
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.stream import readers
+from nlgscore.stream.row_windows import score_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore.*empty:UserWarning")  # the empty candidate is on purpose
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.registry import spec_options
 
 CKPT = "tests/golden/tiny-prism"

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from nlgscore.core.base import Scorer
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.serve.client import RemoteScorer, ServerError

@@ -20,7 +20,7 @@ import pytest
 from servers import ServeProcess
 
 import nlgscore
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 httpx = pytest.importorskip("httpx")
 
@@ -163,7 +163,7 @@ def test_remote_scorer_compute_matrix_and_mbr(server, local):
     assert got.primary == "f1" and str(got.signature) == str(expected.signature) and len(got) == 6
     np.testing.assert_allclose(remote.matrix(PREDS[:3], REFS[:4], column="recall"), local.matrix(PREDS[:3], REFS[:4], column="recall"), atol=1e-6)
     items = [{"id": "a", "candidates": PREDS[:4]}, {"id": "b", "candidates": PREDS[4:9]}]
-    from nlgscore.runs.mbr import decode
+    from nlgscore.mbr import decode
 
     chosen, expected_choices = decode(remote, items), decode(local, items)
     assert [c.best_index for c in chosen] == [c.best_index for c in expected_choices]

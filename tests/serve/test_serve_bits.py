@@ -15,7 +15,7 @@ import pytest
 from servers import ServeProcess
 
 import nlgscore
-from nlgscore.runs.microbatch import MicroBatcher
+from nlgscore.scheduler.microbatch import MicroBatcher
 
 httpx = pytest.importorskip("httpx")
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore. 1 empty candidate")  # the empty candidate is meant

@@ -27,7 +27,7 @@ import pytest
 pytest.importorskip("ray.serve", reason="Ray Serve is the 'ray' extra: pip install 'nlgscore[ray]'")
 httpx = pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 
-from nlgscore.core.errors import ArgumentError  # noqa: E402
+from nlgscore.errors import ArgumentError  # noqa: E402
 from nlgscore.registry import load  # noqa: E402
 from nlgscore.serve.ray import deployment  # noqa: E402
 

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 # Below this many identical-output score pairs the check has too little power to say anything.
 MIN_IDENTICAL = 100

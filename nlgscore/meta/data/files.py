@@ -5,7 +5,7 @@ Reading: UTF-8, a leading byte-order mark dropped (editors on Windows add one), 
 segment may contain U+2028 and similar separators), a final ``\\r`` is dropped.
 
 Writing: outputs are checked before any work (``check_writable``) and written to a temporary
-file in the same folder, then renamed over the target (``nlgscore.runs.outputs.resumable.write_atomic``), so a crash or a full
+file in the same folder, then renamed over the target (``nlgscore.corpus.outputs.resumable.write_atomic``), so a crash or a full
 disk never leaves a truncated or empty file where the previous one was.
 """
 
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Iterable, List, Optional, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 
 PathLike = Union[str, "os.PathLike[str]"]
 BOM = "\ufeff"
@@ -34,7 +34,7 @@ def read_text(path: PathLike, what: str = "data file") -> str:
     >>> read_lines(f)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.DataError: ...t.txt: not UTF-8 text (byte 0xff at offset 0); save it as UTF-8
+    nlgscore.errors.DataError: ...t.txt: not UTF-8 text (byte 0xff at offset 0); save it as UTF-8
     """
     path = Path(path)
     if not path.is_file():
@@ -65,7 +65,7 @@ def finite_number(text: str, where: str, what: str = "score") -> float:
     >>> finite_number("inf", "f.tsv:3")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.DataError: f.tsv:3: score is 'inf' (NaN or infinite)
+    nlgscore.errors.DataError: f.tsv:3: score is 'inf' (NaN or infinite)
     """
     try:
         value = float(text)
@@ -84,7 +84,7 @@ def check_writable(paths: Iterable[Optional[PathLike]]) -> None:
     >>> check_writable(["/no/such/folder/out.json"])
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: output /no/such/folder/out.json: folder /no/such/folder does not exist
+    nlgscore.errors.ArgumentError: output /no/such/folder/out.json: folder /no/such/folder does not exist
     """
     for path in paths:
         if path is None:

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -93,7 +93,7 @@ def _human_score(value: Any, where: str) -> float:
     >>> _human_score("high", "f.jsonl:2")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.DataError: f.jsonl:2: human score must be a number, got 'high'
+    nlgscore.errors.DataError: f.jsonl:2: human score must be a number, got 'high'
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DataError(f"{where}: human score must be a number, got {value!r}")

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 
 
 @dataclass

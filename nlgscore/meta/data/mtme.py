@@ -20,8 +20,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from nlgscore.core.errors import DataError
-from nlgscore.runs.outputs.resumable import write_atomic
+from nlgscore.errors import DataError
+from nlgscore.corpus.outputs.resumable import write_atomic
 from nlgscore.meta.data.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -34,8 +34,8 @@ from typing import (
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, DataError
-from nlgscore.runs.outputs.jsonl import json_records
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
+from nlgscore.corpus.outputs.jsonl import json_records
 from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -70,7 +70,7 @@ def segment_and_system(name: str, value: object) -> Tuple[PathLike, Optional[Pat
     >>> segment_and_system("mine", ("a", "b", "c"))
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentTypeError: scores['mine'] must be a score file, 'SEG,SYS' or a (segment file, system file) pair, got ('a', 'b', 'c')
+    nlgscore.errors.ArgumentTypeError: scores['mine'] must be a score file, 'SEG,SYS' or a (segment file, system file) pair, got ('a', 'b', 'c')
     """
     if isinstance(value, (str, os.PathLike)):
         if isinstance(value, str) and "," in value:

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.meta.data.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -91,7 +91,7 @@ def read_segment_scores(path: PathLike, systems: Dict[str, int], n: int, repeats
     >>> read_segment_scores(f, {"A": 0}, 2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.DataError: ...mqm-seg-scores.tsv:2: second score for system 'A', segment 1 (first at line 1); pass repeats='average' (--average-repeats) to average repeated judgments
+    nlgscore.errors.DataError: ...mqm-seg-scores.tsv:2: second score for system 'A', segment 1 (first at line 1); pass repeats='average' (--average-repeats) to average repeated judgments
     """
     if repeats not in REPEATS:
         raise ArgumentError(f"repeats must be one of {REPEATS}, got {repeats!r}")

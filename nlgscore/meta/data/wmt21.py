@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.backend.tables import table
 from nlgscore.meta.data.files import finite_number, read_lines
 from nlgscore.meta.stats import pearson

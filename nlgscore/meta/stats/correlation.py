@@ -16,7 +16,7 @@ from typing import Callable, Dict, Iterable, Sequence, Tuple
 import numpy as np
 from scipy import stats as scipy_stats
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 
 
 def _matrices(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

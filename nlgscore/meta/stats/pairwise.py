@@ -15,7 +15,7 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.correlation import _matrices
 
 # pce.compute_pairwise_p_values' defaults: 1000 paired permutations, seed 4.

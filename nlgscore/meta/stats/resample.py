@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.meta.stats.correlation import as_finite_array
 
 Statistic = Callable[..., float]
@@ -42,7 +42,7 @@ def check_seed(seed: object, flag: str = "--seed") -> int:
     >>> check_seed(-1)
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: seed must be an integer >= 0 (--seed), got -1
+    nlgscore.errors.ArgumentError: seed must be an integer >= 0 (--seed), got -1
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ArgumentTypeError(f"seed must be an integer >= 0 ({flag}), got {seed!r}")
@@ -59,7 +59,7 @@ def check_resamples(value: object, name: str, flag: str, minimum: int = 0) -> in
     >>> check_resamples(10**9, "permutations", "--permutations")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000: 1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
+    nlgscore.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000: 1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ArgumentError(f"{name} must be an integer >= {minimum} ({flag}), got {value!r}")

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.correlation import CORRELATIONS, as_finite_array, pearson
 
 # Spearman and Kendall (scipy's default tau-b, as the BARTScore analysis code uses) are the one

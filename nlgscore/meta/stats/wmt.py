@@ -18,7 +18,7 @@ from typing import Hashable, Mapping, Sequence, Tuple
 import numpy as np
 from scipy import stats as scipy_stats
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.meta.stats.correlation import as_finite_array, pearson
 
 # WMT18 daRR keeps a pair only when the raw DA scores differ by more than this (0-100 scale):

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.mtme import read_mtme, write_mtme
 from nlgscore.meta.data.precomputed import segment_and_system

@@ -38,7 +38,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.meta import stats
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.ratings import load_ratings

@@ -29,7 +29,7 @@ from typing import (
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.report import Row, format_table, text_table, to_json
 from nlgscore.meta.stats.resample import (
@@ -103,7 +103,7 @@ def check_limit(limit: Any) -> Optional[int]:
     >>> check_limit(-10)
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentError: limit must be a positive integer (--limit N), got -10
+    nlgscore.errors.ArgumentError: limit must be a positive integer (--limit N), got -10
     """
     if limit is None:
         return None
@@ -122,7 +122,7 @@ def check_names(value: Any, name: str) -> List[str]:
     >>> check_names("sentbleu", "metrics")
     Traceback (most recent call last):
     ...
-    nlgscore.core.errors.ArgumentTypeError: metrics must be a list of strings, got 'sentbleu'
+    nlgscore.errors.ArgumentTypeError: metrics must be a list of strings, got 'sentbleu'
     """
     if value is None:
         return []

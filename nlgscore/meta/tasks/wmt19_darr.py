@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.engine import Scorers

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.alignment import check_alignment
 from nlgscore.meta.data.model import EvalSet

@@ -7,9 +7,10 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from nlgscore.serve.protocol import HTTPError
+from nlgscore.serve.service import Service
 
 
-async def health(request: Any, service: Any) -> Any:
+async def health(request: Any, service: Service) -> Any:
     """``{"status": "ok", "metric", "signature", "queue", "needs", "matrix"}`` or 503 ``{"status", "error"}``."""
     try:
         batcher = service.ready()

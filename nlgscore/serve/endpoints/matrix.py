@@ -7,10 +7,10 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from nlgscore.serve.protocol import matrix_inputs
-from nlgscore.serve.service import Job
+from nlgscore.serve.service import Job, Service
 
 
-async def matrix(request: Any, service: Any) -> Any:
+async def matrix(request: Any, service: Service) -> Any:
     """Every prediction scored against every reference (rows: predictions)."""
     service.ready()  # 503 before the body is read
     predictions, references, column, source = matrix_inputs(await service.read_json(request), service.settings.max_matrix_cells)

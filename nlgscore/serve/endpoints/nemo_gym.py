@@ -18,7 +18,7 @@ from typing import Any, Dict, Tuple
 from starlette.responses import JSONResponse
 
 from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import Job
+from nlgscore.serve.service import Job, Service
 
 REFERENCE_FIELD = "expected_answer"
 
@@ -51,13 +51,13 @@ def verify_inputs(body: Dict[str, Any]) -> Tuple[str, Any, str]:
     return output_text(body.get("response")), reference(body[REFERENCE_FIELD], REFERENCE_FIELD), message_text(params.get("input"), "responses_create_params.input")
 
 
-async def seed_session(request: Any, service: Any) -> Any:
+async def seed_session(request: Any, service: Service) -> Any:
     """Nothing to set up per rollout: ``{}`` (a ``BaseSeedSessionResponse``)."""
     await service.read_json(request)
     return JSONResponse({})
 
 
-async def verify(request: Any, service: Any) -> Any:
+async def verify(request: Any, service: Service) -> Any:
     """The request with ``reward`` added (a ``BaseVerifyResponse``)."""
     body = await service.read_json(request)
     prediction, ref, source = verify_inputs(body)

@@ -6,7 +6,13 @@ from typing import Any
 
 from starlette.responses import Response
 
+from nlgscore.serve.protocol import HTTPError
+from nlgscore.serve.service import Service
 
-async def prometheus(request: Any, service: Any) -> Any:
+
+async def prometheus(request: Any, service: Service) -> Any:
     """Every metric of the app, in Prometheus' text format."""
-    return Response(service.metrics.exposition(), media_type=service.metrics.content_type)
+    metrics = service.metrics
+    if metrics is None:  # a Service built without metrics (create_app always gives it some)
+        raise HTTPError(404, "this server keeps no metrics")
+    return Response(metrics.exposition(), media_type=metrics.content_type)

@@ -20,9 +20,9 @@ from typing import Any, Dict
 
 from starlette.responses import JSONResponse
 
-from nlgscore.core.errors import NlgscoreError
+from nlgscore.errors import NlgscoreError
 from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import RETRY_AFTER, Job
+from nlgscore.serve.service import Job, RETRY_AFTER, Service
 
 RESULT_TTL = 600.0  # seconds a finished task waits to be polled (ROLL's default task timeout is 300 s)
 
@@ -37,7 +37,7 @@ class Task:
         self.runner: Any = None  # the asyncio task, referenced so that it is never collected
 
 
-async def _run(service: Any, task: Task, job: Job) -> None:
+async def _run(service: Service, task: Task, job: Job) -> None:
     try:
         result = await service.score(job)
         task.answer = {"errcode": 0, "errmsg": "", "reward_score": float(result.scores[0]),
@@ -58,7 +58,7 @@ def _purge(tasks: Dict[str, Task]) -> None:
         del tasks[key]
 
 
-async def submit_task(request: Any, service: Any) -> Any:
+async def submit_task(request: Any, service: Service) -> Any:
     """``{"errcode": 0, "reward_request_id"}``: the sample is queued for scoring."""
     service.ready()
     body = await service.read_json(request)
@@ -78,7 +78,7 @@ async def submit_task(request: Any, service: Any) -> Any:
     return JSONResponse({"errcode": 0, "errmsg": "", "reward_request_id": key})
 
 
-async def task_result(request: Any, service: Any) -> Any:
+async def task_result(request: Any, service: Service) -> Any:
     """``errcode`` 0 with the reward (the task is then forgotten), 1 while it runs, 404 unknown."""
     body = await service.read_json(request)
     key = body.get("reward_request_id")

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Tuple
 from starlette.responses import JSONResponse
 
 from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import Job
+from nlgscore.serve.service import Job, Service
 
 FIELDS = ("prompt", "response", "label")
 
@@ -42,7 +42,7 @@ def samples(body: Any, max_items: int) -> Tuple[List[str], List[Any], List[str],
     return responses, labels, prompts, group
 
 
-async def slime_reward(request: Any, service: Any) -> Any:
+async def slime_reward(request: Any, service: Service) -> Any:
     """A bare JSON number (one sample) or an array of numbers (a group)."""
     responses, labels, prompts, group = samples(await service.read_json(request, arrays=True), service.settings.max_items)
     result = await service.score(Job(responses, labels, prompts), request)  # a metric reads what it needs

@@ -5,8 +5,8 @@ tuples in input order (``reference`` is a string, a list of strings for several 
 None; ``source`` a string or None) without holding the corpus in memory, and ``identity()``
 names the files read with their size and content hash (what a resumable run checks). Named pipes
 and process substitution (``<(...)``) are read as streams, once, like stdin: they are not hashed
-(a resumable run checks their rows as it reads them, :mod:`nlgscore.runs.stream.to_file`).
-A malformed row is a :class:`~nlgscore.core.errors.DataError` naming ``file:line`` and the column.
+(a resumable run checks their rows as it reads them, :mod:`nlgscore.stream.to_file`).
+A malformed row is a :class:`~nlgscore.errors.DataError` naming ``file:line`` and the column.
 
 >>> corpus = lists(["a cat", "a dog"], references=[["the cat", "cat"], "the dog"])
 >>> list(corpus.rows())
@@ -21,10 +21,10 @@ import csv
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.outputs.jsonl import json_records
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.corpus.outputs.jsonl import json_records
 
 Row = Tuple[str, Union[str, List[str], None], Optional[str]]
 STDIN = "-"
@@ -158,9 +158,10 @@ def text_files(candidates: str, references: Sequence[str] = (), sources: Optiona
                 longer = next(paths[k][1] for k, value in enumerate(line) if value is not sentinel)
                 raise DataError(f"{ended[0]} has {count} lines but {longer} has more")
             count += 1
-            refs = line[1:1 + len(references)]
+            texts = cast(List[str], line)  # no sentinel left: every iterator gave a line
+            refs = texts[1:1 + len(references)]
             ref: Union[str, List[str], None] = (refs[0] if len(refs) == 1 else list(refs)) if refs else None
-            yield line[0], ref, (line[-1] if sources else None)  # type: ignore[misc]
+            yield texts[0], ref, (texts[-1] if sources else None)
 
     return Inputs(rows, files=paths, references=bool(references), sources=bool(sources), label=candidates)
 

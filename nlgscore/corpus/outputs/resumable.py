@@ -39,7 +39,7 @@ what differs; ``restart=True`` discards it. For byte-identical numbers after a r
 >>> ResumableOutput(out.with_name("other.tsv"), {"metric": "other"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric: 'toy' → 'other'; ...
+nlgscore.errors.ArgumentError: cannot resume .../other.tsv from .../other.tsv.ckpt.json: metric: 'toy' → 'other'; ...
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
+from nlgscore.errors import ArgumentError, DataError
 
 PARTIAL_SUFFIX = ".partial"
 CHECKPOINT_SUFFIX = ".ckpt.json"
@@ -155,7 +155,8 @@ class ResumableOutput:
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
         self.identity = json.loads(json.dumps(identity))  # what a reload would compare against
         check_output_folder(self.path)
-        self.done, self.state, self._bytes, self._header_lines = 0, {}, 0, 0
+        self.done, self._bytes, self._header_lines = 0, 0, 0
+        self.state: Dict[str, Any] = {}
         self._hash = hashlib.sha256()
         self.resumed = False
         if self.checkpoint.exists() and not restart:

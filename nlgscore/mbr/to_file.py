@@ -1,9 +1,9 @@
 """MBR decoding into a file, resumably: ``decode_to_file(metric, "items.jsonl", "chosen.jsonl")``.
 
-The items (a JSONL file as :mod:`nlgscore.runs.mbr.files` reads it, ``-`` for stdin, or a list of
-items) are decoded ``chunk`` at a time by :func:`nlgscore.runs.mbr.decode`, one JSON line per item in
+The items (a JSONL file as :mod:`nlgscore.mbr.files` reads it, ``-`` for stdin, or a list of
+items) are decoded ``chunk`` at a time by :func:`nlgscore.mbr.decode`, one JSON line per item in
 input order. Into a path, every finished chunk is checkpointed by the resumable driver that
-``stream.score_to_file`` uses too (:func:`nlgscore.runs.outputs.driver.run_chunks`): a re-run of
+``stream.score_to_file`` uses too (:func:`nlgscore.corpus.outputs.driver.run_chunks`): a re-run of
 the same call continues where it stopped (``restart=True`` starts over), under the CPU kernel
 of the first run, so the file is byte-identical to an uninterrupted run, and OUT appears only
 when complete. Into a text stream (``sys.stdout``) each chunk is written as it finishes.
@@ -25,12 +25,13 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.outputs.lock import OutputLock
-from nlgscore.runs.outputs.driver import Piece, run_chunks
-from nlgscore.runs.mbr.decode import check_nbest, decode, load_metric
-from nlgscore.runs.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
-from nlgscore.runs.mbr.items import MBRItem, as_items
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.corpus.outputs.lock import OutputLock
+from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.mbr.decode import check_nbest, decode, load_metric
+from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
+from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.mbr.items import MBRItem, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
 
@@ -68,8 +69,8 @@ def decode_to_file(
 
     ``metric`` is a spec (``options`` go to its constructor), a loaded scorer, or a function
     returning one (called once the items are read, so that a bad input file fails before a model
-    loads). ``items`` is a JSONL path (``-``: stdin) or a list as :func:`nlgscore.runs.mbr.decode`
-    takes it. ``column``/``nbest`` are :func:`~nlgscore.runs.mbr.decode`'s. ``settings``
+    loads). ``items`` is a JSONL path (``-``: stdin) or a list as :func:`nlgscore.mbr.decode`
+    takes it. ``column``/``nbest`` are :func:`~nlgscore.mbr.decode`'s. ``settings``
     (strings/numbers) join the checkpoint's identity; the items' SHA-256, the metric's
     signature, the column, the chunk, ``nbest`` and ``matrix_out`` are always part of it. In a
     launched multi-process run every process calls this and only the one with ``writer=True``
@@ -96,11 +97,11 @@ def decode_to_file(
 
 
 class _DecodeJob:
-    """``decode_to_file``'s :class:`~nlgscore.runs.outputs.driver.Job`: ``chunk`` items per decode
+    """``decode_to_file``'s :class:`~nlgscore.corpus.outputs.driver.Job`: ``chunk`` items per decode
     call; with ``matrices``, each chunk's utility matrices saved as a part before its checkpoint,
     the parts checked on a resume, merged before publishing and removed after."""
 
-    def __init__(self, scorer: Any, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
+    def __init__(self, scorer: ScorerLike, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
                  nbest: int, matrices: Optional[str], writer: bool) -> None:
         self.scorer, self.items, self.identity, self.output, self.chunk = scorer, items, identity, output, chunk
         self.column, self.nbest, self.matrices, self.writer = column, nbest, matrices, writer
@@ -120,7 +121,9 @@ class _DecodeJob:
         return [(first, [str(item.id) for item in self.items[first:first + self.chunk]]) for first in range(0, done, self.chunk)]
 
     def verify(self, done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
-        for first, ids in self._parts(done) if self.matrices is not None else []:
+        if self.matrices is None:
+            return
+        for first, ids in self._parts(done):
             try:
                 check_part(self.matrices, first, ids)
             except DataError as err:

@@ -5,7 +5,7 @@ anything else escaping the package is a bug and keeps its traceback. The subclas
 derive from the built-in class callers already catch (``ValueError``/``TypeError``), so
 ``except ValueError`` keeps working.
 
->>> from nlgscore.core.errors import ArgumentError, NlgscoreError
+>>> from nlgscore.errors import ArgumentError, NlgscoreError
 >>> def check_lang(lang: str) -> str:
 ...     if not lang.isalpha():
 ...         raise ArgumentError(f"lang must be a language code such as 'en', got {lang!r}")

@@ -19,7 +19,7 @@ Input, one JSON object a line (blank lines are skipped)::
 >>> read_items(str(path))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.DataError: .../items.jsonl:1: item 1: candidates must be a list of ..., got str
+nlgscore.errors.DataError: .../items.jsonl:1: item 1: candidates must be a list of ..., got str
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.errors import DataError, NlgscoreError
-from nlgscore.runs.outputs.jsonl import json_records
-from nlgscore.runs.mbr.items import MBRItem, as_items
+from nlgscore.errors import DataError, NlgscoreError
+from nlgscore.corpus.outputs.jsonl import json_records
+from nlgscore.mbr.items import MBRItem, as_items
 
 STDIN = "-"
 FIELDS = ("id", "source", "candidates", "pseudo_references")

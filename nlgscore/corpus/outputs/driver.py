@@ -5,12 +5,12 @@ lines (one line per item, plus an optional header before the first), a *verify* 
 reuses, a *finish* around publishing, and an *identity* (the inputs, the scorer's signature, the
 settings) that a resume must match. :func:`run_chunks` does the rest once for every caller:
 
-* the output: a :class:`~nlgscore.runs.outputs.resumable.ResumableOutput` (a path: checkpointed chunk by
+* the output: a :class:`~nlgscore.corpus.outputs.resumable.ResumableOutput` (a path: checkpointed chunk by
   chunk, resumed by a re-run, published by an atomic rename) or a text stream (``sys.stdout``:
   written and flushed chunk by chunk, nothing to resume);
 * kernel pinning: the chunks are computed under the CPU kernel recorded by the run being
-  resumed (:func:`~nlgscore.runs.outputs.resumable.same_kernel`), so a resumed output is byte-identical;
-* one run per output: the writer holds the output's lock (:class:`~nlgscore.runs.outputs.lock.OutputLock`,
+  resumed (:func:`~nlgscore.corpus.outputs.resumable.same_kernel`), so a resumed output is byte-identical;
+* one run per output: the writer holds the output's lock (:class:`~nlgscore.corpus.outputs.lock.OutputLock`,
   and the lock of every side file it names in ``locks``) from before it reads the checkpoint
   until the output is published or the run fails; a second run on the same output is refused
   with an error naming the holder's PID;
@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
 
 from nlgscore.backend.distributed import broadcast_from_main
-from nlgscore.core.errors import ArgumentError, NlgscoreError
-from nlgscore.runs.outputs.lock import OutputLock
-from nlgscore.runs.outputs.resumable import ResumableOutput, kernel_in_use, same_kernel
+from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.errors import ArgumentError, NlgscoreError
+from nlgscore.corpus.outputs.lock import OutputLock
+from nlgscore.corpus.outputs.resumable import ResumableOutput, kernel_in_use, same_kernel
 
 
 @dataclass
@@ -93,7 +94,7 @@ def run_chunks(
     output: Union[str, Path, Any],
     job: Job,
     *,
-    scorer: Any = None,
+    scorer: Optional[ScorerLike] = None,
     restart: bool = False,
     writer: bool = True,
     locks: Sequence[Union[str, Path]] = (),
@@ -132,7 +133,7 @@ def run_chunks(
                 header = piece.header if done == 0 else ""
                 if out is not None:
                     out.append(piece.text, piece.count, state, header=header)
-                elif writer and not resumable:
+                elif writer and not isinstance(output, (str, Path)):  # a text stream
                     output.write(header + piece.text)
                     output.flush()
                 done += piece.count

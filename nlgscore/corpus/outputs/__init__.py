@@ -5,6 +5,6 @@
 * ``lock.py``: one run per output: flock, the holder's PID
 * ``jsonl.py``: JSON Lines records with file:line errors
 
-One outputs room in place of four ``core/`` modules: together they are over the
-420-line cap of a module, so they stay four files here.
+Four modules, not one: together they are over the
+420-line cap of a module.
 """

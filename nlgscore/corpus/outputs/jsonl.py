@@ -5,7 +5,7 @@
 >>> list(json_records(["[1, 2]"], "x.jsonl"))
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.DataError: x.jsonl:1: each line must be a JSON object, got list
+nlgscore.errors.DataError: x.jsonl:1: each line must be a JSON object, got list
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, Iterator, Tuple
 
-from nlgscore.core.errors import DataError
+from nlgscore.errors import DataError
 
 
 def json_records(lines: Iterable[str], name: str) -> Iterator[Tuple[str, Dict[str, Any]]]:

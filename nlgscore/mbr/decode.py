@@ -22,7 +22,7 @@ kernel and CPU: each distinct (candidate, sample) or (candidate, source) pair is
 text and its twin get the same bits, and row sums are taken in sorted order, so their rows (the
 same values in another order) give the same mean rather than one differing by rounding.
 
->>> from nlgscore.runs.mbr import decode
+>>> from nlgscore.mbr import decode
 >>> [choice] = decode("bertscore:minilm:L4", [["A cat sat on the mat.", "A cat was on the mat.", "Stocks fell."]])
 >>> choice.best_index, choice.best
 (1, 'A cat was on the mat.')
@@ -33,14 +33,14 @@ same values in another order) give the same mean rather than one differing by ro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.runs.mbr.items import ItemId, MBRItem, as_items
+from nlgscore.mbr.items import ItemId, MBRItem, as_items
 
 # Candidates per shared matrix call for embedding metrics: the cross-item pairs computed and
 # thrown away cost about a tenth of the encoding at this size (MiniLM, ~30 tokens a text).
@@ -70,7 +70,7 @@ class Choice:
     def to_dict(self) -> Dict[str, Any]:
         """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility`` (and
         ``nbest``, the :meth:`top` ``nbest`` candidates, when asked for)."""
-        row = {"id": self.id, "best": self.best, "best_index": self.best_index,
+        row: Dict[str, Any] = {"id": self.id, "best": self.best, "best_index": self.best_index,
                "expected_utility": [float(v) for v in self.expected_utility]}
         if self.nbest:
             row["nbest"] = self.top(self.nbest)
@@ -147,7 +147,7 @@ def decode(
         if not np.all(np.isfinite(eu)):
             raise ArgumentError(f"item {item.id!r}: the metric gave a non-finite utility; cannot choose a candidate")
         k = best_index(eu)
-        choices.append(Choice(item.id, item.candidates[k], k, eu, matrix if keep_matrices else None, item.candidates, nbest))
+        choices.append(Choice(cast(ItemId, item.id), item.candidates[k], k, eu, matrix if keep_matrices else None, item.candidates, nbest))
     return choices
 
 
@@ -229,7 +229,7 @@ def _source_matrices(scorer: ScorerLike, items: List[MBRItem], column: Optional[
     do in ``scorer.matrix``, which scores each distinct pair once too."""
     _require_sources(scorer, items)
     pairs, where = unique([(c, item.source) for item in items for c in item.candidates])
-    scored = _column(scorer.compute([p for p, _ in pairs], sources=[s for _, s in pairs]), column)
+    scored = _column(scorer.compute([p for p, _ in pairs], sources=cast(List[str], [s for _, s in pairs])), column)
     values = np.asarray(scored, dtype=np.float64)[np.asarray(where, dtype=np.intp)]
     bounds = np.cumsum([0] + [item.n for item in items])
     return [values[a:b, None] for a, b in zip(bounds[:-1], bounds[1:])]

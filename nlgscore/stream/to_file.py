@@ -1,14 +1,14 @@
 """A corpus scored into a file, resumably: ``score_to_file(scorer, inputs, "scores.tsv")``.
 
 Each window's rows are appended as it finishes (TSV with a header line, or JSON lines), through
-:class:`nlgscore.runs.outputs.resumable.ResumableOutput`: a re-run of the same call after a kill
+:class:`nlgscore.corpus.outputs.resumable.ResumableOutput`: a re-run of the same call after a kill
 continues after the last finished window (the inputs, the scorer's signature and the settings
 must match; ``restart=True`` starts over), and the finished file is byte-identical to an
 uninterrupted run. Values are written with Python's shortest round-trip float repr.
 
 >>> import nlgscore, tempfile
 >>> from pathlib import Path
->>> from nlgscore.runs.stream.readers import lists
+>>> from nlgscore.stream.readers import lists
 >>> out = Path(tempfile.mkdtemp()) / "scores.tsv"
 >>> summary = score_to_file(nlgscore.load("bertscore:minilm:L2"), lists(["a cat", "a dog"], ["the cat", "a dog"]), out, window=1)
 >>> out.read_text().splitlines()[0], summary.items, round(summary.system["f1"], 4) == round(summary.score, 4)
@@ -22,10 +22,10 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from nlgscore.core.errors import ArgumentError, DataError
-from nlgscore.runs.outputs.driver import Piece, run_chunks
-from nlgscore.runs.stream.readers import Inputs
-from nlgscore.runs.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+from nlgscore.errors import ArgumentError, DataError
+from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.stream.readers import Inputs
+from nlgscore.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
 
 if TYPE_CHECKING:
     from nlgscore.core.scorer_like import ScorerLike
@@ -40,7 +40,7 @@ def output_format(path: Union[str, Path], format: Optional[str] = None) -> str:
     ('jsonl', 'tsv')
     """
     fmt = format or OUTPUT_FORMATS.get(Path(path).suffix.lower())
-    if fmt not in OUTPUT_FORMATS.values():
+    if fmt is None or fmt not in OUTPUT_FORMATS.values():
         raise ArgumentError(f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}")
     return fmt
 
@@ -133,8 +133,8 @@ def score_to_file(
     the scorer's signature, the window, the format and the input files' size and SHA-256 are
     always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
     writing (the non-zero ranks of a multi-process run, which take part in every window). The
-    run holds ``path``'s lock (:mod:`nlgscore.runs.outputs.lock`): a second run on the same output
-    is refused. The driver is :func:`nlgscore.runs.outputs.driver.run_chunks`.
+    run holds ``path``'s lock (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output
+    is refused. The driver is :func:`nlgscore.corpus.outputs.driver.run_chunks`.
     """
     check_window(window)
     check_streamable(scorer)
@@ -147,14 +147,15 @@ def score_to_file(
 
 
 class _ScoreJob:
-    """``score_to_file``'s :class:`~nlgscore.runs.outputs.driver.Job`: windows of input rows, each
+    """``score_to_file``'s :class:`~nlgscore.corpus.outputs.driver.Job`: windows of input rows, each
     scored into output lines; the rows' running SHA-256 and column sums ride in the checkpoint."""
 
     def __init__(self, scorer: "ScorerLike", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
                  options: Dict[str, Any]) -> None:
         self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
         self.window, self.fmt, self.options = window, fmt, options
-        self.digest, self.sums = RowDigest(), {}
+        self.digest = RowDigest()
+        self.sums: Dict[str, Any] = {}
 
     def chunks(self, done: int, state: Dict[str, Any]) -> Any:
         self.sums.update(state.get("sums", {}))

@@ -7,7 +7,7 @@ window is kept. Each pair's score does not depend on its neighbours, so the scor
 references would depend on the window and is refused.
 
 >>> import nlgscore
->>> from nlgscore.runs.stream.readers import lists
+>>> from nlgscore.stream.readers import lists
 >>> scorer = nlgscore.load("bertscore:minilm:L2")
 >>> rows = list(score_stream(scorer, lists(["a cat", "a dog", "a cow"], references=["the cat", "the dog", "a cow"]), window=2))
 >>> [sorted(row) for row in rows][0], len(rows), round(rows[2]["f1"], 6)
@@ -19,11 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, cast
 
-from nlgscore.core.errors import ArgumentError
+from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
-from nlgscore.runs.stream.readers import Inputs, Row
+from nlgscore.stream.readers import Inputs, Row
 
 if TYPE_CHECKING:  # the CLI's parser imports this module for DEFAULT_WINDOW: no torch/numpy then
     from nlgscore.core.scorer_like import ScorerLike
@@ -69,7 +69,7 @@ def score_chunk(scorer: "ScorerLike", chunk: List[Row], inputs: Inputs, *, start
     rows ``start`` onwards of the corpus: an error naming an item names its row in the corpus."""
     predictions = [row[0] for row in chunk]
     references = [row[1] for row in chunk] if inputs.has_references else None
-    sources = [row[2] for row in chunk] if inputs.has_sources else None
+    sources = cast(List[str], [row[2] for row in chunk]) if inputs.has_sources else None  # a corpus with sources has one per row
     try:
         return scorer.compute(predictions, references=references, sources=sources, **options)
     except LongInputError as err:
@@ -109,7 +109,7 @@ def item_rows(result: "Result") -> List[Dict[str, Any]]:
 def score_stream(scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, **options: Any) -> Iterator[Dict[str, Any]]:
     """Per-item score rows of a corpus, in input order, computed ``window`` rows at a time.
 
-    ``inputs`` comes from :mod:`nlgscore.runs.stream.readers` (text files, JSONL, TSV/CSV, Parquet,
+    ``inputs`` comes from :mod:`nlgscore.stream.readers` (text files, JSONL, TSV/CSV, Parquet,
     ``datasets``, lists). Memory is bounded by the window, not by the corpus.
     """
     for _, result in score_windows(scorer, inputs, window=window, **options):

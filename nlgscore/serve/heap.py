@@ -4,7 +4,7 @@ A process with a scorer loaded (torch, transformers, tokenizers, the model's mod
 few hundred thousand objects that live as long as it does. Every oldest-generation collection
 walks all of them with the GIL held: 0.25-0.32 s a collection on an AMD EPYC (Zen 4), one every
 one or two passes of 512 requests from 64 clients. While it runs, the model thread of a
-:class:`~nlgscore.runs.microbatch.MicroBatcher` cannot take the GIL between two operations, so
+:class:`~nlgscore.scheduler.microbatch.MicroBatcher` cannot take the GIL between two operations, so
 a server's pass took 1.99-2.25 s with one and 1.45-1.54 s without (BENCHMARKS.md "Serving").
 
 :func:`freeze_heap` collects once, then moves everything alive into the permanent generation

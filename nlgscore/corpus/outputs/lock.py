@@ -13,7 +13,7 @@ never blocks a re-run. On a platform without ``fcntl`` (Windows) nothing is lock
 >>> OutputLock(out)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: output .../scores.tsv is being written by another run (PID ...); ...
+nlgscore.errors.ArgumentError: output .../scores.tsv is being written by another run (PID ...); ...
 >>> first.release()
 >>> OutputLock(out).release()  # free again
 """
@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.core.errors import ArgumentError
-from nlgscore.runs.outputs.resumable import check_output_folder
+from nlgscore.errors import ArgumentError
+from nlgscore.corpus.outputs.resumable import check_output_folder
 
 try:
     import fcntl

@@ -1,4 +1,4 @@
-"""One queued call of a :class:`~nlgscore.runs.microbatch.MicroBatcher` (and of the Ray
+"""One queued call of a :class:`~nlgscore.scheduler.microbatch.MicroBatcher` (and of the Ray
 deployment's batcher built on it): the checked call, its merge key, cost and size, its future,
 and when it must be done.
 

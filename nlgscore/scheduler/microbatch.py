@@ -62,9 +62,9 @@ from typing import Any, Awaitable, Callable, List, Optional, Sequence, Tuple
 
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.call import Call, CallCancelled
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
-from nlgscore.runs.answer_wait import wait_for_answer
-from nlgscore.runs.queued_call import QueuedCall
+from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.scheduler.answer_wait import wait_for_answer
+from nlgscore.scheduler.queued_call import QueuedCall
 
 logger = logging.getLogger(__name__)
 
@@ -393,15 +393,8 @@ def check_settings(max_batch: Any, max_wait_ms: Any, max_queue: Any) -> Tuple[in
     return check_positive("max_batch", max_batch, allow_none=False), float(max_wait_ms), check_positive("max_queue", max_queue, allow_none=False)
 
 
-_SHARED_LOCK = threading.Lock()
 
 
 def shared_batcher(scorer: Any) -> MicroBatcher:
-    """The batcher behind ``scorer.acompute``: one per scorer, made on first use with the defaults."""
-    batcher = scorer.__dict__.get("_microbatcher")
-    if batcher is None:
-        with _SHARED_LOCK:
-            batcher = scorer.__dict__.get("_microbatcher")
-            if batcher is None:
-                batcher = scorer.__dict__["_microbatcher"] = MicroBatcher(scorer)
-    return batcher
+    """The batcher behind ``scorer.acompute``: the scorer's own (``Scorer.batcher()``), one per scorer."""
+    return scorer.batcher()

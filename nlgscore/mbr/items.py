@@ -11,7 +11,7 @@ False
 >>> MBRItem(["only one"])
 Traceback (most recent call last):
 ...
-nlgscore.core.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given (each candidate is excluded from its own expectation), got 1
+nlgscore.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given (each candidate is excluded from its own expectation), got 1
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Union
 
-from nlgscore.core.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
 
 ItemId = Union[str, int]
