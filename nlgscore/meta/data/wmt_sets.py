@@ -227,6 +227,7 @@ def _evalset(name: str, texts: TextSet, seg: Dict[str, np.ndarray], reference: s
     if texts.docs is not None:
         evalset.derived("docs", lambda: pick(texts.docs))
     evalset.derived("lines", lambda: items)
+    evalset.derived("total", lambda: n)
     left = sorted(set(texts.outputs) - set(systems))
     evalset.notes.append(f"{name} ({source}, gold {gold}): {len(items)} of {n} lines scored (rated ones), "
                          f"{len(systems)} systems; reference {reference}; not evaluated: {', '.join(left) or 'none'}")
