@@ -137,3 +137,4 @@ def test_pdp_equals_pearson_of_intra_item_differences():
                     h.append(human[b, item] - human[a, item])
                     m.append(metric[b, item] - metric[a, item])
     assert stats.pairwise_difference_pearson(human, metric) == pytest.approx(np.corrcoef(h, m)[0, 1], abs=1e-12)
+

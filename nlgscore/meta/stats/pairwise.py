@@ -55,9 +55,11 @@ def pairwise_p_values(segments: np.ndarray, signs: np.ndarray) -> np.ndarray:
 
     Paired permutation test on system sums (pce.py): under the null each segment's two scores are
     swapped at random; p = share of permutations whose difference is >= the observed one.
-    float32 arithmetic as pce.py, so values equal mt-metrics-eval's.
+    float32 arithmetic as pce.py, so values equal mt-metrics-eval's; the matrix is made C-contiguous
+    as pce.py receives it (a column selection is not), since the memory layout changes float32
+    summation order, and with it which permutations tie the observed difference.
     """
-    seg = np.asarray(segments, dtype=np.float32)
+    seg = np.ascontiguousarray(segments, dtype=np.float32)
     totals = seg.sum(axis=1)
     partial = np.asarray(signs, dtype=np.float32) @ seg.T  # (permutations, systems)
     # every pair at once: null[k, a, b] = partial[k, a] - partial[k, b], against totals[a] - totals[b]
