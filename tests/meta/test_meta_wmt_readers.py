@@ -199,3 +199,16 @@ def test_wmt25_paragraphs_refused_naming_file_and_line(tmp_path, bad, message):
     with pytest.raises(DataError, match=message) as err:
         read_paragraphs(path, "en-cs_CZ")
     assert f"{path}:2:" in str(err.value)
+
+
+def test_esa_waves_are_pooled_before_the_mean(tmp_path):
+    """convert_to_metrics.py concatenates the waves: a segment's mean is over every rating of every wave
+    (here (80 + 60 + 10) / 3, not the mean of the waves' means)."""
+    folder = _esa_folder(tmp_path, [_row("a1", "S1", 1, score=80), _row("a2", "S1", 1, score=60),
+                                    _row("a1", "S2", 1, score=50), _row("a1", "S3", 1, score=40)])
+    (folder / "humeval" / "esa_generalMT2024_wave3.csv").write_text(
+        "\n".join([_row("a1", "S1", 1, score=10), _row("a9", "S1", 1, score=99, src="eng", tgt="deu")]) + "\n",
+        encoding="utf-8")
+    data = load_wmt(folder)
+    assert data.human["segment"][0].tolist() == [100.0, 50.0]
+    assert "esa_generalMT2024_wave2.csv, esa_generalMT2024_wave3.csv" in data.notes[0]

@@ -35,7 +35,7 @@ import csv
 import io
 import os
 from pathlib import Path
-from typing import Collection, Dict, List, Optional, Tuple, Union
+from typing import Collection, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -56,14 +56,37 @@ def _dropped(kind: str, document: str, system: str) -> bool:
             or "tutorial" in system)
 
 
-def read_esa(path: PathLike, lp: str, lines: int, systems: Collection[str],
+def read_esa(paths: Union[PathLike, Sequence[PathLike]], lp: str, lines: int, systems: Collection[str],
              docs: Optional[List[str]] = None) -> Dict[str, np.ndarray]:
-    """Per rated system, ``lines`` segment scores (NaN where unrated) from an ESA CSV, rows of pair
-    ``lp`` only (its base pair: ``en-cs`` of ``en-cs_CZ``). ``systems``: the names with outputs (a
-    rated system without one is an error); ``docs``: the document of each line, checked when given."""
-    path = Path(path)
+    """Per rated system, ``lines`` segment scores (NaN where unrated) from ESA CSVs (one file or the
+    waves together: a segment's mean is over every rating of every wave, as ``convert_to_metrics.py``
+    concatenates them), rows of pair ``lp`` only (its base pair: ``en-cs`` of ``en-cs_CZ``).
+    ``systems``: the names with outputs (a rated system without one is an error); ``docs``: the
+    document of each line, checked when given."""
+    files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     base = lp.split("_")[0]
-    latest: Dict[Tuple[str, str, int], Tuple[float, float]] = {}  # (annotator, system, line) -> (t_end, score)
+    latest: Dict[Tuple[int, str, str, int], Tuple[float, float]] = {}  # (wave, annotator, system, line) -> (t_end, score)
+    for wave, path in enumerate(files):
+        _read_wave(path, wave, base, lines, systems, docs, latest)
+    if not latest:
+        raise DataError(f"{', '.join(map(str, files))}: no usable ESA rating of pair {base}")
+    sums: Dict[str, np.ndarray] = {}
+    counts: Dict[str, np.ndarray] = {}
+    for (_, _, system, line), (_, value) in sorted(latest.items()):
+        if system not in sums:
+            sums[system], counts[system] = np.zeros(lines), np.zeros(lines)
+        sums[system][line] += value
+        counts[system][line] += 1
+    seg = {}
+    for system in sorted(sums):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            seg[system] = np.where(counts[system] > 0, sums[system] / counts[system], np.nan)
+        seg[system][0] = CANARY_SCORE
+    return seg
+
+
+def _read_wave(path: Path, wave: int, base: str, lines: int, systems: Collection[str], docs: Optional[List[str]],
+               latest: Dict[Tuple[int, str, str, int], Tuple[float, float]]) -> None:
     text = read_text(path, "ESA ratings file")
     for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         where = f"{path}:{number}"
@@ -91,21 +114,6 @@ def read_esa(path: PathLike, lp: str, lines: int, systems: Collection[str],
         if system not in systems:
             raise DataError(f"{where}: system {system!r} has no output file")
         t_end = finite_number(row[11], where, "end time")
-        key = (annotator, system, line)
+        key = (wave, annotator, system, line)
         if key not in latest or t_end >= latest[key][0]:
             latest[key] = (t_end, value)
-    if not latest:
-        raise DataError(f"{path}: no usable ESA rating of pair {base}")
-    sums: Dict[str, np.ndarray] = {}
-    counts: Dict[str, np.ndarray] = {}
-    for (_, system, line), (_, value) in sorted(latest.items()):
-        if system not in sums:
-            sums[system], counts[system] = np.zeros(lines), np.zeros(lines)
-        sums[system][line] += value
-        counts[system][line] += 1
-    seg = {}
-    for system in sorted(sums):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            seg[system] = np.where(counts[system] > 0, sums[system] / counts[system], np.nan)
-        seg[system][0] = CANARY_SCORE
-    return seg

@@ -109,23 +109,8 @@ def _wmt_repo_gold(folder: Path, texts: TextSet, gold: str) -> Tuple[Dict[str, n
     files = sorted((folder / "humeval").glob("esa_*.csv"))
     if not files:
         raise DataError(f"{folder / 'humeval'}: no ESA file esa_*.csv")
-    seg: Dict[str, np.ndarray] = {}
-    used = []
-    for path in files:
-        try:
-            part = read_esa(path, texts.lp, len(texts.src), names, texts.docs)
-        except DataError as err:
-            if str(err).endswith(f"no usable ESA rating of pair {texts.lp.split('_')[0]}"):
-                continue  # another wave's pairs
-            raise
-        used.append(path.name)
-        for system, values in part.items():
-            if system in seg:
-                raise DataError(f"{path}: system {system!r} of {texts.lp} is rated in {used[0]} too")
-            seg[system] = values
-    if not seg:
-        raise DataError(f"{folder / 'humeval'}: no ESA rating of pair {texts.lp} in {[p.name for p in files]}")
-    return seg, ", ".join(used)
+    seg = read_esa(files, texts.lp, len(texts.src), names, texts.docs)
+    return seg, ", ".join(p.name for p in files)
 
 
 def _mtme_root(data: Path, test_set: str) -> Optional[Path]:
