@@ -138,3 +138,13 @@ def test_pdp_equals_pearson_of_intra_item_differences():
                     m.append(metric[b, item] - metric[a, item])
     assert stats.pairwise_difference_pearson(human, metric) == pytest.approx(np.corrcoef(h, m)[0, 1], abs=1e-12)
 
+
+
+def test_cli_export_mtme_and_csv(tmp_path, capsys):
+    root = _tree(tmp_path / "mtme", ("en-cs",))
+    csv = tmp_path / "out.csv"
+    assert main(["meta", "wmt24", "--data", str(root), "--metric", "chrf", "--permutations", "0", "--no-cache", "--quiet",
+                 "--export-mtme", str(tmp_path / "mtme-out"), "--csv", str(csv)]) == 0
+    capsys.readouterr()
+    assert len((tmp_path / "mtme-out" / "en-cs" / "chrf-refA.seg.score").read_text().splitlines()) == 4 * 7
+    assert "all,chrf,overall,avg-corr" in csv.read_text()
