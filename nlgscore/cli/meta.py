@@ -4,6 +4,7 @@
     nlgscore meta wmt21 --data data/wmt21-de-en --metric chrf --scores mine=mine.tsv
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
     nlgscore meta mqm --data data/mqm-wmt21-zh-en --metric chrf --metric bleu
+    nlgscore meta wmt24 --data data/esa-wmt24-en-cs --metric chrf --metric bertscore:minilm
 
 One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
@@ -79,7 +80,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "meta", help="meta-evaluate metrics against human judgments",
         description="Meta-evaluate metrics against human judgments: WMT19 daRR, WMT21 DA, SummEval and any "
-                    "MQM/DA human-scores folder (WMT22-25 measures: pairwise accuracy, SPA, acc-t), with "
+                    "MQM/DA human-scores folder (WMT22-25 measures: pairwise accuracy, SPA, acc-t), and "
+                    "WMT24/WMT25 as mt-metrics-eval runs them (SPA, acc-eq, avg-corr over pairs), with "
                     "bootstrap CIs or permutation tests.",
     )
     tasks = parser.add_subparsers(dest="meta_task", metavar="DATASET", required=True)

@@ -1,7 +1,7 @@
 """Meta-evaluation of metrics against human judgments (data -> scores -> statistics -> table).
 
 * ``data/``: readers of human judgments, system outputs and score files (``loaders``: WMT19 daRR,
-  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders;
+  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders; ``wmt_sets``: WMT24/WMT25 in WMT's, mt-metrics-eval's or paragraph-JSONL layout;
   ``mtme`` / ``precomputed``: score files; ``files``: the text-file rule and atomic writes;
   ``alignment``: the segment-id check).
 * ``engine``: scores of registry metrics by spec (chrF, BLEU, sentBLEU and ROUGE included:
@@ -9,7 +9,7 @@
   corpus chrF/BLEU system scores, the score cache (finished chunks kept).
 * ``stats/``: every statistic, one name each (correlations, pairwise accuracy, SPA, acc-t,
   daRR tau, Williams test, summary-level correlations, resampling and significance tests).
-* ``tasks/``: ``wmt19``, ``wmt21``, ``summeval`` and ``mqm`` returning a ``MetaTable``
+* ``tasks/``: ``wmt19``, ``wmt21``, ``summeval``, ``mqm``, ``wmt24`` and ``wmt25`` returning a ``MetaTable``
   (``tasks.wmt21(data_dir, metrics=["chrf"], scores={"mine": "mine.tsv"})``); ``descriptors``: one
   row per data set, from which ``nlgscore meta`` builds its subcommands; ``runner``: the table and
   the run skeleton every task shares.

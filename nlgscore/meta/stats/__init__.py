@@ -3,7 +3,8 @@
 * ``correlation``: ``pearson`` (checked: errors on constant input; WMT18 Eq. 2), mt-metrics-eval's
   segment-level ``correlation`` (no grouping or item-grouped; ``CORRELATIONS`` NaN-safe r and tau-b).
 * ``pairwise``: ``pairwise_accuracy`` (WMT22/23), ``soft_pairwise_accuracy`` (SPA, WMT24/25),
-  ``acc_eq`` and ``acc_t`` (tie-calibrated, WMT23-25).
+  ``acc_eq`` and ``acc_t`` (tie-calibrated, WMT23-25), ``pairwise_difference_pearson`` (PDP).
+* ``avg_corr``: WMT24/25's average over tasks, average rank and their significance clusters.
 * ``significance``: ``permutation_test`` (PERM-BOTH), ``pairs_permutation_test`` (acc-t),
   ``cluster_ranks`` (WMT's significance clusters).
 * ``wmt``: daRR Kendall's tau-like (``darr_kendall_tau``, ``tau_from_outcomes``), daRR from DA,
@@ -31,6 +32,7 @@ from nlgscore.meta.stats.pairwise import (
     item_pairs,
     pair_outcomes,
     pairwise_accuracy,
+    pairwise_difference_pearson,
     pairwise_p_values,
     permutation_signs,
     soft_pairwise_accuracy,
@@ -51,6 +53,6 @@ from nlgscore.meta.stats.significance import (
 __all__ = [
     "CORRELATIONS", "ItemPairs", "PCE_PERMUTATIONS", "PCE_SEED", "SIG_BLOCK", "SIG_EARLY_MAX", "SIG_EARLY_MIN",
     "SIG_LEVEL", "SIG_RESAMPLES", "acc_eq", "acc_t", "as_finite_array", "cluster_ranks", "correlation",
-    "item_pairs", "pair_outcomes", "pairs_permutation_test", "pairwise_accuracy", "pairwise_p_values", "pearson",
+    "item_pairs", "pair_outcomes", "pairs_permutation_test", "pairwise_accuracy", "pairwise_difference_pearson", "pairwise_p_values", "pearson",
     "permutation_signs", "permutation_test", "soft_pairwise_accuracy", "spa_from_p_values", "tie_calibration",
 ]

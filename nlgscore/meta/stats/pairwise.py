@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence, Tuple
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.correlation import _matrices
@@ -54,9 +55,11 @@ def pairwise_p_values(segments: np.ndarray, signs: np.ndarray) -> np.ndarray:
 
     Paired permutation test on system sums (pce.py): under the null each segment's two scores are
     swapped at random; p = share of permutations whose difference is >= the observed one.
-    float32 arithmetic as pce.py, so values equal mt-metrics-eval's.
+    float32 arithmetic as pce.py, so values equal mt-metrics-eval's; the matrix is made C-contiguous
+    as pce.py receives it (a column selection is not), since the memory layout changes float32
+    summation order, and with it which permutations tie the observed difference.
     """
-    seg = np.asarray(segments, dtype=np.float32)
+    seg = np.ascontiguousarray(segments, dtype=np.float32)
     totals = seg.sum(axis=1)
     partial = np.asarray(signs, dtype=np.float32) @ seg.T  # (permutations, systems)
     # every pair at once: null[k, a, b] = partial[k, a] - partial[k, b], against totals[a] - totals[b]
@@ -170,3 +173,25 @@ def acc_t(human: np.ndarray, metric: np.ndarray) -> Tuple[float, float]:
     return tie_calibration(item_pairs(human, metric))
 
 
+
+
+def pairwise_difference_pearson(human: np.ndarray, metric: np.ndarray) -> float:
+    """Pairwise Difference Pearson (PDP; mt-metrics-eval ``Correlation.Pearson(average_by="item", pdp=True)``).
+
+    Per item, every ordered pair of systems (a, b), a == b included, gives the human difference
+    ``h[b] - h[a]`` and the metric's ``m[b] - m[a]``; pairs with a missing human score are left
+    out and one Pearson correlation is taken over all of them. Unlike a per-item Pearson, it keeps
+    the size of the differences between items. NaN when either side is constant.
+
+    >>> human = np.array([[1.0, 5.0], [2.0, np.nan], [4.0, 3.0]])
+    >>> round(pairwise_difference_pearson(human, np.array([[0.1, 0.9], [0.3, 0.5], [0.6, 0.2]])), 6)
+    0.934988
+    """
+    human, metric = _matrices(human, metric)
+    human_diffs = (human.T[:, None, :] - human.T[:, :, None]).reshape(-1)
+    metric_diffs = (metric.T[:, None, :] - metric.T[:, :, None]).reshape(-1)
+    kept = ~np.isnan(human_diffs)
+    h, m = human_diffs[kept], metric_diffs[kept]
+    if h.size < 2 or np.all(h == h[0]) or np.all(m == m[0]):
+        return float("nan")
+    return float(scipy_stats.pearsonr(h, m)[0])

@@ -6,7 +6,7 @@ mt-metrics-eval ``stats.py`` (``PermutationSigDiff``: PERM-BOTH, Deutsch et al. 
 
 from __future__ import annotations
 
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import numpy as np
 
@@ -24,13 +24,15 @@ def _zscore(values: np.ndarray) -> np.ndarray:
 
 def permutation_test(
     statistic: Callable[[np.ndarray], float], metric_a: np.ndarray, metric_b: np.ndarray, mask: np.ndarray,
-    resamples: int = SIG_RESAMPLES, seed: int = 0,
+    resamples: int = SIG_RESAMPLES, seed: int = 0, draws: Optional[List[float]] = None,
 ) -> float:
     """p-value that metric A's ``statistic`` beats B's only by chance (PERM-BOTH, Deutsch et al. 2021).
 
     mtme ``PermutationSigDiff``: both metrics' scores are z-scored over the ``mask`` cells, each
     cell's two scores are swapped with probability 1/2, and p = share of resamples whose A - B
     difference is >= the observed one; early stop every 100 resamples when p < 0.02 or p > 0.5.
+    ``draws``, when given, receives each resample's A - B difference (mtme's draws, which the
+    significance of an average over tasks reuses: ``nlgscore.meta.stats.avg_corr``).
     """
     a = np.array(metric_a, dtype=float)
     b = np.array(metric_b, dtype=float)
@@ -40,7 +42,10 @@ def permutation_test(
     hits, done = 0, 0
     for done in range(1, resamples + 1):
         swap = rng.integers(0, 2, size=a.shape).astype(bool)
-        if statistic(np.where(swap, b, a)) - statistic(np.where(swap, a, b)) >= observed:
+        resampled = statistic(np.where(swap, b, a)) - statistic(np.where(swap, a, b))
+        if draws is not None:
+            draws.append(float(resampled))
+        if resampled >= observed:
             hits += 1
         if done % SIG_BLOCK == 0 and not SIG_EARLY_MIN <= hits / done <= SIG_EARLY_MAX:
             break
@@ -48,16 +53,20 @@ def permutation_test(
 
 
 def pairs_permutation_test(outcomes_a: np.ndarray, outcomes_b: np.ndarray, weight: np.ndarray,
-                           resamples: int = SIG_RESAMPLES, seed: int = 0) -> float:
+                           resamples: int = SIG_RESAMPLES, seed: int = 0, draws: Optional[List[float]] = None) -> float:
     """p-value for acc-t: A's pairwise outcomes (at A's epsilon) against B's (at B's), swapped pair by
-    pair (mtme ``PairwisePermutationSigDiff``, the WMT23/24 acc-t test), same early stopping."""
+    pair (mtme ``PairwisePermutationSigDiff``, the WMT23/24 acc-t test), same early stopping;
+    ``draws`` as in ``permutation_test``."""
     difference = weight * (outcomes_a - outcomes_b)
     observed = difference.sum()
     rng = np.random.default_rng(seed)
     hits, done = 0, 0
     for done in range(1, resamples + 1):
         flip = rng.integers(0, 2, size=difference.size) * 2 - 1
-        if np.dot(flip, difference) >= observed:
+        resampled = np.dot(flip, difference)
+        if draws is not None:
+            draws.append(float(resampled))
+        if resampled >= observed:
             hits += 1
         if done % SIG_BLOCK == 0 and not SIG_EARLY_MIN <= hits / done <= SIG_EARLY_MAX:
             break

@@ -1,11 +1,11 @@
 """Meta-evaluation tasks: each data set's descriptor and the runner that turns scores into a ``MetaTable``.
 
-``wmt19`` (``wmt19_darr``), ``wmt21`` (``wmt21_da``), ``summeval`` (``summeval_docs``) and ``mqm``
-(``human_scores``) are thin wrappers of one runner (``generic.run``) over their descriptors; each
-returns a ``MetaTable`` (``runner``). ``descriptors`` lists them for ``nlgscore meta``. ``descriptors`` lists them for ``nlgscore meta``.
+``wmt19`` (``wmt19_darr``), ``wmt21`` (``wmt21_da``), ``summeval`` (``summeval_docs``), ``mqm``
+(``human_scores``), ``wmt24`` and ``wmt25`` (``wmt24_25``) are thin wrappers of one runner (``generic.run``) over their descriptors; each
+returns a ``MetaTable`` (``runner``). ``descriptors`` lists them for ``nlgscore meta``.
 
 >>> sorted(TASKS)
-['mqm', 'summeval', 'wmt19', 'wmt21']
+['mqm', 'summeval', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
 """
 
 from nlgscore.meta.data.wmt21 import HUMAN
@@ -14,6 +14,7 @@ from nlgscore.meta.tasks.runner import MetaTable
 from nlgscore.meta.tasks.summeval_docs import summeval
 from nlgscore.meta.tasks.wmt19_darr import wmt19
 from nlgscore.meta.tasks.wmt21_da import wmt21
+from nlgscore.meta.tasks.wmt24_25 import wmt24, wmt25
 
-TASKS = {"wmt19": wmt19, "wmt21": wmt21, "summeval": summeval, "mqm": mqm}
-__all__ = ["HUMAN", "MetaTable", "TASKS", "mqm", "summeval", "wmt19", "wmt21"]
+TASKS = {"wmt19": wmt19, "wmt21": wmt21, "summeval": summeval, "mqm": mqm, "wmt24": wmt24, "wmt25": wmt25}
+__all__ = ["HUMAN", "MetaTable", "TASKS", "mqm", "summeval", "wmt19", "wmt21", "wmt24", "wmt25"]

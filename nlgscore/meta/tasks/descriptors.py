@@ -7,7 +7,7 @@ and the task's own options. ``nlgscore meta`` builds one subcommand per descript
 from this table (no per-task code in the command line); a new data set is a new row.
 
 >>> sorted(DESCRIPTORS)
-['mqm', 'summeval', 'wmt19', 'wmt21']
+['mqm', 'summeval', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
 >>> DESCRIPTORS["mqm"].measures[:3]
 ('system pearson', 'system accuracy', 'system spa')
 """
@@ -24,6 +24,7 @@ from nlgscore.meta.tasks import human_scores as _mqm
 from nlgscore.meta.tasks import summeval_docs as _summeval
 from nlgscore.meta.tasks import wmt19_darr as _wmt19
 from nlgscore.meta.tasks import wmt21_da as _wmt21
+from nlgscore.meta.tasks import wmt24_25 as _wmt24_25
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 
 
@@ -89,6 +90,36 @@ _INCLUDE_HUMAN = Option(("--include-human",), "include_human", "also evaluate hu
 _REPEATS = Option(("--average-repeats",), "repeats", "average repeated judgments of one (system, segment) "
                   "(several raters) instead of refusing the file", dict(action="store_const", const="average", default="error"))
 
+def _wmt_command(test_set: str, task: Callable[..., Any], year: str) -> MetaCommand:
+    """The ``nlgscore meta wmt24`` / ``wmt25`` subcommand: mt-metrics-eval's task set of that year."""
+    return MetaCommand(
+        test_set, f"{year}: SPA and acc-eq per pair, avg-corr and average rank (mt-metrics-eval's {year} tasks)",
+        f"The {year} metrics task as mt-metrics-eval runs it: per language pair, system-level soft pairwise "
+        "accuracy and segment-level acc-eq (tie-calibrated, item-grouped) with significance clusters from "
+        "permutation tests, Pairwise Difference Pearson; over the pairs, avg-corr (each task mapped to [0, 1], "
+        "equal weights, clusters from the averaged draws) and the average rank. --data is WMT's folder (txt/ "
+        "and humeval/ ESA CSVs or MQM TSVs), mt-metrics-eval's folder (<test set>/ with human-scores/), or "
+        "WMT25's paragraph JSONL.",
+        task, "txt/ + humeval/, or mt-metrics-eval's <test set>/ folder, or a paragraph JSONL file", "data",
+        "ESA or MQM (mt-metrics-eval's standard gold per pair, or --gold)", "the pair's standard reference (or --ref)",
+        ("system", "segment"), tuple(f"{m.level} {m.name}" for m in _wmt24_25.WMT_MEASURES),
+        "mt-metrics-eval .seg.score file <system><TAB><score> (one line per line of the test set, or per scored "
+        "item as --export-scores writes them; {lp} in the path for several pairs)",
+        resampling="permutations",
+        options=(Option(("--lp",), "pairs", "language pair as the data spell it (en-cs, en-cs_CZ; repeatable; "
+                        "default: every pair of the data)", dict(action="append", default=None)),
+                 Option(("--gold",), "gold", "human scores to use (default: mt-metrics-eval's standard: esa, mqm, "
+                        "esa-human1)"),
+                 Option(("--ref",), "reference", "reference to use (default: the pair's standard one, e.g. refA)"),
+                 Option(("--include-human",), "include_human", "also evaluate rated human translations as systems "
+                        "(the reference in use never is one)", dict(action="store_true")),
+                 Option(("--all-lines",), "all_lines", "score every line of the test set, not only the rated ones "
+                        "(the measures ignore unrated lines; this only makes --export-scores files complete)",
+                        dict(action="store_true")),
+                 Option(("--export-mtme",), "export_mtme", "write the scored metrics' segment scores to DIR/<LP>/ "
+                        "as mt-metrics-eval files", dict(type=Path, metavar="DIR"))))
+
+
 DESCRIPTORS: Dict[str, MetaCommand] = {d.name: d for d in (
     MetaCommand(
         "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
@@ -136,4 +167,6 @@ DESCRIPTORS: Dict[str, MetaCommand] = {d.name: d for d in (
                  _INCLUDE_HUMAN, _REPEATS,
                  Option(("--export-mtme",), "export_mtme", "write the scored metrics' segment and system scores "
                         "to DIR as mt-metrics-eval files", dict(type=Path, metavar="DIR")))),
+    _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
+    _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),
 )}

@@ -77,7 +77,8 @@ def spa_human(data: EvalSet) -> SpaHuman:
     return data.derived("spa", lambda: SpaHuman(np.asarray(data.human["segment"], dtype=float)))
 
 
-def _spa_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[SpaHuman, np.ndarray]]:
+def spa_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[SpaHuman, np.ndarray]]:
+    """(the data set's ``SpaHuman``, metric segment matrix); None without both."""
     human = spa_human(data)
     return None if seg is None or human.signs is None else (human, seg)
 
@@ -89,7 +90,7 @@ def _correlation(method: str, by_item: bool) -> Callable[[np.ndarray, np.ndarray
 WMT22_MEASURES: Tuple[Measure, ...] = (
     Measure("system", "pearson", system_scores, stats.CORRELATIONS["pearson"]),
     Measure("system", "accuracy", system_scores, stats.pairwise_accuracy),
-    Measure("system", "spa", _spa_inputs, lambda human, metric: human.spa(metric)),
+    Measure("system", "spa", spa_inputs, lambda human, metric: human.spa(metric)),
     Measure("segment", "pearson", segment_scores, _correlation("pearson", False)),
     Measure("segment", "pearson-item", segment_scores, _correlation("pearson", True)),
     Measure("segment", "kendall", segment_scores, _correlation("kendall", False)),
