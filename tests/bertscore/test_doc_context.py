@@ -116,3 +116,20 @@ def test_multiple_references_take_their_own_context(minilm_scorer):
     first = _quiet(minilm_scorer.compute, cands, [[r[0]] for r in refs], context=1, doc_ids=[0, 0])
     second = _quiet(minilm_scorer.compute, cands, [[r[1]] for r in refs], context=1, doc_ids=[0, 0])
     assert np.allclose(both.f1, np.maximum(first.f1, second.f1), rtol=0, atol=0)
+
+
+def test_merged_calls_keep_each_items_context(doc_golden, bertscore_golden, minilm_scorer):
+    """Two callers' calls merged into one run (as the micro-batcher and the server merge them):
+    each item keeps its own call's context, and gets the bits of its call scored alone."""
+    from nlgscore.core.call import Call
+
+    cands, refs, docs = bertscore_golden["cands"], bertscore_golden["refs"], doc_golden["doc_ids"]
+    first = minilm_scorer.make_call(cands[:11], refs[:11], context=2, doc_ids=docs[:11])
+    second = minilm_scorer.make_call(cands[5:15], refs[5:15], context=2, doc_ids=docs[5:15])
+    merged = _quiet(minilm_scorer.run, Call.concat([first, second]))
+    a, b = merged.split([first.size, second.size])
+    assert a.scores == _quiet(minilm_scorer.compute, cands[:11], refs[:11], context=2, doc_ids=docs[:11]).scores
+    assert b.scores == _quiet(minilm_scorer.compute, cands[5:15], refs[5:15], context=2, doc_ids=docs[5:15]).scores
+    # Line 5 after line 4 in the first call, first of its document in the second: two scores;
+    # line 7 reads lines 5 and 6 in both.
+    assert a.scores[5] != b.scores[0] and a.scores[7:] == b.scores[2:6]
