@@ -96,3 +96,10 @@ def test_long_inputs_option(metric):
     assert "|long_inputs:auto|" in auto["signature"] and "|long_inputs:truncate|" in cut["signature"]
     with pytest.raises(ArgumentError, match=r"references\[1\]"):
         metric.compute(predictions=[SHORT, SHORT], references=[SHORT, LONG], max_length=LIMIT, long_inputs="error")
+
+
+def test_document_context_reaches_the_scorer(metric, scorer):
+    docs = ["d"] * len(HYPS)
+    out = metric.compute(predictions=HYPS, references=REFS, context=1, doc_ids=docs, device="cpu")
+    want = scorer.compute(HYPS, REFS, direction="f", context=1, doc_ids=docs)
+    assert out["scores"] == list(want.scores) and out["signature"] == str(want.signature) and "|ctx:1|" in out["signature"]

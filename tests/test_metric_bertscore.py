@@ -115,3 +115,12 @@ def test_hub_module_arguments_are_accepted(metric, minilm_scorer):
                          verbose=False, idf=False, device="cpu", batch_size=64, nthreads=4, all_layers=False,
                          rescale_with_baseline=False, baseline_path=None, use_fast_tokenizer=False)
     assert out["f1"][0] == pytest.approx(float(minilm_scorer.score(["a cat sat"], ["the cat sat"]).f1[0]), abs=1e-6)
+
+
+def test_document_context_reaches_the_scorer(metric, minilm_scorer):
+    preds, refs, docs = ["The cat sat.", "It slept.", "Rain fell."], ["A cat sat.", "It was sleeping.", "It rained."], ["d", "d", "e"]
+    out = metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs)
+    expected = minilm_scorer.compute(preds, refs, context=1, doc_ids=docs)
+    assert list(out["f1"]) == list(expected.f1) and out["hashcode"] == str(expected.signature) and "|ctx:1|" in out["hashcode"]
+    with pytest.raises(ValueError, match="doc_ids has 2 items but there are 3 predictions"):
+        metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs[:2])

@@ -100,3 +100,11 @@ def test_long_inputs_option(tmp_path):
         cut = metric.compute(predictions=[TARGET, TARGET], sources=[TAIL_A, TAIL_B], long_inputs="truncate")
     assert auto["scores"][0] != auto["scores"][1] and cut["scores"][0] == cut["scores"][1]
     assert "|long_inputs:truncate|" in cut["signature"]
+
+
+def test_document_context_reaches_the_scorer(scorer):
+    metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
+    preds, refs, docs = ["The cat sat.", "It slept."], ["A cat sat.", "It was sleeping."], [7, 7]
+    out = metric.compute(predictions=preds, references=refs, context=1, doc_ids=docs)
+    expected = scorer.compute(preds, references=refs, context=1, doc_ids=docs)
+    assert out["scores"] == expected.scores and out["signature"] == str(expected.signature) and "|ctx:1|" in out["signature"]

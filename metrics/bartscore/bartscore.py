@@ -31,6 +31,8 @@ Args:
     agg (str): "mean" or "max" over multiple references.
     checkpoint (str): Hub id or folder replacing the variant's weights; para_weights (str): bart.pth.
     device (str), dtype (str), batch_size (int), max_tokens (int), max_length (int), verbose (bool).
+    context (int), doc_ids (list, one id per prediction): read each sentence after the previous
+        `context` sentences of its document, only its own tokens scored (default 0: sentence level).
     long_inputs (str): "auto" (default: a text over max_length is scored in sentence chunks),
         "truncate" (cut at max_length, as the authors' scorer) or "error".
 Returns:
@@ -84,7 +86,7 @@ class BARTScore(evaluate.Metric):
     def _compute(self, predictions, references, sources, direction=None, prompt=None, prompt_side="encoder",
                  agg="mean", checkpoint=None, para_weights=None, device=None, dtype=None, revision=None,
                  batch_size=None, max_tokens=None, max_length=1024, verbose=False, use_references=True, use_sources=True,
-                 long_inputs="auto"):
+                 long_inputs="auto", context=0, doc_ids=None):
         variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
         scorer = self._scorer = cached("bartscore", checkpoint=checkpoint or self.checkpoint, variant=variant, para_weights=para_weights,
                                        device=device, dtype=dtype, revision=revision, max_length=max_length,
@@ -92,5 +94,5 @@ class BARTScore(evaluate.Metric):
         direction = direction or ("src" if use_sources and not use_references else "f")
         result = scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
                                       direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
-                                      batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
+                                      batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose), context=context, doc_ids=doc_ids)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -29,6 +29,9 @@ Args:
     rescale_with_baseline (bool), baseline_path (str): baseline rescaling.
     all_layers (bool), device (str), batch_size (int: most sentences per batch; default: token budget only),
     max_length (int), verbose (bool): progress bar.
+    context (int), doc_ids (list, one document id per prediction): read each sentence after the
+        previous `context` sentences of its document, only its own tokens scored (Vernikos et al., WMT 2022);
+        default 0 (sentence level).
     long_inputs (str): "auto" (default: a text over max_length is encoded in overlapping windows,
         every token counts), "truncate" (bert_score's cut at max_length) or "error";
         window_stride (int): content tokens between windows (default: half a window).
@@ -71,7 +74,7 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
     def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
                  idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,
                  baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None,
-                 long_inputs="auto", window_stride=None):
+                 long_inputs="auto", window_stride=None, context=0, doc_ids=None):
         if lang is None and model_type is None:  # as the Hub module: no silent default language
             raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
         # The scorer cache keys every option by content, idf sentences included (the Hub module
@@ -81,6 +84,7 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
                                        rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
                                        device=device, max_length=max_length, dtype=dtype, revision=revision,
                                        long_inputs=long_inputs, window_stride=window_stride)
-        result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
+        result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose),
+                                context=context, doc_ids=doc_ids)
         columns = result.columns()
         return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}

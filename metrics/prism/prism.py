@@ -28,6 +28,9 @@ Args:
     lang (str): language of the candidates, one of the 39 m39v1 languages (default "en").
     temperature (float > 0): softmax temperature (default 1.0; COMET's WMT scripts used 0.95).
     batch_size (int), max_tokens (int), device (str), dtype (str), verbose (bool): progress bar.
+    context (int), doc_ids (list, one document id per prediction): read each sentence after the
+        previous `context` sentences of its document, only its own tokens scored (Vernikos et al., WMT 2022);
+        default 0 (sentence level).
     long_inputs (str): "auto" (default: a text over the model's positions is scored in sentence
         chunks), "truncate" (cut, as the original) or "error".
 Load-time arguments: checkpoint (Hub id or folder; default dariast/prism, the m39v1 weights), revision.
@@ -77,8 +80,9 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
         return super().compute(predictions=predictions, **inputs, **kwargs)
 
     def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
-                 max_tokens=None, device=None, dtype=None, verbose=False, long_inputs="auto"):
+                 max_tokens=None, device=None, dtype=None, verbose=False, long_inputs="auto", context=0, doc_ids=None):
         scorer = self._scorer = cached("prism", checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
                                        mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype, long_inputs=long_inputs)
-        result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose))
+        result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose),
+                                context=context, doc_ids=doc_ids)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -41,12 +41,14 @@ MATCH_BUDGET = 1 << 23
 
 
 def score_pairs(
-    scorer: PairModel, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None
+    scorer: PairModel, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None,
+    starts: Optional[Dict[int, int]] = None,
 ) -> np.ndarray:
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
 
     ``runtime`` is the call's run-time settings (``max_tokens``, ``batch_size``); ``progress``,
-    if given, is told ``(pairs done, pairs)`` after each chunk.
+    if given, is told ``(pairs done, pairs)`` after each chunk. ``starts``: for a text read after
+    its document context, the position of its first scored token (those before weigh 0).
 
     Pairs are ordered by reference (longest first, stable), so all pairs of a reference fall in
     one chunk; a chunk is closed when the *distinct* texts it needs reach the token budget, so
@@ -63,7 +65,7 @@ def score_pairs(
     held: Dict[int, Any] = {}  # embeddings of texts that a later chunk needs again
     for c, (start, stop) in enumerate(chunks):
         chunk = order[start:stop]
-        _score_chunk(scorer, runtime, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c)
+        _score_chunk(scorer, runtime, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c, starts or {})
         for u in [u for u in held if last_chunk[u] <= c]:
             del held[u]
         if progress is not None:
@@ -140,7 +142,8 @@ def _embed_chunk(
     return embeddings
 
 
-def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later) -> None:
+def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later,
+                 starts: Dict[int, int]) -> None:
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -156,7 +159,7 @@ def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], 
     # The chunk is ordered by reference; matching wants pairs of similar shape side by side.
     order = sorted(range(len(pairs)), key=lambda k: -(len(ids[pairs[k][1]]) + len(ids[pairs[k][0]])))
     shapes = [(len(ids[pairs[k][0]]), len(ids[pairs[k][1]])) for k in order]
-    store = _TokenStore(needed, ids, embeddings, weights)
+    store = _TokenStore(needed, ids, embeddings, weights, starts)
     if not scorer.all_layers and dense(pairs) and max(len(ids[u]) for u in needed) <= TILE_TOKENS:
         _grid_chunk(store, pairs, ids, n_special, out, slots)
         return
@@ -239,7 +242,7 @@ class _TokenStore:
     ``index_select`` of rows, padding pointing at an all-zero row.
     """
 
-    def __init__(self, uids: List[int], ids, embeddings: Dict[int, Any], weights) -> None:
+    def __init__(self, uids: List[int], ids, embeddings: Dict[int, Any], weights, scored_from: Optional[Dict[int, int]] = None) -> None:
         import torch
 
         first = embeddings[uids[0]]
@@ -251,6 +254,9 @@ class _TokenStore:
         self.span = {u: (int(start), n) for u, start, n in zip(uids, starts, lengths)}
         token_ids = torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long, device=weights.device)
         self.token_weights = weights[token_ids].to(first.device)
+        for u in uids if scored_from else ():  # a text's document context: read, not scored
+            if u in scored_from:
+                self.token_weights[self.span[u][0] : self.span[u][0] + min(scored_from[u], self.span[u][1])] = 0.0
         self.width = first.shape[-1]
 
     def padded(self, uids: List[int]):

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.bertscore.calibration_file import read_calibration
+from nlgscore.bertscore.doc_context import scored_starts, side_keys
 from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
 from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.grid import TILE_TOKENS
@@ -69,8 +70,9 @@ class _CallState:
     call: Call
     texts: List[str]
     ids: List[List[int]]
-    index: Dict[str, int]
+    index: Dict[Any, int]
     weights: Any
+    starts: Dict[int, int]  # texts with context: the first scored token
 
 
 class BERTScorer(Scorer):
@@ -79,19 +81,17 @@ class BERTScorer(Scorer):
     ``cache_references=True`` keeps the embeddings of up to ``reference_cache_size`` reference
     texts and ``reference_cache_bytes`` bytes (default 512 MiB) across calls, the least recently
     used dropped first, so a long-lived process plateaus (an evaluation set scored after every
-    training epoch is encoded once);
-    ``cache_candidates=True`` does the same for candidates. One text-keyed cache
+    training epoch is encoded once); ``cache_candidates=True`` does the same for candidates. One text-keyed cache
     (:class:`nlgscore.core.cache.TextCache`) serves both sides: a text's embedding does not
     depend on the side it is on.
     Batches are planned by ``max_tokens`` (padded tokens per encoder batch; default from
     :func:`nlgscore.core.runtime.resolve_runtime`); ``batch_size`` additionally caps the
     sentences per batch if given.
 
-    ``idf``: ``None`` (default) means "on if ``idf_sents`` is given"; ``idf=False`` together with
-    ``idf_sents`` is a ValueError (bert_score would silently ignore ``idf_sents``). With
-    ``idf=True`` and no ``idf_sents`` the idf comes from each call's references; a call with a
-    single reference then gets a degenerate idf (every token has the same weight, log 1 = 0, so
-    scores are 0) and warns.
+    ``idf``: ``None`` (default) means "on if ``idf_sents`` is given"; ``idf=False`` with ``idf_sents``
+    is a ValueError (bert_score would silently ignore ``idf_sents``). With ``idf=True`` and no
+    ``idf_sents`` the idf comes from each call's references; a call with a single reference then
+    gets a degenerate idf (every token weighs log 1 = 0, so scores are 0) and warns.
 
     ``long_inputs``: what happens to a text longer than the model's window (``max_length``).
     ``"auto"`` (default) encodes it in overlapping windows, ``window_stride`` content tokens
@@ -121,6 +121,7 @@ class BERTScorer(Scorer):
     # Only _prepare tokenizes; scoring embeds token ids: a scheduler may prepare the next call
     # while the model runs this one.
     prepares_apart = True
+    takes_context = True  # nlgscore.bertscore.doc_context
 
     def __init__(
         self,
@@ -199,8 +200,7 @@ class BERTScorer(Scorer):
         """idf taken from each call's references (``idf=True`` without ``idf_sents``)."""
         return bool(self.idf) and self._idf_table is None
 
-    def _layer_count(self) -> int:
-        """Layers per score: all hidden states (embeddings included) with all_layers, else one."""
+    def _layer_count(self) -> int:  # per score: all hidden states (embeddings included) with all_layers, else one
         return self.encoder.total_layers + 1 if self.all_layers else 1
 
     def _pair_model(self) -> PairModel:
@@ -263,21 +263,24 @@ class BERTScorer(Scorer):
         )
 
     # --------------------------------------------------------------- scoring
-    def score(self, cands: Sequence[str], refs: Sequence) -> BERTScoreResult:
+    def score(self, cands: Sequence[str], refs: Sequence, *, context: int = 0, doc_ids: Optional[Sequence[Any]] = None) -> BERTScoreResult:
         """bert_score's ``BERTScorer.score(cands, refs)``: :meth:`compute` with bert_score's
         argument names (``refs`` is ``[str]`` or ragged ``[[str]]``); same numbers."""
         if refs is None:  # bert_score's signature has no default for refs
             raise ArgumentTypeError("refs must be a list of strings or a list of lists of strings, got NoneType")
-        return self._run(cands, refs, None, names=("cands", "refs", "srcs"))  # type: ignore[return-value]
+        return self._run(cands, refs, None, names=("cands", "refs", "srcs"), context=context, doc_ids=doc_ids)  # type: ignore[return-value]
 
     def _prepare(self, call: Call, items: List[Item]) -> _CallState:
-        hyps = [item.prediction for item in items]
-        texts, inverse = unique(hyps + [item.reference for item in items])
+        hyps, refs = side_keys(items, self.encoder.tokenizer.sep_token if call.context else None)
+        keys, inverse = unique(hyps + refs)
+        texts = [text for text, _ in keys]
         ids, truncated = self._tokenize(texts, call.predictions, call.references)
         ref_u = inverse[len(hyps):]
-        weights = self._weights_for_call([ids[u] for u in ref_u])
+        starts = scored_starts(self.encoder, keys, ids, self.long_inputs == "truncate") if call.context else {}
+        ref_ids = [ids[u] for u in ref_u] if not (starts and self.call_dependent) else self._tokenize([i.reference for i in items], [], None)[0]
+        weights = self._weights_for_call(ref_ids)
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
-        return _CallState(call, texts, ids, {text: u for u, text in enumerate(texts)}, weights)
+        return _CallState(call, texts, ids, {key: u for u, key in enumerate(keys)}, weights, starts)
 
     def _tokenize(self, texts: List[str], predictions: List[str], references: Any) -> Tuple[List[List[int]], int]:
         """Token ids of ``texts`` under ``long_inputs``: truncated, whole, or an error naming the
@@ -291,25 +294,22 @@ class BERTScorer(Scorer):
 
     def _window_plan(self, ids: List[int]) -> Optional[WindowPlan]:
         """The windows of an over-long text's token ids (None within the limit)."""
-        if len(ids) <= self.encoder.max_length:
-            return None
-        return WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride, self.encoder.causal)
+        return None if len(ids) <= self.encoder.max_length else WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride, self.encoder.causal)
 
     def _embed_text(self, ids: List[int]) -> Any:
         """One text's embeddings ``([layers,] tokens, D)``, windowed if it is over the limit."""
-        plan = self._window_plan(ids)
-        if plan is None:
+        if (plan := self._window_plan(ids)) is None:
             return self.encoder.embed([ids])[0]
         return plan.assemble([self.encoder.embed([w])[0] for w in plan.windows])
 
     def _window_count(self, ids: List[int]) -> int:
-        plan = self._window_plan(ids)
-        return 1 if plan is None else len(plan)
+        return 1 if (plan := self._window_plan(ids)) is None else len(plan)
 
     def _score_items(self, items: List[Item], state: _CallState) -> Dict[str, np.ndarray]:
         index, call = state.index, state.call
-        pairs = [(index[item.prediction], index[item.reference]) for item in items]
-        values = score_pairs(self._pair_model(), pairs, state.texts, state.ids, state.weights, call.runtime, call.progress)
+        hyps, refs = side_keys(items, self.encoder.tokenizer.sep_token if call.context else None)
+        pairs = [(index[h], index[r]) for h, r in zip(hyps, refs)]
+        values = score_pairs(self._pair_model(), pairs, state.texts, state.ids, state.weights, call.runtime, call.progress, state.starts)
         counts = {u: self._window_count(state.ids[u]) for u in {u for pair in pairs for u in pair}}
         windows = np.array([max(counts[h], counts[r]) for h, r in pairs], dtype=np.float64)
         # (pairs, layers) each; "windows" is aggregated by max over references like the scores, then popped by _finish

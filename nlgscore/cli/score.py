@@ -20,6 +20,7 @@ import argparse
 from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
+from nlgscore.cli.doc_context import add_context_options, doc_ids, score_in_context
 from nlgscore.cli.options import (add_output_options, add_runtime_options, check_device, empty_input, fail, load_scorer, positive_int,
                                   runtime_settings)
 
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
     parser.add_argument("--lang", default=None, help="language of the candidates, for metrics that take one (Prism: the target "
                         "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)")
     add_output_options(parser)
+    add_context_options(parser)
     run_group = parser.add_argument_group("corpus runs")
     run_group.add_argument("-o", "--output", default=None, metavar="OUT",
                            help="write every item's scores to OUT (.tsv with a header line, or .jsonl) as they finish; resumable")
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
     registry.parse_spec(args.spec)  # an unknown metric fails before any file is read
     inputs = read_corpus(args)
+    ids = doc_ids(args)
     check_device(args.device)
     options = runtime_settings(args)
     progress = options["progress"]
@@ -124,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         if main_process:
             emit(summary, output_format(args))
         return 0
-    result = _score_in_windows(scorer, inputs, args.window)
+    result = _score_in_windows(scorer, inputs, args.window) if ids is None else score_in_context(scorer, inputs, args, ids)
     if main_process:
         from nlgscore.cli.output import print_result
 

@@ -65,6 +65,7 @@ from nlgscore.backend.batching import unique
 from nlgscore.core.batcher_hook import new_batcher
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
 from nlgscore.backend.distributed import shard
+from nlgscore.core.context import check_context, item_contexts
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
 from nlgscore.backend.progress import ItemProgress
@@ -135,6 +136,8 @@ class Scorer(ScorerRuntime, ABC):
     # scoring never touches what preparing does (the tokenizer). Read by the micro-batcher.
     prepares_apart: ClassVar[bool] = False
     _batcher: Any = None  # this scorer's own Call queue (batcher()), made on first use
+    # The metric reads items' document context (compute(..., context=k, doc_ids=...)).
+    takes_context: ClassVar[bool] = False
 
     def compute(
         self,
@@ -145,14 +148,19 @@ class Scorer(ScorerRuntime, ABC):
         batch_size: Optional[int] = None,
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
+        context: int = 0,
+        doc_ids: Optional[Sequence[Any]] = None,
     ) -> Result:
         """Score each prediction with the inputs the metric needs; results in input order:
         ``run(make_call(...))``.
 
         ``batch_size``, ``max_tokens`` and ``progress`` override the scorer's settings for this
         call only (None keeps them); they never change a score beyond float rounding.
+        ``context=k``: each sentence read after the previous ``k`` of its document (``doc_ids``,
+        one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``.
         """
-        return self.run(self.make_call(predictions, references, sources, batch_size=batch_size, max_tokens=max_tokens, progress=progress))
+        return self.run(self.make_call(predictions, references, sources, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
+                                       context=context, doc_ids=doc_ids))
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
@@ -186,12 +194,13 @@ class Scorer(ScorerRuntime, ABC):
         (('references',), 1, True)
         """
         runtime = self._call_runtime(*(options.pop(name, None) for name in ("batch_size", "max_tokens", "progress")))
+        context, doc_ids = options.pop("context", 0), options.pop("doc_ids", None)
         if options:
-            raise ArgumentTypeError(f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress)")
-        return self._make_call(predictions, references, sources, runtime=runtime)
+            raise ArgumentTypeError(f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress, context, doc_ids)")
+        return self._make_call(predictions, references, sources, runtime=runtime, context=context, doc_ids=doc_ids)
 
     def _make_call(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
-                   multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Call:
+                   multiref: Optional[str] = None, runtime: Any = None, context: Any = 0, doc_ids: Any = None, **options: Any) -> Call:
         """:meth:`make_call` with the metric's own call options (for a metric's ``make_call``)."""
         needs = self._call_needs(references, sources, options)
         if not needs or not set(needs) <= set(NEEDS):
@@ -209,9 +218,12 @@ class Scorer(ScorerRuntime, ABC):
         rule = multiref or self.multiref
         if rule not in MULTIREF_RULES:
             raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
-        items, owner = make_items(preds, refs, srcs)
+        k, docs = check_context(context, doc_ids, len(preds))
+        if k and not self.takes_context:
+            raise ArgumentError(f"context={k}: {self.name} does not read document context (BERTScore, Prism and BARTScore do)")
+        items, owner = make_items(preds, refs, srcs, item_contexts(k, docs, preds, refs, srcs) if k else None)
         return Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options,
-                    items=items, owner=owner, merges=not self.call_dependent)
+                    items=items, owner=owner, merges=not self.call_dependent, context=k)
 
     def make_matrix_call(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
                          column: Optional[str] = None, **call_options: Any) -> MatrixCall:
@@ -342,6 +354,8 @@ class Scorer(ScorerRuntime, ABC):
         """The signature of ``call`` (None: of the scorer's defaults): the metric's fields, then
         the multi-reference rule for reference-based scores."""
         fields = self._signature_fields(call)
+        if call is not None and call.context:
+            fields["ctx"] = call.context
         if "references" in (call.needs if call is not None else self.needs):
             fields["multiref"] = call.multiref if call is not None else self.multiref
         return Signature(self.name, **fields)

@@ -100,6 +100,7 @@ class Call(_Cancellable):
     items: List[Item] = field(default_factory=list)
     owner: List[int] = field(default_factory=list)
     merges: bool = True
+    context: int = 0  # previous sentences each item reads (its items carry them)
     _flag: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     # What Scorer.prepare did ahead of run (tokenizing, idf), if it was called.
     prepared: bool = field(default=False, repr=False, compare=False)
@@ -113,7 +114,8 @@ class Call(_Cancellable):
     @property
     def cost(self) -> int:
         """Estimated tokens of the call's items (every input a metric reads, per item)."""
-        return sum(estimate_tokens(i.prediction) + estimate_tokens(i.reference) + estimate_tokens(i.source) for i in self.items)
+        own = sum(estimate_tokens(i.prediction) + estimate_tokens(i.reference) + estimate_tokens(i.source) for i in self.items)
+        return own + sum(estimate_tokens(text) for i in self.items if i.context is not None for side in i.context for text in side)
 
     @property
     def merge_key(self) -> Optional[Hashable]:
@@ -123,7 +125,7 @@ class Call(_Cancellable):
         if not self.merges or options is None:
             return None
         runtime = tuple(getattr(self.runtime, name, None) for name in ("batch_size", "max_tokens", "progress"))
-        return (self.needs, self.multiref, options, runtime)
+        return (self.needs, self.multiref, options, runtime, self.context)
 
     @classmethod
     def concat(cls, calls: Sequence["Call"]) -> "Call":

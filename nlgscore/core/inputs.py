@@ -103,22 +103,27 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
 class Item(NamedTuple):
     """What a metric scores: a prediction with the inputs the metric uses (None where it uses
     none: ``Item("a cat", reference="the cat")`` for a reference-based metric). Frozen and
-    hashable, so identical items are scored once."""
+    hashable, so identical items are scored once. ``context``: the previous sentences of the
+    item's document that each side is read after (:class:`nlgscore.core.context.Context`; None
+    without document context)."""
 
     prediction: str
     reference: Optional[str] = None
     source: Optional[str] = None
+    context: Optional[Any] = None
 
 
-def make_items(predictions: List[str], references: Optional[List[List[str]]] = None, sources: Optional[List[str]] = None) -> Tuple[List[Item], List[int]]:
+def make_items(predictions: List[str], references: Optional[List[List[str]]] = None, sources: Optional[List[str]] = None,
+               contexts: Optional[List[List[Any]]] = None) -> Tuple[List[Item], List[int]]:
     """One :class:`Item` per (prediction, reference) of checked inputs (ragged references
     flattened; one item per prediction without references), and the prediction each belongs to.
+    ``contexts``: per prediction, the context of each of its items (see :mod:`nlgscore.core.context`).
 
     >>> items, owner = make_items(["p", "q"], [["r1", "r2"], ["r3"]], ["s", "t"])
-    >>> [tuple(item) for item in items], owner
+    >>> [item[:3] for item in items], owner
     ([('p', 'r1', 's'), ('p', 'r2', 's'), ('q', 'r3', 't')], [0, 0, 1])
     >>> make_items(["p"], sources=["s"])
-    ([Item(prediction='p', reference=None, source='s')], [0])
+    ([Item(prediction='p', reference=None, source='s', context=None)], [0])
     """
     if references is None:
         owner = list(range(len(predictions)))
@@ -128,4 +133,6 @@ def make_items(predictions: List[str], references: Optional[List[List[str]]] = N
         flat = list(chain.from_iterable(references))
     hyps = predictions if len(owner) == len(predictions) else [predictions[i] for i in owner]
     srcs = repeat(None) if sources is None else sources if len(owner) == len(sources) else [sources[i] for i in owner]
-    return list(map(Item, hyps, flat, srcs)), owner
+    if contexts is None:
+        return list(map(Item, hyps, flat, srcs)), owner
+    return list(map(Item, hyps, flat, srcs, chain.from_iterable(contexts))), owner

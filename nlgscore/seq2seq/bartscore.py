@@ -130,6 +130,7 @@ class BARTScorer(Scorer):
 
     name = "bartscore"
     budget_family = "seq2seq"
+    takes_context = True  # nlgscore.seq2seq.doc_context
     columns = ("scores", "precision", "recall")  # directions f and harmonic; the others: scores
     # a direction="f" call gives the precision and recall directions too (src needs its own pass)
     one_pass = ("direction", "f", {"f": "scores", "precision": "precision", "recall": "recall"})
@@ -211,7 +212,8 @@ class BARTScorer(Scorer):
 
     def _pair_scores(self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None) -> Tuple[np.ndarray, List[int]]:
         """Per pair, the score of ``tgts[i]`` given ``srcs[i]`` and the (chunk, piece) pairs scored for it."""
-        plan, tgt_ids = self._pairs.plan(srcs, tgts, self._encode)
+        starts: List[int] = []  # per pair, the first target position counted (after document context)
+        plan, tgt_ids = self._pairs.plan(srcs, tgts, self._encode, starts)
         logps = target_logprobs(
             self.model, plan.sources, plan.targets, pad_id=self.pad_id, decoder_start_id=self.decoder_start_id,
             max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size,
@@ -219,10 +221,10 @@ class BARTScorer(Scorer):
         ) if plan.sources else []  # fmt: skip
         logps = plan.assemble(logps, counted(self.pad_id))
         out = np.empty(len(tgts), dtype=np.float64)
-        for i, (tgt, logp) in enumerate(zip(tgt_ids, logps)):
+        for i, (tgt, logp, start) in enumerate(zip(tgt_ids, logps, starts)):
             # The reference ignores label == pad in the sum but divides by the full length.
-            keep = np.asarray(tgt) != self.pad_id
-            out[i] = logp[keep].sum() / len(tgt)
+            keep = np.asarray(tgt[start:]) != self.pad_id
+            out[i] = logp[start:][keep].sum() / (len(tgt) - start)
         return out, plan.windows
 
     def _encode(self, texts: List[str]) -> List[List[int]]:
@@ -256,6 +258,8 @@ class BARTScorer(Scorer):
         batch_size: Optional[int] = None,
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
+        context: int = 0,
+        doc_ids: Optional[Sequence[Any]] = None,
     ) -> BARTScoreResult:
         """Score each prediction in ``direction`` (default: ``"src"`` for a call given only
         ``sources``, else the constructor's); input order kept.
@@ -265,12 +269,13 @@ class BARTScorer(Scorer):
         ``progress`` override the scorer's settings for this call.
         """
         return self.run(self.make_call(predictions, references, sources, direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
-                                       batch_size=batch_size, max_tokens=max_tokens, progress=progress))  # type: ignore[return-value]
+                                       batch_size=batch_size, max_tokens=max_tokens, progress=progress, context=context, doc_ids=doc_ids))  # type: ignore[return-value]
 
     def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
                   **options: Any) -> Call:
         """The checked form of :meth:`compute`'s call (its keywords; see :meth:`Scorer.make_call`)."""
-        given = {name: options.pop(name) for name in ("direction", "prompt", "prompt_side", "agg", "batch_size", "max_tokens", "progress") if name in options}
+        given = {name: options.pop(name) for name in ("direction", "prompt", "prompt_side", "agg", "batch_size", "max_tokens", "progress",
+                                                      "context", "doc_ids") if name in options}
         if options:
             raise ArgumentTypeError(f"bartscore calls take no option {', '.join(sorted(options))}=")
         direction = _choice("direction", given.get("direction") or self._default_direction(references, sources), DIRECTIONS)
@@ -280,7 +285,7 @@ class BARTScorer(Scorer):
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
         runtime = self._call_runtime(given.get("batch_size"), given.get("max_tokens"), given.get("progress"))
         return self._make_call(predictions, references, sources, multiref=agg, runtime=runtime, direction=direction, prompt=prompt,
-                               prompt_side=side, prompts=prompts)
+                               prompt_side=side, prompts=prompts, context=given.get("context", 0), doc_ids=given.get("doc_ids"))
 
     def run(self, call: Any) -> Any:
         """:meth:`Scorer.run`, warning once per call about truncated inputs."""
@@ -316,20 +321,21 @@ class BARTScorer(Scorer):
                            for name, text, roles in named for role in roles for p in prompts])
         return call
 
-    def _pair_texts(self, items: List[Item], call: Call) -> Tuple[List[str], List[str]]:
+    def _pair_texts(self, items: List[Item], call: Call) -> Tuple[List[Any], List[Any]]:
         """The (encoder, decoder) texts of ``items``, prompts first, then directions, then items."""
         direction, prompts, side = call.options["direction"], call.options["prompts"], call.options["prompt_side"]
-        hyps = [item.prediction for item in items]
-        flat = [item.source if direction == "src" else item.reference for item in items]
-        srcs: List[str] = []
-        tgts: List[str] = []
+        hyps = [(c.prediction if c else (), item.prediction) for item, c in ((i, i.context) for i in items)]
+        flat = [((c.source if direction == "src" else c.reference) if c else (), item.source if direction == "src" else item.reference)
+                for item, c in ((i, i.context) for i in items)]
+        srcs: List[Any] = []
+        tgts: List[Any] = []
         for p in prompts:
             if direction != "recall":  # reference/source -> prediction
-                srcs += [_encoder_text(x, p, side) for x in flat]
-                tgts += [_decoder_text(y, p, side) for y in hyps]
+                srcs += [_in_context(ctx, _encoder_text(x, p, side)) for ctx, x in flat]
+                tgts += [_in_context(ctx, _decoder_text(y, p, side)) for ctx, y in hyps]
             if direction in ("recall", "f", "harmonic"):  # prediction -> reference
-                srcs += [_encoder_text(x, p, side) for x in hyps]
-                tgts += [_decoder_text(y, p, side) for y in flat]
+                srcs += [_in_context(ctx, _encoder_text(x, p, side)) for ctx, x in hyps]
+                tgts += [_in_context(ctx, _decoder_text(y, p, side)) for ctx, y in flat]
         return srcs, tgts
 
     def _score_items(self, items: List[Item], call: Call) -> Dict[str, np.ndarray]:
@@ -365,6 +371,11 @@ class BARTScorer(Scorer):
 def _item_windows(items: List[Item], windows: List[int]) -> Dict[Item, int]:
     """Per item, the most windows of its pairs (laid out prompts, directions, items)."""
     return dict(zip(items, np.asarray(windows, dtype=np.int64).reshape(-1, len(items)).max(axis=0).tolist()))
+
+
+def _in_context(context: Tuple[str, ...], text: str) -> Any:
+    """``text``, or ``(context, text)`` when it is read after its document's previous sentences."""
+    return (context, text) if context else text
 
 
 def _encoder_text(text: str, prompt: Optional[str], side: str) -> str:

@@ -28,6 +28,7 @@ from nlgscore.backend.batching import unique
 from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import too_long
 from nlgscore.seq2seq.chunking import LongText, Plan, Side
+from nlgscore.seq2seq.doc_context import with_context
 
 # BART reads English: sentencex's English rules (they also end sentences at CJK/Devanagari stops).
 SPLIT_LANG = "en"
@@ -62,12 +63,18 @@ class BartPairs:
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return LongText(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]], SPLIT_LANG)
 
-    def plan(self, srcs: Sequence[str], tgts: Sequence[str], encode: Optional[Callable[[List[str]], List[List[int]]]]) -> Tuple[Plan, List[List[int]]]:
+    def plan(self, srcs: Sequence[Any], tgts: Sequence[Any], encode: Optional[Callable[[List[str]], List[List[int]]]],
+             starts: Optional[List[int]] = None) -> Tuple[Plan, List[List[int]]]:
         """The plan of the pairs ``zip(srcs, tgts)`` and each pair's whole target ids. ``encode``
-        gives the truncating ids (``"truncate"``/``"error"``); ``"auto"`` does not use it."""
+        gives the truncating ids (``"truncate"``/``"error"``); ``"auto"`` does not use it. A text
+        read after its document context is a :data:`~nlgscore.seq2seq.doc_context.ContextText`;
+        ``starts``, if given, gets per pair the first target position the score counts."""
+        srcs, tgts = self._with_context(srcs, tgts, encode, starts)
         texts, index = unique(list(srcs) + list(tgts))  # each distinct text is tokenised once
         auto = self.long_inputs == "auto"
-        ids = self.full_ids(texts) if auto else encode(texts)  # type: ignore[misc]
+        plain = [t for t in texts if isinstance(t, str)]
+        got = dict(zip(plain, self.full_ids(plain) if auto else encode(plain)))  # type: ignore[misc]
+        ids = [list(t) if isinstance(t, tuple) else got[t] for t in texts]  # a tuple: ids built with context
         side = self.side() if auto else Side((), (), None)
         plan = Plan(side, side)
         longs: Dict[int, LongText] = {}
@@ -80,6 +87,33 @@ class BartPairs:
                 plan.add(ids[s], ids[t])
             targets.append(ids[t])
         return plan, targets
+
+    def _with_context(self, srcs: Sequence[Any], tgts: Sequence[Any], encode: Any, starts: Optional[List[int]]) -> Tuple[List[Any], List[Any]]:
+        """The pairs with each context side as its ids (a tuple: what fits of the context, the
+        separator after each sentence); a sentence too long alone stays a text, read without context."""
+        sides = [x for x in list(srcs) + list(tgts) if not isinstance(x, str)]
+        if not sides:
+            if starts is not None:
+                starts.extend([0] * len(tgts))
+            return list(srcs), list(tgts)
+        head, tail, room = self.side().head, self.side().tail, self.max_length - len(self.side().head) - len(self.side().tail)
+        texts = list(dict.fromkeys(t for ctx, text in sides for t in (*ctx, text)))
+        content = dict(zip(texts, self.tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]))
+
+        def read(x: Any) -> Tuple[Any, int]:
+            if isinstance(x, str):
+                return x, 0
+            built = with_context([content[c] for c in x[0]], content[x[1]], self.tokenizer.sep_token_id, lambda n: n <= room)
+            if built is None or not built[1]:
+                return x[1], 0
+            ids, at = built
+            # The separator before the sentence stands where the sentence's own opening token would.
+            return (*head, *ids, *tail), len(head) + at - 1
+
+        pairs = [(read(s)[0], read(t)) for s, t in zip(srcs, tgts)]
+        if starts is not None:
+            starts.extend(start for _, (_, start) in pairs)
+        return [s for s, _ in pairs], [t for _, (t, _) in pairs]
 
     def _checked_long(self, text: str, ids: List[int]) -> LongText:
         long = self.long_text(text)

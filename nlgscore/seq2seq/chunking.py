@@ -196,9 +196,7 @@ def prediction_windows(call: Any, plan_items: Callable[[List[Any]], Dict[Any, in
     ``plan_items(items)`` gives the others' (another process scored them under sharding), planned
     again without scoring.
     """
-    from nlgscore.core.inputs import make_items
-
-    items, owner = make_items(call.predictions, call.references, call.sources)
+    items, owner = call.items, call.owner  # with their document context, as they were scored
     known = call.options.setdefault("_windows", {})
     missing = list(dict.fromkeys(item for item in items if item not in known))
     if missing:

@@ -40,6 +40,7 @@ from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.backend.tables import table
 from nlgscore.seq2seq.chunking import LongText, Plan, Side, prediction_windows
+from nlgscore.seq2seq.doc_context import read_side
 from nlgscore.seq2seq.prism_loading import load_prism
 
 MODES = ("ref", "src")
@@ -109,6 +110,7 @@ class PrismScorer(Scorer):
     multiref = "mean"
     columns = ("segment", "H_cand_given_ref", "H_ref_given_cand", "G_cand_given_ref", "G_ref_given_cand")  # mode ref
     budget_family = "seq2seq"
+    takes_context = True  # nlgscore.seq2seq.doc_context
 
     def __init__(
         self,
@@ -157,13 +159,15 @@ class PrismScorer(Scorer):
             long_inputs=self.long_inputs,
         )
 
-    def score(self, cands: Sequence[str], refs: Optional[Sequence] = None, srcs: Optional[Sequence[str]] = None) -> PrismResult:
+    def score(self, cands: Sequence[str], refs: Optional[Sequence] = None, srcs: Optional[Sequence[str]] = None, *,
+              context: int = 0, doc_ids: Optional[Sequence[Any]] = None) -> PrismResult:
         """The historical call: Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one);
         same numbers as :meth:`compute`."""
         if (refs is None) == (srcs is None):
             raise ArgumentError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
         names = ("cands", "refs", "srcs")
-        return self._run(cands, refs, srcs, names=names, mode="ref" if refs is not None else "src", input_names=names)  # type: ignore[return-value]
+        return self._run(cands, refs, srcs, names=names, mode="ref" if refs is not None else "src", input_names=names,  # type: ignore[return-value]
+                         context=context, doc_ids=doc_ids)
 
     def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
         """``mode`` (of the call, else of the scorer) if set, else whichever input is given."""
@@ -174,11 +178,16 @@ class PrismScorer(Scorer):
             mode = "ref" if references is not None else "src"
         return ("references",) if mode == "ref" else ("sources",)
 
-    def _pairs(self, items: List[Item], call: Call) -> List[Tuple[str, str]]:
-        """The (source, target) texts scored for ``items``: per item one (``src``) or two (``ref``)."""
+    def _pairs(self, items: List[Item], call: Call) -> List[Tuple[Any, Any]]:
+        """The (source, target) texts scored for ``items``: per item one (``src``) or two (``ref``);
+        a text read after its document context is a :data:`~nlgscore.seq2seq.doc_context.ContextText`."""
+        def side(text: str, context: Tuple[str, ...]) -> Any:
+            return (context, text) if context else text
+
+        ctx = [item.context for item in items]
         if _mode(call) == "src":
-            return [(item.source, item.prediction) for item in items]
-        pairs = [(item.reference, item.prediction) for item in items]
+            return [(side(i.source, c.source if c else ()), side(i.prediction, c.prediction if c else ())) for i, c in zip(items, ctx)]
+        pairs = [(side(i.reference, c.reference if c else ()), side(i.prediction, c.prediction if c else ())) for i, c in zip(items, ctx)]
         return pairs + [(cand, ref) for ref, cand in pairs]
 
     def _prepare(self, call: Call, items: List[Item]) -> Call:
@@ -235,17 +244,28 @@ class PrismScorer(Scorer):
         n = len(items)
         return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))
 
-    def _plan(self, pairs: List[Tuple[str, str]], mode: str) -> Tuple[Plan, int]:
-        """The id pairs to score for ``pairs`` (text pairs), and how many were cut (``truncate``)."""
+    def _plan(self, pairs: List[Tuple[Any, Any]], mode: str) -> Tuple[Plan, int, List[int]]:
+        """The id pairs to score for ``pairs`` (text pairs), how many were cut (``truncate``), and
+        per pair the first target position its score counts."""
         tok = self.tokenizer
-        texts = sorted({text for pair in pairs for text in pair})
+        texts = sorted({text for pair in pairs for side in pair for text in _texts(side)})
         ids = dict(zip(texts, tok.encode(texts)))
         limit = tok.max_positions
         encoder = Side((), (tok.eos_id,), None if limit is None else limit - 1)
         target = Side((self.lang_id,), (tok.eos_id,), None if limit is None else limit - 2)
         plan, cut, long_texts = Plan(encoder, target), 0, {}
+        scored_from: List[int] = []
         source_lang = self.lang if mode == "ref" else SOURCE_SPLIT_LANG
         for source, tgt in pairs:
+            source_text, target_text = _texts(source)[-1], _texts(tgt)[-1]
+            if (isinstance(source, tuple) or isinstance(tgt, tuple)) and encoder.fits(len(ids[source_text])) and target.fits(len(ids[target_text])):
+                src_ids, _ = read_side(source, ids, tok.eos_id, encoder.fits)  # document context: what fits of it
+                tgt_ids, start = read_side(tgt, ids, tok.eos_id, target.fits)
+                plan.add(tok.source(src_ids)[0], tok.target(tgt_ids, self.lang)[0])
+                scored_from.append(1 + start)
+                continue
+            source, tgt = source_text, target_text
+            scored_from.append(1)
             if self.long_inputs == "auto" and not (encoder.fits(len(ids[source])) and target.fits(len(ids[tgt]))):
                 plan.add_long(*(self._long_text(long_texts, text, lang) for text, lang in ((source, source_lang), (tgt, self.lang))))
                 continue
@@ -253,7 +273,7 @@ class PrismScorer(Scorer):
             target_ids, cut_target = tok.target(ids[tgt], self.lang)
             plan.add(source_ids, target_ids)
             cut += cut_source or cut_target
-        return plan, cut
+        return plan, cut, scored_from
 
     def _long_text(self, cache: Dict[Tuple[str, str], LongText], text: str, lang: str) -> LongText:
         if (text, lang) not in cache:
@@ -263,7 +283,7 @@ class PrismScorer(Scorer):
     def _directions(self, pairs: List[Tuple[str, str]], call: Call) -> Tuple[List[float], List[float], List[int]]:
         """H and G of target given source for each ``(source, target)`` pair, in input order, and
         the (chunk, piece) pairs each was scored in."""
-        plan, cut = self._plan(pairs, _mode(call))
+        plan, cut, starts = self._plan(pairs, _mode(call))
         if cut:
             warnings.warn(
                 f"{cut} of {len(pairs)} Prism input pairs are longer than the model's {self.tokenizer.max_positions} "
@@ -273,8 +293,9 @@ class PrismScorer(Scorer):
         if not pairs:
             return [], [], []
         logprobs = plan.assemble(self._logprobs(plan.sources, plan.targets, call), _counted)
-        # Position 0 is the force-decoded language tag: not part of the score (original prism.py).
-        return [float(np.mean(lp[1:])) for lp in logprobs], [float(np.sum(lp[1:])) for lp in logprobs], plan.windows
+        # Position 0 is the force-decoded language tag: not part of the score (original prism.py);
+        # with document context, neither are the context's tokens.
+        return [float(np.mean(lp[a:])) for lp, a in zip(logprobs, starts)], [float(np.sum(lp[a:])) for lp, a in zip(logprobs, starts)], plan.windows
 
     def _logprobs(self, sources: List[List[int]], targets: List[List[int]], call: Call) -> List[np.ndarray]:
         from nlgscore.seq2seq.likelihood import target_logprobs
@@ -290,6 +311,11 @@ class PrismScorer(Scorer):
             max_batch_size=call.runtime.batch_size,
             progress=call.progress,
         )
+
+
+def _texts(side: Any) -> Tuple[str, ...]:
+    """Every text of one side of a pair: a text, or a text's context sentences and the text."""
+    return (side,) if isinstance(side, str) else (*side[0], side[1])
 
 
 def _counted(target_ids: List[int]) -> np.ndarray:

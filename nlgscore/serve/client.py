@@ -146,9 +146,12 @@ class RemoteScorer:
         return np.asarray(columns[name], dtype=np.float64).reshape(len(up), len(ur))[np.ix_(pred_of, ref_of)]
 
     def _body(self, predictions: Any, references: Any, sources: Any, call_options: Dict[str, Any]) -> Dict[str, Any]:
+        context = {name: call_options.pop(name) for name in ("context", "doc_ids") if call_options.get(name) is not None}
+        if "doc_ids" in context and not isinstance(context["doc_ids"], (str, bytes, dict, set)):
+            context["doc_ids"] = list(context["doc_ids"])
         self._check_options(call_options)
         preds = check_texts("predictions", predictions)
-        body: Dict[str, Any] = {"predictions": preds}
+        body: Dict[str, Any] = {"predictions": preds, **context}  # document context: checked by the server's call
         if references is not None:
             body["references"] = check_references("references", references, len(preds))
         if sources is not None:

@@ -26,6 +26,7 @@ import json
 from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
 SCORE_FIELDS = ("predictions", "references", "sources")
+CONTEXT_FIELDS = ("context", "doc_ids")  # optional: document context (nlgscore.core.context)
 REWARD_FIELDS = ("query", "prompts", "labels")
 MATRIX_FIELDS = ("predictions", "references", "column", "source")
 
@@ -91,9 +92,20 @@ def array(body: Dict[str, Any], name: str, max_items: int, required: bool = Fals
 
 def score_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
     """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring)."""
-    _fields(body, SCORE_FIELDS, ("predictions",))
+    _fields(body, SCORE_FIELDS + CONTEXT_FIELDS, ("predictions",))
     predictions = array(body, "predictions", max_items, required=True)
     return predictions, array(body, "references", max_items), array(body, "sources", max_items)
+
+
+def context_options(body: Dict[str, Any], max_items: int) -> Dict[str, Any]:
+    """The optional document context of a ``/v1/score`` body: ``{"context": k, "doc_ids": [...]}``
+    as given (checked with the call, errors naming the field), empty without them."""
+    options: Dict[str, Any] = {}
+    if body.get("context") is not None:
+        options["context"] = body["context"]
+    if body.get("doc_ids") is not None:
+        options["doc_ids"] = array(body, "doc_ids", max_items)
+    return options
 
 
 def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Optional[List[Any]], List[str]]:

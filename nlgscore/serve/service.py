@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
@@ -56,6 +56,7 @@ class Job:
     matrix: bool = False
     column: Optional[str] = None
     source: Optional[str] = None
+    options: Dict[str, Any] = field(default_factory=dict)  # call options of pairs: document context
 
 
 class Service:
@@ -141,7 +142,7 @@ class Service:
         if job.matrix:
             call = scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
         else:
-            call = scorer.make_call(job.predictions, job.references, job.sources)
+            call = scorer.make_call(job.predictions, job.references, job.sources, **job.options)
         arrived = time.perf_counter()
         metrics = self.metrics
         watch = None if metrics is None else (lambda future: metrics.watch_queue(future, arrived))

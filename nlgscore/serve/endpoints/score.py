@@ -1,4 +1,4 @@
-"""``POST /v1/score``: ``{"predictions", "references"?, "sources"?}`` → ``{"scores", "columns", "signature", "primary"}``."""
+"""``POST /v1/score``: ``{"predictions", "references"?, "sources"?, "context"?, "doc_ids"?}`` → ``{"scores", "columns", "signature", "primary"}``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from nlgscore.serve.protocol import score_inputs, score_response
+from nlgscore.serve.protocol import context_options, score_inputs, score_response
 from nlgscore.serve.service import Job, Service
 
 
 async def score(request: Any, service: Service) -> Any:
     """The scores of the pairs in the body, in order."""
-    predictions, references, sources = score_inputs(await service.read_json(request), service.settings.max_items)
-    return JSONResponse(score_response(await service.score(Job(predictions, references, sources), request)))
+    body = await service.read_json(request)
+    predictions, references, sources = score_inputs(body, service.settings.max_items)
+    job = Job(predictions, references, sources, options=context_options(body, service.settings.max_items))
+    return JSONResponse(score_response(await service.score(job, request)))
