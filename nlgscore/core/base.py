@@ -218,10 +218,10 @@ class Scorer(ScorerRuntime, ABC):
         rule = multiref or self.multiref
         if rule not in MULTIREF_RULES:
             raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
-        k, docs = check_context(context, doc_ids, len(preds))
+        k, docs = check_context(context, doc_ids, len(preds))  # docs is a list whenever k > 0
         if k and not self.takes_context:
             raise ArgumentError(f"context={k}: {self.name} does not read document context (BERTScore, Prism and BARTScore do)")
-        items, owner = make_items(preds, refs, srcs, item_contexts(k, docs, preds, refs, srcs) if k else None)
+        items, owner = make_items(preds, refs, srcs, item_contexts(k, docs, preds, refs, srcs) if k and docs is not None else None)
         return Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options,
                     items=items, owner=owner, merges=not self.call_dependent, context=k)
 

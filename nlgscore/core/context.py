@@ -101,7 +101,7 @@ def item_contexts(k: int, doc_ids: Sequence[str], predictions: Sequence[str], re
         if references is None:
             out.append([Context(tuple(predictions[p] for p in lines), (), src)])
             continue
-        row = []
+        row: List[Optional[Context]] = []
         for j in range(len(references[i])):
             ref = tuple(references[p][j] if j < len(references[p]) else references[p][0] for p in lines)
             row.append(Context(ref, ref, src))
