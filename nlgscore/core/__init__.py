@@ -5,6 +5,7 @@ Runtime, errors.
 * ``call.py``: Call, MatrixCall: a checked call
 * ``scorer_like.py``: ScorerLike: what adapters need
 * ``inputs.py``: argument checks, Item
+* ``messages.py``: chat messages as text (content parts joined, no text refused), for adapters and endpoints
 * ``result.py``: one Result shape
 * ``signature.py``: what produced a score, for reports and caches
 * ``runtime.py``: the one run-time policy: device, dtype incl. CPU bf16/"auto", budgets, progress
