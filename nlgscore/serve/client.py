@@ -9,8 +9,8 @@ and the other adapters run against a server unchanged.
 * Connection errors, 429 and 503 answers (an overloaded server: a full queue or too many
   requests at once; a model still loading or a server draining) and a proxy's 500/502 (not the
   app's JSON error: Ray Serve's proxy when a replica dies) are retried with exponential backoff
-  (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured, each wait
-  at most 30 s), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
+  (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured in both
+  RFC 9110 forms, each wait at most 30 s: :mod:`nlgscore.backend.retry_after`), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.core.errors.ArgumentError`
   with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
 * Picklable (the HTTP clients are made again in each process), so it travels to workers.
@@ -29,6 +29,7 @@ import numpy as np
 from nlgscore.backend.batching import unique
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.backend.extras import require
+from nlgscore.backend.retry_after import wait_seconds
 from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature
@@ -219,10 +220,7 @@ class RemoteScorer:
         raise AssertionError("unreachable")
 
     def _delay(self, attempt: int, retry_after: Optional[str]) -> float:
-        delay = self.backoff * (2 ** attempt)
-        if retry_after is not None and retry_after.isdigit():
-            delay = max(delay, float(retry_after))
-        return min(delay, 30.0)
+        return wait_seconds(attempt, self.backoff, retry_after)
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
