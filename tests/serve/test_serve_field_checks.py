@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import pytest
-from servers import ServeProcess
+from servers import serving
 
 httpx = pytest.importorskip("httpx")
 
@@ -23,10 +23,7 @@ ROW = {"responses_create_params": {"input": [{"role": "user", "content": "Weathe
 
 @pytest.fixture(scope="module")
 def server():
-    with ServeProcess("chrf") as proc:
-        proc.wait_ready()
-        yield proc
-        assert proc.terminate() == 0, proc.output()
+    yield from serving("chrf")
 
 
 def _refused(answer, *words):
