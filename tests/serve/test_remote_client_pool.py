@@ -153,3 +153,19 @@ scorer.compute(["a"], ["b"])
     assert done.returncode == 0, done.stderr
     noise = [line for line in done.stderr.splitlines() if "Warning" in line or "Unclosed" in line or "Exception ignored" in line]
     assert noise == [], done.stderr
+
+
+def test_without_aiohttp_the_httpx_client_is_pooled_the_same_way(relay):
+    program = f"""
+import sys
+sys.modules["aiohttp"] = None  # aiohttp not installed: the scorer's async client is httpx's
+import asyncio, nlgscore
+scorer = nlgscore.load({relay.url!r})
+async def ten():
+    return {{(await scorer.acompute(["The cat sat."], ["A cat sat."])).scores[0] for _ in range(10)}}
+assert len(asyncio.run(ten())) == 1
+"""
+    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert relay.opened == 2, done.stderr  # /health, then one connection for ten awaited calls
+    assert [line for line in done.stderr.splitlines() if "Warning" in line or "Exception ignored" in line] == [], done.stderr
