@@ -5,7 +5,8 @@ Message shapes, each from the framework's own code:
 * verifiers 0.4: ``verifiers/v1/types.py`` (pydantic ``UserMessage``, ``AssistantMessage``,
   ``TextContentPart``, ``ImageUrlContentPart``; an assistant's ``content`` may be None). The
   module is loaded from the installed package by file: the package's ``__init__`` needs the whole
-  verifiers stack.
+  verifiers stack (``openai<3``, ``mcp``, ``prime-*``), which the test extra does not install;
+  ``pip install --no-deps verifiers`` gives the types, which need only pydantic. Skipped without it.
 * verifiers 0.1 and TRL: OpenAI's chat TypedDicts (``openai/types/chat/``), dicts at run time.
 * SkyRL: ``skyrl_gym/envs/base_text_env.py`` (``ConversationType = List[Dict[str, str]]``).
 * NeMo-RL: ``nemo_rl/data/interfaces.py`` (``LLMMessageLogType``: a list of dicts with ``role``
