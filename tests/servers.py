@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -112,3 +112,11 @@ class ServeProcess:
 
     def __exit__(self, *exc: Optional[Any]) -> None:
         self.close()
+
+
+def serving(spec: str, *flags: str) -> Iterator[ServeProcess]:
+    """A ready server for a module fixture (``yield from serving("chrf")``), checked to exit cleanly."""
+    with ServeProcess(spec, *flags) as proc:
+        proc.wait_ready()
+        yield proc
+        assert proc.terminate() == 0, proc.output()

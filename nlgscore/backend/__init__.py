@@ -14,6 +14,7 @@ token-budget batching, sharding, progress.
 * ``threads.py``: torch threads from the process's CPUs: affinity, cgroup quota
 * ``extras.py``: optional dependencies, one-line "pip install 'nlgscore[x]'" errors
 * ``tables.py``: constants as data
+* ``retry_after.py``: the wait before an HTTP client retries (RFC 9110 Retry-After, capped)
 * ``batching.py``: token-budget plans, OOM back-off
 * ``distributed.py``: accelerate sharding
 * ``progress.py``: one bar per call, counted in input lines

@@ -6,6 +6,7 @@ every metric fulfils (knows no metric): the Scorer template, Call, Result, Signa
 * ``scorer_like.py``: ScorerLike: what adapters need
 * ``inputs.py``: argument checks, Item
 * ``context.py``: document context (``context=k``, ``doc_ids``): the previous sentences an item carries
+* ``messages.py``: chat messages as text (content parts joined, no text refused), for adapters and endpoints
 * ``result.py``: one Result shape
 * ``signature.py``: what produced a score, for reports and caches
 * ``runtime.py``: the one run-time policy: device, dtype incl. CPU bf16/"auto", budgets, progress

@@ -3,7 +3,8 @@
 NeMo-RL calls ``env.step.remote(message_log_batch, metadata)`` on a Ray actor for a whole batch
 of rollouts (``nemo_rl/environments/interfaces.py``, ``EnvironmentInterface``; the math
 environment, ``nemo_rl/environments/math_environment.py``, is the model followed): each message
-log is a list of ``{"role", "content"}``; the prediction is the log's assistant contents joined,
+log is a list of ``{"role", "content"}``; the prediction is the log's assistant texts joined
+(a content string, or its text parts: :mod:`nlgscore.core.messages`),
 the reference is ``metadata[i][reference_key]`` (``"ground_truth"``, as the math environment
 reads), a source-based metric reads the last user message. The batch is one scoring call: to a
 ``nlgscore serve`` (``url``, which merges it with other actors' batches) or a local scorer
@@ -23,7 +24,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.integrations.rewards import last_text, reward_scorer, rewards
+from nlgscore.core.messages import joined_text, last_text
+from nlgscore.integrations.rewards import reward_scorer, rewards
 
 DEFAULT_REFERENCE_KEY = "ground_truth"
 
@@ -57,13 +59,13 @@ class NlgscoreEnvironment:
         """Predictions, references and sources of a batch."""
         if len(message_log_batch) != len(metadata):
             raise ArgumentError(f"metadata has {len(metadata)} items for {len(message_log_batch)} message logs")
-        predictions = ["".join(str(m["content"]) for m in log if m.get("role") == "assistant") for log in message_log_batch]
+        predictions = [joined_text(log, "assistant", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)]
         references = []
         for i, meta in enumerate(metadata):
             if not isinstance(meta, dict) or self.reference_key not in meta:
                 raise ArgumentError(f"metadata[{i}] has no {self.reference_key!r} (the reference; reference_key={self.reference_key!r})")
             references.append(meta[self.reference_key])
-        return predictions, references, [last_text(log, "user") for log in message_log_batch]
+        return predictions, references, [last_text(log, "user", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)]
 
     def step(self, message_log_batch: List[Any], metadata: List[Any]) -> EnvironmentReturn:
         """One scoring call for the batch; every episode ends here (single-turn)."""

@@ -2,7 +2,8 @@
 blocking or awaited rewards through it (a local scorer through its micro-batcher, so that the
 concurrent samples of one process are merged; a server merges those of every process).
 
-Used by the RL adapters beside this module (slime, NeMo-RL, SkyRL, verifiers).
+Used by the RL adapters beside this module (slime, NeMo-RL, SkyRL, verifiers); they read chat
+messages with :mod:`nlgscore.core.messages`.
 
 >>> scorer = reward_scorer(spec="bertscore:minilm:L2")
 >>> [round(r, 4) for r in rewards(scorer, ["It is cold."], ["It is cold."], ["Is it cold?"])]
@@ -68,17 +69,3 @@ async def arewards(scorer: Any, predictions: Sequence[str], references: Optional
                    column: Optional[str] = None) -> List[float]:
     """:func:`rewards`, awaited (a local scorer's ``acompute`` goes through its micro-batcher)."""
     return column_values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)
-
-
-def last_text(messages: Any, role: str) -> str:
-    """The content of the last message of ``role`` (a string as is).
-
-    >>> last_text([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}], "assistant")
-    'Hello'
-    """
-    if isinstance(messages, str):
-        return messages
-    for message in reversed(list(messages or [])):
-        if isinstance(message, Mapping) and message.get("role") == role:
-            return str(message.get("content", ""))
-    raise ArgumentError(f"no {role} message in {messages!r:.80}")

@@ -23,7 +23,8 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
-from nlgscore.integrations.rewards import last_text, reward_scorer, rewards
+from nlgscore.core.messages import last_text
+from nlgscore.integrations.rewards import reward_scorer, rewards
 
 base_text_env = require("skyrl_gym.envs.base_text_env", "skyrl", "the SkyRL environment")
 
@@ -44,10 +45,11 @@ class NlgscoreTextEnv(base_text_env.BaseTextEnv):
 
     def init(self, prompt: List[Dict[str, str]]) -> Tuple[List[Dict[str, str]], Dict[str, Any]]:
         """Keep the prompt (a source-based metric reads it); SkyRL's first observation unchanged."""
-        self.source = last_text(prompt, "user")
+        self.source = last_text(prompt, "user", "prompt")
         return prompt, {}
 
     def step(self, action: str) -> Any:
         """The reward of ``action``; the episode ends (single-turn)."""
-        reward = rewards(self.scorer, [action], [self.ground_truth], [self.source], self.column)[0]
+        prediction = last_text(action, "assistant", "action")  # a string, or messages (content parts joined)
+        reward = rewards(self.scorer, [prediction], [self.ground_truth], [self.source], self.column)[0]
         return base_text_env.BaseTextEnvStepOutput(observations=[], reward=reward, done=True, metadata={"nlgscore": self.scorer.name})

@@ -9,7 +9,8 @@
   JSON array and returns their rewards in order.
 
 Retries follow slime's ``remote_rm``: up to 10 attempts, backing off (and honouring the server's
-``Retry-After`` on 429/503); a 4xx other than 429 is a bad sample and raises at once.
+``Retry-After`` on 429/503 in both RFC 9110 forms, each wait at most 30 s, the rule of
+:mod:`nlgscore.backend.retry_after`); a 4xx other than 429 is a bad sample and raises at once.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any, List, Sequence
 
+from nlgscore.backend.retry_after import wait_seconds
 from nlgscore.errors import ArgumentError
 
 MAX_RETRIES = 10  # slime's remote_rm
+BACKOFF = 1.0  # seconds before the second attempt, doubled each time
 RETRYABLE = (429, 502, 503, 504)
 
 
@@ -45,10 +48,10 @@ async def group_rm(args: Any, samples: Sequence[Any], **kwargs: Any) -> List[flo
             except httpx.TransportError:
                 if attempt + 1 >= MAX_RETRIES:
                     raise
-                await asyncio.sleep(min(2 ** attempt, 30))
+                await asyncio.sleep(wait_seconds(attempt, BACKOFF, None))
                 continue
             if response.status_code in RETRYABLE and attempt + 1 < MAX_RETRIES:
-                await asyncio.sleep(float(response.headers.get("retry-after", min(2 ** attempt, 30))))
+                await asyncio.sleep(wait_seconds(attempt, BACKOFF, response.headers.get("retry-after")))
                 continue
             if response.status_code != 200:
                 raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:300]}")

@@ -42,6 +42,7 @@ from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.messages import last_text
 from nlgscore.registry import cached
 
 # What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
@@ -130,7 +131,7 @@ class RewardFunction:
         """The references or sources of this batch, checked under the dataset column's name."""
         name = self.reference_column if need == "references" else self.source_column
         if name == PROMPT and need == "sources":
-            values = [_message_text(p, f"prompts[{i}]", role="user") for i, p in enumerate(prompts or [])]
+            values = [last_text(p, "user", f"prompts[{i}]") for i, p in enumerate(prompts or [])]
         elif name in kwargs:
             values = kwargs[name]
         else:
@@ -170,24 +171,7 @@ def completion_texts(completions: Any) -> List[str]:
     """
     if completions is None or isinstance(completions, (str, bytes, dict)) or not hasattr(completions, "__len__"):
         raise ArgumentTypeError(f"completions must be a list of strings or of conversations, got {type(completions).__name__}")
-    return [c if isinstance(c, str) else _message_text(c, f"completions[{i}]", role="assistant") for i, c in enumerate(completions)]
-
-
-def _message_text(value: Any, where: str, role: str) -> str:
-    """A plain string, or the text of the last ``role`` message of a conversation."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) or not isinstance(value, (list, tuple)):
-        raise ArgumentTypeError(f"{where} must be a string or a list of {{'role', 'content'}} messages, got {type(value).__name__}")
-    messages = [m for m in value if isinstance(m, dict) and m.get("role") == role]
-    if not messages:
-        raise ArgumentError(f"{where} has no {role!r} message (roles: {[m.get('role') for m in value if isinstance(m, dict)]})")
-    content = messages[-1].get("content")
-    if isinstance(content, list):  # content blocks: the text parts, in order
-        content = "".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
-    if not isinstance(content, str):
-        raise ArgumentTypeError(f"{where}: the {role} message's content must be a string or text blocks, got {type(content).__name__}")
-    return content
+    return [c if isinstance(c, str) else last_text(c, "assistant", f"completions[{i}]") for i, c in enumerate(completions)]
 
 
 def reward_function(

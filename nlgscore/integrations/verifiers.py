@@ -3,7 +3,8 @@
 verifiers' ``Rubric(funcs=[...], weights=[...])`` calls each reward function with the keywords
 its signature asks for among ``prompt``, ``completion``, ``answer``, ``state``, ``task``,
 ``info`` (verifiers' docs, ``docs/source/rubrics.md``), awaiting a coroutine function:
-the completion (a string, or chat messages: the last assistant message) is the prediction, the
+the completion (a string, or chat messages: the last assistant message's text, read by
+:mod:`nlgscore.core.messages`: dicts or verifiers' own pydantic messages) is the prediction, the
 answer its reference, a source-based metric reads the prompt. prime-rl trains on verifiers
 environments, so the same function serves both::
 
@@ -19,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from nlgscore.integrations.rewards import arewards, last_text, reward_scorer
+from nlgscore.core.messages import last_text
+from nlgscore.integrations.rewards import arewards, reward_scorer
 
 
 def reward_function(url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None,
@@ -30,8 +32,8 @@ def reward_function(url: Optional[str] = None, spec: Optional[str] = None, optio
     scorer = reward_scorer(url, spec, options)
 
     async def reward(completion: Any, answer: Any, prompt: Any = None, **kwargs: Any) -> float:
-        source = last_text(prompt, "user") if prompt is not None else ""
-        return (await arewards(scorer, [last_text(completion, "assistant")], [answer], [source], column))[0]
+        source = last_text(prompt, "user", "prompt") if prompt is not None else ""
+        return (await arewards(scorer, [last_text(completion, "assistant", "completion")], [answer], [source], column))[0]
 
     reward.__name__ = reward.__qualname__ = name or scorer.name.replace(":", "_")
     return reward

@@ -9,10 +9,13 @@ and the other adapters run against a server unchanged.
 * Connection errors, 429 and 503 answers (an overloaded server: a full queue or too many
   requests at once; a model still loading or a server draining) and a proxy's 500/502 (not the
   app's JSON error: Ray Serve's proxy when a replica dies) are retried with exponential backoff
-  (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured, each wait
-  at most 30 s), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.errors.ArgumentError`
+  (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured in both
+  RFC 9110 forms, each wait at most 30 s: :mod:`nlgscore.backend.retry_after`), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.errors.ArgumentError`
   with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
+* One pooled HTTP client for blocking calls and one per event loop for ``acompute``
+  (:mod:`nlgscore.serve.client_pool`), closed with the scorer: ``close()``, ``await aclose()``,
+  ``with``/``async with``, or at interpreter exit; an ``asyncio.run`` closes its loop's client.
 * Picklable (the HTTP clients are made again in each process), so it travels to workers.
 """
 
@@ -22,6 +25,7 @@ import asyncio
 import math
 import os
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -29,6 +33,8 @@ import numpy as np
 from nlgscore.backend.batching import unique
 from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.backend.extras import require
+from nlgscore.backend.retry_after import wait_seconds
+from nlgscore.serve.client_pool import ClientPool
 from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature
@@ -71,7 +77,7 @@ class RemoteScorer:
         self.url = url.rstrip("/")
         self.timeout, self.retries, self.backoff = float(timeout), retries, float(backoff)
         self.api_key = api_key if api_key is not None else os.environ.get(API_KEY_VARIABLE)
-        self._client: Any = None
+        self._open_pool()
         health = self._health(float(wait))
         self.name = health["metric"]
         self.needs = tuple(health.get("needs", ("references",)))
@@ -168,7 +174,7 @@ class RemoteScorer:
         try:
             columns, scores = answer["columns"], answer["scores"]
             primary = answer.get("primary") or next(name for name, values in columns.items() if values == scores)
-            result = RemoteResult(Signature.parse(answer["signature"]), columns, primary, answer.get("layer"))
+            result = RemoteResult(self._parsed_signature(answer["signature"]), columns, primary, answer.get("layer"))
         except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as err:
             raise ServerError(f"{self.url}/v1/score answered a malformed result: {type(err).__name__}: {err}") from None
         if len(scores) != n or any(np.shape(values)[-1:] != (n,) for values in columns.values()):
@@ -176,18 +182,30 @@ class RemoteScorer:
             raise ServerError(f"{self.url}/v1/score answered {len(scores)} scores (columns {sizes}) for {n} predictions")
         return check_finite(result, self.name)
 
+    def _parsed_signature(self, text: str) -> Signature:
+        """``Signature.parse(text)``, parsed once for the server's usual answer (a Signature is immutable)."""
+        last = self.__dict__.get("_last_signature")
+        if last is None or last[0] != text:
+            last = self._last_signature = (text, Signature.parse(text))
+        return last[1]
+
     # -- HTTP ----------------------------------------------------------------------------------
     def _headers(self) -> Dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
+    def _open_pool(self) -> None:
+        """The scorer's connections (:class:`~nlgscore.serve.client_pool.ClientPool`), closed with
+        it: by :meth:`close`, when it is collected, or at interpreter exit."""
+        self._pool = ClientPool(self.url, self.timeout, self._headers())
+        self._finalizer = weakref.finalize(self, self._pool.close)
+
     def _request(self, method: str, path: str, body: Optional[Dict[str, Any]], retries: Optional[int] = None) -> Dict[str, Any]:
         httpx = require("httpx", "serve", "a remote scorer")
-        if self._client is None:
-            self._client = httpx.Client(base_url=self.url, timeout=self.timeout, headers=self._headers())
+        client = self._pool.sync_client()
         attempts = (self.retries if retries is None else retries) + 1
         for attempt in range(attempts):
             try:
-                response = self._client.request(method, path, json=body)
+                response = client.request(method, path, json=body)
             except httpx.TimeoutException as err:
                 raise TimeoutError(f"{self.url}{path}: no answer within {self.timeout:g} s (timeout=)") from err
             except httpx.TransportError as err:
@@ -204,39 +222,54 @@ class RemoteScorer:
     async def _arequest(self, method: str, path: str, body: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         httpx = require("httpx", "serve", "a remote scorer")
         attempts = self.retries + 1
-        async with httpx.AsyncClient(base_url=self.url, timeout=self.timeout, headers=self._headers()) as client:
-            for attempt in range(attempts):
-                try:
-                    response = await client.request(method, path, json=body)
-                except httpx.TimeoutException as err:
-                    raise TimeoutError(f"{self.url}{path}: no answer within {self.timeout:g} s (timeout=)") from err
-                except httpx.TransportError as err:
-                    if attempt + 1 == attempts:
-                        raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
-                    await asyncio.sleep(self._delay(attempt, None))
-                    continue
-                if retryable(response) and attempt + 1 < attempts:
-                    await asyncio.sleep(self._delay(attempt, response.headers.get("retry-after")))
-                    continue
-                return _answer(response, self.url + path)
+        client = await self._pool.async_client()  # this event loop's pooled client
+        for attempt in range(attempts):
+            try:
+                response = await client.request(method, path, json=body)
+            except httpx.TimeoutException as err:
+                raise TimeoutError(f"{self.url}{path}: no answer within {self.timeout:g} s (timeout=)") from err
+            except httpx.TransportError as err:
+                if attempt + 1 == attempts:
+                    raise ServerError(f"cannot reach {self.url}{path} after {attempts} attempts: {err}") from err
+                await asyncio.sleep(self._delay(attempt, None))
+                continue
+            if retryable(response) and attempt + 1 < attempts:
+                await asyncio.sleep(self._delay(attempt, response.headers.get("retry-after")))
+                continue
+            return _answer(response, self.url + path)
         raise AssertionError("unreachable")
 
     def _delay(self, attempt: int, retry_after: Optional[str]) -> float:
-        delay = self.backoff * (2 ** attempt)
-        if retry_after is not None and retry_after.isdigit():
-            delay = max(delay, float(retry_after))
-        return min(delay, 30.0)
+        return wait_seconds(attempt, self.backoff, retry_after)
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        state["_client"] = None  # an open connection does not travel; the copy opens its own
+        del state["_pool"], state["_finalizer"]  # open connections do not travel; the copy opens its own
         return state
 
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._open_pool()
+
     def close(self) -> None:
-        """Close the connection pool (a later call opens a new one)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the connections: the blocking client's and every event loop's (a later call opens new ones)."""
+        self._pool.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, awaiting this event loop's client."""
+        await self._pool.aclose()
+
+    def __enter__(self) -> "RemoteScorer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "RemoteScorer":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, {self._signature})"

@@ -25,6 +25,10 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
+from nlgscore.errors import NlgscoreError
+from nlgscore.core.messages import last_text
+from nlgscore.serve.field_checks import FieldError, check_json_values, label, suspect
+
 SCORE_FIELDS = ("predictions", "references", "sources")
 CONTEXT_FIELDS = ("context", "doc_ids")  # optional: document context (nlgscore.core.context)
 REWARD_FIELDS = ("query", "prompts", "labels")
@@ -51,6 +55,11 @@ def parse_body(raw: bytes) -> Any:
         raise HTTPError(400, "malformed JSON body: nested too deeply") from None
     if not isinstance(body, (dict, list)):
         raise HTTPError(400, f"the body must be a JSON object, got {type(body).__name__}")
+    if suspect(raw):  # NaN, Infinity, a lone surrogate: refused wherever they are (a field may be echoed)
+        try:
+            check_json_values(body)
+        except FieldError as err:
+            raise HTTPError(400, str(err)) from None
     return body
 
 
@@ -117,6 +126,8 @@ def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Opti
         raise HTTPError(400, f"query has {len(queries)} items but prompts has {len(prompts)}")
     if labels is not None and len(labels) != len(queries):
         raise HTTPError(400, f"labels has {len(labels)} items but query has {len(queries)}")
+    if labels is not None:
+        labels = [reference(value, f"labels[{i}]") for i, value in enumerate(labels)]
     responses = []
     for i, (query, prompt) in enumerate(zip(queries, prompts)):
         if not isinstance(query, str) or not isinstance(prompt, str):
@@ -160,26 +171,22 @@ def reward_response(result: Any, metric: str) -> Dict[str, Any]:
 
 def message_text(value: Any, name: str) -> str:
     """A prompt as text: a string as is; chat messages (``[{"role", "content"}, ...]``, content a
-    string or OpenAI content parts ``[{"type": "input_text", "text"}, ...]``): the last user message.
+    string or content parts ``[{"type": "input_text", "text"}, ...]``): the last user message's
+    text (:mod:`nlgscore.core.messages`).
 
     >>> message_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}], "prompt")
     'Hi'
     """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        users = [m for m in value if isinstance(m, dict) and m.get("role") == "user"]
-        if users:
-            content = users[-1].get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
-                return "".join(p["text"] for p in content)
-    raise HTTPError(400, f"{name} must be a string or chat messages with a user message, got {type(value).__name__}")
+    try:
+        return last_text(value, "user", name)
+    except NlgscoreError as err:
+        raise HTTPError(400, str(err)) from None
 
 
 def reference(value: Any, name: str) -> Any:
-    """A reference: a string or a non-empty list of strings (several references)."""
-    if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
-        return value
-    raise HTTPError(400, f"{name} must be a string or a non-empty list of strings, got {type(value).__name__}")
+    """A reference from a label field: a string or a non-empty list of strings, none blank
+    (:func:`nlgscore.serve.field_checks.label`)."""
+    try:
+        return label(value, name)
+    except FieldError as err:
+        raise HTTPError(400, str(err)) from None

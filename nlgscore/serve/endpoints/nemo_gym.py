@@ -33,10 +33,15 @@ def output_text(response: Any) -> str:
     if not isinstance(output, list):
         raise HTTPError(400, f"response must be a Responses object with an output list, got {type(response).__name__}")
     texts = []
-    for item in output:
+    for i, item in enumerate(output):
         if isinstance(item, dict) and item.get("type") == "message":
-            for part in item.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
+            content = item.get("content")
+            if not isinstance(content, list):
+                raise HTTPError(400, f"response.output[{i}].content must be a list of content parts, got {type(content).__name__}")
+            for k, part in enumerate(content):
+                if isinstance(part, dict) and part.get("type") == "output_text":
+                    if not isinstance(part.get("text"), str):
+                        raise HTTPError(400, f"response.output[{i}].content[{k}].text must be a string, got {type(part.get('text')).__name__}")
                     texts.append(part["text"])
     return "".join(texts)
 
