@@ -17,7 +17,7 @@ sentence scores stays available as ``sentence_mean`` (and ``system["sentence_mea
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
