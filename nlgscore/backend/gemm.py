@@ -52,6 +52,7 @@ import functools
 import logging
 import os
 import time
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
@@ -88,9 +89,35 @@ _CHOICE: Dict[str, Any] = {"kernel": None, "reason": "no model loaded yet"}
 _CHOICES: Dict[str, Dict[str, Any]] = {"float32": _CHOICE, "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"}}
 
 
+_WARNED: set = set()  # unknown NLGSCORE_ONEDNN values already warned about (once each per process)
+
+
 def _forced() -> Optional[bool]:
-    value = os.environ.get(ENV_SWITCH, "").strip().lower()
-    return False if value in _OFF else True if value in _ON else None
+    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, None where it is unset or empty; an
+    unknown value chooses as if unset, with a warning (once per value) naming the accepted ones.
+
+    >>> import warnings
+    >>> os.environ[ENV_SWITCH] = "onedn"
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _forced(), _forced()
+    (None, None)
+    >>> [str(w.message) for w in caught]  # doctest: +NORMALIZE_WHITESPACE
+    ["NLGSCORE_ONEDNN='onedn' is not a value it accepts (1, true, yes, on: oneDNN; 0, false, no, off: MKL;
+      unset or empty: the CPU's rule); it is ignored"]
+    >>> del os.environ[ENV_SWITCH]
+    """
+    raw = os.environ.get(ENV_SWITCH, "")
+    value = raw.strip().lower()
+    if value in _OFF:
+        return False
+    if value in _ON:
+        return True
+    if value and raw not in _WARNED:
+        _WARNED.add(raw)
+        warnings.warn(f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
+                      "unset or empty: the CPU's rule); it is ignored", UserWarning, stacklevel=2)
+    return None
 
 
 def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:
