@@ -8,7 +8,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from nlgscore.backend.threads import prefer_passive_wait
 from nlgscore.core.version import __version__
+
+prefer_passive_wait()  # before torch loads: idle OpenMP threads sleep instead of spinning (backend/threads.py)
 
 # public name -> (module, attribute); every metric's scorer class is added from its registry row
 _LAZY = {
