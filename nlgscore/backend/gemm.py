@@ -93,31 +93,15 @@ _WARNED: set = set()  # unknown NLGSCORE_ONEDNN values already warned about (onc
 
 
 def _forced() -> Optional[bool]:
-    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, None where it is unset or empty; an
-    unknown value chooses as if unset, with a warning (once per value) naming the accepted ones.
-
-    >>> import warnings
-    >>> os.environ[ENV_SWITCH] = "onedn"
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     _forced(), _forced()
-    (None, None)
-    >>> [str(w.message) for w in caught]  # doctest: +NORMALIZE_WHITESPACE
-    ["NLGSCORE_ONEDNN='onedn' is not a value it accepts (1, true, yes, on: oneDNN; 0, false, no, off: MKL;
-      unset or empty: the CPU's rule); it is ignored"]
-    >>> del os.environ[ENV_SWITCH]
-    """
+    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, else None; an unknown value counts
+    as unset, with a warning (once per value) naming the accepted ones."""
     raw = os.environ.get(ENV_SWITCH, "")
     value = raw.strip().lower()
-    if value in _OFF:
-        return False
-    if value in _ON:
-        return True
-    if value and raw not in _WARNED:
+    if value and value not in _OFF + _ON and raw not in _WARNED:
         _WARNED.add(raw)
         warnings.warn(f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
                       "unset or empty: the CPU's rule); it is ignored", UserWarning, stacklevel=2)
-    return None
+    return False if value in _OFF else True if value in _ON else None
 
 
 def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:
