@@ -4,6 +4,7 @@ ragged reference counts (a missing reference is sacreBLEU's ``None`` in that ref
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,7 @@ def test_parts_of_a_merged_call_keep_their_own_corpus_statistic():
     assert [p.signature["nrefs"] for p in parts] == ["2", "1"]
 
 
-def test_examples_system_values_on_every_front_door(capsys):
+def test_examples_system_values_on_every_front_door(capsys, tmp_path):
     cands = (REPO / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines()
     refs = (REPO / "examples" / "refs.txt").read_text(encoding="utf-8").splitlines()
     corpus = sacrebleu.corpus_bleu(cands, [refs]).score
@@ -114,3 +115,7 @@ def test_examples_system_values_on_every_front_door(capsys):
     assert main(args + ["--window", "2"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.endswith(f" score: {corpus:.6f} sentence_mean: {mean:.6f}") and "|nrefs:1|" in line
+    # the same corpus written to a file window by window: its summary is the corpus statistic too
+    assert main(args + ["--window", "2", "-o", str(tmp_path / "scores.tsv"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["score"] == corpus and summary["system"]["sentence_mean"] == pytest.approx(mean, abs=1e-9)
