@@ -1,7 +1,8 @@
 """The one result shape every scorer returns.
 
 * ``result.scores``: the primary per-item score (plain floats, input order);
-* ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
+* ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items; a
+  corpus statistic for chrF and BLEU: :mod:`nlgscore.strings.result`);
 * ``result.system``: every column's system value (a dict);
 * ``result.columns()``: every per-item column by name; ``result.signature``;
 * ``result.windows``: per item, how many windows or chunks of an over-long input were scored
