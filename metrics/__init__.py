@@ -77,8 +77,10 @@ def reference_features() -> list:
 
 
 def registry_scores(name: str, predictions: Any, references: Any, verbose: bool = False, **options: Any) -> dict:
-    """``{"scores", "mean", "signature"}`` of the registry scorer ``name`` built with ``options``
+    """``{"scores", "score", "signature"}`` of the registry scorer ``name`` built with ``options``
     (kept by :func:`nlgscore.registry.cached`): the ``_compute`` of the string-metric modules.
+    ``score`` is the system value: sacreBLEU's corpus statistic for chrF and BLEU (the mean of the
+    sentence scores is beside it as ``sentence_mean``), the mean for ROUGE.
 
     >>> registry_scores("chrf", ["the cat sat"], ["the cat sat"])["scores"]
     [100.0]
@@ -86,7 +88,11 @@ def registry_scores(name: str, predictions: Any, references: Any, verbose: bool 
     from nlgscore.registry import cached
 
     result = cached(name, **options).compute(predictions, references=references, progress=bool(verbose))
-    return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}
+    system = result.system
+    out = {"scores": result.scores, "score": result.score, "signature": str(result.signature)}
+    if "sentence_mean" in system:
+        out["sentence_mean"] = system["sentence_mean"]
+    return out
 
 
 def config_inputs(module: str, config: str, needs: str, predictions: Any, **given: Any) -> dict:

@@ -28,9 +28,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from nlgscore import _deprecated, scheduler  # noqa: F401 - registers the Call queue behind Scorer.acompute
-from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError, NlgscoreError
-from nlgscore.version import __version__
+from nlgscore.backend.threads import prefer_passive_wait
+
+prefer_passive_wait()  # before torch loads: idle OpenMP threads sleep instead of spinning (backend/threads.py)
+
+from nlgscore import _deprecated, scheduler  # noqa: E402, F401 - registers the Call queue behind Scorer.acompute
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError, NlgscoreError  # noqa: E402
+from nlgscore.version import __version__  # noqa: E402
 
 _deprecated.install()  # old module paths keep importing, with a FutureWarning naming the new one
 

@@ -101,17 +101,32 @@ def test_bartscore_with_sources_only_scores_direction_src(bart):
 
 
 @pytest.mark.parametrize("metric", ["bertscore", "prism", "bart"])
-def test_progress_counts_input_items(metric, request, minilm_scorer, capsys):
+def test_progress_counts_input_items(metric, request, minilm_scorer, monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):  # bars are drawn to a terminal only (nlgscore.backend.progress)
+        def isatty(self) -> bool:
+            return True
+
+        def drain(self) -> str:
+            text = self.getvalue()
+            self.seek(0)
+            self.truncate()
+            return text
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setattr("nlgscore.backend.progress.DELAY_S", 0.0)  # drawn however short the call
     scorer = minilm_scorer if metric == "bertscore" else request.getfixturevalue(metric)
     n = 4 * len(P)  # 20 input items, 5 distinct pairs (4 of them distinct: P[0] == P[2])
     scorer.compute(P * 4, R * 4, progress=True, max_tokens=32)
-    err = capsys.readouterr().err
+    err = terminal.drain()
     assert f"{n}/{n}" in err and "/4 " not in err and "/5 " not in err
     scorer.compute(P, [[r, "Another reference."] for r in R], progress=True)  # 10 items, 5 lines
-    err = capsys.readouterr().err
+    err = terminal.drain()
     assert f"{len(P)}/{len(P)}" in err and "/10 " not in err
     scorer.compute(P, R)  # progress stays off for other calls
-    assert capsys.readouterr().err == ""
+    assert terminal.drain() == ""
 
 
 def test_matrix_is_equal_for_any_batch_size(minilm_scorer, bart):

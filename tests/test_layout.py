@@ -256,6 +256,10 @@ PRIVATE_READS_ALLOWED = {
     # that says a tensor changed in place: torch has no public name for either
     ("nlgscore.backend.packed_weights", "torch.ops.mkldnn._reorder_linear_weight"): "torch's private op, no public API",
     ("nlgscore.backend.packed_weights", "weight._version"): "torch's in-place version counter, no public accessor",
+    # sacreBLEU's per-segment sufficient statistics and its score from summed ones: no public name;
+    # its own significance tests (sacrebleu.significance) use the same two methods
+    ("nlgscore.strings.scorers", "self.corpus_metric()._extract_corpus_statistics"): "sacreBLEU's statistics, no public API",
+    ("nlgscore.strings.scorers", "self.corpus_metric()._compute_score_from_stats"): "sacreBLEU's statistics, no public API",
     # the standard library's immediate exit (no cleanup): a stalled Ray stop must end within the drain timeout
     ("nlgscore.serve.ray", "os._exit"): "the stdlib's public os._exit, not a private attribute",
 }

@@ -197,17 +197,27 @@ def test_scorers_can_be_built_from_threads():
     assert len(scores) == 8 and len(set(scores[:4])) == 1 and scores[4] == scores[6] and scores[5] == scores[7]
 
 
-def test_loading_bar_only_with_progress(capfd):
+def test_loading_bar_only_with_progress(capfd, monkeypatch):
+    import io
+
     from transformers.utils import logging as hf_logging
 
     from nlgscore.seq2seq.bartscore import BARTScorer
 
+    class Terminal(io.StringIO):  # bars are drawn only to a terminal (nlgscore.backend.progress)
+        def isatty(self) -> bool:
+            return True
+
     hf_logging.enable_progress_bar()  # as in a fresh process: transformers draws it by default
+    BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", progress=True)
+    assert "Loading weights" not in capfd.readouterr().err  # not a terminal: no bar, even with progress
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
     BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu")
-    assert "Loading weights" not in capfd.readouterr().err
+    assert "Loading weights" not in terminal.getvalue()
     assert hf_logging.is_progress_bar_enabled()  # the caller's setting is restored
     BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", progress=True)
-    assert "Loading weights" in capfd.readouterr().err
+    assert "Loading weights" in terminal.getvalue()
 
 
 def test_cpu_kernel_choice_is_per_dtype(monkeypatch):

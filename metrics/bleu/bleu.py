@@ -17,15 +17,19 @@ _DESCRIPTION = """BLEU (Papineni et al., 2002) per prediction: sacreBLEU's sente
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidates.
-    references (list of str, or list of list of str: the best score over references).
+    references (list of str, or list of list of str: all of a prediction's references at once, as sacreBLEU; lists may differ in length).
+    multiref (str): "joint" (sacreBLEU's multi-reference score, default) or "max" (the best single-reference score).
     tokenize (str): "13a" (sacreBLEU sentence_bleu, default) or "moses" (the BARTScore paper's sentBLEU).
     device (str), verbose (bool): progress bar.
 Returns:
-    scores (list of float), mean (float: the mean of the scores), signature (str).
+    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score), sentence_mean (float: the mean of the scores), signature (str).
 Examples:
     >>> bleu = evaluate.load("metrics/bleu")
     >>> round(bleu.compute(predictions=["the cat sat on a mat"], references=["the cat sat on the mat"])["scores"][0], 4)
     53.7285
+    >>> out = bleu.compute(predictions=["the cat sat on a mat", "a dog"], references=[["the cat sat on the mat", "a cat sat on a mat"], ["the dog ran"]])
+    >>> round(out["score"], 4), round(out["sentence_mean"], 4), out["signature"].split("|")[1]
+    (81.5492, 65.1633, 'nrefs:var')
 """
 
 
@@ -42,5 +46,5 @@ class BLEU(ReferenceListsInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/P02-1040"],
         )
 
-    def _compute(self, predictions, references, tokenize="13a", device=None, verbose=False):
-        return registry_scores("bleu", predictions, references, verbose, tokenize=tokenize, device=device)
+    def _compute(self, predictions, references, tokenize="13a", multiref="joint", device=None, verbose=False):
+        return registry_scores("bleu", predictions, references, verbose, tokenize=tokenize, multiref=multiref, device=device)

@@ -17,10 +17,11 @@ _DESCRIPTION = """chrF (Popović, 2015): the character n-gram F-score (n up to 6
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidates.
-    references (list of str, or list of list of str: the best score over references).
+    references (list of str, or list of list of str: all of a prediction's references at once, as sacreBLEU; lists may differ in length).
+    multiref (str): "joint" (sacreBLEU's multi-reference score, default) or "max" (the best single-reference score).
     device (str), verbose (bool): progress bar.
 Returns:
-    scores (list of float), mean (float: the mean of the scores), signature (str).
+    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score), sentence_mean (float: the mean of the scores), signature (str).
 Examples:
     >>> chrf = evaluate.load("metrics/chrf")
     >>> chrf.compute(predictions=["the cat sat"], references=["the cat sat"])["scores"]
@@ -41,5 +42,5 @@ class ChrF(ReferenceListsInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/W15-3049"],
         )
 
-    def _compute(self, predictions, references, device=None, verbose=False):
-        return registry_scores("chrf", predictions, references, verbose, device=device)
+    def _compute(self, predictions, references, multiref="joint", device=None, verbose=False):
+        return registry_scores("chrf", predictions, references, verbose, multiref=multiref, device=device)

@@ -21,7 +21,7 @@ Args:
     rouge_type (str): "rouge1", "rouge2" or "rougeL" (default).
     device (str), verbose (bool): progress bar.
 Returns:
-    scores (list of float), mean (float: the mean of the scores), signature (str).
+    scores (list of float), score (float: the mean of the scores), signature (str).
 Examples:
     >>> rouge = evaluate.load("metrics/rouge")
     >>> round(rouge.compute(predictions=["the cat sat"], references=["the cat"], rouge_type="rouge1")["scores"][0], 3)

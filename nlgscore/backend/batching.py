@@ -247,11 +247,11 @@ def run_with_backoff(
     >>> seen
     [[0, 1], [2, 3], [4]]
     """
-    from tqdm.auto import tqdm
+    from nlgscore.backend.progress import progress_bar
 
     remaining = list(range(n))
     report = progress if callable(progress) else None
-    with tqdm(total=n, desc=desc, disable=report is not None or not progress, unit=unit) as bar:
+    with progress_bar(total=n, desc=desc, enabled=report is None and bool(progress), unit=unit) as bar:
         while remaining:
             done = set()
             retry = False

@@ -15,6 +15,7 @@ everything.)
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Callable, List, Optional, Sequence
 
 LAUNCH_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK")  # what torchrun and accelerate launch set
@@ -51,7 +52,10 @@ def launched_local_rank() -> Optional[int]:
 def init_from_launcher() -> bool:
     """Initialise ``torch.distributed`` from a launcher's environment (no-op otherwise); True when
     a process group is up. On CPU-only torch the backend is gloo, with CUDA accelerate's default
-    (NCCL, each process on GPU ``LOCAL_RANK``)."""
+    (NCCL, each process on GPU ``LOCAL_RANK``). Outside a launch, a process group can only be up
+    if something imported ``torch.distributed`` already: a model-free run never imports torch here."""
+    if launched_world_size() <= 1 and "torch.distributed" not in sys.modules:
+        return False
     import torch.distributed as dist
 
     if not dist.is_available():

@@ -52,6 +52,7 @@ import functools
 import logging
 import os
 import time
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
@@ -88,8 +89,18 @@ _CHOICE: Dict[str, Any] = {"kernel": None, "reason": "no model loaded yet"}
 _CHOICES: Dict[str, Dict[str, Any]] = {"float32": _CHOICE, "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"}}
 
 
+_WARNED: set = set()  # unknown NLGSCORE_ONEDNN values already warned about (once each per process)
+
+
 def _forced() -> Optional[bool]:
-    value = os.environ.get(ENV_SWITCH, "").strip().lower()
+    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, else None; an unknown value counts
+    as unset, with a warning (once per value) naming the accepted ones."""
+    raw = os.environ.get(ENV_SWITCH, "")
+    value = raw.strip().lower()
+    if value and value not in _OFF + _ON and raw not in _WARNED:
+        _WARNED.add(raw)
+        warnings.warn(f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
+                      "unset or empty: the CPU's rule); it is ignored", UserWarning, stacklevel=2)
     return False if value in _OFF else True if value in _ON else None
 
 

@@ -8,7 +8,8 @@ tensor"), and in a cold process three of four threads failed with "cannot import
 scorers be built from a thread pool or a web server; scoring itself runs outside the lock.
 
 transformers draws a "Loading weights" progress bar; a library call, a meta run or a CLI run
-with ``--no-progress`` must not write to the terminal, so the bar is off unless ``progress``.
+with ``--no-progress`` must not write to the terminal, so the bar is off unless ``progress``, and
+off where stderr draws no bars (a pipe or a log file: :func:`nlgscore.backend.progress.draws_bars`).
 
 >>> with model_loading():
 ...     from transformers import AutoConfig
@@ -31,7 +32,11 @@ _LOAD_LOCK = threading.RLock()
 
 @contextmanager
 def model_loading(progress: bool = False) -> Iterator[None]:
-    """Hold the process-wide model-loading lock; transformers' progress bars on only if ``progress``."""
+    """Hold the process-wide model-loading lock; transformers' progress bars on only if ``progress``
+    (and stderr draws bars)."""
+    from nlgscore.backend.progress import draws_bars
+
+    progress = bool(progress) and draws_bars()
     with _LOAD_LOCK:
         from transformers.utils import logging as hf_logging
 

@@ -170,7 +170,7 @@ def compute_baseline(
 
     ``scorer`` must score all layers (``all_layers_scorer``); one is built for ``model`` if None.
     """
-    from tqdm.auto import tqdm
+    from nlgscore.backend.progress import progress_bar
 
     seed = check_seed(seed, "seed=")  # before any model loads (scripts/compute_baseline.py --seed too)
     sentences = list(sentences)
@@ -179,7 +179,7 @@ def compute_baseline(
     if not getattr(scorer, "all_layers", False) or getattr(scorer, "idf", False) or getattr(scorer, "baseline", None) is not None:
         raise ArgumentError("scorer must use all_layers=True, no idf and no rescaling (see all_layers_scorer)")
     per_pair: List[np.ndarray] = []
-    with tqdm(total=n_pairs, disable=not progress, desc="baseline pairs", unit="pair") as bar:
+    with progress_bar(total=n_pairs, enabled=progress, desc="baseline pairs", unit="pair") as bar:
         for pairs in groups:
             result = scorer.score([sentences[i] for i in pairs[:, 0]], [sentences[j] for j in pairs[:, 1]])
             per_pair.append(np.stack([result.precision, result.recall, result.f1], axis=-1))  # (layers+1, pairs, 3)

@@ -93,7 +93,9 @@ class ScoreReport:
     def __init__(self, result: Any, labels: Optional[Dict[str, str]] = None, seg: bool = False,
                  seg_columns: Optional[List[str]] = None) -> None:
         self.result, self.seg, self.seg_columns = result, seg, seg_columns
-        self.labels = labels or {result.primary: result.primary}
+        # By default the primary column's system value, and any system value that is not a
+        # column's mean (a string metric's sentence_mean beside its corpus statistic).
+        self.labels = labels or {name: name for name in (result.primary, *[k for k in result.system if k not in result.columns()])}
 
     def rows(self) -> List[Dict[str, Any]]:
         return self.result.rows()

@@ -144,17 +144,26 @@ def _describe_inputs(args: argparse.Namespace) -> str:
 
 
 def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
-    """One Result for the whole corpus, computed window by window (only the scores are kept)."""
+    """One Result for the whole corpus, computed window by window (only the scores are kept; a
+    string metric's windows keep their corpus statistics too, so that its system value is the
+    corpus statistic of every line, not of the last window)."""
     import numpy as np
 
     from nlgscore.core.result import Result
     from nlgscore.stream.row_windows import score_chunk, score_windows
+    from nlgscore.strings.result import StringResult
 
     parts: Dict[str, List[Any]] = {}
+    corpus: List[Any] = []
     last = None
     for _, last in score_windows(scorer, inputs, window=window):
+        if isinstance(last, StringResult):
+            corpus.append(last)
+            continue
         for column, values in last.columns().items():
             parts.setdefault(column, []).append(np.asarray(values, dtype=np.float64))
     if last is None:  # no rows: the scorer's own empty result, with its columns
         return score_chunk(scorer, [], inputs)
+    if corpus:
+        return StringResult.concat(corpus)
     return Result(last.signature, {k: np.concatenate(v, axis=-1) for k, v in parts.items()}, last.primary, getattr(last, "layer", None))

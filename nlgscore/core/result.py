@@ -1,7 +1,8 @@
 """The one result shape every scorer returns.
 
 * ``result.scores``: the primary per-item score (plain floats, input order);
-* ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items);
+* ``result.score``: the primary system score, the mean of ``scores`` (NaN only for no items; a
+  corpus statistic for chrF and BLEU: :mod:`nlgscore.strings.result`);
 * ``result.system``: every column's system value (a dict);
 * ``result.columns()``: every per-item column by name; ``result.signature``;
 * ``result.windows``: per item, how many windows or chunks of an over-long input were scored
@@ -163,6 +164,27 @@ class Result:
             start += size
         return parts
 
+    @classmethod
+    def concat(cls, parts: Sequence["Result"]) -> "Result":
+        """The inverse of :meth:`split`: one result of ``parts``' predictions in order, of the
+        last part's class and signature, per-item columns and per-prediction attributes joined.
+
+        >>> parts = [Result(Signature("toy", _versions=False), {"s": [1.0]}, "s"), Result(Signature("toy", _versions=False), {"s": [2.0, 3.0]}, "s", windows=[2, 1])]
+        >>> joined = Result.concat(parts)
+        >>> joined.scores, joined.windows
+        ([1.0, 2.0, 3.0], [1, 2, 1])
+        """
+        if not parts:
+            raise ValueError("Result.concat needs at least one result")
+        last = parts[-1]
+        joined = copy.copy(last)
+        for name, value in vars(last).items():
+            if name not in ("_values", "_windows"):
+                setattr(joined, name, _join([vars(part).get(name) for part in parts], [len(part) for part in parts], value))
+        joined._values = {name: np.concatenate([part._values[name] for part in parts], axis=-1) for name in last._values}
+        joined._windows = [count for part in parts for count in part._windows]
+        return joined
+
     def __len__(self) -> int:
         return int(self._values[self.primary].shape[-1])
 
@@ -177,6 +199,18 @@ def _slice(value: Any, span: slice, n: int) -> Any:
     if isinstance(value, tuple):  # e.g. BERTScore's (scorer, candidates, references) kept for plot()
         return tuple(_slice(v, span, n) for v in value)
     return value
+
+
+def _join(values: List[Any], sizes: List[int], last: Any) -> Any:
+    """Per-prediction lists or arrays (one per part, of the part's length) joined, inside tuples
+    too; anything else is the last part's (what :func:`_slice` shares)."""
+    if all(isinstance(v, list) and len(v) == n for v, n in zip(values, sizes, strict=True)):
+        return [x for v in values for x in v]
+    if all(isinstance(v, np.ndarray) and v.ndim and len(v) == n for v, n in zip(values, sizes, strict=True)):
+        return np.concatenate(values, axis=0)
+    if all(isinstance(v, tuple) and len(v) == len(last) for v in values):
+        return tuple(_join([v[k] for v in values], sizes, last[k]) for k in range(len(last)))
+    return last
 
 
 class NonFiniteScoreError(ValueError, FloatingPointError):

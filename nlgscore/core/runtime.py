@@ -40,12 +40,44 @@ from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
 
+# The family of scorers without a model (chrF, BLEU, ROUGE): they run on the host CPU, and
+# resolving their run time never imports torch (``device=None`` or ``"cpu"`` is :class:`HostCPU`).
+MODEL_FREE = "model-free"
+
+
+@dataclass(frozen=True)
+class HostCPU:
+    """The host CPU as the device of a scorer without a model, named without importing torch;
+    it equals ``torch.device("cpu")``.
+
+    >>> HostCPU().type, str(HostCPU()), HostCPU() == "cpu"
+    ('cpu', 'cpu', True)
+    """
+
+    type: str = "cpu"
+    index: Optional[int] = None
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, str) or hasattr(other, "type")) and str(other) == "cpu"  # "cpu", torch.device("cpu")
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+def _host_cpu(device: Any) -> bool:
+    """Whether ``device`` names the host CPU without needing torch to say so."""
+    return device is None or isinstance(device, HostCPU) or (isinstance(device, str) and device.strip().lower() == "cpu")
+
 # Padded tokens per batch by model family and device. An encoder batch counts its texts' tokens;
 # a seq2seq batch counts encoder + decoder tokens, hence twice the encoder budget. On an
 # accelerator every family gets the same larger budget.
 DEFAULT_BUDGETS = {
     "encoder": {"cpu": DEFAULT_MAX_TOKENS, "accelerator": 16384},
     "seq2seq": {"cpu": 2 * DEFAULT_MAX_TOKENS, "accelerator": 16384},
+    MODEL_FREE: {"cpu": DEFAULT_MAX_TOKENS, "accelerator": DEFAULT_MAX_TOKENS},
 }
 # The run-time options every scorer takes (Scorer.__init__), in the order of resolve_runtime: they
 # never change a score beyond float rounding, except dtype, which the signature records.
@@ -113,6 +145,8 @@ class Runtime:
             elif name == "accelerator":
                 changes[name] = value
             elif name == "device":
+                if self.family == MODEL_FREE and _host_cpu(value):
+                    continue
                 if resolve_device(value) != self.device:
                     raise ArgumentError(f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); build another scorer with device={value!r}")
             elif name == "dtype":
@@ -164,14 +198,15 @@ def resolve_runtime(
     """
     if family not in DEFAULT_BUDGETS:
         raise ArgumentError(f"family must be one of {', '.join(DEFAULT_BUDGETS)}, got {family!r}")
-    torch_device = resolve_device(device)
+    model_free = family == MODEL_FREE and _host_cpu(device)
+    torch_device = HostCPU() if model_free else resolve_device(device)
     name = dtype_name(dtype)
     if name == "auto":
         name = _auto_without_measurement(torch_device)
     batch_size = check_positive("batch_size", batch_size)
     max_tokens = check_positive("max_tokens", max_tokens)
     kind = "cpu" if torch_device.type == "cpu" else "accelerator"
-    if kind == "cpu":  # torch's threads from the CPUs this process has, not the machine's cores
+    if kind == "cpu" and not model_free:  # torch's threads from the CPUs this process has, not the machine's cores
         from nlgscore.backend.threads import limit_threads
 
         limit_threads()

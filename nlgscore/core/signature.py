@@ -13,6 +13,8 @@ True
 
 from __future__ import annotations
 
+import sys
+from importlib import metadata
 from typing import Any, Dict, Iterator, Mapping
 
 from nlgscore.errors import ArgumentError
@@ -37,13 +39,22 @@ def _format(value: Any) -> str:
 
 
 def library_versions() -> Dict[str, str]:
-    """Versions of the libraries whose code changes scores."""
-    import torch
-    import transformers
-
+    """Versions of the libraries whose code changes scores (read from the installed
+    distributions, so that a model-free metric's signature does not import torch)."""
     from nlgscore.version import __version__
 
-    return {"version": __version__, "transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
+    return {"version": __version__, "transformers": _installed("transformers"), "torch": _installed("torch").split("+")[0]}
+
+
+def _installed(name: str) -> str:
+    """``name``'s version: the imported module's where it is loaded, else its distribution's."""
+    module = sys.modules.get(name)
+    if module is not None and isinstance(getattr(module, "__version__", None), str):
+        return str(module.__version__)
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "none"
 
 
 class Signature(Mapping[str, str]):

@@ -75,11 +75,17 @@ def header_line(rows: List[Dict[str, Any]], fmt: str) -> str:
 class Summary:
     """What a finished :func:`score_to_file` run reports: the system value of every column (the
     mean over items), the call's signature, how many items (``resumed_at``: how many were
-    already done by an earlier run)."""
+    already done by an earlier run). A metric whose system value is a corpus statistic (chrF,
+    BLEU: ``corpus`` from the summed per-item ``statistics``) reports that for its primary
+    column, and the mean as ``sentence_mean``."""
 
-    def __init__(self, path: Path, signature: str, primary: str, sums: Dict[str, Any], items: int, resumed_at: int) -> None:
+    def __init__(self, path: Path, signature: str, primary: str, sums: Dict[str, Any], items: int, resumed_at: int,
+                 statistics: Optional[List[int]] = None, corpus: Any = None) -> None:
         self.path, self.signature, self.primary, self.items, self.resumed_at = path, signature, primary, items, resumed_at
         self.system = {name: _mean(total, items) for name, total in sums.items()}
+        if statistics is not None and corpus is not None and items:
+            self.system = {primary: float(corpus(statistics)), "sentence_mean": self.system.get(primary, math.nan),
+                           **{k: v for k, v in self.system.items() if k != primary}}
 
     @property
     def score(self) -> float:
@@ -94,7 +100,8 @@ class Summary:
                 "score": self.score, "signature": self.signature}
 
     def __str__(self) -> str:
-        return f"{self.signature} {self.primary}: {self.score:.6f}"
+        extra = f" sentence_mean: {self.system['sentence_mean']:.6f}" if "sentence_mean" in self.system else ""
+        return f"{self.signature} {self.primary}: {self.score:.6f}{extra}"
 
 
 def _mean(total: Any, items: int) -> Any:
@@ -143,7 +150,8 @@ def score_to_file(
     job = _ScoreJob(scorer, inputs, Path(path), identity, window, fmt, options)
     outcome = run_chunks(Path(path), job, scorer=scorer, restart=restart, writer=writer, progress=progress)
     state = outcome.state
-    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), job.sums, outcome.done, outcome.resumed_at)
+    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), job.sums, outcome.done, outcome.resumed_at,
+                   state.get("statistics"), getattr(scorer, "corpus_from_statistics", None))
 
 
 class _ScoreJob:
@@ -156,9 +164,11 @@ class _ScoreJob:
         self.window, self.fmt, self.options = window, fmt, options
         self.digest = RowDigest()
         self.sums: Dict[str, Any] = {}
+        self.statistics: Optional[List[int]] = None  # a corpus statistic's summed per-item statistics
 
     def chunks(self, done: int, state: Dict[str, Any]) -> Any:
         self.sums.update(state.get("sums", {}))
+        self.statistics = state.get("statistics")
         rows = self.inputs.rows()
         skipped = 0
         for row in _take(rows, done):  # re-read (not re-scored) and hashed one by one: memory stays flat
@@ -175,6 +185,12 @@ class _ScoreJob:
         for name in result.columns():
             self.sums[name] = _add(self.sums.get(name), [row[name] for row in values])
         state = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        statistics = getattr(result, "statistics", None)  # a string metric's per-item corpus statistics (StringResult)
+        if statistics is not None and len(statistics):
+            window = [int(v) for v in statistics.sum(axis=0)]
+            self.statistics = window if self.statistics is None else [a + b for a, b in zip(self.statistics, window, strict=True)]
+        if self.statistics is not None:
+            state["statistics"] = self.statistics
         return Piece(format_rows(values, self.fmt, header=False), len(chunk), state, header_line(values, self.fmt))
 
     def verify(self, done: int, state: Dict[str, Any]) -> None:

@@ -8,9 +8,14 @@
 * ``rouge:1|2|L`` (aliases ``rouge1``, ``rouge2``, ``rougeL``): rouge-score's F-measure with
   Porter stemming (SummEval's and BARTScore's summarisation baselines).
 
-Each (prediction, reference) pair is scored on its own (sacreBLEU's multi-reference statistics are
-not used): several references per prediction are combined by ``multiref`` ("max", as rouge-score's
-``score_multi``). sacrebleu, sacremoses and rouge-score come with ``pip install 'nlgscore[meta]'``.
+Several references per prediction: chrF and BLEU score them jointly, as sacreBLEU does
+(``sentence_chrf(h, [r1, r2])``, ``sentence_bleu(h, [r1, r2])``; signature ``nrefs:N`` and
+``multiref:joint``); ``multiref="max"`` takes the best single-reference score instead (the signature
+says ``multiref:max``). Items may have different numbers of references: a missing reference is what
+sacreBLEU writes as ``None`` in a reference stream (``nrefs:var``). ROUGE takes the best reference
+(rouge-score's ``score_multi``). The system value (``Result.score``) of chrF and BLEU is sacreBLEU's
+corpus statistic over all references (:mod:`nlgscore.strings.result`); ROUGE's is the mean.
+sacrebleu, sacremoses and rouge-score come with ``pip install 'nlgscore[meta]'``.
 
 >>> ChrFScorer().compute(["the cat sat"], ["the cat sat"]).scores
 [100.0]
@@ -23,50 +28,70 @@ not used): several references per prediction are combined by ``multiref`` ("max"
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import Call, Item, Scorer
-from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
+from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
+from nlgscore.errors import ArgumentError
+from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.result import Result
+from nlgscore.core.runtime import MODEL_FREE
+from nlgscore.strings.result import StringResult, nrefs_field
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 BLEU_TOKENIZE = ("13a", "moses")
+JOINT = "joint"  # sacreBLEU's rule: all of an item's references at once
+SACREBLEU_MULTIREF = (JOINT, "max")
 
 
 def _sacrebleu(what: str) -> Any:
     return require("sacrebleu.metrics", "meta", what)
 
 
-def _sacrebleu_fields(metric: Any, signature_type: Callable[[Dict[str, Any]], Any]) -> Dict[str, str]:
-    """sacreBLEU's own signature of ``metric`` for one reference per item, as signature fields
-    (its ``version`` field is sacreBLEU's: ``sacrebleu``)."""
-    text = signature_type(dict(vars(metric), num_refs=1)).format()
+def _sacrebleu_fields(metric: Any, signature_type: Callable[[Dict[str, Any]], Any], num_refs: int = 1) -> Dict[str, str]:
+    """sacreBLEU's own signature of ``metric`` for ``num_refs`` references per item (-1: a
+    varying number, ``nrefs:var``), as signature fields (its ``version`` field is sacreBLEU's:
+    ``sacrebleu``)."""
+    text = signature_type(dict(vars(metric), num_refs=num_refs)).format()
     fields = dict(part.split(":", 1) for part in text.split("|"))
     fields["sacrebleu"] = fields.pop("version")
     return fields
 
 
+def reference_streams(references: List[List[str]]) -> List[List[Optional[str]]]:
+    """Per-prediction reference lists as sacreBLEU's reference streams: stream ``k`` holds every
+    item's ``k``-th reference, ``None`` where an item has fewer (sacreBLEU skips those).
+
+    >>> reference_streams([["a", "b"], ["c"]])
+    [['a', 'c'], ['b', None]]
+    """
+    width = max((len(refs) for refs in references), default=1)
+    return [[refs[k] if k < len(refs) else None for refs in references] for k in range(width)]
+
+
 class StringScorer(Scorer):
-    """One ``score`` per item from a function of the prediction and one reference (no model)."""
+    """One ``score`` per item from a function of the prediction and its references (no model)."""
 
     columns = ("score",)
     multiref: ClassVar[str] = "max"
+    budget_family = MODEL_FREE  # no model: resolving the run time imports no torch
 
     def __init__(self, **runtime_options: Any) -> None:
         super().__init__(**runtime_options)
-        self._pair: Optional[Callable[[str, str], float]] = None
+        self._pair: Optional[Callable[[str, List[str]], float]] = None
 
-    def _make_pair(self) -> Callable[[str, str], float]:
+    def _make_pair(self) -> Callable[[str, List[str]], float]:
+        """The sentence score of a prediction against a list of references."""
         raise NotImplementedError
 
     def _score_items(self, items: List[Item], state: Any) -> Dict[str, np.ndarray]:
         if self._pair is None:  # built on first use: a pickled or copied scorer rebuilds it
             self._pair = self._make_pair()
-        values = np.array([self._pair(item.prediction, item.reference) for item in items], dtype=np.float64)
-        return {"score": values}
+        pair = self._pair
+        values = [pair(item.prediction, list(item.reference) if isinstance(item.reference, tuple) else [item.reference]) for item in items]
+        return {"score": np.array(values, dtype=np.float64)}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:
         return Result(self.make_signature(call), columns, "score")
@@ -77,9 +102,60 @@ class StringScorer(Scorer):
         return state
 
 
-class ChrFScorer(StringScorer):
+class SacreBLEUScorer(StringScorer):
+    """A sacreBLEU metric: an item's references scored jointly (``multiref="joint"``, sacreBLEU's
+    sentence score) or the best single-reference score (``multiref="max"``); the system value is
+    sacreBLEU's corpus statistic (:class:`~nlgscore.strings.result.StringResult`)."""
+
+    multiref: ClassVar[str] = JOINT
+
+    def __init__(self, multiref: str = JOINT, **runtime_options: Any) -> None:
+        if multiref not in SACREBLEU_MULTIREF:
+            raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {multiref!r}")
+        super().__init__(**runtime_options)
+        self.multiref = multiref  # type: ignore[misc]
+
+    def _make_call(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
+                   multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Call:
+        rule = multiref or self.multiref
+        if rule not in SACREBLEU_MULTIREF:
+            raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {rule!r}")
+        call = super()._make_call(predictions, references, sources, names, "max", runtime, **options)
+        if rule == JOINT:  # one item per prediction, holding all its references
+            call.multiref = JOINT
+            call.items = [Item(prediction, tuple(refs)) for prediction, refs in zip(call.predictions, call.references or [], strict=True)]
+            call.owner = list(range(call.size))
+        return call
+
+    def corpus_metric(self) -> Any:
+        """The sacreBLEU metric whose corpus statistic (and paired tests) is the system score."""
+        raise NotImplementedError
+
+    def corpus_from_statistics(self, statistics: List[int]) -> float:
+        """sacreBLEU's corpus score from summed sufficient statistics."""
+        return float(self.corpus_metric()._compute_score_from_stats(statistics).score)
+
+    def corpus_score(self, predictions: Sequence[str], references: Sequence[Any]) -> float:
+        """sacreBLEU's corpus statistic of ``predictions`` against ``references`` (one str or a
+        list of str per prediction; a shorter list is a missing reference): WMT's system score."""
+        preds = check_texts("predictions", predictions)
+        refs = check_references("references", references, len(preds))
+        return float(self.corpus_metric().corpus_score(preds, reference_streams(refs)).score)
+
+    def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:
+        refs = call.references or []
+        statistics = np.zeros((0, 0), dtype=np.int64)
+        if refs:  # sacreBLEU's per-segment statistics, summed by StringResult.score
+            statistics = np.array(self.corpus_metric()._extract_corpus_statistics(call.predictions, reference_streams(refs)), dtype=np.int64)
+        return StringResult(self.make_signature(call), columns, "score", statistics, self.corpus_from_statistics, [len(r) for r in refs])
+
+    def _num_refs(self, call: Optional[Call]) -> int:
+        return nrefs_field([len(r) for r in call.references]) if call is not None and call.references else 1
+
+
+class ChrFScorer(SacreBLEUScorer):
     """sacreBLEU's sentence chrF per item (defaults: character 6-grams, beta 2; ``word_order=2`` is
-    chrF++); ``corpus_score``: corpus chrF.
+    chrF++); system value and ``corpus_score``: corpus chrF.
 
     >>> ChrFScorer().corpus_score(["the cat"], ["the cat"]), ChrFScorer(word_order=2).signature["nw"]
     (100.0, '2')
@@ -87,33 +163,29 @@ class ChrFScorer(StringScorer):
 
     name = "chrf"
 
-    def __init__(self, char_order: int = 6, word_order: int = 0, **runtime_options: Any) -> None:
+    def __init__(self, char_order: int = 6, word_order: int = 0, multiref: str = JOINT, **runtime_options: Any) -> None:
         for option, value in (("char_order", char_order), ("word_order", word_order)):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if option == "char_order" else 0):
                 raise ArgumentError(f"{option} must be an integer >= {1 if option == 'char_order' else 0}, got {value!r}")
-        super().__init__(**runtime_options)
+        super().__init__(multiref, **runtime_options)
         self.char_order, self.word_order = char_order, word_order
 
-    def _make_pair(self) -> Callable[[str, str], float]:
+    def _make_pair(self) -> Callable[[str, List[str]], float]:
         metric = self.corpus_metric()
-        return lambda prediction, reference: metric.sentence_score(prediction, [reference]).score
+        return lambda prediction, references: metric.sentence_score(prediction, references).score
 
     def corpus_metric(self) -> Any:
-        """The sacreBLEU metric whose corpus statistic (and paired tests) is chrF's system score."""
         return _sacrebleu("chrF").CHRF(char_order=self.char_order, word_order=self.word_order)
-
-    def corpus_score(self, predictions: Sequence[str], references: Sequence[str]) -> float:
-        """sacreBLEU's corpus chrF of ``predictions`` against one reference each (WMT's system chrF)."""
-        return float(self.corpus_metric().corpus_score(list(predictions), [list(references)]).score)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         from sacrebleu.metrics.chrf import CHRFSignature
 
-        return _sacrebleu_fields(self.corpus_metric(), CHRFSignature)
+        return _sacrebleu_fields(self.corpus_metric(), CHRFSignature, self._num_refs(call))
 
 
-class BLEUScorer(StringScorer):
-    """sacreBLEU BLEU per item: ``tokenize="13a"`` is ``sentence_bleu``; ``"moses"`` BARTScore's sentBLEU.
+class BLEUScorer(SacreBLEUScorer):
+    """sacreBLEU BLEU per item: ``tokenize="13a"`` is ``sentence_bleu``; ``"moses"`` BARTScore's
+    sentBLEU. System value and ``corpus_score``: corpus BLEU (13a, exp smoothing) of the text.
 
     >>> round(BLEUScorer(tokenize="moses").compute(["The cat sat on the mat."], ["The cat sat on the mat."]).scores[0], 6)
     100.0
@@ -121,16 +193,16 @@ class BLEUScorer(StringScorer):
 
     name = "bleu"
 
-    def __init__(self, tokenize: str = "13a", **runtime_options: Any) -> None:
+    def __init__(self, tokenize: str = "13a", multiref: str = JOINT, **runtime_options: Any) -> None:
         if tokenize not in BLEU_TOKENIZE:
             raise ArgumentError(f"tokenize must be one of {', '.join(BLEU_TOKENIZE)}, got {tokenize!r}")
-        super().__init__(**runtime_options)
+        super().__init__(multiref, **runtime_options)
         self.tokenize = tokenize
 
-    def _make_pair(self) -> Callable[[str, str], float]:
+    def _make_pair(self) -> Callable[[str, List[str]], float]:
         if self.tokenize == "13a":
             metric = _sacrebleu("BLEU").BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds
-            return lambda prediction, reference: metric.sentence_score(prediction, [reference]).score
+            return lambda prediction, references: metric.sentence_score(prediction, references).score
         tokenizer = require("sacremoses", "meta", "the Moses-tokenised BLEU").MosesTokenizer(lang="en")
         tokenized: Dict[str, str] = {}
 
@@ -140,26 +212,22 @@ class BLEUScorer(StringScorer):
             return tokenized[text]
 
         metric = self.corpus_metric()  # BLEU's corpus defaults on the one sentence (no effective order)
-        return lambda prediction, reference: metric.corpus_score([moses(prediction)], [[moses(reference)]]).score
+        return lambda prediction, references: metric.corpus_score([moses(prediction)], [[moses(r)] for r in references]).score
 
     def corpus_metric(self) -> Any:
-        """The sacreBLEU metric whose corpus statistic (and paired tests) is BLEU's system score."""
         return _sacrebleu("BLEU").BLEU()
-
-    def corpus_score(self, predictions: Sequence[str], references: Sequence[str]) -> float:
-        """sacreBLEU's corpus BLEU (13a, exp smoothing) of ``predictions``, one reference each."""
-        return float(self.corpus_metric().corpus_score(list(predictions), [list(references)]).score)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         from sacrebleu.metrics.bleu import BLEUSignature
 
+        num_refs = self._num_refs(call)
         if self.tokenize == "13a":
-            return _sacrebleu_fields(_sacrebleu("BLEU").BLEU(effective_order=True), BLEUSignature)
+            return _sacrebleu_fields(_sacrebleu("BLEU").BLEU(effective_order=True), BLEUSignature, num_refs)
         try:
             moses = version("sacremoses")
         except PackageNotFoundError:
             moses = "unknown"
-        return {"pretok": "moses-en-escape", "sacremoses": moses, **_sacrebleu_fields(self.corpus_metric(), BLEUSignature)}
+        return {"pretok": "moses-en-escape", "sacremoses": moses, **_sacrebleu_fields(self.corpus_metric(), BLEUSignature, num_refs)}
 
 
 class RougeScorer(StringScorer):
@@ -177,10 +245,10 @@ class RougeScorer(StringScorer):
         super().__init__(**runtime_options)
         self.rouge_type = rouge_type
 
-    def _make_pair(self) -> Callable[[str, str], float]:
+    def _make_pair(self) -> Callable[[str, List[str]], float]:
         module = require("rouge_score.rouge_scorer", "meta", "the ROUGE metrics")
         scorer, kind = module.RougeScorer([self.rouge_type], use_stemmer=True), self.rouge_type
-        return lambda prediction, reference: scorer.score(reference, prediction)[kind].fmeasure
+        return lambda prediction, references: max(scorer.score(reference, prediction)[kind].fmeasure for reference in references)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         try:

@@ -124,9 +124,9 @@ def run_chunks(
         resumed_at = done
         pieces = job.chunks(done, state)
         kernel = _agree(None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
-        from tqdm.auto import tqdm
+        from nlgscore.backend.progress import progress_bar
 
-        with same_kernel(kernel), tqdm(initial=done, disable=not progress, desc=desc, unit="item") as bar:
+        with same_kernel(kernel), progress_bar(initial=done, enabled=progress, desc=desc, unit="item") as bar:
             for chunk in pieces:
                 piece = job.work(chunk, done)
                 state = dict(piece.state, kernel=kernel)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import (
     Any,
@@ -187,9 +186,9 @@ class Run:
     def each(self, sources: Sequence[Tuple[str, Any]], describe: Callable[[str], str]) -> Iterator[Tuple[str, Any]]:
         """``sources`` one by one under a progress bar; a metric counts as completed once its loop
         body has run (the generator resumes only then)."""
-        from tqdm.auto import tqdm
+        from nlgscore.backend.progress import progress_bar
 
-        with tqdm(total=len(sources), file=sys.stderr, disable=not self.progress, unit="metric", leave=False) as bar:
+        with progress_bar(total=len(sources), enabled=self.progress, unit="metric", leave=False) as bar:
             for name, path in sources:
                 bar.set_description(describe(name))
                 yield name, path
