@@ -184,7 +184,7 @@ class _ScoreJob:
         values = item_rows(result)
         for name in result.columns():
             self.sums[name] = _add(self.sums.get(name), [row[name] for row in values])
-        state = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        state: Dict[str, Any] = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
         statistics = getattr(result, "statistics", None)  # a string metric's per-item corpus statistics (StringResult)
         if statistics is not None and len(statistics):
             window = [int(v) for v in statistics.sum(axis=0)]
