@@ -44,11 +44,13 @@ from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import (
-    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TIMEOUT,
-    Service, Settings,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TASK_TTL,
+    DEFAULT_TIMEOUT, Service, Settings,
 )
 
 logger = logging.getLogger(__name__)
+
+CLOSE_WAIT_S = 0.5  # seconds the shutdown waits for the scheduler's threads once the requests are answered
 
 __all__ = ["create_app", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
 
@@ -66,6 +68,7 @@ def create_app(
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    task_ttl: float = DEFAULT_TASK_TTL,
     on_loaded: Optional[Callable[[Optional[BaseException]], None]] = None,
     make_batcher: Optional[Callable[..., Any]] = None,
     freeze_heap: bool = False,
@@ -91,10 +94,12 @@ def create_app(
 
     check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     check_positive("max_concurrent", max_concurrent, allow_none=False)
-    if not 0 < body_timeout < float("inf"):
-        raise ArgumentError(f"body_timeout must be a number of seconds > 0, got {body_timeout!r}")
+    for name, seconds in (("body_timeout", body_timeout), ("task_ttl", task_ttl)):
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+            raise ArgumentError(f"{name} must be a number of seconds > 0, got {seconds!r}")
     settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
-                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
+                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout,
+                        task_ttl=task_ttl)
     service = Service(settings)
     service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
                                     telemetry=lambda: scorer_counters(service.scorer),
@@ -122,7 +127,12 @@ def create_app(
         yield
         service.draining = True
         if service.batcher is not None:  # in-flight requests are done (or cut): score what is queued, stop the worker
-            await asyncio.to_thread(service.batcher.close)
+            closing = threading.Thread(target=service.batcher.close, name="nlgscore-serve-close", daemon=True)
+            closing.start()
+            # bounded: a run still on the model after a drain that cut its callers is left to the daemon threads
+            give_up = time.monotonic() + CLOSE_WAIT_S
+            while closing.is_alive() and time.monotonic() < give_up:
+                await asyncio.sleep(0.02)
 
     def route(path: str, handler: Callable[[Any, Service], Awaitable[Any]], method: str, auth: bool = True, admit: bool = True) -> Any:
         async def endpoint(request: Any) -> Any:

@@ -29,6 +29,7 @@ DEFAULT_MAX_MATRIX_CELLS = 1 << 20  # pairs per /v1/matrix request
 DEFAULT_MAX_CONCURRENT = 512  # requests in the server at once (TEI's --max-concurrent-requests)
 DEFAULT_BODY_TIMEOUT = 30.0  # seconds a client may take to send its body (8 MiB at 2 Mbit/s)
 RETRY_AFTER = "1"  # seconds, for 429 and 503 answers
+DEFAULT_TASK_TTL = 600.0  # seconds a finished ROLL task waits to be polled (ROLL's default task timeout is 300 s)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Settings:
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    task_ttl: float = DEFAULT_TASK_TTL
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Service:
         self.draining = False
         self.active = 0  # requests admitted and not answered
         self.tasks: Dict[str, Any] = {}  # ROLL's submitted tasks (serve.endpoints.roll), bounded by max_queue
+        self._cut = asyncio.Event()  # set when a drain runs out of time: every waiting call is answered 503
 
     def ready(self) -> MicroBatcher:
         """The batcher; 503 while the model loads (or failed to) or the server drains."""
@@ -92,6 +95,34 @@ class Service:
             yield
         finally:
             self.active -= 1
+
+    async def drain(self, seconds: float) -> None:
+        """Stop taking scoring requests (503), then wait at most ``seconds`` for the requests in the
+        server to be answered and for the ROLL tasks already accepted to be polled (polls are still
+        served). Whatever still waits then is answered 503 and its call dropped unscored (a running
+        matrix stops between its chunks)."""
+        self.draining = True
+        deadline = time.monotonic() + seconds
+        while (self.active or self.tasks) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if self.active or self.tasks:
+            self._cut.set()
+            await asyncio.sleep(0)  # the waiting requests wake up and answer before the server closes
+
+    async def _cut_or_gone(self, client: Optional[Any]) -> None:
+        """Return once the drain has cut the waiting calls, or the ``client`` has left."""
+        cut = asyncio.ensure_future(self._cut.wait())
+        watch = None if client is None else asyncio.ensure_future(until_disconnected(client))
+        try:
+            if watch is not None:
+                done, _ = await asyncio.wait({cut, watch}, return_when=asyncio.FIRST_COMPLETED)
+                if cut in done or watch.exception() is None:
+                    return
+            await cut  # the disconnect watch broke (not the client): the cut is still watched
+        finally:
+            for task in (cut, watch):
+                if task is not None and not task.done():
+                    task.cancel()
 
     async def read_json(self, request: Any, arrays: bool = False) -> Any:
         """The request's JSON object (or array, with ``arrays``): 413 over ``max_body_bytes``, 408 when
@@ -138,6 +169,9 @@ class Service:
         """
         batcher = self.ready()
         scorer = batcher.scorer
+        references = 0 if job.matrix or job.references is None else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
+        if references > self.settings.max_items:  # one prediction with 60,000 references is as much work as 60,000 pairs
+            raise HTTPError(413, f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)")
         if job.matrix:
             call = scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
         else:
@@ -145,14 +179,15 @@ class Service:
         arrived = time.perf_counter()
         watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
-        gone = None if client is None else (lambda: until_disconnected(client))
         try:
-            return await batcher.run_call(call, timeout, gone, watch=watch)
+            return await batcher.run_call(call, timeout, lambda: self._cut_or_gone(client), watch=watch)
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
         except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
         except CallCancelled:
+            if self._cut.is_set():
+                raise HTTPError(503, "the server shut down before this call was scored (--drain-timeout)", {"Retry-After": RETRY_AFTER}) from None
             raise HTTPError(499, "the client disconnected before its call was scored") from None
 
 

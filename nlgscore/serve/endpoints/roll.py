@@ -3,10 +3,12 @@
 ROLL's ``RemoteRewardSystemWorker`` (``roll/pipeline/rlvr/rewards/remote_reward_system_worker.py``)
 posts each sample to ``submit_url`` (``{"prompt", "response", "reward_info": {"ground_truth"},
 "data_id", "rollout_id", ...}``), reads ``reward_request_id`` when ``errcode`` is 0, then polls
-``get_result_url`` (a GET whose JSON body is ``{"reward_request_id"}``) until ``errcode`` is 0
+``get_result_url`` (a GET whose JSON body is ``{"reward_request_id"}``; a query string
+``?reward_request_id=...`` is read as well) until ``errcode`` is 0
 (``reward_score``, ``dimention_reward_score``; 1 means still running). Here a submitted task is
 scored through the server's queue at once, so the samples of many ROLL threads share batches.
-Results wait at most ``RESULT_TTL`` seconds for their poll, and at most ``max_queue`` tasks are
+Results wait at most ``--task-ttl`` seconds for their poll (they can be polled while the server
+drains), and at most ``max_queue`` tasks are
 held (429 above: ROLL retries a submit).
 """
 
@@ -23,8 +25,6 @@ from starlette.responses import JSONResponse
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.serve.protocol import HTTPError, message_text, reference
 from nlgscore.serve.service import RETRY_AFTER, Job
-
-RESULT_TTL = 600.0  # seconds a finished task waits to be polled (ROLL's default task timeout is 300 s)
 
 
 class Task:
@@ -52,9 +52,9 @@ async def _run(service: Any, task: Task, job: Job) -> None:
     task.finished_at = time.monotonic()
 
 
-def _purge(tasks: Dict[str, Task]) -> None:
+def _purge(tasks: Dict[str, Task], ttl: float) -> None:
     now = time.monotonic()
-    for key in [k for k, t in tasks.items() if t.finished_at and now - t.finished_at > RESULT_TTL]:
+    for key in [k for k, t in tasks.items() if t.finished_at and now - t.finished_at > ttl]:
         del tasks[key]
 
 
@@ -69,7 +69,7 @@ async def submit_task(request: Any, service: Any) -> Any:
         raise HTTPError(400, "reward_info must be an object with ground_truth (the reference)")
     job = Job([body["response"]], [reference(info["ground_truth"], "reward_info.ground_truth")], [message_text(body.get("prompt"), "prompt")])
     tasks = service.tasks
-    _purge(tasks)
+    _purge(tasks, service.settings.task_ttl)
     if len(tasks) >= service.settings.max_queue:
         raise HTTPError(429, f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER})
     key = uuid.uuid4().hex
@@ -80,11 +80,13 @@ async def submit_task(request: Any, service: Any) -> Any:
 
 async def task_result(request: Any, service: Any) -> Any:
     """``errcode`` 0 with the reward (the task is then forgotten), 1 while it runs, 404 unknown."""
-    body = await service.read_json(request)
-    key = body.get("reward_request_id")
+    key = request.query_params.get("reward_request_id")
+    if key is None:  # ROLL's own poll: a GET with a JSON body
+        key = (await service.read_json(request)).get("reward_request_id")
+    _purge(service.tasks, service.settings.task_ttl)
     task = service.tasks.get(key) if isinstance(key, str) else None
     if task is None:
-        raise HTTPError(404, f"no task {key!r} (unknown, already read, or older than {RESULT_TTL:g} s)")
+        raise HTTPError(404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)")
     if not task.finished_at:
         return JSONResponse({"errcode": 1, "errmsg": "running"})
     del service.tasks[key]
