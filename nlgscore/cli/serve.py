@@ -65,6 +65,10 @@ def register(subparsers) -> None:
                      help=f"seconds a client may take to send its request line and headers (the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})")
     net.add_argument("--task-ttl", type=_positive_seconds, default=DEFAULT_TASK_TTL,
                      help=f"seconds a finished ROLL task waits to be polled, holding a --max-queue slot (default {DEFAULT_TASK_TTL:g})")
+    net.add_argument("--workers", type=_workers, default=1,
+                     help="HTTP worker processes on the port, feeding one model process (default 1: one process serves "
+                          "everything). More workers parse, check and answer requests in parallel where the model "
+                          "outpaces one core's HTTP (a GPU, a light metric); see docs/guides/serving-workers.md")
     net.add_argument("--threads", type=_threads, default=None,
                      help="torch CPU threads (default: usable CPUs - 1, at least 1: one core is left to the event loop and the HTTP stack)")
     batching = parser.add_argument_group("micro-batching")
@@ -93,20 +97,24 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-# torch.set_num_threads takes a C int; no machine has more cores than this.
-MAX_THREADS = 65536
+def _at_most(most: int, what: str) -> Any:
+    """An argparse type: a positive integer up to ``most`` (``what`` names the unit in the error).
 
-
-def _threads(text: str) -> int:
-    """argparse type of ``--threads``: a positive integer torch can take.
-
-    >>> _threads("4")
+    >>> _at_most(8, "threads")("4")
     4
     """
-    value = positive_int(text)
-    if value > MAX_THREADS:
-        raise argparse.ArgumentTypeError(f"expected at most {MAX_THREADS} threads, got {text}")
-    return value
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"expected at most {most} {what}, got {text}")
+        return value
+
+    return parse
+
+
+# torch.set_num_threads takes a C int; no machine has more cores than this.
+_threads = _at_most(65536, "threads")
+_workers = _at_most(256, "worker processes")
 
 
 def _json_object(text: str) -> Dict[str, Any]:
@@ -173,7 +181,14 @@ def run(args: argparse.Namespace) -> int:
     from nlgscore.backend.threads import ENV as THREADS_ENV, available_cpus
 
     if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
-        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - 1))
+        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - args.workers))
+
+    def announce(url: str) -> None:
+        print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
+
+    verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
+    if args.workers > 1:
+        return _run_workers(args, options, api_key, announce, "info" if verbose else "warning")
 
     def app(on_loaded):
         return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
@@ -181,12 +196,27 @@ def run(args: argparse.Namespace) -> int:
                           api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
                           body_timeout=args.body_timeout, task_ttl=args.task_ttl, on_loaded=on_loaded, freeze_heap=True)
 
-    def announce(url: str) -> None:
-        print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
-
-    verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
     return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce, drain_timeout=args.drain_timeout,
                       header_timeout=args.header_timeout)
+
+
+def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str) -> int:
+    """``--workers N``: N HTTP worker processes and one model process (nlgscore.serve.supervisor)."""
+    from nlgscore import registry
+    from nlgscore.serve.app import create_app
+    from nlgscore.serve.service import Settings
+    from nlgscore.serve.supervisor import run_workers
+
+    limits = dict(max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
+                  max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
+                  body_timeout=args.body_timeout, task_ttl=args.task_ttl)
+    create_app(lambda: None, **limits)  # every setting checked now, before any process starts
+    status = run_workers(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}), Settings(**limits),
+                         args.workers, args.host, args.port, api_key=api_key, log_level=log_level, announce=announce,
+                         drain_timeout=args.drain_timeout, header_timeout=args.header_timeout)
+    if status:
+        fail(f"the model of {args.spec} did not load (its error is above)")
+    return 0
 
 
 def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:
@@ -197,6 +227,8 @@ def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) ->
         fail("pass --replicas or --autoscaling-config, not both")
     # Ray's HTTP proxy reads the bodies and holds the connections, and each replica sets its own
     # threads (ray_actor_options): these flags would not do what they say there, so they are refused.
+    if args.workers > 1:
+        fail("--workers is not applied under --ray: Ray Serve runs its own HTTP proxy in front of the replicas (use --replicas)")
     for flag, value in (("--body-timeout", args.body_timeout), ("--max-concurrent", args.max_concurrent), ("--threads", args.threads),
                         ("--header-timeout", args.header_timeout)):
         if value is not None:

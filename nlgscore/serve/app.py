@@ -33,7 +33,7 @@ import hmac
 import logging
 import threading
 import time
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from nlgscore.backend.batching import check_positive
 from nlgscore.core.errors import ArgumentError, NlgscoreError
@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 0.5  # seconds the shutdown waits for the scheduler's threads once the requests are answered
 
-__all__ = ["create_app", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
+__all__ = ["create_app", "routes", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
 
 
 def create_app(
@@ -87,10 +87,6 @@ def create_app(
     """
     require("starlette", "serve", "nlgscore serve")
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
 
     check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     check_positive("max_concurrent", max_concurrent, allow_none=False)
@@ -134,46 +130,62 @@ def create_app(
             while closing.is_alive() and time.monotonic() < give_up:
                 await asyncio.sleep(0.02)
 
-    def route(path: str, handler: Callable[[Any, Service], Awaitable[Any]], method: str, auth: bool = True, admit: bool = True) -> Any:
-        async def endpoint(request: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
-                    raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
-                if not admit:  # probes and scrapes are never refused for load
-                    response = await handler(request, service)
-                else:
-                    async with service.admitted():
-                        response = await handler(request, service)
-            except HTTPError as err:
-                response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
-            except NonFiniteScoreError as err:
-                response = JSONResponse({"error": str(err)}, 422)
-            except NlgscoreError as err:  # the argument checks of compute: they name the field and item
-                response = JSONResponse({"error": str(err)}, 400)
-            except Exception as err:
-                logger.exception("nlgscore serve: %s failed", path)
-                response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-            service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
-            return response
-
-        return Route(path, endpoint, methods=[method])
-
-    routes = [
-        route("/health", health.health, "GET", auth=False, admit=False),
-        route("/metrics", prometheus.prometheus, "GET", admit=False),
-        route("/v1/score", score.score, "POST"),
-        route("/v1/matrix", matrix.matrix, "POST"),
-        route("/get_reward", openrlhf.get_reward, "POST"),
-        route("/v1/reward", slime.slime_reward, "POST"),
-        route("/seed_session", nemo_gym.seed_session, "POST"),
-        route("/verify", nemo_gym.verify, "POST"),
-        route("/roll/submit_task", roll.submit_task, "POST"),
-        route("/roll/task_result", roll.task_result, "GET"),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes(service, token), lifespan=lifespan)
     app.state.nlgscore = service
     return app
+
+
+def route(service: Any, token: Optional[bytes], path: str, handler: Callable[[Any, Any], Awaitable[Any]], method: str,
+          auth: bool = True, admit: bool = True) -> Any:
+    """The Starlette route of one endpoint: the bearer token, admission (429 above
+    ``max_concurrent``), the refusals as ``{"error"}`` answers, and the request metrics."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def endpoint(request: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
+                raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
+            if not admit:  # probes and scrapes are never refused for load
+                response = await handler(request, service)
+            else:
+                async with service.admitted():
+                    response = await handler(request, service)
+        except HTTPError as err:
+            response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
+        except NonFiniteScoreError as err:
+            response = JSONResponse({"error": str(err)}, 422)
+        except NlgscoreError as err:  # the argument checks of compute: they name the field and item
+            response = JSONResponse({"error": str(err)}, 400)
+        except Exception as err:
+            logger.exception("nlgscore serve: %s failed", path)
+            response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
+        service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+        return response
+
+    return Route(path, endpoint, methods=[method])
+
+
+def routes(service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Callable[[Any, Any], Awaitable[Any]]]] = None) -> List[Any]:
+    """Every endpoint's route; ``handlers`` replaces the handlers of some paths (a worker process
+    asks the model process for /health, /metrics and ROLL's tasks)."""
+    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
+
+    table = [
+        ("/health", health.health, "GET", False, False),
+        ("/metrics", prometheus.prometheus, "GET", True, False),
+        ("/v1/score", score.score, "POST", True, True),
+        ("/v1/matrix", matrix.matrix, "POST", True, True),
+        ("/get_reward", openrlhf.get_reward, "POST", True, True),
+        ("/v1/reward", slime.slime_reward, "POST", True, True),
+        ("/seed_session", nemo_gym.seed_session, "POST", True, True),
+        ("/verify", nemo_gym.verify, "POST", True, True),
+        ("/roll/submit_task", roll.submit_task, "POST", True, True),
+        ("/roll/task_result", roll.task_result, "GET", True, True),
+    ]
+    chosen = handlers or {}
+    return [route(service, token, path, chosen.get(path, handler), method, auth, admit) for path, handler, method, auth, admit in table]
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:

@@ -110,10 +110,14 @@ def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) 
     """A ``uvicorn.Server`` (``base``) whose first SIGTERM/SIGINT runs ``service.drain(drain_timeout)``
     while it still serves (polls during the drain), and only then stops; a second signal stops it at once."""
 
+    loop: Any = None  # the server's event loop, once it serves
+
     class DrainingServer(base):  # type: ignore[valid-type,misc]
         draining: Any = None
 
         def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.draining is not None and sig == signal.SIGTERM:
+                return None  # already draining (a parent's SIGTERM after the group's Ctrl-C): a second SIGINT stops at once
             if service is None or loop is None or self.draining is not None or self.should_exit:
                 return super().handle_exit(sig, frame)
             self.draining = asyncio.run_coroutine_threadsafe(self._drain(), loop)
@@ -129,7 +133,6 @@ def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) 
             loop = asyncio.get_running_loop()
             await super().serve(sockets=sockets)
 
-    loop: Any = None
     return DrainingServer(config)
 
 

@@ -72,7 +72,8 @@ class Service:
         self.draining = False
         self.active = 0  # requests admitted and not answered
         self.tasks: Dict[str, Any] = {}  # ROLL's submitted tasks (serve.endpoints.roll), bounded by max_queue
-        self._cut = asyncio.Event()  # set when a drain runs out of time: every waiting call is answered 503
+        self.cut = False  # a drain ran out of time: every waiting call is answered 503
+        self._cut: Optional["asyncio.Future[None]"] = None  # done at the cut; shared by every waiting request
 
     def ready(self) -> MicroBatcher:
         """The batcher; 503 while the model loads (or failed to) or the server drains."""
@@ -106,23 +107,15 @@ class Service:
         while (self.active or self.tasks) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         if self.active or self.tasks:
-            self._cut.set()
+            self.cut = True
+            self.cut_signal().set_result(None)
             await asyncio.sleep(0)  # the waiting requests wake up and answer before the server closes
 
-    async def _cut_or_gone(self, client: Optional[Any]) -> None:
-        """Return once the drain has cut the waiting calls, or the ``client`` has left."""
-        cut = asyncio.ensure_future(self._cut.wait())
-        watch = None if client is None else asyncio.ensure_future(until_disconnected(client))
-        try:
-            if watch is not None:
-                done, _ = await asyncio.wait({cut, watch}, return_when=asyncio.FIRST_COMPLETED)
-                if cut in done or watch.exception() is None:
-                    return
-            await cut  # the disconnect watch broke (not the client): the cut is still watched
-        finally:
-            for task in (cut, watch):
-                if task is not None and not task.done():
-                    task.cancel()
+    def cut_signal(self) -> "asyncio.Future[None]":
+        """The future every waiting request watches: done when a drain cuts them (one for all, no task each)."""
+        if self._cut is None:
+            self._cut = asyncio.get_running_loop().create_future()
+        return self._cut
 
     async def read_json(self, request: Any, arrays: bool = False) -> Any:
         """The request's JSON object (or array, with ``arrays``): 413 over ``max_body_bytes``, 408 when
@@ -180,13 +173,14 @@ class Service:
         watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
         try:
-            return await batcher.run_call(call, timeout, lambda: self._cut_or_gone(client), watch=watch)
+            gone = None if client is None else (lambda: until_disconnected(client))
+            return await batcher.run_call(call, timeout, gone, watch=watch, stop=self.cut_signal())
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
         except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
         except CallCancelled:
-            if self._cut.is_set():
+            if self.cut:
                 raise HTTPError(503, "the server shut down before this call was scored (--drain-timeout)", {"Retry-After": RETRY_AFTER}) from None
             raise HTTPError(499, "the client disconnected before its call was scored") from None
 

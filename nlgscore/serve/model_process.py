@@ -1,0 +1,227 @@
+"""The model process of ``nlgscore serve --workers N``: the scorer, its caches, the scheduler
+and ROLL's tasks, behind one ZeroMQ socket (:mod:`nlgscore.serve.ipc`); no HTTP.
+
+It runs the single-process server's :class:`~nlgscore.serve.service.Service` itself, so every
+rule holds as in one process: a job becomes one checked call (``make_call``: the argument checks
+and their messages; the metric tokenizes on the scheduler's feeder thread), ``--max-queue`` and
+the reference cap are counted here for all workers, a call whose client left (a ``cancel`` from
+its worker) is dropped before it is scored, and ``/metrics`` is this process's exposition with
+the workers' request counts added. SIGTERM (from the parent, once the workers have drained)
+closes the scheduler within a bounded wait and exits 0; a scorer that cannot load exits 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any, Callable, Dict, List, Tuple
+
+from nlgscore.core.errors import NlgscoreError
+from nlgscore.core.result import NonFiniteScoreError
+from nlgscore.runs.heap import freeze_heap
+from nlgscore.runs.microbatch import MicroBatcher
+from nlgscore.serve import ipc
+from nlgscore.serve.metrics import ServerMetrics, scorer_counters
+from nlgscore.serve.protocol import HTTPError
+from nlgscore.serve.service import Job, Service, Settings
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["run_model", "LOAD_FAILED"]
+
+LOAD_FAILED = 2  # the exit status of a model process whose scorer did not load (the parent exits 2 too)
+CLOSE_WAIT_S = 0.5  # seconds the exit waits for the scheduler's threads
+
+
+class Departure:
+    """The ``client`` of a job from a worker, as :meth:`Service.score` watches one: its
+    ``receive()`` returns ``http.disconnect`` once the worker says the client left."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = asyncio.Event()
+
+    async def receive(self) -> Dict[str, str]:
+        await self.left.wait()
+        return {"type": "http.disconnect"}
+
+
+def answer_of(err: BaseException) -> Tuple[int, List[Any]]:
+    """An exception of :meth:`Service.score` as the HTTP status and ``[message, headers]`` a worker answers."""
+    if isinstance(err, HTTPError):
+        return err.status, [str(err), err.headers]
+    if isinstance(err, NonFiniteScoreError):
+        return 422, [str(err), {}]
+    if isinstance(err, NlgscoreError):  # the argument checks of make_call: they name the field and item
+        return 400, [str(err), {}]
+    logger.error("nlgscore serve: a call failed: %s: %s", type(err).__name__, err)
+    return 500, [f"internal error: {type(err).__name__}: {err}", {}]
+
+
+class ModelServer:
+    """The model process's loop: one ROUTER socket, one Service."""
+
+    def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
+        self.service, self.address = service, address
+        self.jobs: Dict[Tuple[bytes, int], Departure] = {}
+        service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, active,
+                                        telemetry=lambda: scorer_counters(service.scorer),
+                                        scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        import zmq
+        import zmq.asyncio
+
+        context = zmq.asyncio.Context()
+        sock = context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.bind(self.address)
+        self.sock = sock
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            while True:
+                receiving = asyncio.ensure_future(sock.recv_multipart(copy=True))
+                done, _ = await asyncio.wait({receiving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if receiving not in done:
+                    receiving.cancel()
+                    return
+                peer, frame = receiving.result()
+                self.dispatch(peer, ipc.decode(frame))
+        finally:
+            sock.close(0)
+            context.term()
+
+    def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
+        self.sock.send_multipart([peer, ipc.encode([rid, status, payload])], copy=True)
+
+    def dispatch(self, peer: bytes, message: List[Any]) -> None:
+        kind, rid = message[0], message[1]
+        if kind == "cancel":
+            departure = self.jobs.get((peer, rid))
+            if departure is not None:
+                departure.left.set()
+        elif kind in ("score", "matrix"):
+            departure = self.jobs[(peer, rid)] = Departure()
+            asyncio.ensure_future(self.score(peer, rid, message, departure))
+        elif kind == "info":
+            self.reply(peer, rid, 200, self.info())
+        elif kind == "hold":
+            asyncio.ensure_future(self.hold(peer, rid, Job(*message[2:5])))
+        elif kind == "poll":
+            self.reply(peer, rid, 200, self.poll(message[2]))
+        elif kind == "metrics":
+            for endpoint, status, seconds in message[2]:
+                self.service.metrics.observe_request(endpoint, status, seconds)  # type: ignore[union-attr]
+            self.reply(peer, rid, 200, self.service.metrics.exposition())  # type: ignore[union-attr]
+        else:
+            self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
+
+    async def score(self, peer: bytes, rid: int, message: List[Any], departure: Departure) -> None:
+        service = self.service
+        try:
+            if message[0] == "matrix":
+                _, _, predictions, references, column, source = message
+                grid = await service.score(Job(predictions, references, matrix=True, column=column, source=source), departure)
+                self.reply(peer, rid, 200, grid.tolist())
+            else:
+                _, _, predictions, references, sources = message
+                self.reply(peer, rid, 200, ipc.result_payload(await service.score(Job(predictions, references, sources), departure)))
+        except Exception as err:
+            self.reply(peer, rid, *answer_of(err))
+        finally:
+            self.jobs.pop((peer, rid), None)
+
+    def info(self) -> Dict[str, Any]:
+        service = self.service
+        try:
+            batcher = service.ready()
+        except HTTPError as err:
+            status = "error" if service.error is not None else "draining" if service.draining else "loading"
+            return {"status": status, "error": str(err), "tasks": len(service.tasks)}
+        scorer = service.scorer
+        return {"status": "ok", "metric": scorer.name, "signature": str(scorer.signature), "queue": batcher.queued,
+                "needs": list(scorer.needs), "tasks": len(service.tasks)}
+
+    async def hold(self, peer: bytes, rid: int, job: Job) -> None:
+        """A ROLL task: held here, so that any worker can answer its poll."""
+        import uuid
+
+        from nlgscore.serve.endpoints.roll import Task, purge_tasks, run_task
+        from nlgscore.serve.service import RETRY_AFTER
+
+        service = self.service
+        tasks = service.tasks
+        purge_tasks(tasks, service.settings.task_ttl)
+        if len(tasks) >= service.settings.max_queue:
+            self.reply(peer, rid, 429, [f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}])
+            return
+        key = uuid.uuid4().hex
+        task = tasks[key] = Task()
+        task.runner = asyncio.ensure_future(run_task(service, task, job))
+        self.reply(peer, rid, 200, key)
+
+    def poll(self, key: Any) -> List[Any]:
+        """``["unknown"|"running"|"done", answer]`` (a done task is then forgotten)."""
+        from nlgscore.serve.endpoints.roll import purge_tasks
+
+        tasks = self.service.tasks
+        purge_tasks(tasks, self.service.settings.task_ttl)
+        task = tasks.get(key) if isinstance(key, str) else None
+        if task is None:
+            return ["unknown", None]
+        if not task.finished_at:
+            return ["running", None]
+        del tasks[key]
+        return ["done", task.answer]
+
+
+def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callable[[int], None]) -> None:
+    """Load the scorer and its scheduler (on a thread: the socket answers "loading" meanwhile)."""
+    settings = service.settings
+    try:
+        scorer = load()
+        batcher = MicroBatcher(scorer, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms, max_queue=settings.max_queue,
+                               on_batch=service.metrics.observe_batch)  # type: ignore[union-attr]
+        freeze_heap()  # the loaded model out of the GIL-holding full collections, before /health says ready
+        service.batcher, service.scorer = batcher, scorer
+        ready.set()
+    except BaseException as err:  # reported once, on the parent's stderr; the server then stops
+        print(f"nlgscore serve: error: {err}", file=sys.stderr, flush=True)
+        service.error = err
+        finish(LOAD_FAILED)
+
+
+def run_model(load: Callable[[], Any], settings: Settings, address: str, active: Callable[[], int], ready: Any) -> None:
+    """The model process's body: load the scorer in a thread (``ready.set()`` once loaded), serve
+    the workers until SIGTERM, then close the scheduler (bounded) and exit; exit 2 if it cannot load."""
+    service = Service(settings)
+    server = ModelServer(service, address, active)
+    status: List[int] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+
+        def finish(code: int) -> None:
+            status.append(code)
+            loop.call_soon_threadsafe(stop.set)
+
+        signal.signal(signal.SIGTERM, lambda signum, frame: finish(0))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent orders the stop
+        threading.Thread(target=_load, args=(load, service, ready, finish), name="nlgscore-serve-load", daemon=True).start()
+        await server.serve(stop)
+
+    asyncio.run(main())
+    if service.batcher is not None:
+        service.draining = True
+        closing = threading.Thread(target=service.batcher.close, daemon=True)
+        closing.start()
+        closing.join(CLOSE_WAIT_S)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status[0] if status else 0)  # daemon threads still on the model are not waited for
