@@ -194,6 +194,11 @@ class MicroBatcher:
         """Predictions waiting to be scored (not counting the batch being scored)."""
         return self._queued
 
+    @property
+    def running(self) -> bool:
+        """Whether a thread of this batcher is still alive (after :meth:`close`: a run not yet done)."""
+        return any(thread is not None and thread.is_alive() for thread in (self._worker, self._model))
+
     def close(self, wait: bool = True) -> None:
         """Stop taking calls; the calls already queued are still scored (``wait``: until they are)."""
         with self._cond:

@@ -18,16 +18,20 @@ import os
 import signal
 import sys
 import threading
+import time
 from typing import Any, Callable, Dict, List, Tuple
 
+from concurrent.futures import CancelledError
+
+from nlgscore.core.call import CallCancelled
 from nlgscore.core.errors import NlgscoreError
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.runs.heap import freeze_heap
-from nlgscore.runs.microbatch import MicroBatcher
+from nlgscore.runs.microbatch import MicroBatcher, QueueFullError
 from nlgscore.serve import ipc
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
-from nlgscore.serve.service import Job, Service, Settings
+from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -37,24 +41,17 @@ LOAD_FAILED = 2  # the exit status of a model process whose scorer did not load 
 CLOSE_WAIT_S = 0.5  # seconds the exit waits for the scheduler's threads
 
 
-class Departure:
-    """The ``client`` of a job from a worker, as :meth:`Service.score` watches one: its
-    ``receive()`` returns ``http.disconnect`` once the worker says the client left."""
-
-    __slots__ = ("left",)
-
-    def __init__(self) -> None:
-        self.left = asyncio.Event()
-
-    async def receive(self) -> Dict[str, str]:
-        await self.left.wait()
-        return {"type": "http.disconnect"}
-
-
-def answer_of(err: BaseException) -> Tuple[int, List[Any]]:
-    """An exception of :meth:`Service.score` as the HTTP status and ``[message, headers]`` a worker answers."""
+def answer_of(err: BaseException, timeout: float) -> Tuple[int, List[Any]]:
+    """An exception of a call (its checks, its queue, its run) as the HTTP status and
+    ``[message, headers]`` a worker answers, as :meth:`Service.score` maps them."""
     if isinstance(err, HTTPError):
         return err.status, [str(err), err.headers]
+    if isinstance(err, QueueFullError):
+        return 429, [str(err), {"Retry-After": RETRY_AFTER}]
+    if isinstance(err, TimeoutError):
+        return 504, [f"not scored within {timeout:g} s (--timeout)", {}]
+    if isinstance(err, (CallCancelled, CancelledError)):
+        return 499, ["the client disconnected before its call was scored", {}]
     if isinstance(err, NonFiniteScoreError):
         return 422, [str(err), {}]
     if isinstance(err, NlgscoreError):  # the argument checks of make_call: they name the field and item
@@ -68,7 +65,7 @@ class ModelServer:
 
     def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
         self.service, self.address = service, address
-        self.jobs: Dict[Tuple[bytes, int], Departure] = {}
+        self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
         service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, active,
                                         telemetry=lambda: scorer_counters(service.scorer),
                                         scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
@@ -82,6 +79,7 @@ class ModelServer:
         sock.setsockopt(zmq.LINGER, 0)
         sock.bind(self.address)
         self.sock = sock
+        self.loop = asyncio.get_running_loop()
         stopping = asyncio.ensure_future(stop.wait())
         try:
             while True:
@@ -102,12 +100,11 @@ class ModelServer:
     def dispatch(self, peer: bytes, message: List[Any]) -> None:
         kind, rid = message[0], message[1]
         if kind == "cancel":
-            departure = self.jobs.get((peer, rid))
-            if departure is not None:
-                departure.left.set()
+            call = self.jobs.get((peer, rid))
+            if call is not None:  # a queued call is dropped unscored, a running matrix stops between its chunks
+                call.cancel()
         elif kind in ("score", "matrix"):
-            departure = self.jobs[(peer, rid)] = Departure()
-            asyncio.ensure_future(self.score(peer, rid, message, departure))
+            self.submit(peer, rid, message)
         elif kind == "info":
             self.reply(peer, rid, 200, self.info())
         elif kind == "hold":
@@ -121,20 +118,36 @@ class ModelServer:
         else:
             self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
 
-    async def score(self, peer: bytes, rid: int, message: List[Any], departure: Departure) -> None:
-        service = self.service
+    def submit(self, peer: bytes, rid: int, message: List[Any]) -> None:
+        """Queue a worker's job on the scheduler; its answer is sent when the call is done.
+
+        No coroutine per call: the scheduler's future calls back into the loop, which replies
+        (the queued call's deadline is ``--timeout``; a worker that stops waiting sends ``cancel``)."""
+        service, timeout = self.service, self.service.settings.timeout
+        matrix = message[0] == "matrix"
         try:
-            if message[0] == "matrix":
-                _, _, predictions, references, column, source = message
-                grid = await service.score(Job(predictions, references, matrix=True, column=column, source=source), departure)
-                self.reply(peer, rid, 200, grid.tolist())
-            else:
-                _, _, predictions, references, sources = message
-                self.reply(peer, rid, 200, ipc.result_payload(await service.score(Job(predictions, references, sources), departure)))
+            job = Job(message[2], message[3], matrix=True, column=message[4], source=message[5]) if matrix else Job(*message[2:5])
+            call = service.checked_call(job)
+            arrived = time.perf_counter()
+            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]
         except Exception as err:
-            self.reply(peer, rid, *answer_of(err))
-        finally:
-            self.jobs.pop((peer, rid), None)
+            self.reply(peer, rid, *answer_of(err, timeout))
+            return
+        service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]
+        self.jobs[(peer, rid)] = call
+        queued.add_done_callback(lambda future: self.loop.call_soon_threadsafe(self.answer, peer, rid, matrix, future))
+
+    def answer(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
+        self.jobs.pop((peer, rid), None)
+        error = CancelledError() if future.cancelled() else future.exception()
+        if error is not None:
+            self.reply(peer, rid, *answer_of(error, self.service.settings.timeout))
+            return
+        result = future.result()
+        try:
+            self.reply(peer, rid, 200, result.tolist() if matrix else ipc.result_payload(result))
+        except Exception as err:  # an answer that cannot be sent as msgpack: the worker is told, never left waiting
+            self.reply(peer, rid, *answer_of(err, self.service.settings.timeout))
 
     def info(self) -> Dict[str, Any]:
         service = self.service
@@ -152,7 +165,6 @@ class ModelServer:
         import uuid
 
         from nlgscore.serve.endpoints.roll import Task, purge_tasks, run_task
-        from nlgscore.serve.service import RETRY_AFTER
 
         service = self.service
         tasks = service.tasks

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import signal
 import socket
+import sys
 from typing import Any, Callable, Optional
 
 from nlgscore.core.errors import ArgumentError
@@ -100,6 +102,13 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
         sock.close()
     if failed:
         raise failed[0]
+    batcher = getattr(getattr(getattr(app, "state", None), "nlgscore", None), "batcher", None)
+    if batcher is not None and batcher.running:
+        # A run the drain cut is still on the model: the process ends now, not when it is done
+        # (the interpreter's exit, with that thread inside torch, would abort).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

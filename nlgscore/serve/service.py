@@ -150,6 +150,17 @@ class Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def checked_call(self, job: Job) -> Any:
+        """The job as one checked call (``make_call`` or ``make_matrix_call``: their argument
+        errors name the field); 413 above ``max_items`` references; 503 unless ready."""
+        scorer = self.ready().scorer
+        references = 0 if job.matrix or job.references is None else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
+        if references > self.settings.max_items:  # one prediction with 60,000 references is as much work as 60,000 pairs
+            raise HTTPError(413, f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)")
+        if job.matrix:
+            return scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
+        return scorer.make_call(job.predictions, job.references, job.sources)
+
     async def score(self, job: Job, client: Optional[Any] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.
 
@@ -161,14 +172,7 @@ class Service:
         computing are recorded separately.
         """
         batcher = self.ready()
-        scorer = batcher.scorer
-        references = 0 if job.matrix or job.references is None else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
-        if references > self.settings.max_items:  # one prediction with 60,000 references is as much work as 60,000 pairs
-            raise HTTPError(413, f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)")
-        if job.matrix:
-            call = scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
-        else:
-            call = scorer.make_call(job.predictions, job.references, job.sources)
+        call = self.checked_call(job)
         arrived = time.perf_counter()
         watch = None if self.metrics is None else (lambda future: self.metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
