@@ -12,7 +12,8 @@ or an HTTP status with ``[message, headers]``. Kinds:
 * ``info`` → ``{"status", "metric", "signature", "needs", "queue", "tasks"}`` (``/health``);
 * ``hold`` ``[predictions, references, sources]`` → a ROLL task's id; ``poll`` ``[id]`` → ``[state, answer]``;
 * ``metrics`` ``[observations]`` → the Prometheus text (the workers' request observations
-  ``[endpoint, status, seconds]`` are added first, so one exposition counts every process).
+  ``[endpoint, status, seconds]`` are added first, so one exposition counts every process);
+  ``counts`` ``[observations]`` (no answer): a worker's periodic send of the same.
 
 Floats travel as float64, so the scores a worker returns are the model process's bits.
 

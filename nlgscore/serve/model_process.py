@@ -19,7 +19,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Tuple
 
 from concurrent.futures import CancelledError
 
@@ -66,6 +67,8 @@ class ModelServer:
     def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
         self.service, self.address = service, address
         self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
+        self.finished: Deque[Tuple[bytes, int, bool, Any]] = deque()  # answered calls, for the loop to send
+        self.wake_pending = False
         service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, active,
                                         telemetry=lambda: scorer_counters(service.scorer),
                                         scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
@@ -80,19 +83,21 @@ class ModelServer:
         sock.bind(self.address)
         self.sock = sock
         self.loop = asyncio.get_running_loop()
-        stopping = asyncio.ensure_future(stop.wait())
+        receiving = asyncio.ensure_future(self._receive(sock))
         try:
-            while True:
-                receiving = asyncio.ensure_future(sock.recv_multipart(copy=True))
-                done, _ = await asyncio.wait({receiving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                if receiving not in done:
-                    receiving.cancel()
-                    return
-                peer, frame = receiving.result()
-                self.dispatch(peer, ipc.decode(frame))
+            await stop.wait()
         finally:
+            receiving.cancel()
             sock.close(0)
             context.term()
+
+    async def _receive(self, sock: Any) -> None:
+        while True:  # one await per message: no task or wait set per message
+            peer, frame = await sock.recv_multipart(copy=True)
+            try:
+                self.dispatch(peer, ipc.decode(frame))
+            except Exception:  # one bad message never stops the loop that answers every worker
+                logger.exception("nlgscore serve: a message from a worker failed")
 
     def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
         self.sock.send_multipart([peer, ipc.encode([rid, status, payload])], copy=True)
@@ -111,10 +116,11 @@ class ModelServer:
             asyncio.ensure_future(self.hold(peer, rid, Job(*message[2:5])))
         elif kind == "poll":
             self.reply(peer, rid, 200, self.poll(message[2]))
-        elif kind == "metrics":
+        elif kind in ("metrics", "counts"):
             for endpoint, status, seconds in message[2]:
                 self.service.metrics.observe_request(endpoint, status, seconds)  # type: ignore[union-attr]
-            self.reply(peer, rid, 200, self.service.metrics.exposition())  # type: ignore[union-attr]
+            if kind == "metrics":  # a scrape; "counts" (a worker's periodic send) needs no answer
+                self.reply(peer, rid, 200, self.service.metrics.exposition())  # type: ignore[union-attr]
         else:
             self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
 
@@ -135,7 +141,19 @@ class ModelServer:
             return
         service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]
         self.jobs[(peer, rid)] = call
-        queued.add_done_callback(lambda future: self.loop.call_soon_threadsafe(self.answer, peer, rid, matrix, future))
+        queued.add_done_callback(lambda future: self.done(peer, rid, matrix, future))
+
+    def done(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
+        """On the scheduler's thread: hand the answer to the loop, waking it once for a whole batch."""
+        self.finished.append((peer, rid, matrix, future))
+        if not self.wake_pending:
+            self.wake_pending = True
+            self.loop.call_soon_threadsafe(self.answer_finished)
+
+    def answer_finished(self) -> None:
+        self.wake_pending = False  # before draining: an answer appended from now on either is drained here or wakes the loop again
+        while self.finished:
+            self.answer(*self.finished.popleft())
 
     def answer(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
         self.jobs.pop((peer, rid), None)

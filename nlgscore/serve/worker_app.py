@@ -33,6 +33,7 @@ __all__ = ["WorkerService", "create_worker_app"]
 
 ANSWER_GRACE_S = 5.0  # seconds past --timeout a worker waits for the model process's own 504 before answering it
 PROBE_TIMEOUT_S = 2.0  # seconds /health waits for the model process
+WATCH_S = 0.2  # seconds between looks at whether the model process is alive
 FLUSH_S = 0.5  # seconds between sending the request counts to the model process
 DEAD = "the model process is not running; the server cannot score (restart it)"
 
@@ -82,7 +83,7 @@ class WorkerService(Service):
         self.sock = self.context.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(self.address)
-        self._tasks = [asyncio.ensure_future(self._receive()), asyncio.ensure_future(self._flush())]
+        self._tasks = [asyncio.ensure_future(self._receive()), asyncio.ensure_future(self._watch_model()), asyncio.ensure_future(self._flush())]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -92,14 +93,23 @@ class WorkerService(Service):
             self.context.term()
 
     async def _receive(self) -> None:
-        """Answers to their waiters; every waiter answered 503 once the model process is gone."""
+        """Answers to their waiters (one await per message)."""
         while True:
-            if await self.sock.poll(200):
-                rid, status, payload = ipc.decode(await self.sock.recv())
-                future = self.waiting.pop(rid, None)
-                if future is not None and not future.done():
-                    future.set_result((status, payload))
-            elif not self.alive.value:
+            frame = await self.sock.recv(copy=True)
+            try:
+                rid, status, payload = ipc.decode(frame)
+            except Exception:  # never stop answering the other waiters
+                logger.exception("nlgscore serve: an answer from the model process could not be read")
+                continue
+            future = self.waiting.pop(rid, None)
+            if future is not None and not future.done():
+                future.set_result((status, payload))
+
+    async def _watch_model(self) -> None:
+        """Every waiter answered 503 once the model process is gone (the parent clears ``alive``)."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            if not self.alive.value:
                 for future in self.waiting.values():
                     if not future.done():
                         future.set_result((503, [DEAD, {"Retry-After": RETRY_AFTER}]))
@@ -108,9 +118,8 @@ class WorkerService(Service):
     async def _flush(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_S)
-            if self.counts.pending and self.alive.value:
-                with contextlib.suppress(HTTPError):
-                    await self.ask(["metrics", None, self.counts.take()], PROBE_TIMEOUT_S)
+            if self.counts.pending and self.alive.value:  # no answer awaited: the model process only adds them
+                self.sock.send(ipc.encode(["counts", -1, self.counts.take()]), copy=True)
 
     def send(self, message: List[Any]) -> asyncio.Future:
         """Send ``message`` (its id set here); the future of its ``(status, payload)``."""
