@@ -10,7 +10,8 @@ Also the RL frameworks' reward protocols: ``POST /v1/reward`` (slime), ``POST /s
 The model is loaded once, after the server starts listening (``/health`` answers 503 until it is
 ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``. torch
 gets the usable CPUs minus one (``--threads``). SIGTERM finishes the requests in flight within
-``--drain-timeout`` seconds (then cuts them) and exits 0.
+``--drain-timeout`` seconds (answering 503 to what it cuts) and exits 0. ``--workers N`` serves
+the port with N HTTP worker processes feeding one model process (:mod:`nlgscore.serve.supervisor`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ function in :mod:`nlgscore.serve.endpoints`.
 
 Refusals: 400 a malformed body (naming the field), 401 a missing or wrong bearer token (with
 ``api_key``), 404 an unknown ROLL task, 408 a body that stalls more than ``body_timeout`` seconds,
-413 a body over ``max_body_bytes`` or more than ``max_items`` predictions, 422 a score that is not
+413 a body over ``max_body_bytes`` or more than ``max_items`` predictions (or references), 422 a score that is not
 finite, 429 (with ``Retry-After``) more than ``max_concurrent`` requests at once or a full queue,
 503 a model still loading or a server draining, 504 a request not scored within ``timeout``
 seconds. ``/health`` needs no token (probes).
