@@ -13,7 +13,8 @@ A worker that dies is started again; the connections it held are closed by the k
 clients see a closed connection, never a hang) and its calls end at their deadline. The model
 process dying makes ``/health`` 503 and every scoring request 503. SIGTERM (or Ctrl-C) drains the
 workers (each as the single-process server does), then stops the model process, all within
-``--drain-timeout``; anything still running then is killed.
+``--drain-timeout``; anything still running then is killed. A parent killed outright (SIGKILL)
+takes its children with it: each asks the kernel for a SIGTERM when its parent dies (Linux).
 """
 
 from __future__ import annotations
@@ -39,11 +40,25 @@ TICK_S = 0.1  # how often the parent looks at its children
 STOP_SLACK_S = 1.0  # of --drain-timeout, kept for the model process's stop after the workers'
 
 
+def _die_with_parent(parent: int) -> None:
+    """In a child: be sent SIGTERM when the parent dies (Linux ``PR_SET_PDEATHSIG``), so that a
+    parent killed with SIGKILL leaves no worker or model process behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the children end with the parent's orderly stop only
+        return
+    if os.getppid() != parent:  # the parent died before the request above
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _worker(sock: Any, settings: Settings, address: str, alive: Any, slots: Any, slot: int, api_key: Optional[str],
-            log_level: str, drain_timeout: float, header_timeout: float) -> None:
+            log_level: str, drain_timeout: float, header_timeout: float, parent: int) -> None:
     """One worker process: uvicorn on the inherited socket."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handlers, until uvicorn installs its own
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _die_with_parent(parent)
     import uvicorn
 
     from nlgscore.serve.header_timeout import with_header_timeout
@@ -57,7 +72,9 @@ def _worker(sock: Any, settings: Settings, address: str, alive: Any, slots: Any,
     os._exit(0)
 
 
-def _model(load: Callable[[], Any], settings: Settings, address: str, slots: Any, ready: Any) -> None:
+def _model(load: Callable[[], Any], settings: Settings, address: str, slots: Any, ready: Any, parent: int) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # until the model process installs its own
+    _die_with_parent(parent)
     run_model(load, settings, address, lambda: sum(slots), ready)
 
 
@@ -82,13 +99,13 @@ def run_workers(load: Callable[[], Any], settings: Settings, workers: int, host:
     def start_worker(slot: int) -> Any:
         slots[slot] = 0
         process = context.Process(target=_worker, name=f"nlgscore-serve-worker-{slot}", daemon=False,
-                                  args=(sock, settings, address, alive, slots, slot, api_key, log_level, drain_timeout, header_timeout))
+                                  args=(sock, settings, address, alive, slots, slot, api_key, log_level, drain_timeout, header_timeout, os.getpid()))
         process.start()
         return process
 
     try:
         sys.stderr.flush()
-        model = context.Process(target=_model, name="nlgscore-serve-model", args=(load, settings, address, slots, ready))
+        model = context.Process(target=_model, name="nlgscore-serve-model", args=(load, settings, address, slots, ready, os.getpid()))
         model.start()
         pool = [start_worker(slot) for slot in range(workers)]
         while not stop:
