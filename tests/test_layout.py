@@ -262,6 +262,11 @@ PRIVATE_READS_ALLOWED = {
     ("nlgscore.strings.scorers", "self.corpus_metric()._compute_score_from_stats"): "sacreBLEU's statistics, no public API",
     # the standard library's immediate exit (no cleanup): a stalled Ray stop must end within the drain timeout
     ("nlgscore.serve.ray", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    # a server process whose cut run is still inside torch ends without the interpreter's exit (which would abort)
+    ("nlgscore.serve.server", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    ("nlgscore.serve.model_process", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    # a forked worker ends without running the parent's atexit handlers it inherited
+    ("nlgscore.serve.supervisor", "os._exit"): "the stdlib's public os._exit, not a private attribute",
 }
 
 

@@ -10,7 +10,8 @@ Also the RL frameworks' reward protocols: ``POST /v1/reward`` (slime), ``POST /s
 The model is loaded once, after the server starts listening (``/health`` answers 503 until it is
 ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``. torch
 gets the usable CPUs minus one (``--threads``). SIGTERM finishes the requests in flight within
-``--drain-timeout`` seconds (then cuts them) and exits 0.
+``--drain-timeout`` seconds (answering 503 to what it cuts) and exits 0. ``--workers N`` serves
+the port with N HTTP worker processes feeding one model process (:mod:`nlgscore.serve.supervisor`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def _non_negative(text: str) -> float:
 
 def register(subparsers) -> None:
     from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
+    from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
     from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
-    from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TIMEOUT
+    from nlgscore.serve.service import (
+        DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TASK_TTL, DEFAULT_TIMEOUT,
+    )
 
     parser = subparsers.add_parser(
         "serve", help=COMMANDS["serve"],
@@ -51,14 +55,22 @@ def register(subparsers) -> None:
     net.add_argument("--api-key-file", default=None, metavar="FILE", help="file holding the token clients must send as 'Authorization: Bearer <token>'")
     net.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})")
     net.add_argument("--max-body-bytes", type=positive_int, default=DEFAULT_MAX_BODY_BYTES, help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})")
-    net.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help=f"most predictions per request (413 above; default {DEFAULT_MAX_ITEMS})")
-    net.add_argument("--max-concurrent", type=positive_int, default=DEFAULT_MAX_CONCURRENT,
+    net.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help=f"most predictions, and most references, per request (413 above; default {DEFAULT_MAX_ITEMS})")
+    net.add_argument("--max-concurrent", type=positive_int, default=None,
                      help=f"most requests in the server at once (429 with Retry-After above; default {DEFAULT_MAX_CONCURRENT})")
-    net.add_argument("--body-timeout", type=_positive_seconds, default=DEFAULT_BODY_TIMEOUT,
+    net.add_argument("--body-timeout", type=_positive_seconds, default=None,
                      help=f"seconds a client may take to send its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})")
     net.add_argument("--drain-timeout", type=_non_negative, default=DEFAULT_DRAIN_TIMEOUT,
                      help=f"seconds SIGTERM waits for requests in flight before cutting them and exiting 0 (default {DEFAULT_DRAIN_TIMEOUT:g})")
-    net.add_argument("--threads", type=positive_int, default=None,
+    net.add_argument("--header-timeout", type=_positive_seconds, default=None,
+                     help=f"seconds a client may take to send its request line and headers (the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})")
+    net.add_argument("--task-ttl", type=_positive_seconds, default=DEFAULT_TASK_TTL,
+                     help=f"seconds a finished ROLL task waits to be polled, holding a --max-queue slot (default {DEFAULT_TASK_TTL:g})")
+    net.add_argument("--workers", type=_workers, default=1,
+                     help="HTTP worker processes on the port, feeding one model process (default 1: one process serves "
+                          "everything). More workers parse, check and answer requests in parallel where the model "
+                          "outpaces one core's HTTP (a GPU, a light metric); see docs/guides/serving-workers.md")
+    net.add_argument("--threads", type=_threads, default=None,
                      help="torch CPU threads (default: usable CPUs - 1, at least 1: one core is left to the event loop and the HTTP stack)")
     batching = parser.add_argument_group("micro-batching")
     batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
@@ -84,6 +96,26 @@ def _positive_seconds(text: str) -> float:
     if value == 0:
         raise argparse.ArgumentTypeError("expected a number of seconds > 0, got 0")
     return value
+
+
+def _at_most(most: int, what: str) -> Any:
+    """An argparse type: a positive integer up to ``most`` (``what`` names the unit in the error).
+
+    >>> _at_most(8, "threads")("4")
+    4
+    """
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"expected at most {most} {what}, got {text}")
+        return value
+
+    return parse
+
+
+# torch.set_num_threads takes a C int; no machine has more cores than this.
+_threads = _at_most(65536, "threads")
+_workers = _at_most(256, "worker processes")
 
 
 def _json_object(text: str) -> Dict[str, Any]:
@@ -138,25 +170,54 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)
+    from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
+    from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONCURRENT
+
+    args.max_concurrent = DEFAULT_MAX_CONCURRENT if args.max_concurrent is None else args.max_concurrent
+    args.body_timeout = DEFAULT_BODY_TIMEOUT if args.body_timeout is None else args.body_timeout
+    args.header_timeout = DEFAULT_HEADER_TIMEOUT if args.header_timeout is None else args.header_timeout
 
     import os
 
     from nlgscore.backend.threads import ENV as THREADS_ENV, available_cpus
 
     if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
-        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - 1))
-
-    def app(on_loaded):
-        return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
-                          max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
-                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
-                          body_timeout=args.body_timeout, on_loaded=on_loaded, freeze_heap=True)
+        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - args.workers))
 
     def announce(url: str) -> None:
         print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
 
     verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
-    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce, drain_timeout=args.drain_timeout)
+    if args.workers > 1:
+        return _run_workers(args, options, api_key, announce, "info" if verbose else "warning")
+
+    def app(on_loaded):
+        return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
+                          max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
+                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
+                          body_timeout=args.body_timeout, task_ttl=args.task_ttl, on_loaded=on_loaded, freeze_heap=True)
+
+    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce, drain_timeout=args.drain_timeout,
+                      header_timeout=args.header_timeout)
+
+
+def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str) -> int:
+    """``--workers N``: N HTTP worker processes and one model process (nlgscore.serve.supervisor)."""
+    from nlgscore import registry
+    from nlgscore.serve.app import create_app
+    from nlgscore.serve.service import Settings
+    from nlgscore.serve.supervisor import run_workers
+
+    limits = dict(max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
+                  max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
+                  body_timeout=args.body_timeout, task_ttl=args.task_ttl)
+    create_app(lambda: None, **limits)  # every setting checked now, before any process starts
+    status = run_workers(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}), Settings(**limits),
+                         args.workers, args.host, args.port, api_key=api_key, log_level=log_level, announce=announce,
+                         drain_timeout=args.drain_timeout, header_timeout=args.header_timeout)
+    if status:
+        fail(f"the model of {args.spec} did not load (its error is above)")
+    return 0
 
 
 def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) -> int:
@@ -165,9 +226,19 @@ def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) ->
         fail("--replicas and --autoscaling-config need --ray")
     if args.replicas is not None and args.autoscaling_config is not None:
         fail("pass --replicas or --autoscaling-config, not both")
+    # Ray's HTTP proxy reads the bodies and holds the connections, and each replica sets its own
+    # threads (ray_actor_options): these flags would not do what they say there, so they are refused.
+    if args.workers > 1:
+        fail("--workers is not applied under --ray: Ray Serve runs its own HTTP proxy in front of the replicas (use --replicas)")
+    for flag, value in (("--body-timeout", args.body_timeout), ("--max-concurrent", args.max_concurrent), ("--threads", args.threads),
+                        ("--header-timeout", args.header_timeout)):
+        if value is not None:
+            fail(f"{flag} is not applied under --ray (Ray Serve's proxy holds the connections and sizes the replicas): "
+                 "leave it out, or serve without --ray")
     from nlgscore.serve.ray import run as run_ray
 
-    app_options = dict(max_queue=args.max_queue, timeout=args.timeout, api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items)
+    app_options = dict(max_queue=args.max_queue, timeout=args.timeout, api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items,
+                       task_ttl=args.task_ttl)
     def ready() -> None:
         print(f"nlgscore serve: {args.spec} on Ray Serve at http://{args.host}:{args.port} (SIGTERM or Ctrl-C stops it)", file=sys.stderr, flush=True)
 

@@ -36,9 +36,11 @@ from nlgscore.core.call import CallCancelled
 __all__ = ["wait_for_answer"]
 
 
-async def wait_for_answer(queued: Future, call: Any, deadline: Optional[float], disconnected: Optional[Callable[[], Awaitable[Any]]] = None) -> Any:
+async def wait_for_answer(queued: Future, call: Any, deadline: Optional[float], disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
+                          stop: Optional["asyncio.Future[Any]"] = None) -> Any:
     """The answer of ``queued`` (the future of ``call``, already submitted). Past ``deadline`` (a
     ``time.monotonic()``) TimeoutError; when ``disconnected()`` returns first (the client left),
+    or ``stop`` (a future shared by every waiter: a server's drain ran out of time) is done,
     :class:`~nlgscore.core.call.CallCancelled`. Either way ``call`` is cancelled: a queued call is
     then dropped, a running matrix stops between its chunks. A ``disconnected()`` that fails (the
     watch broke, not the client) stops the watch only: the call is never refused for it."""
@@ -47,9 +49,14 @@ async def wait_for_answer(queued: Future, call: Any, deadline: Optional[float], 
     try:
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done, _ = await asyncio.wait({future} if gone is None else {future, gone}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            waits = {future} if gone is None else {future, gone}
+            if stop is not None:
+                waits.add(stop)
+            done, _ = await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             if future in done:
                 return future.result()
+            if stop is not None and stop in done:
+                raise CallCancelled("the server stopped waiting for this call")
             if gone is None or gone not in done:
                 raise TimeoutError("the call's deadline passed before it was scored")
             if gone.cancelled() or gone.exception() is not None:

@@ -166,19 +166,20 @@ class MicroBatcher:
         return job.future
 
     async def run_call(self, call: Any, timeout: Optional[float] = None, disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
-                       watch: Optional[Callable[[Future], None]] = None) -> Any:
+                       watch: Optional[Callable[[Future], None]] = None, stop: Optional["asyncio.Future[Any]"] = None) -> Any:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
         seconds the call is cancelled (dropped if queued, stopped between chunks if a running
         matrix) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
         once the client has left (a server's :func:`nlgscore.serve.service.until_disconnected`):
         it is awaited beside the call, and if it returns first the call is cancelled at once and
         :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
-        ``watch(future)`` is handed the queued call's future (a server times its wait with it)."""
+        ``watch(future)`` is handed the queued call's future (a server times its wait with it);
+        ``stop``, a future shared by every waiter, cancels the call too once done (a drain's cut)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         queued = self.submit_call(call, deadline)
         if watch is not None:
             watch(queued)
-        return await wait_for_answer(queued, call, deadline, disconnected)
+        return await wait_for_answer(queued, call, deadline, disconnected, stop)
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
@@ -192,6 +193,11 @@ class MicroBatcher:
     def queued(self) -> int:
         """Predictions waiting to be scored (not counting the batch being scored)."""
         return self._queued
+
+    @property
+    def running(self) -> bool:
+        """Whether a thread of this batcher is still alive (after :meth:`close`: a run not yet done)."""
+        return any(thread is not None and thread.is_alive() for thread in (self._worker, self._model))
 
     def close(self, wait: bool = True) -> None:
         """Stop taking calls; the calls already queued are still scored (``wait``: until they are)."""

@@ -9,7 +9,7 @@ function in :mod:`nlgscore.serve.endpoints`.
 
 Refusals: 400 a malformed body (naming the field), 401 a missing or wrong bearer token (with
 ``api_key``), 404 an unknown ROLL task, 408 a body that stalls more than ``body_timeout`` seconds,
-413 a body over ``max_body_bytes`` or more than ``max_items`` predictions, 422 a score that is not
+413 a body over ``max_body_bytes`` or more than ``max_items`` predictions (or references), 422 a score that is not
 finite, 429 (with ``Retry-After``) more than ``max_concurrent`` requests at once or a full queue,
 503 a model still loading or a server draining, 504 a request not scored within ``timeout``
 seconds. ``/health`` needs no token (probes).
@@ -33,7 +33,7 @@ import hmac
 import logging
 import threading
 import time
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from nlgscore.backend.batching import check_positive
 from nlgscore.errors import ArgumentError, NlgscoreError
@@ -44,13 +44,15 @@ from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import (
-    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TIMEOUT,
-    Service, Settings,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TASK_TTL,
+    DEFAULT_TIMEOUT, Service, Settings,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["create_app", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
+CLOSE_WAIT_S = 0.5  # seconds the shutdown waits for the scheduler's threads once the requests are answered
+
+__all__ = ["create_app", "routes", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
 
 
 def create_app(
@@ -66,6 +68,7 @@ def create_app(
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    task_ttl: float = DEFAULT_TASK_TTL,
     on_loaded: Optional[Callable[[Optional[BaseException]], None]] = None,
     make_batcher: Optional[Callable[..., Any]] = None,
     freeze_heap: bool = False,
@@ -84,17 +87,15 @@ def create_app(
     """
     require("starlette", "serve", "nlgscore serve")
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
 
     check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     check_positive("max_concurrent", max_concurrent, allow_none=False)
-    if not 0 < body_timeout < float("inf"):
-        raise ArgumentError(f"body_timeout must be a number of seconds > 0, got {body_timeout!r}")
+    for name, seconds in (("body_timeout", body_timeout), ("task_ttl", task_ttl)):
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+            raise ArgumentError(f"{name} must be a number of seconds > 0, got {seconds!r}")
     settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
-                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout)
+                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout,
+                        task_ttl=task_ttl)
     service = Service(settings)
     service.metrics = metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
                                     telemetry=lambda: scorer_counters(service.scorer),
@@ -122,48 +123,69 @@ def create_app(
         yield
         service.draining = True
         if service.batcher is not None:  # in-flight requests are done (or cut): score what is queued, stop the worker
-            await asyncio.to_thread(service.batcher.close)
+            closing = threading.Thread(target=service.batcher.close, name="nlgscore-serve-close", daemon=True)
+            closing.start()
+            # bounded: a run still on the model after a drain that cut its callers is left to the daemon threads
+            give_up = time.monotonic() + CLOSE_WAIT_S
+            while closing.is_alive() and time.monotonic() < give_up:
+                await asyncio.sleep(0.02)
 
-    def route(path: str, handler: Callable[[Any, Service], Awaitable[Any]], method: str, auth: bool = True, admit: bool = True) -> Any:
-        async def endpoint(request: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
-                    raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
-                if not admit:  # probes and scrapes are never refused for load
-                    response = await handler(request, service)
-                else:
-                    async with service.admitted():
-                        response = await handler(request, service)
-            except HTTPError as err:
-                response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
-            except NonFiniteScoreError as err:
-                response = JSONResponse({"error": str(err)}, 422)
-            except NlgscoreError as err:  # the argument checks of compute: they name the field and item
-                response = JSONResponse({"error": str(err)}, 400)
-            except Exception as err:
-                logger.exception("nlgscore serve: %s failed", path)
-                response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-            metrics.observe_request(path, response.status_code, time.perf_counter() - start)
-            return response
-
-        return Route(path, endpoint, methods=[method])
-
-    routes = [
-        route("/health", health.health, "GET", auth=False, admit=False),
-        route("/metrics", prometheus.prometheus, "GET", admit=False),
-        route("/v1/score", score.score, "POST"),
-        route("/v1/matrix", matrix.matrix, "POST"),
-        route("/get_reward", openrlhf.get_reward, "POST"),
-        route("/v1/reward", slime.slime_reward, "POST"),
-        route("/seed_session", nemo_gym.seed_session, "POST"),
-        route("/verify", nemo_gym.verify, "POST"),
-        route("/roll/submit_task", roll.submit_task, "POST"),
-        route("/roll/task_result", roll.task_result, "GET"),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes(service, token), lifespan=lifespan)
     app.state.nlgscore = service
     return app
+
+
+def route(service: Any, token: Optional[bytes], path: str, handler: Callable[[Any, Any], Awaitable[Any]], method: str,
+          auth: bool = True, admit: bool = True) -> Any:
+    """The Starlette route of one endpoint: the bearer token, admission (429 above
+    ``max_concurrent``), the refusals as ``{"error"}`` answers, and the request metrics."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def endpoint(request: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
+                raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
+            if not admit:  # probes and scrapes are never refused for load
+                response = await handler(request, service)
+            else:
+                async with service.admitted():
+                    response = await handler(request, service)
+        except HTTPError as err:
+            response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
+        except NonFiniteScoreError as err:
+            response = JSONResponse({"error": str(err)}, 422)
+        except NlgscoreError as err:  # the argument checks of compute: they name the field and item
+            response = JSONResponse({"error": str(err)}, 400)
+        except Exception as err:
+            logger.exception("nlgscore serve: %s failed", path)
+            response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
+        service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+        return response
+
+    return Route(path, endpoint, methods=[method])
+
+
+def routes(service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Callable[[Any, Any], Awaitable[Any]]]] = None) -> List[Any]:
+    """Every endpoint's route; ``handlers`` replaces the handlers of some paths (a worker process
+    asks the model process for /health, /metrics and ROLL's tasks)."""
+    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
+
+    table = [
+        ("/health", health.health, "GET", False, False),
+        ("/metrics", prometheus.prometheus, "GET", True, False),
+        ("/v1/score", score.score, "POST", True, True),
+        ("/v1/matrix", matrix.matrix, "POST", True, True),
+        ("/get_reward", openrlhf.get_reward, "POST", True, True),
+        ("/v1/reward", slime.slime_reward, "POST", True, True),
+        ("/seed_session", nemo_gym.seed_session, "POST", True, True),
+        ("/verify", nemo_gym.verify, "POST", True, True),
+        ("/roll/submit_task", roll.submit_task, "POST", True, True),
+        ("/roll/task_result", roll.task_result, "GET", True, True),
+    ]
+    chosen = handlers or {}
+    return [route(service, token, path, chosen.get(path, handler), method, auth, admit) for path, handler, method, auth, admit in table]
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:

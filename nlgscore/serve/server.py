@@ -1,21 +1,29 @@
 """Running a serving app on uvicorn: bind, serve, and stop cleanly.
 
-SIGTERM (or Ctrl-C) makes uvicorn stop accepting connections, finish the requests in flight
-for at most ``drain_timeout`` seconds (then the requests still open, a client stalled in the
-middle of its body included, are cut), then run the app's shutdown (the micro-batcher scores
-what is still queued); :func:`run_server` then returns 0. uvicorn re-raises the signal it caught once it is done; the handler installed
+SIGTERM (or Ctrl-C) starts the app's drain (``app.state.nlgscore.drain``): new scoring requests
+get 503 while the requests in flight are answered and the ROLL tasks already accepted can still be
+polled, for at most ``drain_timeout`` seconds; what still waits then is answered 503 and dropped
+unscored. uvicorn then stops accepting connections, cuts what is still open (a client stalled in
+the middle of its body), and runs the app's shutdown; :func:`run_server` then returns 0.
+Connections whose headers take longer than ``header_timeout`` seconds are closed
+(:mod:`nlgscore.serve.header_timeout`). uvicorn re-raises the signal it caught once it is done; the handler installed
 here for that moment does nothing, so a SIGTERM ends the process with status 0, not 143.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import os
 import signal
 import socket
+import sys
 from typing import Any, Callable, Optional
 
 from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
+from nlgscore.serve.app import CLOSE_WAIT_S
+from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT, with_header_timeout
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -64,7 +72,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None, drain_timeout: float = DEFAULT_DRAIN_TIMEOUT) -> int:
+               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None, drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+               header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> int:
     """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0 (within
     ``drain_timeout`` seconds of the signal plus the app's shutdown); the
     scorer's load error is raised if it failed (the server stops then). ``announce(url)`` is told
@@ -81,9 +90,10 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
             failed.append(error)
             server.should_exit = True
 
-    config = uvicorn.Config(app_factory(on_loaded), host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=drain_timeout)
-    server = uvicorn.Server(config)
+    app = app_factory(on_loaded)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=CUT_GRACE_S, http=with_header_timeout(header_timeout))
+    server = draining_server(uvicorn.Server, config, getattr(getattr(app, "state", None), "nlgscore", None), drain_timeout)
     previous = signal.signal(signal.SIGTERM, _after_shutdown)
     try:
         server.run(sockets=[sock])
@@ -92,7 +102,47 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
         sock.close()
     if failed:
         raise failed[0]
+    batcher = getattr(getattr(getattr(app, "state", None), "nlgscore", None), "batcher", None)
+    if batcher is not None and batcher.running:
+        # A run the drain cut is still on the model: the process ends now, not when it is done
+        # (the interpreter's exit, with that thread inside torch, would abort).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
+
+
+CUT_GRACE_S = 0.5  # seconds uvicorn gives the connections still open after the drain (the 503 answers) before it cuts them
+
+
+def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) -> Any:
+    """A ``uvicorn.Server`` (``base``) whose first SIGTERM/SIGINT runs ``service.drain(drain_timeout)``
+    while it still serves (polls during the drain), and only then stops; a second signal stops it at once."""
+
+    loop: Any = None  # the server's event loop, once it serves
+
+    class DrainingServer(base):
+        draining: Any = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.draining is not None and sig == signal.SIGTERM:
+                return None  # already draining (a parent's SIGTERM after the group's Ctrl-C): a second SIGINT stops at once
+            if service is None or loop is None or self.draining is not None or self.should_exit:
+                return super().handle_exit(sig, frame)
+            self.draining = asyncio.run_coroutine_threadsafe(self._drain(), loop)
+
+        async def _drain(self) -> None:
+            try:
+                await service.drain(max(0.0, drain_timeout - CUT_GRACE_S - CLOSE_WAIT_S))  # the whole stop within drain_timeout
+            finally:
+                self.should_exit = True
+
+        async def serve(self, sockets: Any = None) -> None:
+            nonlocal loop
+            loop = asyncio.get_running_loop()
+            await super().serve(sockets=sockets)
+
+    return DrainingServer(config)
 
 
 def _after_shutdown(signum: int, frame: Any) -> None:

@@ -29,6 +29,7 @@ DEFAULT_MAX_MATRIX_CELLS = 1 << 20  # pairs per /v1/matrix request
 DEFAULT_MAX_CONCURRENT = 512  # requests in the server at once (TEI's --max-concurrent-requests)
 DEFAULT_BODY_TIMEOUT = 30.0  # seconds a client may take to send its body (8 MiB at 2 Mbit/s)
 RETRY_AFTER = "1"  # seconds, for 429 and 503 answers
+DEFAULT_TASK_TTL = 600.0  # seconds a finished ROLL task waits to be polled (ROLL's default task timeout is 300 s)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Settings:
     max_matrix_cells: int = DEFAULT_MAX_MATRIX_CELLS
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    task_ttl: float = DEFAULT_TASK_TTL
 
 
 @dataclass
@@ -71,6 +73,8 @@ class Service:
         self.draining = False
         self.active = 0  # requests admitted and not answered
         self.tasks: Dict[str, Any] = {}  # ROLL's submitted tasks (serve.endpoints.roll), bounded by max_queue
+        self.cut = False  # a drain ran out of time: every waiting call is answered 503
+        self._cut: Optional["asyncio.Future[None]"] = None  # done at the cut; shared by every waiting request
 
     def ready(self) -> MicroBatcher:
         """The batcher; 503 while the model loads (or failed to) or the server drains."""
@@ -93,6 +97,26 @@ class Service:
             yield
         finally:
             self.active -= 1
+
+    async def drain(self, seconds: float) -> None:
+        """Stop taking scoring requests (503), then wait at most ``seconds`` for the requests in the
+        server to be answered and for the ROLL tasks already accepted to be polled (polls are still
+        served). Whatever still waits then is answered 503 and its call dropped unscored (a running
+        matrix stops between its chunks)."""
+        self.draining = True
+        deadline = time.monotonic() + seconds
+        while (self.active or self.tasks) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if self.active or self.tasks:
+            self.cut = True
+            self.cut_signal().set_result(None)
+            await asyncio.sleep(0)  # the waiting requests wake up and answer before the server closes
+
+    def cut_signal(self) -> "asyncio.Future[None]":
+        """The future every waiting request watches: done when a drain cuts them (one for all, no task each)."""
+        if self._cut is None:
+            self._cut = asyncio.get_running_loop().create_future()
+        return self._cut
 
     async def read_json(self, request: Any, arrays: bool = False) -> Any:
         """The request's JSON object (or array, with ``arrays``): 413 over ``max_body_bytes``, 408 when
@@ -127,6 +151,17 @@ class Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def checked_call(self, job: Job) -> Any:
+        """The job as one checked call (``make_call`` or ``make_matrix_call``: their argument
+        errors name the field); 413 above ``max_items`` references; 503 unless ready."""
+        scorer = self.ready().scorer
+        references = 0 if job.matrix or job.references is None else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
+        if references > self.settings.max_items:  # one prediction with 60,000 references is as much work as 60,000 pairs
+            raise HTTPError(413, f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)")
+        if job.matrix:
+            return scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
+        return scorer.make_call(job.predictions, job.references, job.sources, **job.options)
+
     async def score(self, job: Job, client: Optional[Any] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.
 
@@ -138,23 +173,21 @@ class Service:
         computing are recorded separately.
         """
         batcher = self.ready()
-        scorer = batcher.scorer
-        if job.matrix:
-            call = scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
-        else:
-            call = scorer.make_call(job.predictions, job.references, job.sources, **job.options)
+        call = self.checked_call(job)
         arrived = time.perf_counter()
         metrics = self.metrics
         watch = None if metrics is None else (lambda future: metrics.watch_queue(future, arrived))
         timeout = self.settings.timeout
-        gone = None if client is None else (lambda: until_disconnected(client))
         try:
-            return await batcher.run_call(call, timeout, gone, watch=watch)
+            gone = None if client is None else (lambda: until_disconnected(client))
+            return await batcher.run_call(call, timeout, gone, watch=watch, stop=self.cut_signal())
         except QueueFullError as err:
             raise HTTPError(429, str(err), {"Retry-After": RETRY_AFTER}) from None
         except TimeoutError:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
         except CallCancelled:
+            if self.cut:
+                raise HTTPError(503, "the server shut down before this call was scored (--drain-timeout)", {"Retry-After": RETRY_AFTER}) from None
             raise HTTPError(499, "the client disconnected before its call was scored") from None
 
 

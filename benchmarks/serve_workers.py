@@ -1,0 +1,185 @@
+"""Requests/s and server CPU per request of ``nlgscore serve`` with one process and with
+``--workers N``, beside a bare Starlette JSON POST endpoint on uvicorn and ``/health``, measured
+side by side in one run with Debian's ``wrk`` (a compiled load generator; the POST body from a
+Lua script). The server's CPU is the user+system time of its whole process tree (parent, workers,
+model process) over the run, read from /proc.
+
+    python benchmarks/serve_workers.py --spec chrf --workers 2 --seconds 10 --connections 64
+
+Prints a Markdown table. Needs ``wrk`` on PATH (``apt-get install -y wrk``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
+BARE = '''
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+import json, sys, uvicorn
+
+async def score(request):
+    body = json.loads(await request.body())
+    return JSONResponse({"scores": [0.5] * len(body["predictions"])})
+
+app = Starlette(routes=[Route("/v1/score", score, methods=["POST"])])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tree(pid: int) -> List[int]:
+    """``pid`` and its descendants."""
+    parents: Dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = [pid], [pid]
+    while frontier:
+        frontier = [child for child, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system seconds of ``pid``'s process tree (children that ended are counted by their parent's cutime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def wait_ready(url: str, seconds: float = 180) -> None:
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code in (200, 404, 405):
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not start")
+
+
+def run_wrk(url: str, path: str, post: bool, seconds: int, connections: int, threads: int) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        if post:
+            script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(BODY))}\nwrk.headers["Content-Type"] = "application/json"\n')
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url + path],
+                         capture_output=True, text=True, check=True).stdout
+    os.unlink(script.name)
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise RuntimeError(f"{url}{path}: {errors.group(1)} error answers\n{out}")
+    return requests
+
+
+def measure(proc: subprocess.Popen, url: str, path: str, post: bool, args: argparse.Namespace) -> Tuple[float, float]:
+    run_wrk(url, path, post, 2, args.connections, args.wrk_threads)  # warm-up
+    before, start = cpu_seconds(proc.pid), time.monotonic()
+    requests = run_wrk(url, path, post, args.seconds, args.connections, args.wrk_threads)
+    elapsed, cpu = time.monotonic() - start, cpu_seconds(proc.pid) - before
+    return requests / elapsed, cpu / requests * 1e6
+
+
+def start(command: List[str], env: Dict[str, str], cwd: Optional[str] = None) -> subprocess.Popen:
+    return subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def offline_cpu_per_item(spec: str) -> float:
+    """The model's own CPU per item, in runs of 64 one-pair items, offline (µs)."""
+    import nlgscore
+
+    scorer = nlgscore.load(spec)
+    preds, refs = [BODY["predictions"][0]] * 64, [BODY["references"][0]] * 64
+    scorer.compute(preds, refs)
+    rounds, start = 50, time.process_time()
+    for _ in range(rounds):
+        scorer.compute(preds, refs)
+    return (time.process_time() - start) / (rounds * 64) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spec", default="chrf")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--wrk-threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="the model's torch threads")
+    parser.add_argument("--baseline", default=None, metavar="DIR",
+                        help="a folder holding another version's nlgscore package: its one-process server is measured too")
+    args = parser.parse_args()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    rows = []
+    port = free_port()
+    bare = start([sys.executable, "-c", BARE, str(port)], env)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}")
+        rows.append(("bare Starlette JSON POST on uvicorn", *measure(bare, f"http://127.0.0.1:{port}", "/v1/score", True, args)))
+    finally:
+        stop(bare)
+    runs = [(1, None), (args.workers, None)] + ([(1, args.baseline)] if args.baseline else [])
+    for workers, source in runs:
+        port = free_port()
+        flags = ["--workers", str(workers)] if workers > 1 else []
+        server = start([sys.executable, "-m", "nlgscore", "serve", args.spec, "--port", str(port), "--no-progress", "--threads", str(args.threads),
+                        *flags], env if source is None else dict(env, PYTHONPATH=source), cwd=source)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(url)
+            name = f"nlgscore serve {args.spec}" + (f" --workers {workers}" if workers > 1 else " (one process)") + (" [baseline]" if source else "")
+            rows.append((f"{name}: POST /v1/score", *measure(server, url, "/v1/score", True, args)))
+            rows.append((f"{name}: GET /health", *measure(server, url, "/health", False, args)))
+        finally:
+            stop(server)
+    model = offline_cpu_per_item(args.spec)
+    print(f"wrk -t{args.wrk_threads} -c{args.connections} -d{args.seconds}s; {args.spec}; the model's own CPU per item offline "
+          f"(runs of 64): {model:.0f} us\n")
+    print("| server | requests/s | server CPU per request (us) | minus the model's (us) |")
+    print("|---|---:|---:|---:|")
+    for name, rate, cpu in rows:
+        front = cpu - model if "/v1/score" in name and "nlgscore" in name else cpu
+        print(f"| {name} | {rate:,.0f} | {cpu:,.0f} | {front:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""The model process of ``nlgscore serve --workers N``: the scorer, its caches, the scheduler
+and ROLL's tasks, behind one ZeroMQ socket (:mod:`nlgscore.serve.ipc`); no HTTP.
+
+It runs the single-process server's :class:`~nlgscore.serve.service.Service` itself, so every
+rule holds as in one process: a job becomes one checked call (``make_call``: the argument checks
+and their messages; the metric tokenizes on the scheduler's feeder thread), ``--max-queue`` and
+the reference cap are counted here for all workers, a call whose client left (a ``cancel`` from
+its worker) is dropped before it is scored, and ``/metrics`` is this process's exposition with
+the workers' request counts added. SIGTERM (from the parent, once the workers have drained)
+closes the scheduler within a bounded wait and exits 0; a scorer that cannot load exits 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Tuple
+
+from concurrent.futures import CancelledError
+
+from nlgscore.core.call import CallCancelled
+from nlgscore.errors import NlgscoreError
+from nlgscore.core.result import NonFiniteScoreError
+from nlgscore.serve.heap import freeze_heap
+from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
+from nlgscore.serve import ipc
+from nlgscore.serve.metrics import ServerMetrics, scorer_counters
+from nlgscore.serve.protocol import HTTPError
+from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["run_model", "LOAD_FAILED"]
+
+LOAD_FAILED = 2  # the exit status of a model process whose scorer did not load (the parent exits 2 too)
+CLOSE_WAIT_S = 0.5  # seconds the exit waits for the scheduler's threads
+
+
+def answer_of(err: BaseException, timeout: float) -> Tuple[int, List[Any]]:
+    """An exception of a call (its checks, its queue, its run) as the HTTP status and
+    ``[message, headers]`` a worker answers, as :meth:`Service.score` maps them."""
+    if isinstance(err, HTTPError):
+        return err.status, [str(err), err.headers]
+    if isinstance(err, QueueFullError):
+        return 429, [str(err), {"Retry-After": RETRY_AFTER}]
+    if isinstance(err, TimeoutError):
+        return 504, [f"not scored within {timeout:g} s (--timeout)", {}]
+    if isinstance(err, (CallCancelled, CancelledError)):
+        return 499, ["the client disconnected before its call was scored", {}]
+    if isinstance(err, NonFiniteScoreError):
+        return 422, [str(err), {}]
+    if isinstance(err, NlgscoreError):  # the argument checks of make_call: they name the field and item
+        return 400, [str(err), {}]
+    logger.error("nlgscore serve: a call failed: %s: %s", type(err).__name__, err)
+    return 500, [f"internal error: {type(err).__name__}: {err}", {}]
+
+
+class ModelServer:
+    """The model process's loop: one ROUTER socket, one Service."""
+
+    def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
+        self.service, self.address = service, address
+        self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
+        self.finished: Deque[Tuple[bytes, int, bool, Any]] = deque()  # answered calls, for the loop to send
+        self.wake_pending = False
+        service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, active,
+                                        telemetry=lambda: scorer_counters(service.scorer),
+                                        scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        import zmq
+        import zmq.asyncio
+
+        context = zmq.asyncio.Context()
+        sock = context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.bind(self.address)
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        receiving = asyncio.ensure_future(self._receive(sock))
+        try:
+            await stop.wait()
+        finally:
+            receiving.cancel()
+            sock.close(0)
+            context.term()
+
+    async def _receive(self, sock: Any) -> None:
+        while True:  # one await per message: no task or wait set per message
+            peer, frame = await sock.recv_multipart(copy=True)
+            try:
+                self.dispatch(peer, ipc.decode(frame))
+            except Exception:  # one bad message never stops the loop that answers every worker
+                logger.exception("nlgscore serve: a message from a worker failed")
+
+    def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
+        self.sock.send_multipart([peer, ipc.encode([rid, status, payload])], copy=True)
+
+    def dispatch(self, peer: bytes, message: List[Any]) -> None:
+        kind, rid = message[0], message[1]
+        if kind == "cancel":
+            call = self.jobs.get((peer, rid))
+            if call is not None:  # a queued call is dropped unscored, a running matrix stops between its chunks
+                call.cancel()
+        elif kind in ("score", "matrix"):
+            self.submit(peer, rid, message)
+        elif kind == "info":
+            self.reply(peer, rid, 200, self.info())
+        elif kind == "hold":
+            asyncio.ensure_future(self.hold(peer, rid, Job(*message[2:5])))
+        elif kind == "poll":
+            self.reply(peer, rid, 200, self.poll(message[2]))
+        elif kind in ("metrics", "counts"):
+            for endpoint, status, seconds in message[2]:
+                self.service.metrics.observe_request(endpoint, status, seconds)  # type: ignore[union-attr]
+            if kind == "metrics":  # a scrape; "counts" (a worker's periodic send) needs no answer
+                self.reply(peer, rid, 200, self.service.metrics.exposition())  # type: ignore[union-attr]
+        else:
+            self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
+
+    def submit(self, peer: bytes, rid: int, message: List[Any]) -> None:
+        """Queue a worker's job on the scheduler; its answer is sent when the call is done.
+
+        No coroutine per call: the scheduler's future calls back into the loop, which replies
+        (the queued call's deadline is ``--timeout``; a worker that stops waiting sends ``cancel``)."""
+        service, timeout = self.service, self.service.settings.timeout
+        matrix = message[0] == "matrix"
+        try:
+            if matrix:
+                job = Job(message[2], message[3], matrix=True, column=message[4], source=message[5])
+            else:  # predictions, references, sources and the call options (document context)
+                job = Job(message[2], message[3], message[4], options=message[5])
+            call = service.checked_call(job)
+            arrived = time.perf_counter()
+            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]
+        except Exception as err:
+            self.reply(peer, rid, *answer_of(err, timeout))
+            return
+        service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]
+        self.jobs[(peer, rid)] = call
+        queued.add_done_callback(lambda future: self.done(peer, rid, matrix, future))
+
+    def done(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
+        """On the scheduler's thread: hand the answer to the loop, waking it once for a whole batch."""
+        self.finished.append((peer, rid, matrix, future))
+        if not self.wake_pending:
+            self.wake_pending = True
+            self.loop.call_soon_threadsafe(self.answer_finished)
+
+    def answer_finished(self) -> None:
+        self.wake_pending = False  # before draining: an answer appended from now on either is drained here or wakes the loop again
+        while self.finished:
+            self.answer(*self.finished.popleft())
+
+    def answer(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
+        self.jobs.pop((peer, rid), None)
+        error = CancelledError() if future.cancelled() else future.exception()
+        if error is not None:
+            self.reply(peer, rid, *answer_of(error, self.service.settings.timeout))
+            return
+        result = future.result()
+        try:
+            self.reply(peer, rid, 200, result.tolist() if matrix else ipc.result_payload(result))
+        except Exception as err:  # an answer that cannot be sent as msgpack: the worker is told, never left waiting
+            self.reply(peer, rid, *answer_of(err, self.service.settings.timeout))
+
+    def info(self) -> Dict[str, Any]:
+        service = self.service
+        try:
+            batcher = service.ready()
+        except HTTPError as err:
+            status = "error" if service.error is not None else "draining" if service.draining else "loading"
+            return {"status": status, "error": str(err), "tasks": len(service.tasks)}
+        scorer = service.scorer
+        return {"status": "ok", "metric": scorer.name, "signature": str(scorer.signature), "queue": batcher.queued,
+                "needs": list(scorer.needs), "tasks": len(service.tasks)}
+
+    async def hold(self, peer: bytes, rid: int, job: Job) -> None:
+        """A ROLL task: held here, so that any worker can answer its poll."""
+        import uuid
+
+        from nlgscore.serve.endpoints.roll import Task, purge_tasks, run_task
+
+        service = self.service
+        tasks = service.tasks
+        purge_tasks(tasks, service.settings.task_ttl)
+        if len(tasks) >= service.settings.max_queue:
+            self.reply(peer, rid, 429, [f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}])
+            return
+        key = uuid.uuid4().hex
+        task = tasks[key] = Task()
+        task.runner = asyncio.ensure_future(run_task(service, task, job))
+        self.reply(peer, rid, 200, key)
+
+    def poll(self, key: Any) -> List[Any]:
+        """``["unknown"|"running"|"done", answer]`` (a done task is then forgotten)."""
+        from nlgscore.serve.endpoints.roll import purge_tasks
+
+        tasks = self.service.tasks
+        purge_tasks(tasks, self.service.settings.task_ttl)
+        task = tasks.get(key) if isinstance(key, str) else None
+        if task is None:
+            return ["unknown", None]
+        if not task.finished_at:
+            return ["running", None]
+        del tasks[key]
+        return ["done", task.answer]
+
+
+def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callable[[int], None]) -> None:
+    """Load the scorer and its scheduler (on a thread: the socket answers "loading" meanwhile)."""
+    settings = service.settings
+    try:
+        scorer = load()
+        batcher = MicroBatcher(scorer, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms, max_queue=settings.max_queue,
+                               on_batch=service.metrics.observe_batch)  # type: ignore[union-attr]
+        freeze_heap()  # the loaded model out of the GIL-holding full collections, before /health says ready
+        service.batcher, service.scorer = batcher, scorer
+        ready.set()
+    except BaseException as err:  # reported once, on the parent's stderr; the server then stops
+        print(f"nlgscore serve: error: {err}", file=sys.stderr, flush=True)
+        service.error = err
+        finish(LOAD_FAILED)
+
+
+def run_model(load: Callable[[], Any], settings: Settings, address: str, active: Callable[[], int], ready: Any) -> None:
+    """The model process's body: load the scorer in a thread (``ready.set()`` once loaded), serve
+    the workers until SIGTERM, then close the scheduler (bounded) and exit; exit 2 if it cannot load."""
+    service = Service(settings)
+    server = ModelServer(service, address, active)
+    status: List[int] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+
+        def finish(code: int) -> None:
+            status.append(code)
+            loop.call_soon_threadsafe(stop.set)
+
+        signal.signal(signal.SIGTERM, lambda signum, frame: finish(0))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent orders the stop
+        threading.Thread(target=_load, args=(load, service, ready, finish), name="nlgscore-serve-load", daemon=True).start()
+        await server.serve(stop)
+
+    asyncio.run(main())
+    if service.batcher is not None:
+        service.draining = True
+        closing = threading.Thread(target=service.batcher.close, daemon=True)
+        closing.start()
+        closing.join(CLOSE_WAIT_S)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status[0] if status else 0)  # daemon threads still on the model are not waited for
