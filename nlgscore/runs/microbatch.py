@@ -51,7 +51,6 @@ as soon as ``disconnected()`` returns: the client left), :attr:`~MicroBatcher.qu
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import queue
@@ -64,6 +63,7 @@ from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.runs.answer_wait import wait_for_answer
+from nlgscore.runs.loop_relay import relay
 from nlgscore.runs.queued_call import QueuedCall
 
 logger = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ class MicroBatcher:
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
-        return await asyncio.wrap_future(self.submit(predictions, references, sources, **call_options))
+        return await relay(self.submit(predictions, references, sources, **call_options))
 
     def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit` and wait: the call's Result (for threads)."""
