@@ -251,7 +251,8 @@ def run_with_backoff(
 
     remaining = list(range(n))
     report = progress if callable(progress) else None
-    with progress_bar(total=n, desc=desc, enabled=report is None and bool(progress), unit=unit) as bar:
+    drawn = report is None and bool(progress)
+    with progress_bar(total=n, desc=desc, unit=unit) if drawn else _NoBar() as bar:
         while remaining:
             done = set()
             retry = False
@@ -275,6 +276,20 @@ def run_with_backoff(
                     report(n - len(remaining) + len(done), n)
             remaining = [i for i in remaining if i not in done] if retry else []
     return budget
+
+
+class _NoBar:
+    """The bar of a loop that draws none: a disabled tqdm still takes its class lock and joins its
+    registry of bars, about as long as the rest of a one-item call's batching."""
+
+    def __enter__(self) -> "_NoBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def update(self, count: int) -> None:
+        """Nothing to draw."""
 
 
 def _free_accelerator_memory() -> None:

@@ -139,10 +139,19 @@ def _canonical(value: Any) -> Any:
 
 
 def content_key(options: Dict[str, Any]) -> Optional[str]:
-    """A digest of ``options`` by content; None when a value has no stable content (no reuse)."""
+    """A digest of ``options`` by content; None when a value has no stable content (no reuse).
+
+    >>> content_key({}) == content_key(dict()) != content_key({"mode": "qe"})
+    True
+    """
+    if not options:  # most calls have no options: their digest is one constant
+        return _NO_OPTIONS
     try:
         canonical = {key: _canonical(value) for key, value in options.items()}
     except TypeError:
         return None
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, allow_nan=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+_NO_OPTIONS = hashlib.sha256(b"{}").hexdigest()  # content_key({}): json.dumps({}) is "{}"

@@ -154,10 +154,13 @@ class Result:
             raise ValueError(f"sizes add up to {sum(sizes)}, the result has {n} predictions")
         parts = []
         start = 0
+        # The attributes that are cut (per-prediction lists and arrays, tuples holding them), found
+        # once: a run of 512 single-item calls splits into 512 parts.
+        cut = [(name, value) for name, value in vars(self).items() if name != "_values" and _slice(value, slice(0), n) is not value]
         for size in sizes:
             span = slice(start, start + size)
             part = copy.copy(self)
-            for name, value in vars(self).items():
+            for name, value in cut:
                 setattr(part, name, _slice(value, span, n))
             part._values = {name: column[..., span] for name, column in self._values.items()}
             parts.append(part)

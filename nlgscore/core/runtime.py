@@ -129,7 +129,7 @@ class Runtime:
         ...
         nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16'); build another scorer with dtype='bfloat16'
         """
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(self)} - {"family"})
+        unknown = sorted(set(overrides) - _FIELDS - {"family"})
         if unknown or "family" in overrides:
             raise ArgumentTypeError(f"unknown run-time option(s): {', '.join(unknown or ['family'])}; use device, dtype, batch_size, max_tokens, progress or accelerator")
         changes: Dict[str, Any] = {}
@@ -170,6 +170,9 @@ class Runtime:
     def settled(self, dtype: Any) -> "Runtime":
         """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed)."""
         return dataclasses.replace(self, dtype=dtype_name(dtype))
+
+
+_FIELDS = frozenset(field.name for field in dataclasses.fields(Runtime))  # what replace() accepts, besides family
 
 
 def resolve_runtime(

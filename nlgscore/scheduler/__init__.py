@@ -3,6 +3,7 @@
 
 * ``microbatch.py``: MicroBatcher, the Call queue behind Scorer.acompute and serve
 * ``queued_call.py``: QueuedCall, one call on that queue (its future, cost, deadline)
+* ``loop_relay.py``: relay, a queued call's answer handed to its event loop (one wake-up for a run's answers)
 * ``answer_wait.py``: wait_for_answer, a queued call's answer awaited within its deadline while its client stays
 
 Importing this package registers :class:`~nlgscore.scheduler.microbatch.MicroBatcher` as the

@@ -65,6 +65,7 @@ from nlgscore.core.call import Call, CallCancelled
 from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.scheduler.answer_wait import wait_for_answer
 from nlgscore.scheduler.queued_call import QueuedCall
+from nlgscore.scheduler.loop_relay import relay
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +184,7 @@ class MicroBatcher:
 
     async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
-        return await asyncio.wrap_future(self.submit(predictions, references, sources, **call_options))
+        return await relay(self.submit(predictions, references, sources, **call_options))
 
     def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
         """:meth:`submit` and wait: the call's Result (for threads)."""
