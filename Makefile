@@ -58,9 +58,10 @@ demo: $(DEMO_STAMP)
 
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs;
 # benchmarks/ is the lab (not shipped): its harness tests and the GPU check's CPU dry run run too.
-# ruff first: its rules are pyproject.toml's [tool.ruff] (the default rules plus bugbear); then mypy
+# ruff first: the formatter's check, then the rules of pyproject.toml's [tool.ruff]; then mypy
 # over the files pyproject.toml's [tool.mypy] lists.
-RUFF := $(BIN)/ruff check nlgscore metrics tests scripts benchmarks docs/hooks
+LINTED := nlgscore metrics tests scripts benchmarks docs/hooks
+RUFF := $(BIN)/ruff format --check --quiet $(LINTED) && $(BIN)/ruff check $(LINTED)
 
 test: $(STAMP)
 	$(RUFF)

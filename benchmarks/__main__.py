@@ -39,7 +39,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return gpu(rest)
     if command not in scripts():
-        print(f"python -m benchmarks: error: unknown command {command!r}; one of harness, gpu, {', '.join(scripts())}", file=sys.stderr)
+        print(
+            f"python -m benchmarks: error: unknown command {command!r}; one of harness, gpu, {', '.join(scripts())}",
+            file=sys.stderr,
+        )
         return 2
     path = SCRIPTS / f"{command}.py"
     sys.argv = [str(path), *rest]

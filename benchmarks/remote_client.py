@@ -49,7 +49,9 @@ async def _httpx_round(url: str, pairs: List[tuple]) -> None:
     import httpx
 
     async with httpx.AsyncClient(base_url=url, timeout=120) as client:
-        answers = await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in pairs))
+        answers = await asyncio.gather(
+            *(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in pairs)
+        )
     assert all(a.status_code == 200 for a in answers)
 
 
@@ -70,7 +72,9 @@ def main(argv: List[str] | None = None) -> None:
     parser.add_argument("--spec", default="chrf")
     parser.add_argument("--calls", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--httpx", action="store_true", help="also time a plain httpx.AsyncClient session (slow: 20 s a round)")
+    parser.add_argument(
+        "--httpx", action="store_true", help="also time a plain httpx.AsyncClient session (slow: 20 s a round)"
+    )
     args = parser.parse_args(argv)
 
     import nlgscore
@@ -78,8 +82,23 @@ def main(argv: List[str] | None = None) -> None:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    server = subprocess.Popen([sys.executable, "-m", "nlgscore", "serve", args.spec, "--port", str(port), "--no-progress", "--max-queue", str(4 * args.calls)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nlgscore",
+            "serve",
+            args.spec,
+            "--port",
+            str(port),
+            "--no-progress",
+            "--max-queue",
+            str(4 * args.calls),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         scorer = nlgscore.load(url, wait=300)
         pairs = [(f"The cat sat on mat number {i}.", f"A cat sits on the mat {i}.") for i in range(args.calls)]
@@ -105,7 +124,9 @@ def main(argv: List[str] | None = None) -> None:
         server.terminate()
         server.wait(30)
     base = statistics.median(times["aiohttp session" if "aiohttp session" in times else "httpx session"])
-    print(f"CPU: {_cpu()} ({os.cpu_count()} CPUs); metric {args.spec}; {args.calls} concurrent single-pair calls; median of {args.rounds} rounds")
+    print(
+        f"CPU: {_cpu()} ({os.cpu_count()} CPUs); metric {args.spec}; {args.calls} concurrent single-pair calls; median of {args.rounds} rounds"
+    )
     print(f"| client | s per round | ratio to the {'aiohttp' if 'aiohttp session' in times else 'httpx'} session |")
     print("|---|---:|---:|")
     for name, values in times.items():

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
-BARE = '''
+BARE = """
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -37,7 +37,7 @@ async def score(request):
 
 app = Starlette(routes=[Route("/v1/score", score, methods=["POST"])])
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
-'''
+"""
 
 
 def free_port() -> int:
@@ -92,9 +92,15 @@ def wait_ready(url: str, seconds: float = 180) -> None:
 def run_wrk(url: str, path: str, post: bool, seconds: int, connections: int, threads: int) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         if post:
-            script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(BODY))}\nwrk.headers["Content-Type"] = "application/json"\n')
-    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url + path],
-                         capture_output=True, text=True, check=True).stdout
+            script.write(
+                f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(BODY))}\nwrk.headers["Content-Type"] = "application/json"\n'
+            )
+    out = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url + path],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     os.unlink(script.name)
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -112,7 +118,9 @@ def measure(proc: subprocess.Popen, url: str, path: str, post: bool, args: argpa
 
 
 def start(command: List[str], env: Dict[str, str], cwd: Optional[str] = None) -> subprocess.Popen:
-    return subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -145,8 +153,12 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the model's torch threads")
-    parser.add_argument("--baseline", default=None, metavar="DIR",
-                        help="a folder holding another version's nlgscore package: its one-process server is measured too")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="DIR",
+        help="a folder holding another version's nlgscore package: its one-process server is measured too",
+    )
     args = parser.parse_args()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     rows = []
@@ -154,26 +166,49 @@ def main() -> None:
     bare = start([sys.executable, "-c", BARE, str(port)], env)
     try:
         wait_ready(f"http://127.0.0.1:{port}")
-        rows.append(("bare Starlette JSON POST on uvicorn", *measure(bare, f"http://127.0.0.1:{port}", "/v1/score", True, args)))
+        rows.append(
+            ("bare Starlette JSON POST on uvicorn", *measure(bare, f"http://127.0.0.1:{port}", "/v1/score", True, args))
+        )
     finally:
         stop(bare)
     runs = [(1, None), (args.workers, None)] + ([(1, args.baseline)] if args.baseline else [])
     for workers, source in runs:
         port = free_port()
         flags = ["--workers", str(workers)] if workers > 1 else []
-        server = start([sys.executable, "-m", "nlgscore", "serve", args.spec, "--port", str(port), "--no-progress", "--threads", str(args.threads),
-                        *flags], env if source is None else dict(env, PYTHONPATH=source), cwd=source)
+        server = start(
+            [
+                sys.executable,
+                "-m",
+                "nlgscore",
+                "serve",
+                args.spec,
+                "--port",
+                str(port),
+                "--no-progress",
+                "--threads",
+                str(args.threads),
+                *flags,
+            ],
+            env if source is None else dict(env, PYTHONPATH=source),
+            cwd=source,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             wait_ready(url)
-            name = f"nlgscore serve {args.spec}" + (f" --workers {workers}" if workers > 1 else " (one process)") + (" [baseline]" if source else "")
+            name = (
+                f"nlgscore serve {args.spec}"
+                + (f" --workers {workers}" if workers > 1 else " (one process)")
+                + (" [baseline]" if source else "")
+            )
             rows.append((f"{name}: POST /v1/score", *measure(server, url, "/v1/score", True, args)))
             rows.append((f"{name}: GET /health", *measure(server, url, "/health", False, args)))
         finally:
             stop(server)
     model = offline_cpu_per_item(args.spec)
-    print(f"wrk -t{args.wrk_threads} -c{args.connections} -d{args.seconds}s; {args.spec}; the model's own CPU per item offline "
-          f"(runs of 64): {model:.0f} us\n")
+    print(
+        f"wrk -t{args.wrk_threads} -c{args.connections} -d{args.seconds}s; {args.spec}; the model's own CPU per item offline "
+        f"(runs of 64): {model:.0f} us\n"
+    )
     print("| server | requests/s | server CPU per request (us) | minus the model's (us) |")
     print("|---|---:|---:|---:|")
     for name, rate, cpu in rows:

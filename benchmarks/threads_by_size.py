@@ -47,18 +47,30 @@ def main() -> None:
     for _ in range(args.rounds):
         for policy in args.policies.split(","):
             for threads in args.threads.split(","):
-                env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_WAIT_POLICY=policy.upper())
+                env = dict(
+                    os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_WAIT_POLICY=policy.upper()
+                )
                 env.pop("OMP_NUM_THREADS", None)
                 env.pop("NLGSCORE_THREADS", None)
-                done = subprocess.run([sys.executable, "-c", CHILD, threads, args.sizes, "5"], env=env, capture_output=True, text=True, check=True)
+                done = subprocess.run(
+                    [sys.executable, "-c", CHILD, threads, args.sizes, "5"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 answer = json.loads(done.stdout.strip().splitlines()[-1])
                 for size, seconds in answer["times"].items():
                     rows.setdefault((policy, threads, size), []).append(seconds)
     print("| OMP wait policy | threads | pairs | median s (rounds) |")
     print("|---|---|---|---|")
-    for (policy, threads, size), values in sorted(rows.items(), key=lambda kv: (kv[0][0], int(kv[0][2]), int(kv[0][1]))):
+    for (policy, threads, size), values in sorted(
+        rows.items(), key=lambda kv: (kv[0][0], int(kv[0][2]), int(kv[0][1]))
+    ):
         values = sorted(values)
-        print(f"| {policy} | {threads} | {size} | {values[len(values) // 2]:.4f} ({', '.join(f'{v:.4f}' for v in values)}) |")
+        print(
+            f"| {policy} | {threads} | {size} | {values[len(values) // 2]:.4f} ({', '.join(f'{v:.4f}' for v in values)}) |"
+        )
 
 
 if __name__ == "__main__":

@@ -104,7 +104,12 @@ def config_inputs(module: str, config: str, needs: str, predictions: Any, **give
     {'sources': ['s']}
     """
     if predictions is not None or any(value is not None for value in given.values()):
-        require_inputs(module, config, {"predictions": predictions, needs: given[needs]}, {k: v for k, v in given.items() if k != needs})
+        require_inputs(
+            module,
+            config,
+            {"predictions": predictions, needs: given[needs]},
+            {k: v for k, v in given.items() if k != needs},
+        )
     return {needs: given[needs]}
 
 
@@ -131,7 +136,9 @@ def require_inputs(module: str, config: str, needs: dict, unused: Optional[dict]
     for name, value in (unused or {}).items():
         if value is not None:
             wanted = ", ".join(f"{n}=" for n in needs if n != "predictions")
-            raise ValueError(f"{module} (config {config!r}) does not read {name}=; pass {wanted} (or load the config that reads {name})")
+            raise ValueError(
+                f"{module} (config {config!r}) does not read {name}=; pass {wanted} (or load the config that reads {name})"
+            )
     for name, value in needs.items():
         if value is None:
             what = "a list of texts" if name == "predictions" else "a list with one entry per prediction"

@@ -70,13 +70,36 @@ def _scorer_classes() -> dict:
 
 _LAZY.update(_scorer_classes())
 __all__ = [
-    "__version__", "load", "Result", "Signature", "evaluate_module", "bertscore", "map_function", "compute_metrics",
+    "__version__",
+    "load",
+    "Result",
+    "Signature",
+    "evaluate_module",
+    "bertscore",
+    "map_function",
+    "compute_metrics",
     # the scorer classes of the built-in metrics and their results
-    "BERTScorer", "PrismScorer", "BARTScorer", "ChrFScorer", "BLEUScorer", "RougeScorer",
-    "BERTScoreResult", "PrismResult", "BARTScoreResult",
+    "BERTScorer",
+    "PrismScorer",
+    "BARTScorer",
+    "ChrFScorer",
+    "BLEUScorer",
+    "RougeScorer",
+    "BERTScoreResult",
+    "PrismResult",
+    "BARTScoreResult",
     # the error classes
-    "NlgscoreError", "ArgumentError", "ArgumentTypeError", "DataError", "LongInputError", "CallCancelled",
-    "NonFiniteScoreError", "ModelNotAvailableError", "IncompleteModelError", "MissingExtraError", "QueueFullError",
+    "NlgscoreError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "DataError",
+    "LongInputError",
+    "CallCancelled",
+    "NonFiniteScoreError",
+    "ModelNotAvailableError",
+    "IncompleteModelError",
+    "MissingExtraError",
+    "QueueFullError",
     "ServerError",
 ]
 

@@ -136,7 +136,7 @@ class _Loader(importlib.abc.Loader):
             module.__path__ = []  # type: ignore[attr-defined]
             return
         new, _ = MOVED[self.row]
-        suffix = module.__name__[len(self.row):]
+        suffix = module.__name__[len(self.row) :]
         targets = [importlib.import_module(path + suffix) for path in new]
         if self.row not in _WARNED:
             _WARNED.add(self.row)
@@ -162,7 +162,9 @@ def _forward(targets: Sequence[types.ModuleType]) -> Callable[[str], object]:
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
         if not fullname.startswith("nlgscore."):
             return None
         if fullname in OLD_PACKAGES:

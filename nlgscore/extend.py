@@ -34,5 +34,18 @@ from nlgscore.core.runtime import Runtime, settle_dtype
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.core.signature import Signature
 
-__all__ = ["Call", "Item", "MatrixCall", "ResolvedModel", "Result", "Runtime", "Scorer", "ScorerLike", "Signature", "resolve",
-           "run_batches", "settle_dtype", "table"]
+__all__ = [
+    "Call",
+    "Item",
+    "MatrixCall",
+    "ResolvedModel",
+    "Result",
+    "Runtime",
+    "Scorer",
+    "ScorerLike",
+    "Signature",
+    "resolve",
+    "run_batches",
+    "settle_dtype",
+    "table",
+]

@@ -39,8 +39,24 @@ from nlgscore.specs import bartscore_spec, bertscore_spec, bleu_spec, prism_spec
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
 
-__all__ = ["Metric", "SCORER_CACHE_SIZE", "ServerRow", "build", "cached", "cached_scorers", "clear_cache", "load", "metric", "metric_names",
-           "parse_spec", "register", "register_server", "server_row", "spec_options", "unregister"]
+__all__ = [
+    "Metric",
+    "SCORER_CACHE_SIZE",
+    "ServerRow",
+    "build",
+    "cached",
+    "cached_scorers",
+    "clear_cache",
+    "load",
+    "metric",
+    "metric_names",
+    "parse_spec",
+    "register",
+    "register_server",
+    "server_row",
+    "spec_options",
+    "unregister",
+]
 
 
 @dataclass(frozen=True)
@@ -138,8 +154,11 @@ def _read_plugins() -> None:
             register(point.name, point.value, _class_spec_parser(point.name), help=f"plug-in ({point.value})")
         except (ArgumentError, ArgumentTypeError) as err:
             dist = getattr(getattr(point, "dist", None), "name", None) or "an unknown distribution"
-            warnings.warn(f"skipping the {PLUGIN_GROUP} entry point {point.name} = {point.value} of {dist}: {err}",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"skipping the {PLUGIN_GROUP} entry point {point.name} = {point.value} of {dist}: {err}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def _class_spec_parser(name: str) -> SpecParser:
@@ -183,7 +202,13 @@ def metric(name: str) -> Metric:
 
 
 # Names that stand for a spec (the meta-evaluation baselines' names): ``sentbleu`` is ``bleu:moses``.
-ALIASES = {"sentbleu": "bleu:moses", "sentence-bleu": "bleu", "rouge1": "rouge:1", "rouge2": "rouge:2", "rougel": "rouge:L"}
+ALIASES = {
+    "sentbleu": "bleu:moses",
+    "sentence-bleu": "bleu",
+    "rouge1": "rouge:1",
+    "rouge2": "rouge:2",
+    "rougel": "rouge:L",
+}
 
 
 def parse_spec(spec: str) -> Tuple[str, List[str]]:
@@ -289,8 +314,8 @@ def load(spec: str, **options: Any) -> Any:
 
 def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Any]:
     """``spec`` and ``options`` as (metric name, the metric's own options, the resolved Runtime)."""
-    from nlgscore.core.scorer_runtime import scorer_runtime
     from nlgscore.core.runtime import RUNTIME_OPTIONS
+    from nlgscore.core.scorer_runtime import scorer_runtime
 
     name, merged = spec_options(spec, options)
     settings = {key: merged.pop(key) for key in RUNTIME_OPTIONS if key in merged}
@@ -394,22 +419,45 @@ def _remote(row: ServerRow, url: str, options: Dict[str, Any]) -> Any:
     takes = set(list(inspect.signature(client).parameters)[1:])  # after the URL
     others = sorted(set(options) - takes)
     if others:
-        raise ArgumentError(f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)")
+        raise ArgumentError(
+            f"options {others} cannot be given for the server at {url}: they are set when it starts (nlgscore serve SPEC ...)"
+        )
     return client(url, **options)
 
 
-register("bertscore", "nlgscore.bertscore.scorer:BERTScorer", bertscore_spec, model_option="model_type",
-         help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]",
-         command="BERTScore (bert_score 0.3.13 semantics) of candidates against references")
-register("prism", "nlgscore.seq2seq.prism:PrismScorer", prism_spec, model_option="checkpoint",
-         help="Prism: prism:ref|src[:CHECKPOINT][:LANG]",
-         command="Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates")
-register("bartscore", "nlgscore.seq2seq.bartscore:BARTScorer", bartscore_spec, model_option="checkpoint",
-         help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
-         command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates")
+register(
+    "bertscore",
+    "nlgscore.bertscore.scorer:BERTScorer",
+    bertscore_spec,
+    model_option="model_type",
+    help="BERTScore (bert_score 0.3.13): bertscore[:MODEL_OR_FOLDER[:L<layer>]]",
+    command="BERTScore (bert_score 0.3.13 semantics) of candidates against references",
+)
+register(
+    "prism",
+    "nlgscore.seq2seq.prism:PrismScorer",
+    prism_spec,
+    model_option="checkpoint",
+    help="Prism: prism:ref|src[:CHECKPOINT][:LANG]",
+    command="Prism (Thompson & Post 2020): paraphrase log-probabilities of candidates",
+)
+register(
+    "bartscore",
+    "nlgscore.seq2seq.bartscore:BARTScorer",
+    bartscore_spec,
+    model_option="checkpoint",
+    help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
+    command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates",
+)
 register("chrf", "nlgscore.strings.scorers:ChrFScorer", help="chrF (sacreBLEU sentence chrF): chrf")
-register("bleu", "nlgscore.strings.scorers:BLEUScorer", bleu_spec, help="BLEU (sacreBLEU): bleu[:moses] (alias sentbleu)")
-register("rouge", "nlgscore.strings.scorers:RougeScorer", rouge_spec,
-         help="ROUGE F (rouge-score, Porter stemming): rouge[:1|2|L] (aliases rouge1, rouge2, rougeL)")
+register(
+    "bleu", "nlgscore.strings.scorers:BLEUScorer", bleu_spec, help="BLEU (sacreBLEU): bleu[:moses] (alias sentbleu)"
+)
+register(
+    "rouge",
+    "nlgscore.strings.scorers:RougeScorer",
+    rouge_spec,
+    help="ROUGE F (rouge-score, Porter stemming): rouge[:1|2|L] (aliases rouge1, rouge2, rougeL)",
+)
 # A spec that is a URL names a running ``nlgscore serve``.
 register_server(("http://", "https://"), "nlgscore.serve.client:RemoteScorer")

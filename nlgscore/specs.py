@@ -43,7 +43,9 @@ def bertscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
         named["num_layers"] = int(layer.group(1))
         parts = parts[:-1]
     elif parts and re.fullmatch(r"[Ll]-?\d*|[Ll]ayer-?\d+", parts[-1]):
-        raise ValueError(f"the layer part must look like L<layer> with a layer number >= 0 (e.g. L4), got {parts[-1]!r}")
+        raise ValueError(
+            f"the layer part must look like L<layer> with a layer number >= 0 (e.g. L4), got {parts[-1]!r}"
+        )
     if parts:
         named["model_type"] = _model_part(parts, "L<layer> with a layer number >= 0 (e.g. L4)")
     elif options.get("model_type") is None and options.get("lang") is None:
@@ -70,11 +72,16 @@ def prism_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"prism specs are prism:ref|src[:CHECKPOINT][:LANG], not mode {mode!r}")
     named: Dict[str, Any] = {"mode": mode}
     rest = parts[1:]
-    if rest and re.fullmatch(r"[a-z]{2,3}", rest[-1]) and (
-            len(rest) > 1 or (rest[-1] in table("prism")["languages"] and not os.path.exists(rest[-1]))):
+    if (
+        rest
+        and re.fullmatch(r"[a-z]{2,3}", rest[-1])
+        and (len(rest) > 1 or (rest[-1] in table("prism")["languages"] and not os.path.exists(rest[-1])))
+    ):
         named["lang"] = rest.pop()
     if rest:
-        named["checkpoint"] = _model_part(rest, "a language code (prism:ref|src[:CHECKPOINT][:LANG], e.g. prism:src:PATH:de)")
+        named["checkpoint"] = _model_part(
+            rest, "a language code (prism:ref|src[:CHECKPOINT][:LANG], e.g. prism:src:PATH:de)"
+        )
     return named
 
 

@@ -31,15 +31,21 @@ def _wmt21(args, scorer) -> int:
     data = load_wmt21(args.data / "wmt21-de-en")
     judgments = wmt21.wmt21_judgments(data, include_human=args.include_human)
     hyps, refs = wmt21.wmt21_inputs(data, judgments)
-    scores = calibrate.score_all_layers(scorer, hyps, refs, args.cache).reshape(3, -1, len(judgments.systems), len(data.ref))
+    scores = calibrate.score_all_layers(scorer, hyps, refs, args.cache).reshape(
+        3, -1, len(judgments.systems), len(data.ref)
+    )
     measures = calibrate.wmt21_layer_measures(judgments, scores)
     best, correlations = calibrate.calibrate_wmt21(judgments, scores)
-    print(f"WMT21 de-en: {len(judgments.systems)} systems, {int(judgments.judged.sum())} judged segments, "
-          f"{len(judgments.pairs)} daRR pairs")
+    print(
+        f"WMT21 de-en: {len(judgments.systems)} systems, {int(judgments.judged.sum())} judged segments, "
+        f"{len(judgments.pairs)} daRR pairs"
+    )
     print("layer  " + "  ".join(f"{c}:seg-r  {c}:seg-tau  {c}:sys-r" for c in calibrate.COLUMNS))
     for layer in range(scores.shape[1]):
-        cells = [f"{m['seg_pearson']:7.4f}  {m['seg_tau']:7.4f}    {m['sys_pearson']:7.4f}"
-                 for m in (measures[(column, layer)] for column in calibrate.COLUMNS)]
+        cells = [
+            f"{m['seg_pearson']:7.4f}  {m['seg_tau']:7.4f}    {m['sys_pearson']:7.4f}"
+            for m in (measures[(column, layer)] for column in calibrate.COLUMNS)
+        ]
         print(f"{layer:5d}  " + "  ".join(cells) + ("   <- best F seg-r" if layer == best else ""))
     print(f"best layer: {best} (F segment Pearson {correlations[best]:.4f})")
     return best
@@ -64,11 +70,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="data folder (default: loaders.default_data_dir())")
     parser.add_argument("--model", default="minilm", help="model id, folder or alias (default: minilm)")
-    parser.add_argument("--validation", choices=("wmt19-darr", "wmt21-seg"), default="wmt21-seg",
-                        help="judgments the layer is chosen on (default: wmt21-seg)")
-    parser.add_argument("--include-human", action="store_true", help="wmt21-seg: also evaluate HUMAN (ref.B) as a system")
-    parser.add_argument("--cache", type=Path, default=None,
-                        help="folder for score files shared with scripts/readme_table.py")
+    parser.add_argument(
+        "--validation",
+        choices=("wmt19-darr", "wmt21-seg"),
+        default="wmt21-seg",
+        help="judgments the layer is chosen on (default: wmt21-seg)",
+    )
+    parser.add_argument(
+        "--include-human", action="store_true", help="wmt21-seg: also evaluate HUMAN (ref.B) as a system"
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="folder for score files shared with scripts/readme_table.py"
+    )
     parser.add_argument("--write", action="store_true", help="write the chosen layer into bertscore_model2layers.json")
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()

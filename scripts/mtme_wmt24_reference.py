@@ -9,13 +9,14 @@ stub module). The JSON's "full", "slice" and "full_three_metrics" are three runs
 usage: PYTHONHASHSEED=0 python mtme_wmt24_reference.py SHARED_EN_CS_FOLDER EXPORT_FOLDER OUT_JSON LIMIT METRIC...
 (LIMIT > 0: only the first LIMIT rated lines keep their gold, the rest is None, as nlgscore's --limit)
 """
+
 import json
 import os
 import sys
 import tempfile
 
 import pandas as pd
-from mt_metrics_eval import data, tasks, stats
+from mt_metrics_eval import data, stats, tasks
 
 shared, export, out, limit = sys.argv[1:5]
 limit = int(limit)
@@ -37,8 +38,20 @@ n = len(src)
 # dropped; a rater's repeated rating: the latest end time) and convert_to_metrics.py (mean over raters,
 # None where unrated, 100.0 on the CANARY line 0); merge_to_jsonl.py also drops #bad documents.
 df = pd.read_csv(os.path.join(shared, "humeval/esa_generalMT2024_wave2.en-cs.csv"), header=None, dtype=str)
-df.columns = ["user_id", "system_id", "segment_id", "segment_type", "source_lang", "target_lang", "overall",
-              "doc_id", "unk", "error_spans", "start_time", "end_time"]
+df.columns = [
+    "user_id",
+    "system_id",
+    "segment_id",
+    "segment_type",
+    "source_lang",
+    "target_lang",
+    "overall",
+    "doc_id",
+    "unk",
+    "error_spans",
+    "start_time",
+    "end_time",
+]
 df = df[df.segment_type == "TGT"]
 df = df[~df.system_id.str.contains("tutorial")]
 for tag in ("#incomplete", "#dup", "#bad", "-tutorial"):
@@ -78,7 +91,13 @@ all_sys = [os.path.splitext(x)[0] for x in os.listdir(f"{root}/system-outputs/{l
 for metric in metrics:
     name = metric.replace(":", "_")
     scores = {}
-    for line in open(next(p for p in (os.path.join(export, lp, f"{name}-ref{r}.seg.score") for r in ("A", "refA")) if os.path.exists(p))):
+    for line in open(
+        next(
+            p
+            for p in (os.path.join(export, lp, f"{name}-ref{r}.seg.score") for r in ("A", "refA"))
+            if os.path.exists(p)
+        )
+    ):
         s, v = line.rstrip("\n").split("\t")
         scores.setdefault(s, []).append(float(v))
     with open(f"{root}/metric-scores/{lp}/{name}-refA.seg.score", "w") as f:
@@ -95,8 +114,9 @@ res = ts.Run(eval_set_dict={("wmt24", lp): evs})
 # ties the observed one; the reference takes them sorted, as nlgscore does: stats.PairwiseConfidenceError on
 # vectors packed in sorted system order, put into the task results so AverageCorrs averages them.
 gold = evs.Scores("seg", "esa")
-ordered = sorted(s for s in evs.sys_names - {"refA"} - evs.human_sys_names
-                 if s in gold and any(v is not None for v in gold[s]))
+ordered = sorted(
+    s for s in evs.sys_names - {"refA"} - evs.human_sys_names if s in gold and any(v is not None for v in gold[s])
+)
 for r in res:
     if r.attr_vals["corr_fcn"] == "pce":
         for m in list(r.corr_ranks):

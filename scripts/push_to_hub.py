@@ -41,8 +41,11 @@ def space_files(name: str, root: Path = ROOT) -> Dict[str, Path]:
     """Path in the Space → local file, for metric ``name``; raises if a piece is missing."""
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; expected one of {', '.join(METRICS)}")
-    shared = {"README.md": root / "metrics" / name / "README.md", "app.py": root / "hub_cards" / "_space" / "app.py",
-              "requirements.txt": root / "hub_cards" / "_space" / "requirements.txt"}
+    shared = {
+        "README.md": root / "metrics" / name / "README.md",
+        "app.py": root / "hub_cards" / "_space" / "app.py",
+        "requirements.txt": root / "hub_cards" / "_space" / "requirements.txt",
+    }
     own = {filename: root / "hub_cards" / name / filename for filename in CARD_FILES}
     files = {filename: own[filename] if own[filename].is_file() else shared[filename] for filename in CARD_FILES}
     module_dir = root / "metrics" / name
@@ -60,8 +63,12 @@ def build_wheel(folder: Path) -> Path:
     ``python -m build`` makes the sdist and builds the wheel from it, so files left in the
     checkout's build/ folder by an earlier build cannot slip into the uploaded wheel.
     """
-    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(folder), str(ROOT)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(folder), str(ROOT)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     return next(Path(folder).glob("nlgscore-*.whl"))
 
 
@@ -73,18 +80,28 @@ def requirements(name: str, wheel: Optional[Path]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def push(name: str, namespace: str, token: Optional[str] = None, private: bool = False, dry_run: bool = False,
-         wheel: Optional[Path] = None) -> List[str]:
+def push(
+    name: str,
+    namespace: str,
+    token: Optional[str] = None,
+    private: bool = False,
+    dry_run: bool = False,
+    wheel: Optional[Path] = None,
+) -> List[str]:
     """Upload one metric's Space (with ``wheel``, when given); returns the lines describing what was (or would be) done."""
     files: Dict[str, Union[Path, bytes]] = dict(space_files(name))
     if wheel is not None:
         files[wheel.name] = wheel
     files["requirements.txt"] = requirements(name, wheel)
     repo_id = f"{namespace}/{name}"
-    where = {target: (str(source) if source.is_file() else "(built from this checkout)") if source == wheel
-             else source.relative_to(ROOT) if isinstance(source, Path)
-             else f"{space_files(name)['requirements.txt'].relative_to(ROOT)} (nlgscore line: {'./' + wheel.name if wheel else 'as is'})"
-             for target, source in files.items()}
+    where = {
+        target: (str(source) if source.is_file() else "(built from this checkout)")
+        if source == wheel
+        else source.relative_to(ROOT)
+        if isinstance(source, Path)
+        else f"{space_files(name)['requirements.txt'].relative_to(ROOT)} (nlgscore line: {'./' + wheel.name if wheel else 'as is'})"
+        for target, source in files.items()
+    }
     lines = [f"space {repo_id}:"] + [f"  {target} <- {where[target]}" for target in sorted(files)]
     if dry_run:
         return lines + ["  (dry run: nothing uploaded)"]
@@ -92,9 +109,13 @@ def push(name: str, namespace: str, token: Optional[str] = None, private: bool =
 
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
-    operations = [CommitOperationAdd(path_in_repo=target, path_or_fileobj=source if isinstance(source, bytes) else str(source))
-                  for target, source in sorted(files.items())]
-    commit = api.create_commit(repo_id, operations, commit_message=f"Update {name} metric (nlgscore)", repo_type="space")
+    operations = [
+        CommitOperationAdd(path_in_repo=target, path_or_fileobj=source if isinstance(source, bytes) else str(source))
+        for target, source in sorted(files.items())
+    ]
+    commit = api.create_commit(
+        repo_id, operations, commit_message=f"Update {name} metric (nlgscore)", repo_type="space"
+    )
     return lines + [f"  committed {commit.oid}"]
 
 
@@ -121,12 +142,18 @@ def chosen_wheel(option: str, dry_run: bool, folder: Path) -> Optional[Path]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="Publish nlgscore metric cards and modules as Hugging Face Spaces.")
     parser.add_argument("metric", choices=METRICS + ("all",), help="which metric's Space to publish")
-    parser.add_argument("--namespace", default="nlgscore", help="user or organisation owning the Spaces (default: nlgscore)")
+    parser.add_argument(
+        "--namespace", default="nlgscore", help="user or organisation owning the Spaces (default: nlgscore)"
+    )
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the stored login)")
     parser.add_argument("--private", action="store_true", help="create the Spaces as private")
     parser.add_argument("--dry-run", action="store_true", help="list the files that would be uploaded, upload nothing")
-    parser.add_argument("--wheel", default="build", metavar="PATH|build|none",
-                        help="nlgscore wheel to upload with each Space (default: build one from this checkout; none: upload no wheel)")
+    parser.add_argument(
+        "--wheel",
+        default="build",
+        metavar="PATH|build|none",
+        help="nlgscore wheel to upload with each Space (default: build one from this checkout; none: upload no wheel)",
+    )
     args = parser.parse_args(argv)
     names = METRICS if args.metric == "all" else (args.metric,)
     try:

@@ -32,7 +32,6 @@ from nlgscore.meta.data.wmt21 import (
     wmt21_judgments,
 )
 from nlgscore.meta.engine import Scorers
-from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT
 from nlgscore.meta.stats.resample import (
     DEFAULT_SEED,
     Interval,
@@ -40,6 +39,7 @@ from nlgscore.meta.stats.resample import (
     paired_bootstrap,
 )
 from nlgscore.meta.stats.wmt import darr_outcomes, pearson, tau_from_outcomes
+from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT
 
 TABLE = Path(__file__).resolve().parents[1] / "nlgscore" / "data" / "bertscore_model2layers.json"
 # (spec, row label): segment level uses the spec's sentence score, system level its WMT definition.
@@ -98,11 +98,22 @@ def _wmt21(args, scorer, timings: Dict[str, float]) -> Tuple[Cells, Dict[str, np
     best, correlations = calibrate.calibrate_wmt21(judgments, layers)
     runner = int(np.argsort(-correlations)[1])
     judged, f = judgments.judged, calibrate.COLUMNS.index("F")
-    test = paired_bootstrap(pearson, (judgments.z[judged], layers[f, best][judged]),
-                            (judgments.z[judged], layers[f, runner][judged]), args.bootstrap or 1000, args.seed)
-    info = {"runner_up": (runner, float(correlations[runner]), test.p_value), "r": correlations.tolist(),
-            "systems": len(judgments.systems), "judged": int(judged.sum()), "pairs": len(judgments.pairs),
-            "best": best, "alignment": check_alignment(outputs, judgments.z).describe()}
+    test = paired_bootstrap(
+        pearson,
+        (judgments.z[judged], layers[f, best][judged]),
+        (judgments.z[judged], layers[f, runner][judged]),
+        args.bootstrap or 1000,
+        args.seed,
+    )
+    info = {
+        "runner_up": (runner, float(correlations[runner]), test.p_value),
+        "r": correlations.tolist(),
+        "systems": len(judgments.systems),
+        "judged": int(judged.sum()),
+        "pairs": len(judgments.pairs),
+        "best": best,
+        "alignment": check_alignment(outputs, judgments.z).describe(),
+    }
     return cells, ties, info
 
 
@@ -121,8 +132,10 @@ def _darr(args, scorer, lp: str, timings: Dict[str, float]) -> Tuple[Dict[str, I
     for c, column in enumerate(calibrate.COLUMNS):
         for layer in range(layers.shape[1]):
             outcomes[f"{column}{layer}"] = layers[c, layer]
-    return {name: _interval(_mean if name[1:].isdigit() else tau_from_outcomes, (values,), args, name)
-            for name, values in outcomes.items()}, n
+    return {
+        name: _interval(_mean if name[1:].isdigit() else tau_from_outcomes, (values,), args, name)
+        for name, values in outcomes.items()
+    }, n
 
 
 def _cell(interval: Interval, ci: bool = True) -> str:
@@ -151,13 +164,18 @@ def _rows(table: Cells, ties: Dict[str, float], names: List[str], default: int, 
 
 def _markdown(table: Cells, ties: Dict[str, float], n_layers: int, default: int, notes: List[str], ci: bool) -> str:
     brackets = "95% CI in brackets; " if ci else ""
-    lines = [f"Correlation with human judgments of every layer of the embedded model ({brackets}"
-             f"**bold** = default layer {default}).", ""]
+    lines = [
+        f"Correlation with human judgments of every layer of the embedded model ({brackets}"
+        f"**bold** = default layer {default}).",
+        "",
+    ]
     names = [name for _, name in STRING_METRICS] + [f"F{layer}" for layer in range(n_layers)]
     lines += _rows(table, ties, names, default, ci)
     lines += ["", "Precision and recall of every layer (no CIs):", ""]
-    lines += ["| layer | " + " | ".join(f"{c} {COLUMNS[k].split(' — ')[0]}" for c in ("P", "R") for k in COLUMNS) + " |",
-              "|---" * (2 * len(COLUMNS) + 1) + "|"]
+    lines += [
+        "| layer | " + " | ".join(f"{c} {COLUMNS[k].split(' — ')[0]}" for c in ("P", "R") for k in COLUMNS) + " |",
+        "|---" * (2 * len(COLUMNS) + 1) + "|",
+    ]
     for layer in range(n_layers):
         cells = [f"{table[f'{c}{layer}'][k].value:.3f}" for c in ("P", "R") for k in COLUMNS]
         lines.append(f"| {layer} | " + " | ".join(cells) + " |")
@@ -167,19 +185,27 @@ def _markdown(table: Cells, ties: Dict[str, float], n_layers: int, default: int,
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="data folder (default: loaders.default_data_dir())")
-    parser.add_argument("--out", type=Path, required=True, help="markdown file with every layer (docs/embedded_model.md)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="markdown file with every layer (docs/embedded_model.md)"
+    )
     parser.add_argument("--readme-out", type=Path, default=None, help="markdown file with the short README table")
     parser.add_argument("--model", default="minilm", help="model id, folder or alias (default: minilm)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% CIs; 0 = none (default: 1000)")
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% CIs; 0 = none (default: 1000)"
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default: {DEFAULT_SEED})")
     parser.add_argument("--cache", type=Path, default=None, help="score cache folder shared with calibrate_layers.py")
-    parser.add_argument("--limit", type=int, default=None, help="first N daRR pairs / WMT21 segments only (quick check)")
-    parser.add_argument("--write-layer", action="store_true", help="store the chosen layer in bertscore_model2layers.json")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="first N daRR pairs / WMT21 segments only (quick check)"
+    )
+    parser.add_argument(
+        "--write-layer", action="store_true", help="store the chosen layer in bertscore_model2layers.json"
+    )
     args = parser.parse_args(argv)
     args.data = args.data or loaders.default_data_dir()
 
-    from nlgscore.calibration.baseline import all_layers_scorer
     from nlgscore.backend.tables import table as data_table
+    from nlgscore.calibration.baseline import all_layers_scorer
 
     total = time.perf_counter()
     timings: Dict[str, float] = {}
@@ -191,8 +217,10 @@ def main(argv=None) -> int:
         results, n = _darr(args, scorer, lp, timings)
         for name, interval in results.items():
             table[name][lp] = interval
-        notes.append(f"- WMT19 {lp} (test): {n} daRR pairs (the BARTScore/COMET relative-ranks version); "
-                     "τ with metric ties counted as discordant (WMT19 rule).")
+        notes.append(
+            f"- WMT19 {lp} (test): {n} daRR pairs (the BARTScore/COMET relative-ranks version); "
+            "τ with metric ties counted as discordant (WMT19 rule)."
+        )
     best = info["best"]
     current = data_table("bertscore_model2layers").get(scorer.model_type)
     if args.write_layer and best != current:
@@ -202,7 +230,9 @@ def main(argv=None) -> int:
     n_layers = sum(1 for name in table if name.startswith("F") and name[1:].isdigit())
     r = dict(enumerate(info["r"]))
     runner, r_runner, p_runner = info["runner_up"]
-    tests = " and ".join(f"{lp} τ {table[f'F{best}'][lp].value:.3f} vs {table[f'F{runner}'][lp].value:.3f}" for lp in DARR_LPS)
+    tests = " and ".join(
+        f"{lp} τ {table[f'F{best}'][lp].value:.3f} vs {table[f'F{runner}'][lp].value:.3f}" for lp in DARR_LPS
+    )
     notes[:0] = [
         f"- WMT21 de-en (validation): corrected DA (SID = line of the text files); {info['systems']} MT systems "
         f"(HUMAN excluded), reference A; {info['judged']} judged segments; {info['pairs']} daRR pairs (raw DA "
@@ -211,17 +241,24 @@ def main(argv=None) -> int:
         f"- {info['alignment']}.",
         f"- Layer choice: the layer with the highest F segment Pearson with DA z on WMT21 de-en, the BERTScore "
         f"paper's criterion: layer {best} (r = {r[best]:.4f}; per layer "
-        + ", ".join(f"{k}: {v:.4f}" for k, v in r.items()) + f"). The runner-up, layer {runner} (r = {r_runner:.4f}), "
+        + ", ".join(f"{k}: {v:.4f}" for k, v in r.items())
+        + f"). The runner-up, layer {runner} (r = {r_runner:.4f}), "
         f"is {'not ' if p_runner >= 0.05 else ''}significantly worse (paired bootstrap over segments, p = {p_runner:.3f}); "
         f"on the test sets layer {best} vs {runner}: {tests}. Default in the package: layer {default}.",
     ]
     ci = args.bootstrap > 0
-    notes.append(f"- 95% CIs: percentile bootstrap over items ({args.bootstrap} resamples, seed {args.seed}) for the "
-                 "segment-level columns of the baselines and F; none at system level." if ci else "- No CIs.")
+    notes.append(
+        f"- 95% CIs: percentile bootstrap over items ({args.bootstrap} resamples, seed {args.seed}) for the "
+        "segment-level columns of the baselines and F; none at system level."
+        if ci
+        else "- No CIs."
+    )
     notes.append(f"- Signature: `{scorer.signature}`.")
     elapsed = time.perf_counter() - total
     cached = " (BERTScore scores read from --cache)" if args.cache is not None else ""
-    notes.append(f"- Generated by `python scripts/readme_table.py --data DATA --out {args.out}` in {elapsed:.0f} s{cached}.")
+    notes.append(
+        f"- Generated by `python scripts/readme_table.py --data DATA --out {args.out}` in {elapsed:.0f} s{cached}."
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(_markdown(table, ties, n_layers, default, notes, ci), encoding="utf-8")
     short = "\n".join(_rows(table, ties, [name for _, name in STRING_METRICS] + [f"F{default}"], default, ci)) + "\n"

@@ -177,7 +177,9 @@ def _make_handler(hub: HubServer) -> type:
                 return self._error(error)
             if action == "preupload":
                 files = json.loads(body)["files"]
-                modes = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None} for f in files]
+                modes = [
+                    {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None} for f in files
+                ]
                 return self._json(200, {"files": modes})
             for line in body.decode().splitlines():
                 item = json.loads(line)
@@ -187,7 +189,9 @@ def _make_handler(hub: HubServer) -> type:
                     repo["files"].pop(item["value"]["path"], None)
             hub._commit(repo)
             prefix = "" if kind == "models" else f"/{kind}"
-            self._json(200, {"commitUrl": f"{hub.endpoint}{prefix}/{repo_id}/commit/{repo['sha']}", "commitOid": repo["sha"]})
+            self._json(
+                200, {"commitUrl": f"{hub.endpoint}{prefix}/{repo_id}/commit/{repo['sha']}", "commitOid": repo["sha"]}
+            )
 
         # -- endpoints ---------------------------------------------------------------------
         def _api_get(self, kind: str, repo_id: str, action: str, revision: str) -> None:
@@ -217,7 +221,11 @@ def _make_handler(hub: HubServer) -> type:
             data = repo["files"].get(filename)
             if data is None:
                 return self._error("EntryNotFound", sha=repo["sha"], head=head)
-            headers = {"X-Repo-Commit": repo["sha"], "ETag": f'"{git_blob_sha(data)}"', "Content-Type": "application/octet-stream"}
+            headers = {
+                "X-Repo-Commit": repo["sha"],
+                "ETag": f'"{git_blob_sha(data)}"',
+                "Content-Type": "application/octet-stream",
+            }
             self._send(200, data, headers, head=head)
 
         def _validate_yaml(self, content: str) -> None:
@@ -237,7 +245,9 @@ def _make_handler(hub: HubServer) -> type:
             repo_id = f"{payload['organization']}/{payload['name']}" if payload.get("organization") else payload["name"]
             prefix = "" if repo_type == "model" else f"/{repo_type}s"
             if (repo_type, repo_id) in hub.repos:
-                return self._json(409, {"error": "You already created this repo", "url": f"{hub.endpoint}{prefix}/{repo_id}"})
+                return self._json(
+                    409, {"error": "You already created this repo", "url": f"{hub.endpoint}{prefix}/{repo_id}"}
+                )
             hub.add_repo(repo_id, {}, repo_type=repo_type)
             hub.repos[(repo_type, repo_id)]["sdk"] = payload.get("sdk")
             self._json(200, {"url": f"{hub.endpoint}{prefix}/{repo_id}"})

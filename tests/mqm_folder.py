@@ -10,9 +10,12 @@ def mqm_folder(folder: Path) -> Path:
     """Write the folder (nlgscore.meta.data.ratings layout) at ``folder`` and return it."""
     folder.mkdir()
     refs = ["the cat sat on the mat", "a dog ran in the park", "it is raining today", "she reads a book"]
-    outputs = {"good": ["the cat sat on a mat", "a dog ran in the park", "it is raining today", "she reads a book"],
-               "mid": ["the cat sat", "a dog ran", "it rains today", "she reads books"],
-               "bad": ["cat", "dog", "rain", "book"], "worst": ["x", "y", "z", "w"]}
+    outputs = {
+        "good": ["the cat sat on a mat", "a dog ran in the park", "it is raining today", "she reads a book"],
+        "mid": ["the cat sat", "a dog ran", "it rains today", "she reads books"],
+        "bad": ["cat", "dog", "rain", "book"],
+        "worst": ["x", "y", "z", "w"],
+    }
     (folder / "src.xx").write_text("".join(f"s{i}\n" for i in range(4)), encoding="utf-8")
     (folder / "ref.A.en").write_text("\n".join(refs) + "\n", encoding="utf-8")
     quality = {"good": -0.5, "mid": -2.0, "bad": -5.0, "worst": -9.0}

@@ -30,13 +30,38 @@ class Entry(NamedTuple):
 
 
 OFFLINE = {
-    "bertscore": {"bertscore": Entry("bertscore", "bertscore:minilm:L4", compute={"model_type": "minilm", "num_layers": 4},
-                                     key="f1", cli=("bertscore", "--model", "minilm", "-l", "4"))},
-    "prism": {f"prism:{mode}": Entry("prism", f"prism:{mode}:{TINY_PRISM}", mode, {"checkpoint": TINY_PRISM},
-                                     cli=("prism", "--checkpoint", TINY_PRISM)) for mode in ("ref", "src")},
-    "bartscore": {"bartscore": Entry("bartscore", f"bartscore:{TINY_BART}", "bart-large-cnn", {"checkpoint": TINY_BART},
-                                     cli=("bartscore", "--checkpoint", TINY_BART))},
+    "bertscore": {
+        "bertscore": Entry(
+            "bertscore",
+            "bertscore:minilm:L4",
+            compute={"model_type": "minilm", "num_layers": 4},
+            key="f1",
+            cli=("bertscore", "--model", "minilm", "-l", "4"),
+        )
+    },
+    "prism": {
+        f"prism:{mode}": Entry(
+            "prism",
+            f"prism:{mode}:{TINY_PRISM}",
+            mode,
+            {"checkpoint": TINY_PRISM},
+            cli=("prism", "--checkpoint", TINY_PRISM),
+        )
+        for mode in ("ref", "src")
+    },
+    "bartscore": {
+        "bartscore": Entry(
+            "bartscore",
+            f"bartscore:{TINY_BART}",
+            "bart-large-cnn",
+            {"checkpoint": TINY_BART},
+            cli=("bartscore", "--checkpoint", TINY_BART),
+        )
+    },
 }
 # label -> Entry for every built-in metric of the registry (a new metric appears with no edit)
-ENTRY_POINTS = {label: entry for name in registry.metric_names(builtin=True)
-                for label, entry in OFFLINE.get(name, {name: Entry(name, name)}).items()}
+ENTRY_POINTS = {
+    label: entry
+    for name in registry.metric_names(builtin=True)
+    for label, entry in OFFLINE.get(name, {name: Entry(name, name)}).items()
+}

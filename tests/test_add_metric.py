@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NAME = "triangle"
 
 
-
 def contributing_card() -> str:
     """The worked example's card, as CONTRIBUTING.md shows it (a ````markdown file= block)."""
-    blocks = dict(re.findall(r"````markdown file=(\S+)\n(.*?)````", (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), re.S))
+    blocks = dict(
+        re.findall(r"````markdown file=(\S+)\n(.*?)````", (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), re.S)
+    )
     assert f"metrics/{NAME}/README.md" in blocks, "CONTRIBUTING.md lost the worked example's card"
     return blocks[f"metrics/{NAME}/README.md"]
 
@@ -46,9 +47,16 @@ def test_contributings_card_meets_what_the_card_tests_check():
     [code] = how_to_use_blocks(body)
     assert f'evaluate.load("nlgscore/{NAME}")' in code and "print(" in code
 
+
 # what the copy runs: the registry-parametrised tests, selected for the new metric
-TESTS = ("test_entry_points.py", "test_empty_call.py", "test_evaluate_modules.py", "test_properties.py", "test_cards.py",
-         "test_layout.py")
+TESTS = (
+    "test_entry_points.py",
+    "test_empty_call.py",
+    "test_evaluate_modules.py",
+    "test_properties.py",
+    "test_cards.py",
+    "test_layout.py",
+)
 
 
 def _copy(target: Path) -> None:
@@ -56,7 +64,9 @@ def _copy(target: Path) -> None:
     for folder in ("nlgscore", "metrics", "hub_cards", "baselines", "scripts"):
         shutil.copytree(ROOT / folder, target / folder, ignore=ignore)
     (target / "tests").mkdir()
-    helpers = [path.name for path in (ROOT / "tests").glob("*.py") if not path.name.startswith("test_")]  # conftest, servers, ties ...
+    helpers = [
+        path.name for path in (ROOT / "tests").glob("*.py") if not path.name.startswith("test_")
+    ]  # conftest, servers, ties ...
     for name in (*helpers, *TESTS):
         shutil.copy(ROOT / "tests" / name, target / "tests" / name)
     (target / "tests" / "golden").symlink_to(ROOT / "tests" / "golden")
@@ -93,28 +103,63 @@ def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_en
     assert set(added) - set(code) == {f"metrics/{NAME}/README.md"}
     assert set(code) == {f"nlgscore/{NAME}/__init__.py", "nlgscore/registry.py", f"metrics/{NAME}/{NAME}.py"}
     assert added["nlgscore/registry.py"] <= 3
-    print(f"recipe: {len(code)} files besides the card, +{sum(code.values())} lines; the card +{added[f'metrics/{NAME}/README.md']} "
-          f"lines: {added}")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
-           "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    assert str(tmp_path) in subprocess.run([sys.executable, "-c", "import nlgscore; print(nlgscore.__file__)"],
-                                           env=env, cwd=tmp_path, capture_output=True, text=True).stdout
+    print(
+        f"recipe: {len(code)} files besides the card, +{sum(code.values())} lines; the card +{added[f'metrics/{NAME}/README.md']} "
+        f"lines: {added}"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tmp_path),
+        "HF_HUB_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    assert (
+        str(tmp_path)
+        in subprocess.run(
+            [sys.executable, "-c", "import nlgscore; print(nlgscore.__file__)"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     selected = f"{NAME} or layout or push_dry_run or covered"
     # the evaluate module's own examples run in test_evaluate_modules (as evaluate's common test runs them)
     doctests = [f"nlgscore/{NAME}/__init__.py", "nlgscore/registry.py", "nlgscore/__init__.py"]
     out = ""
     for args in (["-k", selected, *(f"tests/{name}" for name in TESTS)], ["--doctest-modules", *doctests]):
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *args],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         out += done.stdout + done.stderr
         assert done.returncode == 0, out[-6000:]
-    passed = re.findall(r"^PASSED (\S+)", out, re.M)  # an expected failure is not a pass: the recipe claims every entry point
-    for test in ("test_cli_score", "test_evaluate_module", "test_map_function", "test_trl_reward_and_its_empty_probe",
-                 "test_lighteval", "test_meta_wmt19_metric", "test_cli_mbr_equals_brute_force",
-                 "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items", "test_module_contract_and_its_examples",
-                 "test_one_finite_score_per_item_or_a_named_error", "test_permuting_or_duplicating_pairs",
-                 "test_evaluate_module_cli_and_api_agree", "test_card_header_and_sections",
-                 "test_card_how_to_use_runs_on_tiny_models", "test_app_and_requirements"):
+    passed = re.findall(
+        r"^PASSED (\S+)", out, re.M
+    )  # an expected failure is not a pass: the recipe claims every entry point
+    for test in (
+        "test_cli_score",
+        "test_evaluate_module",
+        "test_map_function",
+        "test_trl_reward_and_its_empty_probe",
+        "test_lighteval",
+        "test_meta_wmt19_metric",
+        "test_cli_mbr_equals_brute_force",
+        "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items",
+        "test_module_contract_and_its_examples",
+        "test_one_finite_score_per_item_or_a_named_error",
+        "test_permuting_or_duplicating_pairs",
+        "test_evaluate_module_cli_and_api_agree",
+        "test_card_header_and_sections",
+        "test_card_how_to_use_runs_on_tiny_models",
+        "test_app_and_requirements",
+    ):
         assert any(test in p and NAME in p for p in passed), f"{test}[{NAME}] did not pass:\n{out[-3000:]}"
     for module in doctests:  # every doctest of the new modules, and the registry's, ran and passed
         assert any(p.startswith(module) for p in passed), f"no doctest of {module} passed:\n{out[-3000:]}"

@@ -54,7 +54,9 @@ def test_explicit_path_wins(tmp_path):
 
 def test_shipped_copy_after_hub(monkeypatch):
     calls = []
-    monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: calls.append((lang, model)))  # the Hub is offline here
+    monkeypatch.setattr(
+        "nlgscore.backend.hub.fetch_baseline", lambda lang, model: calls.append((lang, model))
+    )  # the Hub is offline here
     table, source = find_baseline("en", "roberta-large")
     assert calls == [("en", "roberta-large")] and source == "package:en/roberta-large.tsv"
     np.testing.assert_allclose(table[17], [0.83150584, 0.8314941, 0.83122575])

@@ -23,7 +23,9 @@ from tests.conftest import GOLDEN
 # Short golden pairs (with an empty candidate and a perfect match), and one long text (the first
 # 120 words of the golden 700-word input: 20x the others' padded length, cheap enough for CI).
 POOL = 6
-SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @contextlib.contextmanager
@@ -124,7 +126,10 @@ def test_a_few_rows_get_the_bits_of_a_large_product(onednn, dtype):
     import torch
 
     generator = torch.Generator().manual_seed(0)
-    x, w, b = (torch.randn(shape, generator=generator).to(getattr(torch, dtype)) for shape in ((300, 384), (1536, 384), (1536,)))
+    x, w, b = (
+        torch.randn(shape, generator=generator).to(getattr(torch, dtype))
+        for shape in ((300, 384), (1536, 384), (1536,))
+    )
     with kernel(onednn), torch.inference_mode():
         big = gemm.linear(x, w, b)
         for rows in (1, 3, 7, 15, 16, 17, 129):

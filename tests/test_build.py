@@ -14,9 +14,9 @@ import pytest
 import nlgscore
 from nlgscore import registry
 from nlgscore.core.base import Scorer, metric_options
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import RUNTIME_OPTIONS, resolve_runtime
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -68,7 +68,9 @@ def test_metric_constructors_list_only_their_own_options(name):
     cls = registry.metric(name).scorer_class()
     params = inspect.signature(cls.__init__).parameters
     assert not set(params) & set(RUNTIME_OPTIONS), f"{cls.__name__} re-lists run-time options"
-    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), f"{cls.__name__} must forward **runtime_options"
+    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), (
+        f"{cls.__name__} must forward **runtime_options"
+    )
     assert metric_options(cls) and not set(metric_options(cls)) & set(RUNTIME_OPTIONS)
 
 
@@ -79,7 +81,10 @@ def test_runtime_options_are_resolved_once_by_scorer_init(toys):
         Counted(batch_size=0)
     with pytest.raises(ArgumentError, match="^dtype must be one of"):
         Counted(dtype="int8")
-    with pytest.raises(ArgumentTypeError, match=r"^Counted got an unknown option scal=; its options: scale, words; run-time options: device"):
+    with pytest.raises(
+        ArgumentTypeError,
+        match=r"^Counted got an unknown option scal=; its options: scale, words; run-time options: device",
+    ):
         Counted(scal=2.0)
 
 
@@ -91,7 +96,11 @@ def test_a_ready_runtime_can_be_passed_and_each_family_keeps_its_default_budget(
 
     assert Counted(runtime=encoder).runtime == encoder
     other = Seq2seq(runtime=encoder)  # the encoder's default budget is not a choice: seq2seq gets its own
-    assert (other.runtime.batch_size, other.runtime.max_tokens, other.runtime.family) == (5, resolve_runtime("seq2seq", device="cpu").max_tokens, "seq2seq")
+    assert (other.runtime.batch_size, other.runtime.max_tokens, other.runtime.family) == (
+        5,
+        resolve_runtime("seq2seq", device="cpu").max_tokens,
+        "seq2seq",
+    )
     assert Seq2seq(runtime=resolve_runtime("encoder", device="cpu", max_tokens=100)).runtime.max_tokens == 100
     assert Counted(runtime=encoder, batch_size=7).runtime.batch_size == 7  # an option overrides the runtime's
     with pytest.raises(ArgumentTypeError, match="^runtime must be a nlgscore.core.runtime.Runtime"):
@@ -164,7 +173,9 @@ def test_capabilities_are_class_attributes_the_adapters_read(minilm_scorer):
     option, value, columns = bart.one_pass
     one = bart.compute(["a cat sat"], ["the cat sat"], **{option: value})
     for other, column in columns.items():  # each direction's own call equals the column of the one pass
-        assert bart.compute(["a cat sat"], ["the cat sat"], **{option: other}).scores == pytest.approx(one.columns()[column], abs=1e-6)
+        assert bart.compute(["a cat sat"], ["the cat sat"], **{option: other}).scores == pytest.approx(
+            one.columns()[column], abs=1e-6
+        )
     assert not minilm_scorer.call_dependent
     per_call_idf = registry.build("bertscore:minilm:L2", idf=True)
     assert per_call_idf.call_dependent

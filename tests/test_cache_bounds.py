@@ -14,14 +14,18 @@ BUDGET = 256 * 1024  # bytes: room for a few dozen MiniLM sentence embeddings
 
 
 def pairs(call: int, n: int = 40):
-    return ([f"the cat {call} number {k} sat on mat {k * 7 + call}" for k in range(n)],
-            [f"a dog {call} item {k} lay on the rug {k * 3 + call}" for k in range(n)])
+    return (
+        [f"the cat {call} number {k} sat on mat {k * 7 + call}" for k in range(n)],
+        [f"a dog {call} item {k} lay on the rug {k * 3 + call}" for k in range(n)],
+    )
 
 
 def test_embedding_cache_plateaus_over_many_calls_of_distinct_texts():
     from nlgscore.bertscore import BERTScorer
 
-    scorer = BERTScorer(model_type="minilm", num_layers=2, cache_references=True, cache_candidates=True, reference_cache_bytes=BUDGET)
+    scorer = BERTScorer(
+        model_type="minilm", num_layers=2, cache_references=True, cache_candidates=True, reference_cache_bytes=BUDGET
+    )
     cache = scorer._ref_cache
     sizes = []
     for call in range(12):
@@ -49,7 +53,7 @@ def test_text_cache_counts_bytes_on_replace_and_clear():
 
     cache = TextCache(10, max_bytes=1000)
     cache.put("a", np.zeros(100, dtype=np.float32))  # 400 bytes
-    cache.put("a", np.zeros(50, dtype=np.float32))   # replaced: 200
+    cache.put("a", np.zeros(50, dtype=np.float32))  # replaced: 200
     cache.put("big", np.zeros(1000, dtype=np.float32))  # 4,000 > budget: not kept
     assert (len(cache), cache.bytes, "big" in cache) == (1, 200, False)
     cache.clear()

@@ -20,14 +20,22 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from hubserver import HubServer
+
 from nlgscore.registry import metric_names
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 METRICS = metric_names(builtin=True)
-SECTIONS = ("## Metric Description", "## How to Use", "### Inputs", "## Output Values", "### Values from Popular Papers", "## Limitations and Bias", "## Citation")
+SECTIONS = (
+    "## Metric Description",
+    "## How to Use",
+    "### Inputs",
+    "## Output Values",
+    "### Values from Popular Papers",
+    "## Limitations and Bias",
+    "## Citation",
+)
 MODEL_SWAPS = {
     "bertscore": {'"roberta-large"': '"minilm"'},
     "prism": {'"dariast/prism"': f'"{GOLDEN}/tiny-prism"'},
@@ -77,7 +85,18 @@ def test_card_header_and_sections(name):
 
 def check_header_and_sections(header: dict, body: str) -> None:
     """What every card needs (CONTRIBUTING's "Its card" lists it)."""
-    assert {"title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "pinned", "tags", "description"} <= set(header)
+    assert {
+        "title",
+        "emoji",
+        "colorFrom",
+        "colorTo",
+        "sdk",
+        "sdk_version",
+        "app_file",
+        "pinned",
+        "tags",
+        "description",
+    } <= set(header)
     assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["pinned"] is False
     assert {"evaluate", "metric"} <= set(header["tags"])
     assert isinstance(header["description"], str) and len(header["description"]) > 80
@@ -85,7 +104,9 @@ def check_header_and_sections(header: dict, body: str) -> None:
     assert -1 not in positions, [s for s, p in zip(SECTIONS, positions, strict=True) if p == -1]
     assert positions == sorted(positions)
     citation = body.split("## Citation", 1)[1]  # a BibTeX entry of any type: a metric may have no conference paper
-    assert re.search(r"```bibtex\n@(inproceedings|article|misc|book|phdthesis|techreport)\{[^,\s]+,", citation), "Citation: no BibTeX entry"
+    assert re.search(r"```bibtex\n@(inproceedings|article|misc|book|phdthesis|techreport)\{[^,\s]+,", citation), (
+        "Citation: no BibTeX entry"
+    )
 
 
 @pytest.mark.parametrize("name", METRICS)
@@ -133,10 +154,18 @@ def test_shared_space_app_loads_the_module_beside_it(tmp_path, monkeypatch):
 
 
 def push_script(*args: str, endpoint: str = "http://127.0.0.1:9", home: Path = None):
-    env = dict(os.environ, HF_ENDPOINT=endpoint, HF_HUB_OFFLINE="0", HF_HUB_ETAG_TIMEOUT="3", HF_HUB_DISABLE_TELEMETRY="1")
+    env = dict(
+        os.environ, HF_ENDPOINT=endpoint, HF_HUB_OFFLINE="0", HF_HUB_ETAG_TIMEOUT="3", HF_HUB_DISABLE_TELEMETRY="1"
+    )
     if home is not None:
         env["HF_HOME"] = str(home)
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "push_to_hub.py"), *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "push_to_hub.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_push_dry_run_lists_card_and_module():
@@ -157,7 +186,9 @@ def test_push_dry_run_lists_card_and_module():
 def test_push_uploads_to_a_hub(tmp_path):
     with HubServer(lifetime=60) as hub:
         for _ in range(2):  # the second run updates the existing Space (exist_ok)
-            done = push_script("bertscore", "--namespace", "me", "--token", "hf_local_test", endpoint=hub.endpoint, home=tmp_path)
+            done = push_script(
+                "bertscore", "--namespace", "me", "--token", "hf_local_test", endpoint=hub.endpoint, home=tmp_path
+            )
             assert done.returncode == 0, done.stderr
         space = hub.repo("me/bertscore", repo_type="space")
     assert space["sdk"] == "gradio"

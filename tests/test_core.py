@@ -52,7 +52,11 @@ def test_inputs_checks():
         check_same_length(a=[1], b=[1, 2])
     refs = check_references("refs", ["x", ["y", "z"]], 2)
     items, owner = make_items(["p", "q"], refs)
-    assert [(i.prediction, i.reference, i.source) for i in items] == [("p", "x", None), ("q", "y", None), ("q", "z", None)]
+    assert [(i.prediction, i.reference, i.source) for i in items] == [
+        ("p", "x", None),
+        ("q", "y", None),
+        ("q", "z", None),
+    ]
     assert owner == [0, 1, 1] and len({*items, *make_items(["q"], [["z"]])[0]}) == 3  # hashable, equal by value
 
 

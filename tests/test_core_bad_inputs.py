@@ -153,7 +153,9 @@ def test_layer_zero_is_the_embeddings_output(bertscore_golden):
 
     run = next(r for r in bertscore_golden["runs"] if r["name"] == "all-layers-first10")
     n = np.asarray(run["F"]).shape[1]
-    got = BERTScorer(model_type="minilm", num_layers=0).score(bertscore_golden["cands"][:n], bertscore_golden["refs"][:n])
+    got = BERTScorer(model_type="minilm", num_layers=0).score(
+        bertscore_golden["cands"][:n], bertscore_golden["refs"][:n]
+    )
     np.testing.assert_allclose(got.f1, np.asarray(run["F"])[0], atol=1e-5)  # bert_score's hidden_states[0]
 
 

@@ -22,8 +22,9 @@ def _triangle(namespace: dict):
     from nlgscore import registry
 
     blocks = file_blocks()
-    assert {"nlgscore/triangle/__init__.py", "nlgscore/registry.py", "metrics/triangle/triangle.py"} <= set(blocks), \
+    assert {"nlgscore/triangle/__init__.py", "nlgscore/registry.py", "metrics/triangle/triangle.py"} <= set(blocks), (
         "CONTRIBUTING.md lost a file of its worked example"
+    )
     exec(compile(blocks["nlgscore/triangle/__init__.py"], "CONTRIBUTING.md", "exec"), namespace)
     row = blocks["nlgscore/registry.py"].replace('"nlgscore.triangle:TriangleScorer"', "TriangleScorer")
     exec(compile(row, "CONTRIBUTING.md", "exec"), {**namespace, "register": registry.register})
@@ -40,13 +41,18 @@ def test_contributing_add_a_metric_example_runs_and_plugs_into_the_table():
         scorer = registry.load("triangle", max_tokens=256)
         assert scorer.runtime.max_tokens == 256 and scorer.needs == ("references", "sources")
         srcs = ["A cat sat on the mat.", "A cat sat on the mat."]
-        result = scorer.compute(["The cat sat.", "The cat sat."], ["A cat was sitting.", "Stocks fell sharply."], sources=srcs)
+        result = scorer.compute(
+            ["The cat sat.", "The cat sat."], ["A cat was sitting.", "Stocks fell sharply."], sources=srcs
+        )
         assert result.scores[0] > result.scores[1]  # a paraphrase is closer than an unrelated text
         # de-duplication and input order: the same item twice gets the same score
-        again = scorer.compute(["Stocks fell sharply.", "The cat sat."], ["Stocks fell sharply.", "A cat was sitting."], sources=srcs)
+        again = scorer.compute(
+            ["Stocks fell sharply.", "The cat sat."], ["Stocks fell sharply.", "A cat was sitting."], sources=srcs
+        )
         assert np.isclose(again.scores[1], result.scores[0], atol=1e-6)
         columns = map_function(scorer, source_column="source")(
-            {"prediction": ["The cat sat."], "reference": ["A cat was sitting."], "source": srcs[:1]})
+            {"prediction": ["The cat sat."], "reference": ["A cat was sitting."], "source": srcs[:1]}
+        )
         assert np.isclose(columns["triangle_quality"][0], result.scores[0], atol=1e-6)
         assert "nlgscore:triangle|model:all-MiniLM-L6-v2" in str(result.signature)
     finally:
@@ -83,6 +89,8 @@ def test_contributing_names_no_expected_failure_the_tests_do_not_have():
     """CONTRIBUTING said the reference+source MBR case was `xfail(strict=True)`
     after the last xfail marker had gone."""
     claimed = "xfail" in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    tests = [path for path in (REPO / "tests").rglob("test_*.py") if path.name != Path(__file__).name]  # this test names the marker
+    tests = [
+        path for path in (REPO / "tests").rglob("test_*.py") if path.name != Path(__file__).name
+    ]  # this test names the marker
     marked = any("mark.xfail" in path.read_text(encoding="utf-8") for path in tests)
     assert claimed == marked

@@ -30,15 +30,22 @@ def _never_empty(scorer, hook):
     setattr(scorer, hook, checked)  # instrumentation on the real scorer, which still scores
 
 
-@pytest.mark.parametrize("spec, options", CASES, ids=[spec.rsplit("/", 1)[-1] + ("+" + ",".join(o) if o else "") for spec, o in CASES])
+@pytest.mark.parametrize(
+    "spec, options", CASES, ids=[spec.rsplit("/", 1)[-1] + ("+" + ",".join(o) if o else "") for spec, o in CASES]
+)
 def test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items(spec, options):
     scorer = registry.build(spec, **options)
     for hook in ("_prepare", "_score_items"):
         _never_empty(scorer, hook)
     one = scorer.compute(["a cat sat"], **{need: ["the cat sat"] for need in scorer.needs})
-    for empty in (scorer.compute([], **{need: [] for need in scorer.needs}),  # TRL's probe: every input, empty
-                  scorer.compute([], references=[] if "references" in scorer.needs else None,
-                                 sources=[] if "sources" in scorer.needs else None)):
+    for empty in (
+        scorer.compute([], **{need: [] for need in scorer.needs}),  # TRL's probe: every input, empty
+        scorer.compute(
+            [],
+            references=[] if "references" in scorer.needs else None,
+            sources=[] if "sources" in scorer.needs else None,
+        ),
+    ):
         assert empty.scores == [] and list(empty.columns()) == list(one.columns())
         assert all(np.asarray(values).size == 0 for values in empty.columns().values())
         assert str(empty.signature) == str(one.signature)

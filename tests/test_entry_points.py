@@ -82,7 +82,9 @@ def test_cli_mbr_equals_brute_force(label, tmp_path):
             extra = {"sources": [SRCS[0]] * 2} if "sources" in needs else {}
             utility.append(float(np.mean(scorer(label).compute([candidate] * 2, others, **extra).scores)))
     assert row["expected_utility"] == pytest.approx(utility, abs=TOLERANCE)
-    assert_canonical_best(row["best_index"], row["expected_utility"], utility, tol=TOLERANCE)  # a near-tie may go either way
+    assert_canonical_best(
+        row["best_index"], row["expected_utility"], utility, tol=TOLERANCE
+    )  # a near-tie may go either way
 
 
 @pytest.mark.parametrize("label", METRICS)
@@ -100,8 +102,12 @@ def test_map_function(label):
     datasets = pytest.importorskip("datasets")
     needs = scorer(label).needs
     table = datasets.Dataset.from_dict({"prediction": PREDS, "reference": REFS, "source": SRCS})
-    fn = nlgscore.map_function(ENTRY_POINTS[label].spec, reference_column="reference" if "references" in needs else None,
-                               source_column="source" if "sources" in needs else None, prefix="")
+    fn = nlgscore.map_function(
+        ENTRY_POINTS[label].spec,
+        reference_column="reference" if "references" in needs else None,
+        source_column="source" if "sources" in needs else None,
+        prefix="",
+    )
     out = table.map(fn, batched=True, batch_size=2)
     assert out[scorer(label).compute(PREDS, **inputs(label)).primary] == pytest.approx(expected(label), abs=TOLERANCE)
 
@@ -111,11 +117,16 @@ def test_trl_reward_and_its_empty_probe(label):
     from nlgscore.integrations.trl import reward_function
 
     needs = scorer(label).needs
-    reward = reward_function(ENTRY_POINTS[label].spec, reference_column="reference" if "references" in needs else None,
-                             source_column="prompt" if "sources" in needs else None)
+    reward = reward_function(
+        ENTRY_POINTS[label].spec,
+        reference_column="reference" if "references" in needs else None,
+        source_column="prompt" if "sources" in needs else None,
+    )
     prompts = [[{"role": "user", "content": s}] for s in SRCS]
     completions = [[{"role": "assistant", "content": p}] for p in PREDS]
-    assert reward(prompts=prompts, completions=completions, reference=REFS, trainer_state=None) == pytest.approx(expected(label), abs=TOLERANCE)
+    assert reward(prompts=prompts, completions=completions, reference=REFS, trainer_state=None) == pytest.approx(
+        expected(label), abs=TOLERANCE
+    )
     assert reward(prompts=[], completions=[], reference=[], trainer_state=None) == []  # TRL's probe call
 
 
@@ -143,12 +154,35 @@ def test_meta_wmt19_metric(label, tmp_path):
     if scorer(label).needs == ("sources",):
         pytest.skip(f"{label} is a source-only metric: WMT19 daRR rates translations against references")
     worse = ["Mat the on sat cat the.", "Prices went up.", "Cold."]
-    pairs = [{"id": i, "lp": "xx-en", "src": SRCS[i], "ref": REFS[i], "better": {"system": "A", "text": PREDS[i]},
-              "worse": {"system": "B", "text": worse[i]}} for i in range(3)]
+    pairs = [
+        {
+            "id": i,
+            "lp": "xx-en",
+            "src": SRCS[i],
+            "ref": REFS[i],
+            "better": {"system": "A", "text": PREDS[i]},
+            "worse": {"system": "B", "text": worse[i]},
+        }
+        for i in range(3)
+    ]
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     out = tmp_path / "out.json"
-    _run_cli(["meta", "wmt19", "--data", str(tmp_path), "--metric", ENTRY_POINTS[label].spec, "--bootstrap", "10",
-              "--json-out", str(out), "--no-cache", "--quiet"])
+    _run_cli(
+        [
+            "meta",
+            "wmt19",
+            "--data",
+            str(tmp_path),
+            "--metric",
+            ENTRY_POINTS[label].spec,
+            "--bootstrap",
+            "10",
+            "--json-out",
+            str(out),
+            "--no-cache",
+            "--quiet",
+        ]
+    )
     [tau] = [r["value"] for r in json.loads(out.read_text())["results"] if r["measure"] == "tau"]
     given = {"references": REFS, "sources": SRCS}
     extra = {need: given[need] for need in scorer(label).needs}

@@ -59,7 +59,13 @@ def test_the_contract_never_imports_the_scheduler():
     found = []
     for path in CORE.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             found += [f"{path.name}: {n}" for n in names if n.startswith(("nlgscore.scheduler", "nlgscore.runs"))]
     assert not found
 
@@ -80,5 +86,7 @@ def test_a_url_is_a_registered_row(monkeypatch):
     built = registry.build("echo://here", timeout=3.0, device=None)  # an unset run-time option is no request
     assert (type(built), built.url, built.timeout) == (Echo, "echo://here", 3.0)
     assert registry.cached("echo://here") is registry.cached("echo://here")
-    with pytest.raises(ValueError, match=r"options \['device', 'retries'\] cannot be given for the server at echo://here"):
+    with pytest.raises(
+        ValueError, match=r"options \['device', 'retries'\] cannot be given for the server at echo://here"
+    ):
         registry.build("echo://here", retries=2, device="cpu")

@@ -51,17 +51,39 @@ print(json.dumps(out))
 
 
 def hub_env(endpoint: str, home: Path, **extra: str) -> dict:
-    env = dict(os.environ, HF_ENDPOINT=endpoint, HF_HOME=str(home), HF_MODULES_CACHE=str(home / "modules"),
-               HF_HUB_ETAG_TIMEOUT="3", HF_HUB_DOWNLOAD_TIMEOUT="5", HF_HUB_DISABLE_TELEMETRY="1",
-               HF_HUB_DISABLE_PROGRESS_BARS="1", HF_UPDATE_DOWNLOAD_COUNTS="0", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        HF_ENDPOINT=endpoint,
+        HF_HOME=str(home),
+        HF_MODULES_CACHE=str(home / "modules"),
+        HF_HUB_ETAG_TIMEOUT="3",
+        HF_HUB_DOWNLOAD_TIMEOUT="5",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+        HF_UPDATE_DOWNLOAD_COUNTS="0",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.update(extra)
     return env
 
 
 def test_push_then_evaluate_load_from_the_hub(tmp_path):
     with HubServer(lifetime=240) as hub:
-        push = subprocess.run([sys.executable, str(ROOT / "scripts" / "push_to_hub.py"), "all", "--namespace", ORG, "--token", "hf_local_test"],
-                              env=hub_env(hub.endpoint, tmp_path, HF_HUB_OFFLINE="0"), capture_output=True, text=True, timeout=120)
+        push = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "push_to_hub.py"),
+                "all",
+                "--namespace",
+                ORG,
+                "--token",
+                "hf_local_test",
+            ],
+            env=hub_env(hub.endpoint, tmp_path, HF_HUB_OFFLINE="0"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert push.returncode == 0, push.stderr[-3000:]
         for name in ("bertscore", "prism", "bartscore"):
             files = hub.repo(f"{ORG}/{name}", repo_type="space")["files"]
@@ -70,8 +92,14 @@ def test_push_then_evaluate_load_from_the_hub(tmp_path):
         # evaluate's Hub switch on, huggingface_hub's off: the module comes from the Hub, the models
         # from local folders (a model download would fail, not pass silently).
         env = hub_env(hub.endpoint, tmp_path, HF_EVALUATE_OFFLINE="0", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-        done = subprocess.run([sys.executable, "-c", CHILD, ORG, str(GOLDEN)], env=env, capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, ORG, str(GOLDEN)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
         requests = list(hub.requests)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])

@@ -15,8 +15,20 @@ from nlgscore.core.base import Scorer
 from nlgscore.core.inputs import Item
 from nlgscore.core.result import Result
 
-P = ["The cat sat on the mat.", "Prices rose sharply.", "The cat sat on the mat.", "A dog barked.", "Rain fell all day."]
-R = ["A cat was sitting on the mat.", "Prices increased steeply.", "A cat was sitting on the mat.", "The dog was loud.", "It rained."]
+P = [
+    "The cat sat on the mat.",
+    "Prices rose sharply.",
+    "The cat sat on the mat.",
+    "A dog barked.",
+    "Rain fell all day.",
+]
+R = [
+    "A cat was sitting on the mat.",
+    "Prices increased steeply.",
+    "A cat was sitting on the mat.",
+    "The dog was loud.",
+    "It rained.",
+]
 S = ["Die Katze saß auf der Matte.", "Die Preise stiegen stark.", "Eine Katze.", "Ein Hund bellte.", "Es regnete."]
 
 
@@ -31,7 +43,9 @@ class Echo(Scorer):
 
     def _score_items(self, items, state):
         self.seen.append(list(items))
-        return {"n": np.array([len(i.prediction) + 10 * len(i.reference) + 100 * len(i.source) for i in items], dtype=float)}
+        return {
+            "n": np.array([len(i.prediction) + 10 * len(i.reference) + 100 * len(i.source) for i in items], dtype=float)
+        }
 
     def _finish(self, call, columns):
         return Result(self.make_signature(call), columns, "n")
@@ -131,7 +145,9 @@ def test_progress_counts_input_items(metric, request, minilm_scorer, monkeypatch
 
 def test_matrix_is_equal_for_any_batch_size(minilm_scorer, bart):
     for scorer in (minilm_scorer, bart):
-        np.testing.assert_allclose(scorer.matrix(P, R, batch_size=1, max_tokens=16), scorer.matrix(P, R), atol=1e-6, rtol=0)
+        np.testing.assert_allclose(
+            scorer.matrix(P, R, batch_size=1, max_tokens=16), scorer.matrix(P, R), atol=1e-6, rtol=0
+        )
 
 
 def test_matrix_refuses_source_based_calls(bart):

@@ -41,8 +41,14 @@ def test_readme_torchrun_recipe_two_processes_equal_one(tmp_path):
         os.chdir(cwd)
     single = namespace["result"].scores
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
-    two = subprocess.run([torchrun, "--standalone", "--nproc_per_node", "2", str(script)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    two = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", str(script)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert two.returncode == 0, two.stderr[-3000:]
     # Each rank prints its list in one write, but the two ranks share the pipe, so a list may be
     # followed by the other rank's list before its newline ("[...][...]\n\n"): find the lists.
@@ -59,8 +65,25 @@ def test_cli_output_under_torchrun_rank_zero_writes_every_row(tmp_path):
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
     out = tmp_path / "scores.tsv"
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
-    cmd = [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "nlgscore", "score", "bertscore:minilm:L2",
-           "-c", "examples/cands.txt", "-r", "examples/refs.txt", "-o", str(out), "--window", "2", "--no-progress"]
+    cmd = [
+        torchrun,
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "nlgscore",
+        "score",
+        "bertscore:minilm:L2",
+        "-c",
+        "examples/cands.txt",
+        "-r",
+        "examples/refs.txt",
+        "-o",
+        str(out),
+        "--window",
+        "2",
+        "--no-progress",
+    ]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("f1: ") == 1  # one summary line: rank 0's

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
+from nlgscore.errors import ArgumentError
 from nlgscore.seq2seq.bartscore import BARTScorer
 from nlgscore.seq2seq.prism import PrismScorer
 
@@ -24,16 +24,28 @@ GOLDEN = Path(__file__).parent / "golden"
 TINY_BART = str(GOLDEN / "tiny-bart")
 LIMIT = 48
 SENTS = [
-    "The cat sat on the mat.", "It was a sunny day in the park.", "Dogs barked at the passing cars.",
-    "Nobody knew why the bell rang.", "She opened the window and smiled.", "Rain fell on the old roof.",
-    "A train left the station at noon.", "The children sang in the hall.", "Her brother fixed the red bicycle.",
-    "We ate soup by the fire.", "The river was cold and fast.", "Birds flew over the quiet town.",
-    "He wrote a letter to his aunt.", "The market closed early on Friday.",
+    "The cat sat on the mat.",
+    "It was a sunny day in the park.",
+    "Dogs barked at the passing cars.",
+    "Nobody knew why the bell rang.",
+    "She opened the window and smiled.",
+    "Rain fell on the old roof.",
+    "A train left the station at noon.",
+    "The children sang in the hall.",
+    "Her brother fixed the red bicycle.",
+    "We ate soup by the fire.",
+    "The river was cold and fast.",
+    "Birds flew over the quiet town.",
+    "He wrote a letter to his aunt.",
+    "The market closed early on Friday.",
 ]
 SHORT = "A cat sat on the mat."
 MODES = ("auto", "truncate", "error")
 LONG = " ".join(SENTS)  # ~200 tokens: 5 chunks of a 48-position model
-TAIL_A, TAIL_B = LONG + " Then the bell rang twice.", LONG + " The last bus was late again."  # differ after the limit only
+TAIL_A, TAIL_B = (
+    LONG + " Then the bell rang twice.",
+    LONG + " The last bus was late again.",
+)  # differ after the limit only
 # Each target sentence takes its best chunk, so a tail changes a score where some sentence's best
 # chunk is the tail's: this target's first sentence is TAIL_A's last (the models are random).
 TARGET = "Then the bell rang twice. The cat sat on the mat. It rained."
@@ -79,7 +91,10 @@ CASES = {
     "bart-src-as-target": ("bart", lambda s, a, b: s.compute([a, b], sources=[SHORT, SHORT], direction="src")),
     "bart-precision-reference": ("bart", lambda s, a, b: s.compute([TARGET, TARGET], [a, b], direction="precision")),
     "bart-recall-reference-target": ("bart", lambda s, a, b: s.compute([SHORT, SHORT], [a, b], direction="recall")),
-    "bart-f-prompt-decoder": ("bart", lambda s, a, b: s.compute([a, b], [SHORT, SHORT], direction="f", prompt="Such as", prompt_side="decoder")),
+    "bart-f-prompt-decoder": (
+        "bart",
+        lambda s, a, b: s.compute([a, b], [SHORT, SHORT], direction="f", prompt="Such as", prompt_side="decoder"),
+    ),
 }
 
 
@@ -97,11 +112,19 @@ def test_texts_differing_after_the_limit(prism, bart, case):
 
 
 def test_within_the_limit_the_three_settings_are_bit_identical(prism, bart):
-    preds, refs, srcs = ["Hi world.", "a b c", SENTS[0], ""], ["Hello world.", SENTS[1], "x", "y z"], [SENTS[2], "Bonjour.", SENTS[3], "w"]
+    preds, refs, srcs = (
+        ["Hi world.", "a b c", SENTS[0], ""],
+        ["Hello world.", SENTS[1], "x", "y z"],
+        [SENTS[2], "Bonjour.", SENTS[3], "w"],
+    )
     for name, scorers in (("prism", prism), ("bart", bart)):
         calls = [lambda s: s.compute(preds, references=refs), lambda s: s.compute(preds, sources=srcs)]
         if name == "bart":
-            calls.append(lambda s: s.compute(preds, [[r, p] for r, p in zip(refs, preds)], direction="harmonic", prompt="ref_hyp", agg="max"))
+            calls.append(
+                lambda s: s.compute(
+                    preds, [[r, p] for r, p in zip(refs, preds)], direction="harmonic", prompt="ref_hyp", agg="max"
+                )
+            )
         for call in calls:
             got = [call(scorers[mode]) for mode in MODES]
             for other in got[1:]:
@@ -123,8 +146,13 @@ def test_bartscore_golden_cases_under_auto():
         assert abs(a.scores[i] - case["scores"]["batch_size_4"]["f_mean_p_r"]) <= 1e-5
     case = next(c for c in cases if c["id"] == "long_1500_words")
     want = case["scores"]["batch_size_4"]["f_mean_p_r"]
-    long_auto, long_cut = auto.compute([case["hyp"]], [case["ref"]], direction="f"), quiet(cut.compute, [case["hyp"]], [case["ref"]], direction="f")
-    assert abs(long_cut.score - want) <= 1e-5 and abs(long_auto.score - want) > 1e-4 and long_auto.windows[0] > 1  # past the 1e-5 parity budget
+    long_auto, long_cut = (
+        auto.compute([case["hyp"]], [case["ref"]], direction="f"),
+        quiet(cut.compute, [case["hyp"]], [case["ref"]], direction="f"),
+    )
+    assert (
+        abs(long_cut.score - want) <= 1e-5 and abs(long_auto.score - want) > 1e-4 and long_auto.windows[0] > 1
+    )  # past the 1e-5 parity budget
 
 
 def greedy_chunks(counts, limit):
@@ -153,7 +181,7 @@ def test_windows_count_sentence_chunks(prism, bart):
     bart_chunks = greedy_chunks(counts, LIMIT - 2)
     result = bart["auto"].compute([SHORT, SHORT], [LONG, [SHORT, LONG]], direction="precision", agg="max")
     assert result.windows == [bart_chunks, bart_chunks]  # per prediction: its most-chunked reference
-    assert bart["auto"].compute([LONG], [LONG], direction="f").windows == [bart_chunks ** 2]
+    assert bart["auto"].compute([LONG], [LONG], direction="f").windows == [bart_chunks**2]
 
 
 def test_chunks_are_whole_sentences_and_lose_nothing(bart):
@@ -163,7 +191,9 @@ def test_chunks_are_whole_sentences_and_lose_nothing(bart):
     assert content and all(len(ids) + 2 <= LIMIT for ids in plan.sources)
     assert sum(content, []) == pairs.long_text(LONG).ids  # every token once, in order
     for ids in content:
-        assert bart["auto"].tokenizer.decode(ids).strip() in LONG and any(bart["auto"].tokenizer.decode(ids).strip().startswith(s) for s in SENTS)
+        assert bart["auto"].tokenizer.decode(ids).strip() in LONG and any(
+            bart["auto"].tokenizer.decode(ids).strip().startswith(s) for s in SENTS
+        )
 
 
 def test_a_long_target_is_scored_token_for_token(prism):
@@ -178,13 +208,18 @@ def test_a_long_target_is_scored_token_for_token(prism):
 
 def test_one_sentence_longer_than_the_limit_as_source(prism, bart):
     endless = " ".join(["word"] * 150)
-    for scorers, call in ((prism, lambda s: s.compute([SHORT], sources=[endless])), (bart, lambda s: s.compute([SHORT], sources=[endless], direction="src"))):
+    for scorers, call in (
+        (prism, lambda s: s.compute([SHORT], sources=[endless])),
+        (bart, lambda s: s.compute([SHORT], sources=[endless], direction="src")),
+    ):
         result = call(scorers["auto"])
         assert result.windows[0] > 1 and math.isfinite(result.score)
 
 
 def test_error_names_the_item(prism, bart):
-    with pytest.raises(LongInputError, match=r"sources\[1\] has \d+ tokens, more than the 47 that tiny-prism-48 on the source side"):
+    with pytest.raises(
+        LongInputError, match=r"sources\[1\] has \d+ tokens, more than the 47 that tiny-prism-48 on the source side"
+    ):
         prism["error"].compute([SHORT, SHORT], sources=[SHORT, LONG])
     with pytest.raises(ArgumentError, match=r"references\[1\]\[0\]"):
         prism["error"].compute([SHORT, SHORT], references=[[SHORT, SHORT], [LONG, SHORT]])
@@ -214,7 +249,10 @@ def test_bad_setting_is_refused():
 
 def test_max_length_without_room_for_a_text_token_is_refused():
     """max_length=2 is only <s></s>; a window of 0 tokens raised range()'s error."""
-    with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'tiny-bart' \(2 special tokens and one text token\), got 2"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"max_length must be at least 3 for 'tiny-bart' \(2 special tokens and one text token\), got 2",
+    ):
         BARTScorer(checkpoint=TINY_BART, max_length=2, device="cpu")
     with pytest.raises(ValueError, match="a window needs at least 1 token, got limit=0"):
         _words("Aa bb. Cc.", 10).units(0)
@@ -236,7 +274,9 @@ def test_matrix_equals_compute_and_chunks_each_long_text_once(prism, bart):
     # QE reranking of many candidates against one long source: its chunks are encoded once.
     scorer = prism["auto"]
     rows = []
-    handle = scorer._loaded.model.get_encoder().register_forward_pre_hook(lambda m, a, k: rows.append(int(k["input_ids"].shape[0])), with_kwargs=True)
+    handle = scorer._loaded.model.get_encoder().register_forward_pre_hook(
+        lambda m, a, k: rows.append(int(k["input_ids"].shape[0])), with_kwargs=True
+    )
     try:
         result = scorer.compute([SHORT, "It rained.", SENTS[3], SENTS[4]], sources=[LONG] * 4)
     finally:
@@ -262,7 +302,6 @@ def test_bfloat16_on_long_inputs_is_finite_and_close(prism_folder, prism, bart, 
     np.testing.assert_allclose(got.scores, full.scores, atol=0.03)
 
 
-
 def test_cli_streaming_output_equals_compute_on_long_inputs(prism_folder, prism, tmp_path, capsys):
     """``nlgscore score ... -o`` (windows of 2 rows, resumable writer) and ``nlgscore prism`` give
     the Python scores on long sources (auto is the default everywhere)."""
@@ -273,11 +312,36 @@ def test_cli_streaming_output_equals_compute_on_long_inputs(prism_folder, prism,
     (tmp_path / "s.txt").write_text("\n".join(srcs) + "\n", encoding="utf-8")
     want = prism["auto"].compute(preds, sources=srcs).scores
     out = tmp_path / "scores.jsonl"
-    argv = ["score", f"prism:src:{prism_folder}", "-c", str(tmp_path / "c.txt"), "-s", str(tmp_path / "s.txt"), "--window", "2", "--no-progress"]
+    argv = [
+        "score",
+        f"prism:src:{prism_folder}",
+        "-c",
+        str(tmp_path / "c.txt"),
+        "-s",
+        str(tmp_path / "s.txt"),
+        "--window",
+        "2",
+        "--no-progress",
+    ]
     assert main([*argv, "-o", str(out)]) == 0
     np.testing.assert_allclose([json.loads(line)["segment"] for line in out.read_text().splitlines()], want, atol=1e-6)
     capsys.readouterr()
-    assert main(["prism", "-c", str(tmp_path / "c.txt"), "-s", str(tmp_path / "s.txt"), "--checkpoint", str(prism_folder), "--json", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "-c",
+                str(tmp_path / "c.txt"),
+                "-s",
+                str(tmp_path / "s.txt"),
+                "--checkpoint",
+                str(prism_folder),
+                "--json",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(printed["segment"], want, atol=1e-6)
     assert "|long_inputs:auto|" in printed["signature"]
@@ -308,8 +372,21 @@ def test_long_inputs_flag_on_the_commands(prism_folder, tmp_path, capsys):
     huge = " ".join(SENTS * 6)
     (tmp_path / "h.txt").write_text(f"{huge}\n", encoding="utf-8")
     (tmp_path / "t.txt").write_text(f"{SHORT}\n", encoding="utf-8")
-    argv = ["bartscore", "--checkpoint", TINY_BART, "-c", str(tmp_path / "t.txt"), "-s", str(tmp_path / "h.txt"), "--json", "--no-progress"]
-    assert main([*argv, "--long-inputs", "truncate"]) == 0 and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
+    argv = [
+        "bartscore",
+        "--checkpoint",
+        TINY_BART,
+        "-c",
+        str(tmp_path / "t.txt"),
+        "-s",
+        str(tmp_path / "h.txt"),
+        "--json",
+        "--no-progress",
+    ]
+    assert (
+        main([*argv, "--long-inputs", "truncate"]) == 0
+        and "|long_inputs:truncate|" in json.loads(capsys.readouterr().out)["signature"]
+    )
     assert main([*argv, "--long-inputs", "error"]) == 2  # a user error, not an internal one
     assert f"error: {tmp_path / 'h.txt'}:1 has" in capsys.readouterr().err
 
@@ -341,7 +418,9 @@ def test_each_target_sentence_takes_its_best_chunk():
     chunk1 = np.array([-0.1, -2, -2, -0.5, -0.5, -0.5, -2, -2])
     out = plan.assemble([chunk0, chunk1], lambda ids: np.ones(len(ids)))[0]
     np.testing.assert_array_equal(out, [-0.1, -2, -2, -0.5, -0.5, -0.5, -1, -1])  # BOS votes: sentence 1 from chunk 1
-    out = plan.assemble([chunk0, chunk1], lambda ids: np.r_[0.0, np.ones(len(ids) - 1)])[0]  # BOS not counted (Prism's tag)
+    out = plan.assemble([chunk0, chunk1], lambda ids: np.r_[0.0, np.ones(len(ids) - 1)])[
+        0
+    ]  # BOS not counted (Prism's tag)
     np.testing.assert_array_equal(out, [-9.0, -1, -1, -0.5, -0.5, -0.5, -1, -1])
 
 

@@ -52,7 +52,9 @@ def test_answers_of_one_run_wake_the_loop_once():
             wakeups.append(callback)
             return plain(callback, *args, **kwargs)
 
-        loop.call_soon_threadsafe = counted  # the loop's own method, counted: every cross-thread wake-up goes through it
+        loop.call_soon_threadsafe = (
+            counted  # the loop's own method, counted: every cross-thread wake-up goes through it
+        )
         answers = [Future() for _ in range(64)]
         waiters = [relay(answer) for answer in answers]
 

@@ -12,8 +12,19 @@ import random
 import numpy as np
 import pytest
 
-P = ["The cat sat on the mat.", "A dog barked loudly all night long.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]
-R = ["A cat was sitting on the mat.", "Markets dropped sharply on Monday morning.", "The dog was loud.", "A cat was sitting on the mat."]
+P = [
+    "The cat sat on the mat.",
+    "A dog barked loudly all night long.",
+    "The cat sat on the mat.",
+    "Stocks fell on Monday.",
+    "Rain.",
+]
+R = [
+    "A cat was sitting on the mat.",
+    "Markets dropped sharply on Monday morning.",
+    "The dog was loud.",
+    "A cat was sitting on the mat.",
+]
 
 
 def all_pairs(scorer, column=None, **options):
@@ -32,7 +43,9 @@ def test_bertscore_matrix_equals_compute_over_all_pairs(minilm_scorer):
     got = minilm_scorer.matrix(P, R)
     assert got.shape == (len(P), len(R)) and got.dtype == np.float64
     np.testing.assert_allclose(got, all_pairs(minilm_scorer), atol=1e-6, rtol=0)
-    np.testing.assert_allclose(minilm_scorer.matrix(P, R, column="precision"), all_pairs(minilm_scorer, "precision"), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(
+        minilm_scorer.matrix(P, R, column="precision"), all_pairs(minilm_scorer, "precision"), atol=1e-6, rtol=0
+    )
     assert np.array_equal(got[0], got[2])  # a repeated prediction gets the same row
     assert not np.allclose(got, minilm_scorer.matrix(P, R, column="recall"))
 
@@ -80,7 +93,9 @@ def test_seq2seq_encodes_each_distinct_source_once(metric, max_tokens, request):
     scorer = request.getfixturevalue(metric)
     model = scorer._loaded.model if metric == "prism" else scorer.model
     rows = []
-    handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    handle = model.get_encoder().register_forward_pre_hook(
+        lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
     try:
         got = scorer.matrix(P, R, max_tokens=max_tokens)
     finally:

@@ -15,15 +15,26 @@ import random
 
 import numpy as np
 import pytest
-
-from nlgscore.core.base import Scorer
-from nlgscore.errors import ArgumentError
-from nlgscore.core.result import Result
-from nlgscore.mbr import MBRItem, decode
 from ties import assert_canonical_best
 
-P = ["The cat sat on the mat.", "A dog barked loudly all night long.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]
-R = ["A cat was sitting on the mat.", "Markets dropped sharply on Monday morning.", "The dog was loud.", "A cat was sitting on the mat."]
+from nlgscore.core.base import Scorer
+from nlgscore.core.result import Result
+from nlgscore.errors import ArgumentError
+from nlgscore.mbr import MBRItem, decode
+
+P = [
+    "The cat sat on the mat.",
+    "A dog barked loudly all night long.",
+    "The cat sat on the mat.",
+    "Stocks fell on Monday.",
+    "Rain.",
+]
+R = [
+    "A cat was sitting on the mat.",
+    "Markets dropped sharply on Monday morning.",
+    "The dog was loud.",
+    "A cat was sitting on the mat.",
+]
 SOURCES = ["Die Katze saß auf der Matte.", "Die Börse fiel am Montag."]
 
 
@@ -88,8 +99,12 @@ def test_matrix_with_a_source_equals_compute_over_every_pair(refsource):
         got = refsource.matrix(P, R, source=source)
         assert got.shape == (len(P), len(R)) and got.dtype == np.float64
         np.testing.assert_allclose(got, all_pairs(refsource, source), atol=1e-6, rtol=0)
-        np.testing.assert_allclose(refsource.matrix(P, R, source=source, column="ref_f1"), all_pairs(refsource, source, "ref_f1"),
-                                   atol=1e-6, rtol=0)
+        np.testing.assert_allclose(
+            refsource.matrix(P, R, source=source, column="ref_f1"),
+            all_pairs(refsource, source, "ref_f1"),
+            atol=1e-6,
+            rtol=0,
+        )
     # the source changes the numbers (it is really used), the reference-only column does not
     assert not np.allclose(refsource.matrix(P, R, source=SOURCES[0]), refsource.matrix(P, R, source=SOURCES[1]))
     assert (FastRefSource.fast_calls > fast_before) == isinstance(refsource, FastRefSource)
@@ -101,7 +116,9 @@ def brute_force(scorer, item):
     samples = item.samples
     cells = [(i, j) for i in range(item.n) for j in range(len(samples)) if not (item.excludes_self and i == j)]
     random.Random(1).shuffle(cells)
-    scores = scorer.compute([item.candidates[i] for i, _ in cells], [samples[j] for _, j in cells], [item.source] * len(cells)).scores
+    scores = scorer.compute(
+        [item.candidates[i] for i, _ in cells], [samples[j] for _, j in cells], [item.source] * len(cells)
+    ).scores
     rows = [[] for _ in range(item.n)]
     for (i, _), value in zip(cells, scores):
         rows[i].append(value)
@@ -111,8 +128,12 @@ def brute_force(scorer, item):
 @pytest.mark.parametrize("variant", [RefSource, FastRefSource], ids=["template", "fast"])
 def test_mbr_decode_passes_each_items_source(variant, kernel):
     refsource = variant(kernel.scorer("minilm"))
-    items = [MBRItem(P, source=SOURCES[0], id="a"), MBRItem(P[::-1], source=SOURCES[1], id="b"),
-             MBRItem(P[:3], R, source=SOURCES[1], id="c"), MBRItem(R, source=SOURCES[1], id="d")]
+    items = [
+        MBRItem(P, source=SOURCES[0], id="a"),
+        MBRItem(P[::-1], source=SOURCES[1], id="b"),
+        MBRItem(P[:3], R, source=SOURCES[1], id="c"),
+        MBRItem(R, source=SOURCES[1], id="d"),
+    ]
     choices = decode(refsource, items, keep_matrices=True)
     for item, choice in zip(items, choices):
         want = brute_force(refsource, item)
@@ -126,7 +147,9 @@ def test_mbr_decode_passes_each_items_source(variant, kernel):
         assert_canonical_best(choice.best_index, choice.expected_utility, want, tol=1e-6)
         assert choice.matrix.shape == (item.n, len(item.samples))
         # the same item alone, and its matrix straight from matrix(source=)
-        np.testing.assert_allclose(choice.matrix, refsource.matrix(item.candidates, item.samples, source=item.source), atol=1e-6, rtol=0)
+        np.testing.assert_allclose(
+            choice.matrix, refsource.matrix(item.candidates, item.samples, source=item.source), atol=1e-6, rtol=0
+        )
     with pytest.raises(ArgumentError, match="item 'x' has no source"):
         decode(refsource, [MBRItem(P, source=SOURCES[0], id="ok"), MBRItem(P, id="x")])
 

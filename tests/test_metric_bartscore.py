@@ -35,7 +35,9 @@ def test_references_sources_and_multi(metric, scorer):
     assert out["mean"] == pytest.approx(want.score, abs=1e-6) and out["signature"] == str(want.signature)
     src = metric.compute(predictions=HYPS, sources=REFS, device="cpu")
     assert src["scores"] == pytest.approx(scorer.score(REFS, HYPS), abs=1e-6) and "|direction:src|" in src["signature"]
-    multi = metric.compute(predictions=HYPS, references=[[REFS[0], REFS[1]], [REFS[1]]], agg="max", direction="recall", device="cpu")
+    multi = metric.compute(
+        predictions=HYPS, references=[[REFS[0], REFS[1]], [REFS[1]]], agg="max", direction="recall", device="cpu"
+    )
     assert multi["scores"][1] == pytest.approx(scorer.score(HYPS[1:], REFS[1:])[0], abs=1e-6)
     assert multi["scores"][0] == pytest.approx(max(scorer.score(HYPS[:1] * 2, REFS)), abs=1e-6)
     with pytest.raises(ValueError, match="sources"):
@@ -102,4 +104,6 @@ def test_document_context_reaches_the_scorer(metric, scorer):
     docs = ["d"] * len(HYPS)
     out = metric.compute(predictions=HYPS, references=REFS, context=1, doc_ids=docs, device="cpu")
     want = scorer.compute(HYPS, REFS, direction="f", context=1, doc_ids=docs)
-    assert out["scores"] == list(want.scores) and out["signature"] == str(want.signature) and "|ctx:1|" in out["signature"]
+    assert (
+        out["scores"] == list(want.scores) and out["signature"] == str(want.signature) and "|ctx:1|" in out["signature"]
+    )

@@ -21,12 +21,22 @@ def metric():
 
 def test_single_and_multi_reference_inputs(metric, minilm_scorer):
     preds = ["The cat sat on the mat.", "it is freezing today"]
-    single = metric.compute(predictions=preds, references=["A cat was sitting on the mat.", "the weather is cold today"], model_type="minilm", num_layers=4)
+    single = metric.compute(
+        predictions=preds,
+        references=["A cat was sitting on the mat.", "the weather is cold today"],
+        model_type="minilm",
+        num_layers=4,
+    )
     assert set(single) == {"precision", "recall", "f1", "hashcode"}
     expected = minilm_scorer.score(preds, ["A cat was sitting on the mat.", "the weather is cold today"])
     np.testing.assert_allclose(single["f1"], expected.f1, atol=1e-6)
     assert single["hashcode"] == str(expected.signature)
-    multi = metric.compute(predictions=preds, references=[["A cat was sitting on the mat.", "x"], ["the weather is cold today"]], model_type="minilm", num_layers=4)
+    multi = metric.compute(
+        predictions=preds,
+        references=[["A cat was sitting on the mat.", "x"], ["the weather is cold today"]],
+        model_type="minilm",
+        num_layers=4,
+    )
     assert multi["f1"][1] == pytest.approx(single["f1"][1], abs=1e-6) and multi["f1"][0] >= single["f1"][0] - 1e-6
 
 
@@ -42,8 +52,12 @@ def test_scorer_cached_and_rebuilt_on_number_changing_args(metric):
 
 def test_long_inputs_reach_the_scorer(metric):
     """long_inputs and window_stride are keywords of the module, in the cache key and the hashcode."""
-    long_ref = " ".join(f"item {i} of a long list of the things the committee discussed." for i in range(60))  # > 512 tokens
-    common = dict(predictions=["the committee discussed item 59"], references=[long_ref], model_type="minilm", num_layers=4)
+    long_ref = " ".join(
+        f"item {i} of a long list of the things the committee discussed." for i in range(60)
+    )  # > 512 tokens
+    common = dict(
+        predictions=["the committee discussed item 59"], references=[long_ref], model_type="minilm", num_layers=4
+    )
     auto = metric.compute(**common)
     cut = metric.compute(**common, long_inputs="truncate")
     strided = metric.compute(**common, window_stride=100)
@@ -108,19 +122,54 @@ def test_missing_input_is_named(metric):
 
 def test_hub_module_arguments_are_accepted(metric, minilm_scorer):
     """Every argument of the Hub bertscore module's _compute is accepted (drop-in)."""
-    hub_arguments = ("lang", "model_type", "num_layers", "verbose", "idf", "device", "batch_size", "nthreads",
-                     "all_layers", "rescale_with_baseline", "baseline_path", "use_fast_tokenizer")
+    hub_arguments = (
+        "lang",
+        "model_type",
+        "num_layers",
+        "verbose",
+        "idf",
+        "device",
+        "batch_size",
+        "nthreads",
+        "all_layers",
+        "rescale_with_baseline",
+        "baseline_path",
+        "use_fast_tokenizer",
+    )
     assert set(hub_arguments) <= set(inspect.signature(metric._compute).parameters)
-    out = metric.compute(predictions=["a cat sat"], references=["the cat sat"], lang="en", model_type="minilm", num_layers=4,
-                         verbose=False, idf=False, device="cpu", batch_size=64, nthreads=4, all_layers=False,
-                         rescale_with_baseline=False, baseline_path=None, use_fast_tokenizer=False)
+    out = metric.compute(
+        predictions=["a cat sat"],
+        references=["the cat sat"],
+        lang="en",
+        model_type="minilm",
+        num_layers=4,
+        verbose=False,
+        idf=False,
+        device="cpu",
+        batch_size=64,
+        nthreads=4,
+        all_layers=False,
+        rescale_with_baseline=False,
+        baseline_path=None,
+        use_fast_tokenizer=False,
+    )
     assert out["f1"][0] == pytest.approx(float(minilm_scorer.score(["a cat sat"], ["the cat sat"]).f1[0]), abs=1e-6)
 
 
 def test_document_context_reaches_the_scorer(metric, minilm_scorer):
-    preds, refs, docs = ["The cat sat.", "It slept.", "Rain fell."], ["A cat sat.", "It was sleeping.", "It rained."], ["d", "d", "e"]
+    preds, refs, docs = (
+        ["The cat sat.", "It slept.", "Rain fell."],
+        ["A cat sat.", "It was sleeping.", "It rained."],
+        ["d", "d", "e"],
+    )
     out = metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs)
     expected = minilm_scorer.compute(preds, refs, context=1, doc_ids=docs)
-    assert list(out["f1"]) == list(expected.f1) and out["hashcode"] == str(expected.signature) and "|ctx:1|" in out["hashcode"]
+    assert (
+        list(out["f1"]) == list(expected.f1)
+        and out["hashcode"] == str(expected.signature)
+        and "|ctx:1|" in out["hashcode"]
+    )
     with pytest.raises(ValueError, match="doc_ids has 2 items but there are 3 predictions"):
-        metric.compute(predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs[:2])
+        metric.compute(
+            predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs[:2]
+        )

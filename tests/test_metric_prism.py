@@ -57,7 +57,15 @@ def test_module_contract():  # its examples run in tests/test_evaluate_modules.p
     assert "kwargs" not in str(inspect.signature(metric._compute))
     assert len((REPO / "metrics" / "prism" / "prism.py").read_text().splitlines()) < 100
     card = (REPO / "metrics" / "prism" / "README.md").read_text(encoding="utf-8")
-    for section in ("## Metric description", "## How to use", "### Inputs", "## Output values", "### Values from popular papers", "## Limitations and bias", "## Citation"):
+    for section in (
+        "## Metric description",
+        "## How to use",
+        "### Inputs",
+        "## Output values",
+        "### Values from popular papers",
+        "## Limitations and bias",
+        "## Citation",
+    ):
         assert section in card, section
 
 
@@ -107,4 +115,8 @@ def test_document_context_reaches_the_scorer(scorer):
     preds, refs, docs = ["The cat sat.", "It slept."], ["A cat sat.", "It was sleeping."], [7, 7]
     out = metric.compute(predictions=preds, references=refs, context=1, doc_ids=docs)
     expected = scorer.compute(preds, references=refs, context=1, doc_ids=docs)
-    assert out["scores"] == expected.scores and out["signature"] == str(expected.signature) and "|ctx:1|" in out["signature"]
+    assert (
+        out["scores"] == expected.scores
+        and out["signature"] == str(expected.signature)
+        and "|ctx:1|" in out["signature"]
+    )

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from nlgscore.core.base import Scorer
-from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.core.result import Result
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import load
+from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 
 PREDS = [f"The {w} sat on the mat number {i}." for i, w in enumerate(["cat", "dog", "bird", "fox", "cow", "owl"] * 4)]
 REFS = [f"A {w} is on the mat." for w in ["cat", "dog", "bird"] * 8]
@@ -64,7 +64,7 @@ def test_threads_submit_and_ragged_references(scorer):
 
 def test_a_call_with_several_predictions_keeps_its_order(scorer):
     with MicroBatcher(scorer, max_wait_ms=30) as batcher:
-        futures = [batcher.submit(PREDS[k:k + 5], REFS[k:k + 5]) for k in range(0, 20, 5)]
+        futures = [batcher.submit(PREDS[k : k + 5], REFS[k : k + 5]) for k in range(0, 20, 5)]
         got = [s for f in futures for s in f.result().scores]
     np.testing.assert_allclose(got, scorer.compute(PREDS[:20], REFS[:20]).scores, atol=1e-6)
 
@@ -124,9 +124,9 @@ def test_a_call_failing_inside_compute_fails_alone():
 def test_per_call_idf_is_never_merged():
     idf = load("bertscore:minilm", num_layers=2, idf=True)
     with MicroBatcher(idf, max_wait_ms=50) as batcher:
-        futures = [batcher.submit(PREDS[k:k + 3], REFS[k:k + 3]) for k in range(0, 9, 3)]
+        futures = [batcher.submit(PREDS[k : k + 3], REFS[k : k + 3]) for k in range(0, 9, 3)]
         got = [f.result().scores for f in futures]
-    assert got == [idf.compute(PREDS[k:k + 3], REFS[k:k + 3]).scores for k in range(0, 9, 3)]  # each call's own idf
+    assert got == [idf.compute(PREDS[k : k + 3], REFS[k : k + 3]).scores for k in range(0, 9, 3)]  # each call's own idf
     assert batcher.batches == 3
 
 
@@ -157,7 +157,10 @@ def test_grpo_load_encodes_each_reference_once(cached):
     embed = scorer.encoder.embed
     scorer.encoder.embed = lambda batch: (encoded.append(len(batch)), embed(batch))[1]  # counts texts, runs the encoder
     B, G = 4, 8
-    prompts = [(f"reference sentence {b} about the weather", [f"rollout {g} of prompt {b} says it rains" for g in range(G)]) for b in range(B)]
+    prompts = [
+        (f"reference sentence {b} about the weather", [f"rollout {g} of prompt {b} says it rains" for g in range(G)])
+        for b in range(B)
+    ]
 
     async def main(batcher):
         for ref, rollouts in prompts:  # one GRPO step per prompt group, its rollouts concurrent

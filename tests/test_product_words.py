@@ -16,10 +16,14 @@ SUFFIXES = {".py", ".md", ".sh", ".txt", ".cfg", ".toml", ".yaml", ".yml"}
 SKIPPED = ("benchmarks/gpu/reports/", "benchmarks/results/", "tests/golden/")  # measured data, copied reference files
 
 # another project's issue or pull request, cited as prior art
-PROJECTS = (r"bert_score|bert-score|PyTorch|pytorch|vLLM|vllm|transformers|tokenizers|sglang(?:-omni)?|TEI|trl|verl|MLX|"
-            r"Ray|datasets|evaluate|accelerate|lighteval|mbrs|sacreBLEU|sacrebleu|uvicorn|starlette|fastapi|numpy|scipy")
-CITATION = re.compile(rf"\b(?:{PROJECTS})(?:'s)? (?:(?:issues?|PRs?|pull requests?) )?#\d+(?:(?:,| and) #\d+)*"
-                      r"|\bPRs? #\d+(?:(?:,| and) #\d+)*")
+PROJECTS = (
+    r"bert_score|bert-score|PyTorch|pytorch|vLLM|vllm|transformers|tokenizers|sglang(?:-omni)?|TEI|trl|verl|MLX|"
+    r"Ray|datasets|evaluate|accelerate|lighteval|mbrs|sacreBLEU|sacrebleu|uvicorn|starlette|fastapi|numpy|scipy"
+)
+CITATION = re.compile(
+    rf"\b(?:{PROJECTS})(?:'s)? (?:(?:issues?|PRs?|pull requests?) )?#\d+(?:(?:,| and) #\d+)*"
+    r"|\bPRs? #\d+(?:(?:,| and) #\d+)*"
+)
 # the project's own issue numbers: "issue 31", "Issue #6", "issues 27", "(#27)", "11 #2"
 INTERNAL = re.compile(r"\b[Ii]ssues? ?#?\d+|\(#\d+\)|\b\d+ #\d+\b")
 
@@ -33,18 +37,21 @@ def internal_numbers(line: str) -> List[str]:
     return INTERNAL.findall(CITATION.sub("", line))
 
 
-@pytest.mark.parametrize("line, found", [
-    ("the fix of issue 31 holds", ["issue 31"]),
-    ('"""Issue 11 #2: a plain-string reference"""', ["Issue 11"]),
-    ("def test_bom(files):  # 11 #7", ["11 #7"]),
-    ("a layout change (#27) removed it", ["(#27)"]),
-    ("the issues 27 and 30 both", ["issues 27"]),
-    ("the Rust tokenizer overflows (bert_score #205)", []),
-    ("bert_score issues #164, #81 changed defaults", []),
-    ("0.218 ms against 0.432 ms (PyTorch PR #164502); sglang-omni PRs #1369 and #1628", []),
-    ("a cuDNN default (PyTorch issue #187770)", []),
-    ("vLLM issue #1234 describes it", []),
-])
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("the fix of issue 31 holds", ["issue 31"]),
+        ('"""Issue 11 #2: a plain-string reference"""', ["Issue 11"]),
+        ("def test_bom(files):  # 11 #7", ["11 #7"]),
+        ("a layout change (#27) removed it", ["(#27)"]),
+        ("the issues 27 and 30 both", ["issues 27"]),
+        ("the Rust tokenizer overflows (bert_score #205)", []),
+        ("bert_score issues #164, #81 changed defaults", []),
+        ("0.218 ms against 0.432 ms (PyTorch PR #164502); sglang-omni PRs #1369 and #1628", []),
+        ("a cuDNN default (PyTorch issue #187770)", []),
+        ("vLLM issue #1234 describes it", []),
+    ],
+)
 def test_the_pattern_tells_internal_numbers_from_citations(line, found):
     assert internal_numbers(line) == found
 
@@ -54,7 +61,12 @@ def _files() -> List[Path]:
     for folder in FOLDERS:
         for path in sorted((ROOT / folder).rglob("*")):
             relative = path.relative_to(ROOT).as_posix()
-            if path.is_file() and path.suffix in SUFFIXES and not relative.startswith(SKIPPED) and "__pycache__" not in relative:
+            if (
+                path.is_file()
+                and path.suffix in SUFFIXES
+                and not relative.startswith(SKIPPED)
+                and "__pycache__" not in relative
+            ):
                 files.append(path)
     return files
 

@@ -30,13 +30,15 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from offline import ENTRY_POINTS, OFFLINE  # noqa: E402  (tests/offline.py: the one table of offline stand-ins)
 
 import nlgscore  # noqa: E402
 from nlgscore import registry  # noqa: E402
-from offline import ENTRY_POINTS, OFFLINE  # noqa: E402  (tests/offline.py: the one table of offline stand-ins)
 
 TOLERANCE = 1e-5
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 # Text that has broken tokenizers or scorers somewhere in this field.
 TRICKY = [
@@ -138,7 +140,10 @@ def test_ragged_references_score_as_their_best_or_mean(name, data):
     multi-reference path is not a different computation."""
     if scorer(name).needs != ("references",):
         pytest.skip(f"{name} does not score with references alone")
-    if scorer(name).multiref not in ("max", "mean"):  # chrF, BLEU: sacreBLEU's joint statistics (test_string_multiref.py)
+    if scorer(name).multiref not in (
+        "max",
+        "mean",
+    ):  # chrF, BLEU: sacreBLEU's joint statistics (test_string_multiref.py)
         pytest.skip(f"{name} scores an item's references jointly, not one by one")
     n = data.draw(st.integers(1, 3))
     predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))

@@ -116,10 +116,22 @@ def test_register_validates_its_row():
 
 
 def test_builtin_specs_name_local_checkpoints():
-    assert registry.spec_options("bartscore:tests/golden/tiny-bart") == ("bartscore", {"checkpoint": "tests/golden/tiny-bart"})
-    assert registry.spec_options("bartscore:bart-large:precision")[1] == {"variant": "bart-large", "direction": "precision"}
-    assert registry.spec_options("bartscore:tests/golden/tiny-bart:src")[1] == {"checkpoint": "tests/golden/tiny-bart", "direction": "src"}
-    assert registry.spec_options("prism:src:tests/golden/tiny-prism")[1] == {"mode": "src", "checkpoint": "tests/golden/tiny-prism"}
+    assert registry.spec_options("bartscore:tests/golden/tiny-bart") == (
+        "bartscore",
+        {"checkpoint": "tests/golden/tiny-bart"},
+    )
+    assert registry.spec_options("bartscore:bart-large:precision")[1] == {
+        "variant": "bart-large",
+        "direction": "precision",
+    }
+    assert registry.spec_options("bartscore:tests/golden/tiny-bart:src")[1] == {
+        "checkpoint": "tests/golden/tiny-bart",
+        "direction": "src",
+    }
+    assert registry.spec_options("prism:src:tests/golden/tiny-prism")[1] == {
+        "mode": "src",
+        "checkpoint": "tests/golden/tiny-prism",
+    }
     assert registry.spec_options("bertscore:minilm:L4")[1] == {"num_layers": 4, "model_type": "minilm"}
     assert registry.spec_options("bertscore")[1] == {"lang": "en"}
     assert registry.spec_options("bertscore", {"lang": "de"})[1] == {"lang": "de"}
@@ -129,13 +141,16 @@ def test_builtin_specs_name_local_checkpoints():
         registry.spec_options("prism:hyp")
 
 
-@pytest.mark.parametrize("spec, options, given", [
-    ("bartscore", {"checkpoint": TINY_BART}, "references"),
-    (f"bartscore:{TINY_BART}", {}, "references"),
-    ("prism:ref", {"checkpoint": TINY_PRISM}, "references"),
-    (f"prism:src:{TINY_PRISM}", {}, "sources"),
-    ("bertscore:minilm:L4", {}, "references"),
-])
+@pytest.mark.parametrize(
+    "spec, options, given",
+    [
+        ("bartscore", {"checkpoint": TINY_BART}, "references"),
+        (f"bartscore:{TINY_BART}", {}, "references"),
+        ("prism:ref", {"checkpoint": TINY_PRISM}, "references"),
+        (f"prism:src:{TINY_PRISM}", {}, "sources"),
+        ("bertscore:minilm:L4", {}, "references"),
+    ],
+)
 def test_builtin_metrics_load_offline(spec, options, given):
     result = nlgscore.load(spec, **options).compute(PREDS, **{given: REFS})
     assert len(result.scores) == len(PREDS) and all(isinstance(s, float) for s in result.scores)
@@ -144,8 +159,10 @@ def test_builtin_metrics_load_offline(spec, options, given):
 
 
 def test_importing_the_registry_imports_no_metric():
-    code = ("import sys, nlgscore.registry as r; r.metric_names(); "
-            "assert not any(m in sys.modules for m in ('torch', 'transformers', 'nlgscore.bertscore.scorer')), sorted(sys.modules)")
+    code = (
+        "import sys, nlgscore.registry as r; r.metric_names(); "
+        "assert not any(m in sys.modules for m in ('torch', 'transformers', 'nlgscore.bertscore.scorer')), sorted(sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 
@@ -168,7 +185,9 @@ def test_installed_plug_in_is_found_through_its_entry_point(tmp_path, monkeypatc
     info = tmp_path / "nlgscore_toy_plugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nlgscore-toy-plugin\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[nlgscore.metrics]\ntoylen = nlgscore_toy_plugin:Length\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[nlgscore.metrics]\ntoylen = nlgscore_toy_plugin:Length\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_plugins_read", False)
     try:

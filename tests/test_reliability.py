@@ -14,11 +14,11 @@ import pytest
 
 import nlgscore
 from nlgscore import registry
+from nlgscore.backend.model_files import IncompleteModelError
 from nlgscore.cli import main
 from nlgscore.core.base import Scorer
-from nlgscore.errors import ArgumentError, NlgscoreError
-from nlgscore.backend.model_files import IncompleteModelError
 from nlgscore.core.result import Result
+from nlgscore.errors import ArgumentError, NlgscoreError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CANDS, REFS = str(EXAMPLES / "cands.txt"), str(EXAMPLES / "refs.txt")
@@ -79,12 +79,15 @@ def test_a_malformed_entry_point_is_skipped_with_one_warning_naming_its_distribu
 
 
 # -- item 5: user errors are one line (exit 2), bugs show their traceback (exit 1) -----------------
-@pytest.mark.parametrize("spec, must", [
-    ("bertscore:minilm:X4", "L<layer>"),
-    ("bertscore:minilm:L-1", "L<layer> with a layer number >= 0"),
-    ("bartscore:nope:sideways", "a direction (src"),
-    ("bertscore::L4", "empty part"),
-])
+@pytest.mark.parametrize(
+    "spec, must",
+    [
+        ("bertscore:minilm:X4", "L<layer>"),
+        ("bertscore:minilm:L-1", "L<layer> with a layer number >= 0"),
+        ("bartscore:nope:sideways", "a direction (src"),
+        ("bertscore::L4", "empty part"),
+    ],
+)
 def test_malformed_spec_parts_say_what_the_part_must_look_like(spec, must, capsys):
     with pytest.raises(ArgumentError) as caught:
         registry.spec_options(spec)
@@ -126,9 +129,9 @@ def test_a_bug_shows_its_traceback_and_exits_1(capsys):
 
 
 def test_every_user_error_class_is_an_nlgscore_error():
-    from nlgscore.cli.options import UserError
     from nlgscore.backend.extras import MissingExtraError
     from nlgscore.backend.models import ModelNotAvailableError
+    from nlgscore.cli.options import UserError
 
     for cls in (UserError, MissingExtraError, ModelNotAvailableError, IncompleteModelError):
         assert issubclass(cls, NlgscoreError)
@@ -138,8 +141,23 @@ def test_every_user_error_class_is_an_nlgscore_error():
 def test_a_non_utf8_baseline_file_is_named_not_blamed_on_the_model(tmp_path, capsys):
     baseline = tmp_path / "baseline.tsv"
     baseline.write_bytes("LAYER,P,R,F\n0,0.5,0.5,0.5\n# café\n".encode("latin-1"))
-    code = main(["bertscore", "--model", "minilm", "-l", "0", "--rescale", "--baseline-path", str(baseline),
-                 "-c", CANDS, "-r", REFS, "--no-progress"])
+    code = main(
+        [
+            "bertscore",
+            "--model",
+            "minilm",
+            "-l",
+            "0",
+            "--rescale",
+            "--baseline-path",
+            str(baseline),
+            "-c",
+            CANDS,
+            "-r",
+            REFS,
+            "--no-progress",
+        ]
+    )
     err = one_line(capsys, code)
     assert str(baseline) in err and "not UTF-8" in err and "cannot load the model" not in err
 

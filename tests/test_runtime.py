@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 from conftest import GOLDEN, REPO, require_data
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.runtime import Runtime, dtype_name, resolve_runtime
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 BF16_SEQ2SEQ_BOUND = 0.03
 FP16_SEQ2SEQ_BOUND = 0.005
@@ -43,7 +43,13 @@ def _golden_pairs(dtype: str = "bfloat16"):
 
 def test_resolve_and_replace_name_the_argument():
     rt = resolve_runtime("encoder", device="cpu")
-    assert (rt.device.type, rt.dtype, rt.batch_size, rt.max_tokens, rt.progress) == ("cpu", "float32", None, 2048, False)
+    assert (rt.device.type, rt.dtype, rt.batch_size, rt.max_tokens, rt.progress) == (
+        "cpu",
+        "float32",
+        None,
+        2048,
+        False,
+    )
     assert resolve_runtime("seq2seq", device="cpu").max_tokens == 4096
     call = rt.replace(batch_size=4, max_tokens=None, progress=True)
     assert (call.batch_size, call.max_tokens, call.progress) == (4, 2048, True) and rt.batch_size is None  # frozen
@@ -61,7 +67,14 @@ def test_resolve_and_replace_name_the_argument():
         dtype_name("float8")
     with pytest.raises(ArgumentError, match="^family"):
         resolve_runtime("decoder")
-    assert [dtype_name(d) for d in (None, "fp32", "bf16", "half", "torch.bfloat16", "AUTO")] == ["float32", "float32", "bfloat16", "float16", "bfloat16", "auto"]
+    assert [dtype_name(d) for d in (None, "fp32", "bf16", "half", "torch.bfloat16", "AUTO")] == [
+        "float32",
+        "float32",
+        "bfloat16",
+        "float16",
+        "bfloat16",
+        "auto",
+    ]
 
 
 @pytest.mark.parametrize("device", ["cuda:7", "mps", "tpu", 7])
@@ -73,11 +86,18 @@ def test_unavailable_device_is_an_argument_error_for_every_scorer(device):
     from nlgscore.seq2seq.bartscore import BARTScorer
     from nlgscore.seq2seq.prism import PrismScorer
 
-    if device in ("cuda:7", 7) and torch.cuda.device_count() > 7 or device == "mps" and torch.backends.mps.is_available():
+    if (
+        device in ("cuda:7", 7)
+        and torch.cuda.device_count() > 7
+        or device == "mps"
+        and torch.backends.mps.is_available()
+    ):
         pytest.skip(f"this machine has {device}")
-    builds = (lambda: BERTScorer(model_type="minilm", num_layers=4, device=device),
-              lambda: PrismScorer(str(GOLDEN / "tiny-prism"), device=device),
-              lambda: BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device=device))
+    builds = (
+        lambda: BERTScorer(model_type="minilm", num_layers=4, device=device),
+        lambda: PrismScorer(str(GOLDEN / "tiny-prism"), device=device),
+        lambda: BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device=device),
+    )
     for build in builds:
         with pytest.raises(ArgumentError, match=f"^device '?{device}'?"):
             build()
@@ -94,14 +114,18 @@ def test_auto_is_float32_on_a_cpu_without_native_bf16(monkeypatch):
 def test_scorer_reads_its_runtime(minilm_scorer):
     rt = minilm_scorer.runtime
     assert isinstance(rt, Runtime) and rt.family == "encoder"
-    assert (minilm_scorer.batch_size, minilm_scorer.max_tokens, minilm_scorer.progress) == (rt.batch_size, rt.max_tokens, rt.progress)
+    assert (minilm_scorer.batch_size, minilm_scorer.max_tokens, minilm_scorer.progress) == (
+        rt.batch_size,
+        rt.max_tokens,
+        rt.progress,
+    )
     assert minilm_scorer.device == rt.device and str(minilm_scorer.dtype) == "torch.float32"
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "auto"])
 def test_bertscore_half_precision_on_cpu(minilm_scorer, dtype):
-    from nlgscore.bertscore import BERTScorer
     from nlgscore.backend import gemm
+    from nlgscore.bertscore import BERTScorer
     from nlgscore.core import runtime
 
     cands, refs = _golden_pairs(dtype)
@@ -118,7 +142,9 @@ def test_bertscore_half_precision_on_cpu(minilm_scorer, dtype):
     if settled == "bfloat16":  # the bf16 load chose its own kernel, measured in bf16
         reason = gemm.kernel_choice("bfloat16")["reason"]
         forced = os.environ.get(gemm.ENV_SWITCH)  # make test under NLGSCORE_ONEDNN=0/1: the switch decides
-        assert reason in ("rule: native bf16", "oneDNN linear unavailable") or (forced and reason == f"forced by {gemm.ENV_SWITCH}={forced}")
+        assert reason in ("rule: native bf16", "oneDNN linear unavailable") or (
+            forced and reason == f"forced by {gemm.ENV_SWITCH}={forced}"
+        )
 
 
 def test_bertscore_bfloat16_is_faithful_on_wmt19_kk_en(minilm_scorer):
@@ -131,7 +157,9 @@ def test_bertscore_bfloat16_is_faithful_on_wmt19_kk_en(minilm_scorer):
     cands = [r["better"]["text"] for r in rows] + [r["worse"]["text"] for r in rows]
     refs = [r["ref"] for r in rows] * 2
     full = np.array(minilm_scorer.compute(cands, refs).f1)
-    half = np.array(BERTScorer(model_type="minilm", num_layers=4, device="cpu", dtype="bfloat16").compute(cands, refs).f1)
+    half = np.array(
+        BERTScorer(model_type="minilm", num_layers=4, device="cpu", dtype="bfloat16").compute(cands, refs).f1
+    )
     assert np.abs(half - full).max() <= BF16_BERTSCORE_BOUND
     n = len(rows)
     assert abs(darr_kendall_tau(half[:n], half[n:]) - darr_kendall_tau(full[:n], full[n:])) <= BF16_TAU_BOUND
@@ -143,8 +171,10 @@ def test_prism_and_bartscore_half_precision_on_cpu(prism, bart, dtype, bound):
     from nlgscore.seq2seq.prism import PrismScorer
 
     cands, refs = _golden_pairs(dtype)
-    for full, half in ((prism, PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device="cpu", dtype=dtype)),
-                       (bart, BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype=dtype))):
+    for full, half in (
+        (prism, PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device="cpu", dtype=dtype)),
+        (bart, BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype=dtype)),
+    ):
         model = half.model if isinstance(half, BARTScorer) else half._loaded.model
         assert next(model.parameters()).dtype == half.dtype
         result = half.compute(cands, refs)
@@ -154,14 +184,16 @@ def test_prism_and_bartscore_half_precision_on_cpu(prism, bart, dtype, bound):
 
 
 def test_prism_and_bartscore_auto_dtype_on_cpu():
-    """"auto" is settled on the loaded model (measured where the CPU has native bf16); the
+    """ "auto" is settled on the loaded model (measured where the CPU has native bf16); the
     model, the runtime and the signature agree on what it resolved to."""
     from nlgscore.seq2seq.bartscore import BARTScorer
     from nlgscore.seq2seq.prism import PrismScorer
 
     cands, refs = _golden_pairs()
-    for scorer in (PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device="cpu", dtype="auto"),
-                   BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype="auto")):
+    for scorer in (
+        PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device="cpu", dtype="auto"),
+        BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype="auto"),
+    ):
         model = scorer.model if isinstance(scorer, BARTScorer) else scorer._loaded.model
         settled = scorer.runtime.dtype
         assert settled in ("float32", "bfloat16") and str(next(model.parameters()).dtype) == f"torch.{settled}"
@@ -191,7 +223,9 @@ def test_scorers_can_be_built_from_threads():
     """Concurrent loads in a cold process (transformers' lazy imports and meta-device loading are
     not thread-safe): without the loading lock threads failed and later loads raised 'Cannot copy
     out of meta tensor'."""
-    out = subprocess.run([sys.executable, "-c", _THREADS, str(GOLDEN)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", _THREADS, str(GOLDEN)], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     scores = json.loads(out.stdout.strip().splitlines()[-1])
     assert len(scores) == 8 and len(set(scores[:4])) == 1 and scores[4] == scores[6] and scores[5] == scores[7]

@@ -80,7 +80,11 @@ def test_one_signature_vocabulary(minilm_scorer, prism, bart):
 
 
 def test_empty_input_gives_nan_score_only_when_empty(minilm_scorer, prism, bart):
-    for result in (minilm_scorer.compute([], references=[]), prism.compute([], references=[]), bart.compute([], references=[])):
+    for result in (
+        minilm_scorer.compute([], references=[]),
+        prism.compute([], references=[]),
+        bart.compute([], references=[]),
+    ):
         assert result.scores == [] and math.isnan(result.score)
 
 

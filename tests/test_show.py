@@ -57,15 +57,36 @@ def test_plot_pair_empty_candidate_is_a_clear_error(minilm_scorer):
 
 def test_cli_show_with_idf(tmp_path, capsys):
     corpus = tmp_path / "refs.txt"
-    corpus.write_text("the weather is cold today\nit is sunny\nthe cat is on the mat\ntoday is monday\n", encoding="utf-8")
+    corpus.write_text(
+        "the weather is cold today\nit is sunny\nthe cat is on the mat\ntoday is monday\n", encoding="utf-8"
+    )
     out = tmp_path / "figs" / "pair.png"
-    status = main(["show", "--cand", CAND, "--ref", REF, "--model", "minilm", "-l", "4", "--idf", "--idf-sents", str(corpus), "-o", str(out)])
+    status = main(
+        [
+            "show",
+            "--cand",
+            CAND,
+            "--ref",
+            REF,
+            "--model",
+            "minilm",
+            "-l",
+            "4",
+            "--idf",
+            "--idf-sents",
+            str(corpus),
+            "-o",
+            str(out),
+        ]
+    )
     assert status == 0 and out.read_bytes()[:8] == PNG
     assert capsys.readouterr().out.strip() == f"wrote {out}"  # says where the picture is
 
 
 def test_cli_show_idf_without_corpus_fails_clearly(tmp_path, capsys):
-    assert main(["show", "--cand", CAND, "--ref", REF, "--model", "minilm", "--idf", "-o", str(tmp_path / "x.png")]) == 2
+    assert (
+        main(["show", "--cand", CAND, "--ref", REF, "--model", "minilm", "--idf", "-o", str(tmp_path / "x.png")]) == 2
+    )
     assert "--idf needs --idf-sents" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
 
@@ -73,8 +94,22 @@ def test_cli_show_idf_without_corpus_fails_clearly(tmp_path, capsys):
 def test_plot_correlations_from_meta_json(tmp_path):
     rows = [
         {"dataset": "kk-en", "metric": m, "level": "segment", "measure": "tau", "value": v, "ci_low": lo, "ci_high": hi}
-        for m, v, lo, hi in [("bertscore", 0.351, 0.33, 0.37), ("chrf", 0.323, None, None), ("prism", 0.362, 0.34, 0.38)]
-    ] + [{"dataset": "summeval", "metric": "bertscore", "level": "summary", "measure": "spearman", "value": -0.1, "ci_low": -0.2, "ci_high": 0.05}]
+        for m, v, lo, hi in [
+            ("bertscore", 0.351, 0.33, 0.37),
+            ("chrf", 0.323, None, None),
+            ("prism", 0.362, 0.34, 0.38),
+        ]
+    ] + [
+        {
+            "dataset": "summeval",
+            "metric": "bertscore",
+            "level": "summary",
+            "measure": "spearman",
+            "value": -0.1,
+            "ci_low": -0.2,
+            "ci_high": 0.05,
+        }
+    ]
     source = tmp_path / "meta.json"
     source.write_text(json.dumps({"results": rows}), encoding="utf-8")
     path = tmp_path / "corr.png"

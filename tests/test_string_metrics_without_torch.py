@@ -33,10 +33,12 @@ def test_the_command_line_scores_without_torch(spec):
 
 
 def test_the_library_scores_without_torch():
-    code = ("import nlgscore\n"
-            "for spec in ('chrf', 'bleu', 'rouge1'):\n"
-            "    result = nlgscore.load(spec).compute(['the cat sat'], [['the cat sat', 'a cat sat']])\n"
-            "    assert result.scores and str(result.signature)\n")
+    code = (
+        "import nlgscore\n"
+        "for spec in ('chrf', 'bleu', 'rouge1'):\n"
+        "    result = nlgscore.load(spec).compute(['the cat sat'], [['the cat sat', 'a cat sat']])\n"
+        "    assert result.scores and str(result.signature)\n"
+    )
     assert _modules_after(code) == "[]"
 
 

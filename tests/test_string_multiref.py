@@ -11,7 +11,8 @@ import pytest
 
 sacrebleu = pytest.importorskip("sacrebleu")
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from nlgscore import registry  # noqa: E402
 from nlgscore.cli import main  # noqa: E402
@@ -54,7 +55,10 @@ def test_bleu_and_chrf_equal_sacrebleus_functions(corpus):
     expected = str(counts.pop()) if len(counts) == 1 else "var"
     assert bleu.signature["nrefs"] == chrf.signature["nrefs"] == expected
     assert bleu.signature["multiref"] == chrf.signature["multiref"] == "joint"
-    assert bleu.system == {"score": bleu.score, "sentence_mean": pytest.approx(sum(bleu.scores) / len(bleu.scores), abs=1e-9)}
+    assert bleu.system == {
+        "score": bleu.score,
+        "sentence_mean": pytest.approx(sum(bleu.scores) / len(bleu.scores), abs=1e-9),
+    }
 
 
 @settings(max_examples=25, deadline=None)
@@ -76,7 +80,9 @@ def test_max_rule_is_an_explicit_option(corpus):
     result = registry.cached("bleu", multiref="max").compute(hyps, refs)
     assert result.scores == [max(sacrebleu.sentence_bleu(h, [x]).score for x in r) for h, r in corpus]
     assert result.signature["multiref"] == "max"
-    assert result.score == sacrebleu.corpus_bleu(hyps, streams(refs)).score  # the system value does not depend on the rule
+    assert (
+        result.score == sacrebleu.corpus_bleu(hyps, streams(refs)).score
+    )  # the system value does not depend on the rule
     chrf = registry.cached("chrf", multiref="max").compute(hyps, refs)
     assert chrf.scores == [max(sacrebleu.sentence_chrf(h, [x]).score for x in r) for h, r in corpus]
 
@@ -92,7 +98,9 @@ def test_quick_start_two_references():
 
 def test_parts_of_a_merged_call_keep_their_own_corpus_statistic():
     scorer = registry.cached("bleu")
-    first = scorer.make_call(["the cat sat on a mat", "a dog"], [["the cat sat on the mat", "a cat sat"], ["the dog ran", "a dog ran"]])
+    first = scorer.make_call(
+        ["the cat sat on a mat", "a dog"], [["the cat sat on the mat", "a cat sat"], ["the dog ran", "a dog ran"]]
+    )
     second = scorer.make_call(["it rose"], ["Prices rose sharply"])
     parts = scorer.run(Call.concat([first, second])).split([2, 1])
     alone = [scorer.run(first), scorer.run(second)]
@@ -111,7 +119,15 @@ def test_examples_system_values_on_every_front_door(capsys, tmp_path):
     module = registry_scores("bleu", cands, refs)
     assert module["score"] == corpus and module["sentence_mean"] == pytest.approx(mean, abs=1e-9)
     # two windows of the command line: the system line is the corpus statistic of every line
-    args = ["score", "bleu", "-c", str(REPO / "examples" / "cands.txt"), "-r", str(REPO / "examples" / "refs.txt"), "--no-progress"]
+    args = [
+        "score",
+        "bleu",
+        "-c",
+        str(REPO / "examples" / "cands.txt"),
+        "-r",
+        str(REPO / "examples" / "refs.txt"),
+        "--no-progress",
+    ]
     assert main(args + ["--window", "2"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.endswith(f" score: {corpus:.6f} sentence_mean: {mean:.6f}") and "|nrefs:1|" in line

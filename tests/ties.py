@@ -20,7 +20,9 @@ def lowest_best(values: Sequence[float]) -> int:
     return int(np.flatnonzero(values == values.max())[0])
 
 
-def assert_canonical_best(best: int, own: Sequence[float], other: Optional[Sequence[float]] = None, tol: float = 0.0) -> None:
+def assert_canonical_best(
+    best: int, own: Sequence[float], other: Optional[Sequence[float]] = None, tol: float = 0.0
+) -> None:
     """``best`` follows the tie rule on the chooser's ``own`` values (exactly), and is a best
     choice by ``other``, an independent computation of the same values, up to ``tol`` (the bound
     between the two computations, which the caller states): a near-tie there may go either way.

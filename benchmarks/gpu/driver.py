@@ -44,7 +44,9 @@ class Recorder:
         return value
 
 
-def _child(section: Callable[..., None], config: CheckConfig, context: Dict[str, Any], path: str, log_path: str) -> None:
+def _child(
+    section: Callable[..., None], config: CheckConfig, context: Dict[str, Any], path: str, log_path: str
+) -> None:
     handler = logging.FileHandler(log_path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logging.getLogger().handlers[:] = [handler, logging.StreamHandler(sys.stderr)]
@@ -59,7 +61,9 @@ def _child(section: Callable[..., None], config: CheckConfig, context: Dict[str,
         recorder.put("status", "failed")
 
 
-def run_section(name: str, section: Callable[..., None], config: CheckConfig, context: Dict[str, Any]) -> Dict[str, Any]:
+def run_section(
+    name: str, section: Callable[..., None], config: CheckConfig, context: Dict[str, Any]
+) -> Dict[str, Any]:
     """``section(config, context, recorder)`` in a forked child, killed after its budget."""
     import torch
 
@@ -70,7 +74,11 @@ def run_section(name: str, section: Callable[..., None], config: CheckConfig, co
         path = os.path.join(folder, "result.json")
         ctx = multiprocessing.get_context("fork")
         start = time.monotonic()
-        child = ctx.Process(target=_child, args=(section, config, context, path, os.path.join(config.out, LOG)), name=f"gpu-check-{name}")
+        child = ctx.Process(
+            target=_child,
+            args=(section, config, context, path, os.path.join(config.out, LOG)),
+            name=f"gpu-check-{name}",
+        )
         child.start()
         child.join(budget)
         status = None
@@ -93,8 +101,12 @@ def run_check(config: CheckConfig) -> Dict[str, Any]:
     from benchmarks.gpu.sections import SECTION_FUNCTIONS
 
     os.makedirs(config.out, exist_ok=True)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S",
-                        handlers=[logging.FileHandler(os.path.join(config.out, LOG)), logging.StreamHandler(sys.stderr)])
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        handlers=[logging.FileHandler(os.path.join(config.out, LOG)), logging.StreamHandler(sys.stderr)],
+    )
     report: Dict[str, Any] = {"settings": config.as_dict(), "environment": environment(), "sections": {}}
     context: Dict[str, Any] = {}
     started = time.monotonic()

@@ -36,14 +36,16 @@ def bertscore_golden(device: str, names: Optional[Sequence[str]] = None) -> Dict
     import json
 
     from benchmarks.gpu.slim import uncovered
-    from nlgscore.bertscore import BERTScorer
     from nlgscore.backend.models import resolve
+    from nlgscore.bertscore import BERTScorer
 
     golden = json.loads((GOLDEN / "bertscore_minilm.json").read_text(encoding="utf-8"))
     texts = golden["cands"] + golden["refs"] + [t for refs in golden["multi_refs"] for t in refs]
     missing = uncovered(resolve("minilm").path, texts)
     if missing:
-        raise RuntimeError(f"the slim MiniLM wheel does not cover {len(missing)} golden text(s): rebuild it with benchmarks/gpu/wheels.sh")
+        raise RuntimeError(
+            f"the slim MiniLM wheel does not cover {len(missing)} golden text(s): rebuild it with benchmarks/gpu/wheels.sh"
+        )
     out: Dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:
         for run in golden["runs"]:
@@ -63,7 +65,10 @@ def bertscore_golden(device: str, names: Optional[Sequence[str]] = None) -> Dict
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pair 49 is over 512 tokens: truncated, as bert_score does
                 result = scorer.score(cands, refs)
-            delta = max(_max_abs(getattr(result, name), run[key]) for name, key in (("precision", "P"), ("recall", "R"), ("f1", "F")))
+            delta = max(
+                _max_abs(getattr(result, name), run[key])
+                for name, key in (("precision", "P"), ("recall", "R"), ("f1", "F"))
+            )
             out[run["name"]] = {"max_abs_diff": delta, "pass": delta <= TOL}
     return out
 
@@ -78,12 +83,16 @@ def prism_golden(device: str, temperatures: Sequence[float] = (1.0, 0.95)) -> Di
     cases = data["cases"]
     out: Dict[str, Any] = {}
     for temperature in temperatures:
-        scorer = PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", temperature=temperature, device=device, dtype="float32")
+        scorer = PrismScorer(
+            str(GOLDEN / "tiny-prism"), lang="en", temperature=temperature, device=device, dtype="float32"
+        )
         key = f"temperature_{temperature}"
         ref = scorer.score([c["cand"] for c in cases], refs=[c["ref"] for c in cases])
         src = scorer.compute([c["cand"] for c in cases], sources=[c["src"] for c in cases])
-        delta = max(_max_abs(ref.segment, [c["scores"][key]["prism_ref"] for c in cases]),
-                    _max_abs(src.segment, [c["scores"][key]["prism_src"] for c in cases]))
+        delta = max(
+            _max_abs(ref.segment, [c["scores"][key]["prism_ref"] for c in cases]),
+            _max_abs(src.segment, [c["scores"][key]["prism_src"] for c in cases]),
+        )
         out[key] = {"max_abs_diff": delta, "pass": delta <= TOL}
     return out
 
@@ -102,9 +111,17 @@ def bart_golden(device: str) -> Dict[str, Any]:
         warnings.simplefilter("ignore")  # the 1,500-word case is truncated, as in the reference
         f = scorer.compute(hyps, refs, direction="f")
         s = scorer.compute(hyps, sources=srcs, direction="src")
-    got = {"precision_ref_to_hyp": f.precision, "recall_hyp_to_ref": f.recall, "f_mean_p_r": f.scores, "faithfulness_src_to_hyp": s.scores}
-    delta = max(_max_abs(values, [c["scores"][bs][field] for c in cases]) for field, values in got.items()
-                for bs in ("batch_size_4", "batch_size_1"))
+    got = {
+        "precision_ref_to_hyp": f.precision,
+        "recall_hyp_to_ref": f.recall,
+        "f_mean_p_r": f.scores,
+        "faithfulness_src_to_hyp": s.scores,
+    }
+    delta = max(
+        _max_abs(values, [c["scores"][bs][field] for c in cases])
+        for field, values in got.items()
+        for bs in ("batch_size_4", "batch_size_1")
+    )
     return {"tiny-bart": {"max_abs_diff": delta, "pass": delta <= TOL}}
 
 
@@ -124,7 +141,10 @@ def batch_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf16"
         for name, other in (("alone_vs_batch", batch), ("batch_vs_reversed", backwards)):
             differ = alone != other if name == "alone_vs_batch" else batch != other
             base = alone if name == "alone_vs_batch" else batch
-            row[name] = {"items_with_other_bits": int(differ.sum()), "max_abs_diff": float(np.max(np.abs(base - other)))}
+            row[name] = {
+                "items_with_other_bits": int(differ.sum()),
+                "max_abs_diff": float(np.max(np.abs(base - other))),
+            }
         out[mode] = row
     return out
 
@@ -134,6 +154,10 @@ def exactness_section(config: CheckConfig, context: Dict[str, Any], recorder: An
         recorder.put("golden_bertscore", bertscore_golden(config.device, config.golden_runs))
         recorder.put("golden_prism", prism_golden(config.device, config.prism_temperatures))
         recorder.put("golden_bartscore", bart_golden(config.device))
-    results: List[bool] = [row["pass"] for key in ("golden_bertscore", "golden_prism", "golden_bartscore") for row in recorder.results[key].values()]
+    results: List[bool] = [
+        row["pass"]
+        for key in ("golden_bertscore", "golden_prism", "golden_bartscore")
+        for row in recorder.results[key].values()
+    ]
     recorder.put("golden_all_pass", all(results))
     recorder.put("batch_invariance", batch_invariance(config, config.modes))

@@ -18,7 +18,9 @@ from benchmarks.gpu.plan import DATA_FILE, CheckConfig
 def slice_path(config: CheckConfig) -> str:
     path = os.path.join(config.data, DATA_FILE)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"data: {path} does not exist; write it with benchmarks/gpu/slice.sh (the WMT19 kk-en DARR slice)")
+        raise FileNotFoundError(
+            f"data: {path} does not exist; write it with benchmarks/gpu/slice.sh (the WMT19 kk-en DARR slice)"
+        )
     return path
 
 

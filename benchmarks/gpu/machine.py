@@ -20,9 +20,18 @@ def environment() -> Dict[str, Any]:
     from nlgscore.backend.kernel_cache import cpu_model
     from nlgscore.version import __version__
 
-    info: Dict[str, Any] = {"cpu": cpu_model(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()), "python": platform.python_version(),
-                            "platform": platform.platform(), "torch": torch.__version__, "cuda": torch.version.cuda,
-                            "transformers": transformers.__version__, "nlgscore": __version__, "torch_threads": torch.get_num_threads()}
+    info: Dict[str, Any] = {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "loadavg": list(os.getloadavg()),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "nlgscore": __version__,
+        "torch_threads": torch.get_num_threads(),
+    }
     try:
         from importlib.metadata import version
 
@@ -40,11 +49,21 @@ def gpu_facts(device: str) -> Dict[str, Any]:
     info: Dict[str, Any] = {}
     if device.startswith("cuda") and torch.cuda.is_available():
         props = torch.cuda.get_device_properties(torch.device(device))
-        info.update(gpu=props.name, gpu_memory_gib=round(props.total_memory / 2**30, 1), multiprocessors=props.multi_processor_count,
-                    cudnn=torch.backends.cudnn.version(), bf16_supported=torch.cuda.is_bf16_supported())
+        info.update(
+            gpu=props.name,
+            gpu_memory_gib=round(props.total_memory / 2**30, 1),
+            multiprocessors=props.multi_processor_count,
+            cudnn=torch.backends.cudnn.version(),
+            bf16_supported=torch.cuda.is_bf16_supported(),
+        )
         query = "name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu"
         try:
-            out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+            out = subprocess.run(
+                ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             info["nvidia_smi"] = dict(zip(query.split(","), (v.strip() for v in out.stdout.strip().split(","))))
         except (OSError, subprocess.SubprocessError) as err:
             info["nvidia_smi"] = f"not available: {err}"

@@ -63,20 +63,51 @@ def mbr_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> 
                 start = time.perf_counter()
                 decode(scorer, data)
                 seconds = time.perf_counter() - start
-                results[f"{mode}_N{n}"] = {"N": n, "items": items, "seconds": seconds, "items_per_s": items / seconds,
-                                           "pairs_per_s": items * n * (n - 1) / seconds}
+                results[f"{mode}_N{n}"] = {
+                    "N": n,
+                    "items": items,
+                    "seconds": seconds,
+                    "items_per_s": items / seconds,
+                    "pairs_per_s": items * n * (n - 1) / seconds,
+                }
                 recorder.put("mbr", results)
 
 
 def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
     if not config.device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = ""  # the server and the offline scorer both default to CUDA when there is one
-    command = [sys.executable, str(REPO / "benchmarks" / "scripts" / "bench_serve.py"), "--sections", "throughput", "--spec", "bertscore:minilm",
-               "--data", slice_path(config), "--n", str(config.serve_items), "--clients", str(CLIENTS), "--rounds", "1" if config.tiny else "2"]
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "scripts" / "bench_serve.py"),
+        "--sections",
+        "throughput",
+        "--spec",
+        "bertscore:minilm",
+        "--data",
+        slice_path(config),
+        "--n",
+        str(config.serve_items),
+        "--clients",
+        str(CLIENTS),
+        "--rounds",
+        "1" if config.tiny else "2",
+    ]
     recorder.put("command", " ".join(command))
     # Its own process group: on the time box's end the benchmark and the server it started both go.
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO), start_new_session=True)
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        start_new_session=True,
+    )
     try:
         stdout, stderr = child.communicate(timeout=max(10.0, config.budget("serve") - 5))
     except subprocess.TimeoutExpired:

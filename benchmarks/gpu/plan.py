@@ -23,7 +23,15 @@ from nlgscore.errors import ArgumentError
 SECTIONS = ("env", "exactness", "bertscore-minilm", "bertscore-large", "seq2seq", "mbr", "serve")
 # Seconds per section on the GPU (a hard stop: the section's process is killed, what it recorded
 # so far is kept). Their sum, 470 s, plus the install and start-up, stays under 8 minutes.
-GPU_BUDGETS = {"env": 20, "exactness": 45, "bertscore-minilm": 50, "bertscore-large": 120, "seq2seq": 95, "mbr": 30, "serve": 110}
+GPU_BUDGETS = {
+    "env": 20,
+    "exactness": 45,
+    "bertscore-minilm": 50,
+    "bertscore-large": 120,
+    "seq2seq": 95,
+    "mbr": 30,
+    "serve": 110,
+}
 TINY_BUDGET = 120  # the CPU dry run: a loaded 2-core machine, no target
 DATA_FILE = "wmt-kk-en.jsonl"  # the WMT19 kk-en DARR slice written by benchmarks/gpu/slice.sh
 # the project's targets for the roberta-large-shaped model at layer 17.
@@ -103,12 +111,26 @@ class CheckConfig:
         return (1.0,) if self.tiny else (1.0, 0.95)
 
     def as_dict(self) -> Dict[str, Any]:
-        return {"data": self.data, "out": self.out, "device": self.device, "tiny": self.tiny, "sections": list(self.sections),
-                "budgets_s": {s: self.budget(s) for s in self.sections}, "pairs": self.pairs, "repeats": self.repeats,
-                "roberta_shape": self.roberta_shape, "seq2seq_pairs": self.seq2seq_pairs, "seq2seq_repeats": self.seq2seq_repeats,
-                "mbr_sizes": {str(n): k for n, k in self.mbr_sizes.items()}, "serve_items": self.serve_items,
-                "invariance_items": self.invariance_items,
-                "golden_runs": self.golden_runs or "all", "modes": list(self.modes), "prism_temperatures": list(self.prism_temperatures), "targets": {"mfu_bf16": TARGET_MFU_BF16, "speedup_vs_bert_score_fp32": TARGET_SPEEDUP_VS_BERT_SCORE}}
+        return {
+            "data": self.data,
+            "out": self.out,
+            "device": self.device,
+            "tiny": self.tiny,
+            "sections": list(self.sections),
+            "budgets_s": {s: self.budget(s) for s in self.sections},
+            "pairs": self.pairs,
+            "repeats": self.repeats,
+            "roberta_shape": self.roberta_shape,
+            "seq2seq_pairs": self.seq2seq_pairs,
+            "seq2seq_repeats": self.seq2seq_repeats,
+            "mbr_sizes": {str(n): k for n, k in self.mbr_sizes.items()},
+            "serve_items": self.serve_items,
+            "invariance_items": self.invariance_items,
+            "golden_runs": self.golden_runs or "all",
+            "modes": list(self.modes),
+            "prism_temperatures": list(self.prism_temperatures),
+            "targets": {"mfu_bf16": TARGET_MFU_BF16, "speedup_vs_bert_score_fp32": TARGET_SPEEDUP_VS_BERT_SCORE},
+        }
 
 
 @contextmanager

@@ -25,9 +25,9 @@ def matmul_shapes(config: CheckConfig) -> List[Tuple[int, int, int]]:
 
 def env_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
     """The GPU's facts, then the matmul peak of each precision: the best FLOP/s over :func:`matmul_shapes`."""
-    from benchmarks.harness.flops import matmul_throughput
     from benchmarks.gpu.machine import gpu_facts
     from benchmarks.gpu.plan import precision
+    from benchmarks.harness.flops import matmul_throughput
 
     recorder.put("gpu", gpu_facts(config.device))
     peaks: Dict[str, Any] = {}
@@ -44,8 +44,15 @@ def _sections() -> Dict[str, Any]:
     from benchmarks.gpu.seq2seq import seq2seq_section
     from benchmarks.gpu.throughput import large_section, minilm_section
 
-    return {"env": env_section, "exactness": exactness_section, "bertscore-minilm": minilm_section, "bertscore-large": large_section,
-            "seq2seq": seq2seq_section, "mbr": mbr_section, "serve": serve_section}
+    return {
+        "env": env_section,
+        "exactness": exactness_section,
+        "bertscore-minilm": minilm_section,
+        "bertscore-large": large_section,
+        "seq2seq": seq2seq_section,
+        "mbr": mbr_section,
+        "serve": serve_section,
+    }
 
 
 SECTION_FUNCTIONS = _sections()

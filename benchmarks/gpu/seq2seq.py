@@ -40,7 +40,13 @@ def _timed(config: CheckConfig, run: Callable[[], Any], repeats: int) -> List[fl
 
 def _row(seconds: List[float], n: int, tokens: int, mode: str) -> Dict[str, Any]:
     median = statistics.median(seconds)
-    return {"precision": mode, "seconds": seconds, "median_seconds": median, "pairs_per_s": n / median, "tokens_per_s": tokens / median}
+    return {
+        "precision": mode,
+        "seconds": seconds,
+        "median_seconds": median,
+        "pairs_per_s": n / median,
+        "tokens_per_s": tokens / median,
+    }
 
 
 def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
@@ -54,16 +60,28 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
     else:
         from benchmarks.harness.synthetic import build_random_model
 
-        model, described = build_random_model("bart-large", os.path.join(folder, "bart-large"), corpus(config), device=config.device), "bart-large-shaped, random weights"
+        model, described = (
+            build_random_model("bart-large", os.path.join(folder, "bart-large"), corpus(config), device=config.device),
+            "bart-large-shaped, random weights",
+        )
     tokenizer = AutoTokenizer.from_pretrained(model)
     tokens = sum(len(ids) for ids in tokenizer(refs + cands, truncation=True, max_length=1024)["input_ids"])
     out: Dict[str, Any] = {"model": described, "pairs": len(cands), "tokens": tokens, "sides": {}}
-    sides = [("reference-bart-fp32", ReferenceBartLoop, "fp32"), ("nlgscore-fp32", NlgscoreBart, "fp32"), ("nlgscore-bf16", NlgscoreBart, "bf16")]
+    sides = [
+        ("reference-bart-fp32", ReferenceBartLoop, "fp32"),
+        ("nlgscore-fp32", NlgscoreBart, "fp32"),
+        ("nlgscore-bf16", NlgscoreBart, "bf16"),
+    ]
     for label, cls, mode in sides:
         with precision(mode) as dtype:
             side = cls({"model": model, "device": config.device, "dtype": dtype, "batch_size": 4})
             side.score(refs[:8], cands[:8])
-            out["sides"][label] = _row(_timed(config, lambda side=side: side.score(refs, cands), config.seq2seq_repeats), len(cands), tokens, mode)
+            out["sides"][label] = _row(
+                _timed(config, lambda side=side: side.score(refs, cands), config.seq2seq_repeats),
+                len(cands),
+                tokens,
+                mode,
+            )
         del side
         recorder.put("bart_large_shaped", out)
     reference = out["sides"]["reference-bart-fp32"]["median_seconds"]
@@ -82,7 +100,10 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
     else:
         from benchmarks.harness.synthetic import build_prism_shaped
 
-        model, described = build_prism_shaped(os.path.join(folder, "prism"), corpus(config), device=config.device), "Prism-m39v1-shaped, random weights"
+        model, described = (
+            build_prism_shaped(os.path.join(folder, "prism"), corpus(config), device=config.device),
+            "Prism-m39v1-shaped, random weights",
+        )
     pieces = [len(ids) for ids in PrismTokenizer.from_folder(model).encode(cands + refs)]
     # Prism-ref reads each pair twice (cand|ref and ref|cand); source gets </s>, target <lang> and </s>.
     tokens = 2 * (sum(pieces) + 3 * len(cands))
@@ -91,7 +112,12 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
         with precision(mode) as dtype:
             scorer = PrismScorer(model, lang="en", device=config.device, dtype=dtype)
             scorer.score(cands[:8], refs=refs[:8])
-            out["sides"][label] = _row(_timed(config, lambda scorer=scorer: scorer.score(cands, refs=refs), config.seq2seq_repeats), len(cands), tokens, mode)
+            out["sides"][label] = _row(
+                _timed(config, lambda scorer=scorer: scorer.score(cands, refs=refs), config.seq2seq_repeats),
+                len(cands),
+                tokens,
+                mode,
+            )
         del scorer
         recorder.put("prism_shaped", out)
 

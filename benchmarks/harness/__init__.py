@@ -9,8 +9,8 @@ project's targets; see BENCHMARKS.md.
 ('bertscore', 'trainer', 'memory', 'bartscore')
 """
 
-from benchmarks.harness.report import BenchSummary, evaluate_targets, render_markdown, render_text, write_markdown
 from benchmarks.harness.config import SECTIONS, BenchConfig, bert_score_available
+from benchmarks.harness.report import BenchSummary, evaluate_targets, render_markdown, render_text, write_markdown
 from benchmarks.harness.runner import run_benchmark
 
 __all__ = [

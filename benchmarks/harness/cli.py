@@ -37,22 +37,71 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     default = {f.name: f.default for f in dataclasses.fields(BenchConfig)}
     parser.add_argument("--data", required=True, help="WMT DARR JSONL file, e.g. data/wmt-kk-en.jsonl")
-    parser.add_argument("--n", type=int, default=default["n"], help=f"pairs scored (first N better-system pairs; default {default['n']})")
-    parser.add_argument("--repeats", type=int, default=default["repeats"], help=f"timed repetitions; ratios are medians (default {default['repeats']})")
+    parser.add_argument(
+        "--n",
+        type=int,
+        default=default["n"],
+        help=f"pairs scored (first N better-system pairs; default {default['n']})",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=default["repeats"],
+        help=f"timed repetitions; ratios are medians (default {default['repeats']})",
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default cpu)")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"], help="nlgscore's precision (bert_score stays fp32)")
-    parser.add_argument("--model-shape", default="minilm", choices=["minilm", "roberta-large"], help="embedded MiniLM, or a random-weight roberta-large shape")
-    parser.add_argument("--num-layers", type=int, default=None, help="BERTScore layer (default: 4 for MiniLM, 17 for roberta-large)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="nlgscore's token budget per batch (default: the library's)")
-    parser.add_argument("--bert-score-batch-size", type=int, default=default["bert_score_batch_size"], help="bert_score's batch_size (default: its own, 64)")
-    parser.add_argument("--bart-n", type=int, default=default["bart_n"], help=f"pairs for the BARTScore comparison (default {default['bart_n']})")
-    parser.add_argument("--bart-model", default=None, help="seq2seq checkpoint for BARTScore (default: a random-weight bart-base shape)")
-    parser.add_argument("--memory-n", type=int, default=default["memory_n"], help=f"large corpus of the memory check (default {default['memory_n']})")
-    parser.add_argument("--sections", default="bertscore,trainer,memory,bartscore", help="comma-separated among bertscore,trainer,memory,bartscore,budgets")
-    parser.add_argument("--budgets", type=_ints, default=list(default["budgets"]), help="token budgets for the 'budgets' section")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16", "float16"],
+        help="nlgscore's precision (bert_score stays fp32)",
+    )
+    parser.add_argument(
+        "--model-shape",
+        default="minilm",
+        choices=["minilm", "roberta-large"],
+        help="embedded MiniLM, or a random-weight roberta-large shape",
+    )
+    parser.add_argument(
+        "--num-layers", type=int, default=None, help="BERTScore layer (default: 4 for MiniLM, 17 for roberta-large)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="nlgscore's token budget per batch (default: the library's)"
+    )
+    parser.add_argument(
+        "--bert-score-batch-size",
+        type=int,
+        default=default["bert_score_batch_size"],
+        help="bert_score's batch_size (default: its own, 64)",
+    )
+    parser.add_argument(
+        "--bart-n",
+        type=int,
+        default=default["bart_n"],
+        help=f"pairs for the BARTScore comparison (default {default['bart_n']})",
+    )
+    parser.add_argument(
+        "--bart-model", default=None, help="seq2seq checkpoint for BARTScore (default: a random-weight bart-base shape)"
+    )
+    parser.add_argument(
+        "--memory-n",
+        type=int,
+        default=default["memory_n"],
+        help=f"large corpus of the memory check (default {default['memory_n']})",
+    )
+    parser.add_argument(
+        "--sections",
+        default="bertscore,trainer,memory,bartscore",
+        help="comma-separated among bertscore,trainer,memory,bartscore,budgets",
+    )
+    parser.add_argument(
+        "--budgets", type=_ints, default=list(default["budgets"]), help="token budgets for the 'budgets' section"
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch threads in each worker (default: torch's)")
     parser.add_argument("--workdir", default=None, help="keep random-weight models here (default: a temporary folder)")
-    parser.add_argument("--json-out", dest="json_path", default=None, metavar="PATH", help="also write the full report as JSON")
+    parser.add_argument(
+        "--json-out", dest="json_path", default=None, metavar="PATH", help="also write the full report as JSON"
+    )
     parser.add_argument("--markdown", default=None, help="write/refresh the generated section of this Markdown file")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser

@@ -70,8 +70,8 @@ def machine_info(device: str) -> Dict[str, Any]:
     import torch
     import transformers
 
-    from nlgscore.version import __version__
     from nlgscore.backend.kernel_cache import cpu_model
+    from nlgscore.version import __version__
 
     info: Dict[str, Any] = {
         "cpu": cpu_model(),

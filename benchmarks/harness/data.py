@@ -49,7 +49,9 @@ def load_pairs(path: str, n: int) -> Pairs:
     if n < 1:
         raise ArgumentError(f"n must be positive, got {n}")
     if not os.path.isfile(path):
-        raise FileNotFoundError(errno.ENOENT, "data file does not exist (a WMT DARR JSONL file, e.g. data/wmt-kk-en.jsonl)", path)
+        raise FileNotFoundError(
+            errno.ENOENT, "data file does not exist (a WMT DARR JSONL file, e.g. data/wmt-kk-en.jsonl)", path
+        )
     rows: List[Dict] = []
     skipped = 0
     with open(path, encoding="utf-8") as handle:

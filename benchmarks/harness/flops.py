@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+
 def matmul_shapes(hidden: int, intermediate: int, tokens: int = 2048) -> List[Tuple[int, int, int]]:
     """The matrix products one encoder layer runs on a ``tokens``-token batch."""
     return [(tokens, hidden, hidden), (tokens, hidden, intermediate), (tokens, intermediate, hidden)]
@@ -119,11 +120,15 @@ def matmul_throughput(
         b = torch.randn(k, n, device=device, dtype=torch_dtype)
         flops = 2 * m * k * n
         row: Dict[str, Any] = {"shape": f"({m}x{k})@({k}x{n})"}
-        row["matmul_flops_per_s"] = flops / _best_seconds(lambda a=a, b=b: torch.matmul(a, b), device, repeats, min_seconds)
+        row["matmul_flops_per_s"] = flops / _best_seconds(
+            lambda a=a, b=b: torch.matmul(a, b), device, repeats, min_seconds
+        )
         if str(device) == "cpu" and onednn_available():
             weight = b.t().contiguous()
             with torch.inference_mode():
-                row["onednn_flops_per_s"] = flops / _best_seconds(lambda a=a, weight=weight: linear(a, weight), device, repeats, min_seconds)
+                row["onednn_flops_per_s"] = flops / _best_seconds(
+                    lambda a=a, weight=weight: linear(a, weight), device, repeats, min_seconds
+                )
         row["flops_per_s"] = max(row["matmul_flops_per_s"], row.get("onednn_flops_per_s", 0.0))
         per_shape.append(row)
     peak = sum(s["flops_per_s"] for s in per_shape) / len(per_shape)

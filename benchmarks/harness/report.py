@@ -39,7 +39,9 @@ def _values(report: Dict[str, Any]) -> Dict[str, Optional[float]]:
     gpu_fp32 = "nlgscore-fp32" in sides
     return {
         "bertscore_speedup": _get(report, "bertscore", "speedup"),
-        "bertscore_max_abs_diff_f1": _get(report, "bertscore", "max_abs_diff_f1_fp32_vs_bert_score" if gpu_fp32 else "max_abs_diff_f1"),
+        "bertscore_max_abs_diff_f1": _get(
+            report, "bertscore", "max_abs_diff_f1_fp32_vs_bert_score" if gpu_fp32 else "max_abs_diff_f1"
+        ),
         "bertscore_mfu": _get(report, "bertscore", "sides", "nlgscore", "mfu_useful"),
         "bertscore_bf16_vs_fp32": _get(report, "bertscore", "max_abs_diff_f1_vs_fp32"),
         "trainer_speedup": _get(report, "trainer", "speedup"),
@@ -86,7 +88,10 @@ def _pct(value: Optional[float]) -> str:
 def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     # A "|" inside a cell (as in |ΔF|) would end the cell.
-    lines += ["| " + " | ".join((c if isinstance(c, str) else _fmt(c)).replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines += [
+        "| " + " | ".join((c if isinstance(c, str) else _fmt(c)).replace("|", "\\|") for c in row) + " |"
+        for row in rows
+    ]
     return lines
 
 
@@ -97,7 +102,9 @@ def render_markdown(report: Dict[str, Any]) -> str:
     cfg = report.get("config", {})
     lines = [
         f"Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores "
-        f"(torch threads: {machine.get('torch_threads', '?')})" + (f", GPU: {machine['gpu']}" if machine.get("gpu") else "") + ".",
+        f"(torch threads: {machine.get('torch_threads', '?')})"
+        + (f", GPU: {machine['gpu']}" if machine.get("gpu") else "")
+        + ".",
         f"Versions: {versions}; Python {machine.get('python', '?')}.",
         "",
         "Command:",
@@ -121,7 +128,16 @@ def _targets_md(report: Dict[str, Any]) -> List[str]:
         value = t["value"]
         shown = _pct(value) if t["name"].endswith("mfu") else _fmt(value)
         met = {True: "met", False: "**not met**", None: "not measured"}[t["met"]]
-        rows.append([t["what"], t["target"] if not t["name"].endswith("mfu") else t["target"].split()[0] + " " + _pct(float(t["target"].split()[1])), shown, met])
+        rows.append(
+            [
+                t["what"],
+                t["target"]
+                if not t["name"].endswith("mfu")
+                else t["target"].split()[0] + " " + _pct(float(t["target"].split()[1])),
+                shown,
+                met,
+            ]
+        )
     return ["### Targets", ""] + _table(["target", "wanted", "measured", ""], rows)
 
 
@@ -139,26 +155,43 @@ def _bertscore_md(report: Dict[str, Any]) -> List[str]:
     ]
     rows = []
     for label, side in section["sides"].items():
-        rows.append([
-            f"{label} ({side.get('dtype', 'float32')})",
-            side.get("pairs_per_s"),
-            _pct(side.get("mfu_useful")),
-            _pct(side.get("mfu_executed")),
-            _pct(side.get("mfu_useful_vs_matmul")),
-            side["executed"]["padded_tokens"],
-            side.get("peak_rss_mb"),
-        ])
-    header = ["side", "pairs/s", "MFU (useful)", "MFU (executed)", "MFU (useful) vs torch.matmul alone", "padded tokens encoded", "peak RSS MiB"]
+        rows.append(
+            [
+                f"{label} ({side.get('dtype', 'float32')})",
+                side.get("pairs_per_s"),
+                _pct(side.get("mfu_useful")),
+                _pct(side.get("mfu_executed")),
+                _pct(side.get("mfu_useful_vs_matmul")),
+                side["executed"]["padded_tokens"],
+                side.get("peak_rss_mb"),
+            ]
+        )
+    header = [
+        "side",
+        "pairs/s",
+        "MFU (useful)",
+        "MFU (executed)",
+        "MFU (useful) vs torch.matmul alone",
+        "padded tokens encoded",
+        "peak RSS MiB",
+    ]
     lines += _table(header, rows)
-    lines += ["", f"Speed-up: **{_fmt(section.get('speedup'))}×**; max |ΔF| vs bert_score: {_fmt(section.get('max_abs_diff_f1'))}."]
+    lines += [
+        "",
+        f"Speed-up: **{_fmt(section.get('speedup'))}×**; max |ΔF| vs bert_score: {_fmt(section.get('max_abs_diff_f1'))}.",
+    ]
     if "max_abs_diff_f1_vs_fp32" in section:
-        lines[-1] += f" bf16 vs fp32 max |ΔF|: {_fmt(section['max_abs_diff_f1_vs_fp32'])}; fp32 vs bert_score: {_fmt(section.get('max_abs_diff_f1_fp32_vs_bert_score'))}."
+        lines[-1] += (
+            f" bf16 vs fp32 max |ΔF|: {_fmt(section['max_abs_diff_f1_vs_fp32'])}; fp32 vs bert_score: {_fmt(section.get('max_abs_diff_f1_fp32_vs_bert_score'))}."
+        )
     if report.get("bert_score_skipped"):
         lines += ["", f"bert_score side skipped: {report['bert_score_skipped']}."]
     return lines
 
 
-def _speed_md(section: Dict[str, Any], title: str, intro: str, seconds: str, diff_key: str, diff_label: str) -> List[str]:
+def _speed_md(
+    section: Dict[str, Any], title: str, intro: str, seconds: str, diff_key: str, diff_label: str
+) -> List[str]:
     """A section comparing two sides' speed: heading, intro, table, speed-up and score difference."""
     lines = [f"### {title}", "", intro, ""]
     rows = [[label, side["pairs_per_s"], side["median_seconds"]] for label, side in section["sides"].items()]
@@ -194,8 +227,18 @@ def _memory_md(report: Dict[str, Any]) -> List[str]:
     ]
     rows = []
     for label, side in section["sides"].items():
-        rows.append([label, side[small]["loaded_rss_mb"], side[small]["peak_rss_mb"], side[large]["peak_rss_mb"], f"{side['growth']:.2f}×"])
-    lines += _table(["side", "RSS after loading MiB", f"peak, {small} pairs MiB", f"peak, {large} pairs MiB", "growth"], rows)
+        rows.append(
+            [
+                label,
+                side[small]["loaded_rss_mb"],
+                side[small]["peak_rss_mb"],
+                side[large]["peak_rss_mb"],
+                f"{side['growth']:.2f}×",
+            ]
+        )
+    lines += _table(
+        ["side", "RSS after loading MiB", f"peak, {small} pairs MiB", f"peak, {large} pairs MiB", "growth"], rows
+    )
     return lines
 
 
@@ -228,7 +271,15 @@ def _matmul_md(report: Dict[str, Any]) -> List[str]:
     for dtype, value in section.items():
         if isinstance(value, dict):
             for shape in value["shapes"]:
-                rows.append([dtype, shape["shape"], gflops(shape, "matmul_flops_per_s"), gflops(shape, "onednn_flops_per_s"), gflops(shape, "flops_per_s")])
+                rows.append(
+                    [
+                        dtype,
+                        shape["shape"],
+                        gflops(shape, "matmul_flops_per_s"),
+                        gflops(shape, "onednn_flops_per_s"),
+                        gflops(shape, "flops_per_s"),
+                    ]
+                )
             rows.append([dtype, "**mean (MFU denominator)**", "", "", f"{value['flops_per_s'] / 1e9:.1f}"])
     title = (
         "### Matrix-multiply throughput, GFLOP/s (per shape the best sample of the run: at its start and end, and in the "

@@ -22,7 +22,12 @@ from dataclasses import asdict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from benchmarks.harness.config import (
-    MINILM_LAYERS, BenchConfig, bert_score_available, machine_info, max_abs_diff, median,
+    MINILM_LAYERS,
+    BenchConfig,
+    bert_score_available,
+    machine_info,
+    max_abs_diff,
+    median,
 )
 from benchmarks.harness.data import Pairs, load_pairs
 from benchmarks.harness.flops import encoder_dims, matmul_shapes, matmul_throughput, mfu, useful_flops
@@ -58,11 +63,22 @@ class Benchmark:
 
         self.progress(f"building a random-weight {cfg.model_shape} model")
         folder = build_random_model(cfg.model_shape, self._folder(cfg.model_shape), _corpus(pairs))
-        return folder, cfg.num_layers or BERTSCORE_LAYERS.get(cfg.model_shape, 1), f"{cfg.model_shape}-shaped, random weights"
+        return (
+            folder,
+            cfg.num_layers or BERTSCORE_LAYERS.get(cfg.model_shape, 1),
+            f"{cfg.model_shape}-shaped, random weights",
+        )
 
     def _spec(self, side: str, model: str, num_layers: Optional[int] = None, **extra: Any) -> Dict[str, Any]:
         cfg = self.config
-        spec = {"side": side, "model": model, "num_layers": num_layers, "device": cfg.device, "dtype": "float32", "threads": cfg.threads}
+        spec = {
+            "side": side,
+            "model": model,
+            "num_layers": num_layers,
+            "device": cfg.device,
+            "dtype": "float32",
+            "threads": cfg.threads,
+        }
         if side.startswith("nlgscore"):
             spec["max_tokens"] = cfg.max_tokens
             spec["dtype"] = cfg.dtype
@@ -77,14 +93,23 @@ class Benchmark:
         self.report["machine"] = machine_info(cfg.device)
         need = max(cfg.n, cfg.bart_n if "bartscore" in cfg.sections else 1)
         pairs = load_pairs(cfg.data, need)
-        self.report["data"] = {"path": cfg.data, "pairs_in_file": pairs.distinct_in_file, "skipped_blank": pairs.skipped}
+        self.report["data"] = {
+            "path": cfg.data,
+            "pairs_in_file": pairs.distinct_in_file,
+            "skipped_blank": pairs.skipped,
+        }
         try:
             if set(cfg.sections) & {"bertscore", "trainer", "memory", "budgets"}:
                 model, layers, described = self._bert_model(pairs)
                 from transformers import AutoConfig
 
                 hidden, intermediate = encoder_dims(AutoConfig.from_pretrained(model))
-                self.report["model"] = {"bertscore": described, "num_layers": layers, "hidden": hidden, "intermediate": intermediate}
+                self.report["model"] = {
+                    "bertscore": described,
+                    "num_layers": layers,
+                    "hidden": hidden,
+                    "intermediate": intermediate,
+                }
                 self.progress("measuring matmul throughput")
                 self._sample_matmul()
                 head = pairs.head(cfg.n)
@@ -178,9 +203,16 @@ class Benchmark:
             for worker, label in zip(workers, labels):
                 self.progress(f"bertscore: warm-up and FLOP count, {label}")
                 worker.call("warmup", first="better", second="refs")
-                counted = worker.call("count", first="better", second="refs", hidden=hidden, intermediate=intermediate, layers=layers)
+                counted = worker.call(
+                    "count", first="better", second="refs", hidden=hidden, intermediate=intermediate, layers=layers
+                )
                 dtype = "float32" if label != "nlgscore" else cfg.dtype
-                section["sides"][label] = {"dtype": dtype, "scores": counted["scores"], "executed": counted["count"], "seconds": []}
+                section["sides"][label] = {
+                    "dtype": dtype,
+                    "scores": counted["scores"],
+                    "executed": counted["count"],
+                    "seconds": [],
+                }
             if "bertscore" in cfg.sections:
                 for rep in range(cfg.repeats):
                     order = list(zip(workers, labels))
@@ -188,7 +220,9 @@ class Benchmark:
                         if label == "nlgscore":
                             self._sample_matmul(worker)
                         self.progress(f"bertscore: repeat {rep + 1}/{cfg.repeats}, {label}")
-                        section["sides"][label]["seconds"].append(worker.call("score", first="better", second="refs")["seconds"])
+                        section["sides"][label]["seconds"].append(
+                            worker.call("score", first="better", second="refs")["seconds"]
+                        )
                 for worker, label in zip(workers, labels):
                     section["sides"][label]["peak_rss_mb"] = worker.call("rss")["peak_rss_mb"]
             if "trainer" in cfg.sections:
@@ -216,7 +250,9 @@ class Benchmark:
             fp32 = section["sides"]["nlgscore-fp32"]
             section["max_abs_diff_f1_vs_fp32"] = max_abs_diff(ours["scores"], fp32["scores"])
             if "bert_score" in section["sides"]:
-                section["max_abs_diff_f1_fp32_vs_bert_score"] = max_abs_diff(fp32["scores"], section["sides"]["bert_score"]["scores"])
+                section["max_abs_diff_f1_fp32_vs_bert_score"] = max_abs_diff(
+                    fp32["scores"], section["sides"]["bert_score"]["scores"]
+                )
         for side in section["sides"].values():
             side.pop("scores", None)  # thousands of floats: the differences above are what matters
 
@@ -229,7 +265,9 @@ class Benchmark:
             order = list(zip(workers, labels))
             for worker, label in order if rep % 2 == 0 else reversed(order):
                 self.progress(f"trainer: repeat {rep + 1}/{cfg.repeats}, {label}")
-                out = worker.call("sequence", calls=calls, cache_references=label.startswith("nlgscore"), keep_scores=rep == 0)
+                out = worker.call(
+                    "sequence", calls=calls, cache_references=label.startswith("nlgscore"), keep_scores=rep == 0
+                )
                 section["sides"].setdefault(label, {"seconds": []})["seconds"].append(out["seconds"])
                 if rep == 0:
                     scores[label] = [f for call in out["scores"] for f in call]
@@ -257,7 +295,11 @@ class Benchmark:
                     loaded = worker.call("rss")["peak_rss_mb"]
                     seconds = worker.call("score", first="better", second="refs")["seconds"]
                     peak = worker.call("rss")["peak_rss_mb"]
-                section["sides"].setdefault(side, {})[str(size)] = {"loaded_rss_mb": loaded, "peak_rss_mb": peak, "seconds": seconds}
+                section["sides"].setdefault(side, {})[str(size)] = {
+                    "loaded_rss_mb": loaded,
+                    "peak_rss_mb": peak,
+                    "seconds": seconds,
+                }
         for side in section["sides"].values():
             side["growth"] = side[str(cfg.memory_n)]["peak_rss_mb"] / side[str(cfg.n)]["peak_rss_mb"]
         self.report["memory"] = section
@@ -336,7 +378,9 @@ class Benchmark:
             if side.get("median_seconds"):
                 side["mfu_useful"] = mfu(section["useful_flops"], side["median_seconds"], throughput["flops_per_s"])
                 side["mfu_executed"] = mfu(side["executed"]["flops"], side["median_seconds"], throughput["flops_per_s"])
-                side["mfu_useful_vs_matmul"] = mfu(section["useful_flops"], side["median_seconds"], throughput.get("matmul_flops_per_s", 0.0))
+                side["mfu_useful_vs_matmul"] = mfu(
+                    section["useful_flops"], side["median_seconds"], throughput.get("matmul_flops_per_s", 0.0)
+                )
 
 
 def _corpus(pairs: Pairs) -> List[str]:

@@ -81,7 +81,11 @@ class NlgscoreBart:
     def __init__(self, spec: Dict[str, Any], cache_references: bool = False) -> None:
         from nlgscore.registry import build
 
-        kwargs: Dict[str, Any] = {"checkpoint": spec["model"], "device": spec["device"], "dtype": spec.get("dtype", "float32")}
+        kwargs: Dict[str, Any] = {
+            "checkpoint": spec["model"],
+            "device": spec["device"],
+            "dtype": spec.get("dtype", "float32"),
+        }
         if spec.get("max_tokens"):
             kwargs["max_tokens"] = spec["max_tokens"]
         self.spec = spec
@@ -123,7 +127,9 @@ class ReferenceBartLoop:
             for start in range(0, len(srcs), self.batch_size):
                 src = self._encode(srcs[start : start + self.batch_size])
                 tgt = self._encode(tgts[start : start + self.batch_size])
-                out = self.model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=tgt["input_ids"])
+                out = self.model(
+                    input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=tgt["input_ids"]
+                )
                 logprobs = torch.log_softmax(out.logits, dim=-1)
                 token = logprobs.gather(-1, tgt["input_ids"].unsqueeze(-1)).squeeze(-1)
                 mask = tgt["attention_mask"].to(token.dtype)

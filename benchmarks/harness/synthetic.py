@@ -65,8 +65,16 @@ SHAPES: Dict[str, Dict[str, Any]] = {
         "forced_eos_token_id": 2,
     },
 }
-SHAPES["bart-large"] = dict(SHAPES["bart-base"], d_model=1024, encoder_layers=12, decoder_layers=12, encoder_attention_heads=16,
-                            decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096)
+SHAPES["bart-large"] = dict(
+    SHAPES["bart-base"],
+    d_model=1024,
+    encoder_layers=12,
+    decoder_layers=12,
+    encoder_attention_heads=16,
+    decoder_attention_heads=16,
+    encoder_ffn_dim=4096,
+    decoder_ffn_dim=4096,
+)
 # bert_score's default layer for roberta-large (model2layers), used for the GPU comparison.
 BERTSCORE_LAYERS = {"roberta-large": 17, "roberta-tiny": 2}
 _TOKENIZER_CLASS = {"roberta": "RobertaTokenizer", "bart": "BartTokenizer"}
@@ -81,7 +89,9 @@ def build_tokenizer(texts: Sequence[str], folder: str, model_type: str, vocab_si
     from tokenizers import ByteLevelBPETokenizer
 
     tokenizer = ByteLevelBPETokenizer()
-    tokenizer.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=2, special_tokens=_SPECIAL, show_progress=False)
+    tokenizer.train_from_iterator(
+        list(texts), vocab_size=vocab_size, min_frequency=2, special_tokens=_SPECIAL, show_progress=False
+    )
     tokenizer.save_model(folder)
     config = {
         "tokenizer_class": _TOKENIZER_CLASS[model_type],
@@ -124,9 +134,20 @@ def build_random_model(shape: str, folder: str, texts: Sequence[str], seed: int 
 # 64k vocabulary): 20 heads of 64, feed-forward 12,288, as an M2M100 (pre-norm) model: the same
 # FLOPs as the post-norm original.
 PRISM_SHAPE = {
-    "d_model": 1280, "encoder_layers": 8, "decoder_layers": 8, "encoder_attention_heads": 20, "decoder_attention_heads": 20,
-    "encoder_ffn_dim": 12288, "decoder_ffn_dim": 12288, "vocab_size": 64000, "max_position_embeddings": 1024,
-    "activation_function": "relu", "scale_embedding": True, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+    "d_model": 1280,
+    "encoder_layers": 8,
+    "decoder_layers": 8,
+    "encoder_attention_heads": 20,
+    "decoder_attention_heads": 20,
+    "encoder_ffn_dim": 12288,
+    "decoder_ffn_dim": 12288,
+    "vocab_size": 64000,
+    "max_position_embeddings": 1024,
+    "activation_function": "relu",
+    "scale_embedding": True,
+    "pad_token_id": 1,
+    "bos_token_id": 0,
+    "eos_token_id": 2,
     "decoder_start_token_id": 2,
 }
 _PRISM_PIECES = 8000  # the SentencePiece model trained here; the network keeps the real 64k embedding
@@ -140,8 +161,15 @@ def build_prism_shaped(folder: str, texts: Sequence[str], seed: int = 0, device:
 
     os.makedirs(folder, exist_ok=True)
     prefix = os.path.join(folder, "sentencepiece.bpe")
-    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(list(texts)), model_prefix=prefix, vocab_size=_PRISM_PIECES,
-                                             model_type="bpe", character_coverage=1.0, hard_vocab_limit=False, minloglevel=2)
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(list(texts)),
+        model_prefix=prefix,
+        vocab_size=_PRISM_PIECES,
+        model_type="bpe",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
     spm = sentencepiece.SentencePieceProcessor(model_file=prefix + ".model")
     vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
     for i in range(spm.get_piece_size()):
@@ -149,7 +177,12 @@ def build_prism_shaped(folder: str, texts: Sequence[str], seed: int = 0, device:
     with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as handle:
         json.dump(vocab, handle, ensure_ascii=False)
     # The stock M2M100 layout: language tags follow the vocabulary (nlgscore.seq2seq.prism_tokenizer).
-    config = {"tokenizer_class": "M2M100Tokenizer", "language_codes": "m2m100", "num_madeup_words": 8, "model_max_length": 1024}
+    config = {
+        "tokenizer_class": "M2M100Tokenizer",
+        "language_codes": "m2m100",
+        "num_madeup_words": 8,
+        "model_max_length": 1024,
+    }
     with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as handle:
         json.dump(config, handle, indent=2)
     torch.manual_seed(seed)

@@ -60,7 +60,9 @@ class Worker:
             status, payload = self._conn.recv()
         except EOFError:
             self._process.join(5)
-            raise RuntimeError(f"benchmark worker {self.name!r} died (exit code {self._process.exitcode}) during {command!r}") from None
+            raise RuntimeError(
+                f"benchmark worker {self.name!r} died (exit code {self._process.exitcode}) during {command!r}"
+            ) from None
         if status == "error":
             raise RuntimeError(f"benchmark worker {self.name!r} failed during {command!r}:\n{payload}")
         return payload
@@ -154,7 +156,9 @@ class _State:
             out.pop("scores")
         return out
 
-    def do_sequence(self, calls: Sequence[Sequence[str]], cache_references: bool, keep_scores: bool = False) -> Dict[str, Any]:
+    def do_sequence(
+        self, calls: Sequence[Sequence[str]], cache_references: bool, keep_scores: bool = False
+    ) -> Dict[str, Any]:
         """Several calls in a row, caches emptied first (the training-loop case); timed together."""
         side = self.side.fresh(cache_references=cache_references)
         seconds = 0.0

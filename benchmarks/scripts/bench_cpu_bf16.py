@@ -35,8 +35,11 @@ def cpu_facts() -> dict:
         text = ""
     facts = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
     flags = facts.get("Flags", "").split()
-    return {"model": facts.get("Model name", "?").strip(), "cpus": facts.get("CPU(s)", "?").strip(),
-            "bf16_flags": sorted(f for f in flags if "bf16" in f or f.startswith("amx"))}
+    return {
+        "model": facts.get("Model name", "?").strip(),
+        "cpus": facts.get("CPU(s)", "?").strip(),
+        "bf16_flags": sorted(f for f in flags if "bf16" in f or f.startswith("amx")),
+    }
 
 
 def build_large(folder: str) -> str:
@@ -48,9 +51,17 @@ def build_large(folder: str) -> str:
 
     minilm = resolve("minilm").path
     tokenizer = AutoTokenizer.from_pretrained(minilm)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                           intermediate_size=4096, max_position_embeddings=514, type_vocab_size=1,
-                           pad_token_id=tokenizer.pad_token_id, layer_norm_eps=1e-5)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        layer_norm_eps=1e-5,
+    )
     torch.manual_seed(0)
     RobertaModel(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -62,7 +73,10 @@ def compare(model: str, layer: int, cands: list, refs: list, chunks: int) -> dic
     from nlgscore.core import runtime
     from nlgscore.meta.stats.wmt import darr_kendall_tau
 
-    scorers = {dtype: BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype=dtype) for dtype in ("float32", "bfloat16")}
+    scorers = {
+        dtype: BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype=dtype)
+        for dtype in ("float32", "bfloat16")
+    }
     for scorer in scorers.values():
         scorer.compute(cands[:32], refs[:32])  # warm-up: oneDNN compiles kernels on first use
     seconds = {dtype: 0.0 for dtype in scorers}
@@ -77,8 +91,11 @@ def compare(model: str, layer: int, cands: list, refs: list, chunks: int) -> dic
     out = {"model": model, "layer": layer, "pairs": len(cands)}
     for dtype, values in f1.items():
         values = np.asarray(values)
-        out[dtype] = {"seconds": round(seconds[dtype], 1), "pairs_per_s": round(len(cands) / seconds[dtype], 1),
-                      "darr_tau": round(darr_kendall_tau(values[:n], values[n:]), 4)}
+        out[dtype] = {
+            "seconds": round(seconds[dtype], 1),
+            "pairs_per_s": round(len(cands) / seconds[dtype], 1),
+            "darr_tau": round(darr_kendall_tau(values[:n], values[n:]), 4),
+        }
     out["max_abs_dF"] = float(np.abs(np.asarray(f1["bfloat16"]) - np.asarray(f1["float32"])).max())
     auto = BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype="auto")
     out["auto"] = {"resolved": auto.runtime.dtype, **runtime.AUTO_CHOICE}
@@ -98,7 +115,9 @@ def main() -> None:
         rows = [json.loads(line) for line, _ in zip(handle, range(max(args.rows, args.large_rows)))]
 
     def pairs(k: int) -> tuple:
-        return [r["better"]["text"] for r in rows[:k]] + [r["worse"]["text"] for r in rows[:k]], [r["ref"] for r in rows[:k]] * 2
+        return [r["better"]["text"] for r in rows[:k]] + [r["worse"]["text"] for r in rows[:k]], [
+            r["ref"] for r in rows[:k]
+        ] * 2
 
     report = {"cpu": cpu_facts()}
     report["minilm"] = compare("minilm", 4, *pairs(args.rows), args.chunks)

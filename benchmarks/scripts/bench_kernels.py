@@ -40,7 +40,9 @@ def run_once(data: str, n: int, forced: str | None) -> dict:
     env.pop("NLGSCORE_ONEDNN", None)
     if forced is not None:
         env["NLGSCORE_ONEDNN"] = forced
-    out = subprocess.run([sys.executable, "-c", WORKER, data, str(n)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, data, str(n)], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -56,8 +58,10 @@ def main() -> None:
             runs[name].append(run_once(args.data, args.n, forced))
     cpu = runs["automatic"][0]["cpu"]
     load = os.getloadavg()[0]
-    print(f"CPU: {cpu}; {os.cpu_count()} cores; load average at the end {load:.1f}; "
-          f"{args.n} pairs, MiniLM layer 4, fp32, median of {args.repeats} runs each")
+    print(
+        f"CPU: {cpu}; {os.cpu_count()} cores; load average at the end {load:.1f}; "
+        f"{args.n} pairs, MiniLM layer 4, fp32, median of {args.repeats} runs each"
+    )
     print("\n| setting | kernel used | wall time (s) | system F1 |\n|---|---|---|---|")
     for name, samples in runs.items():
         kernels = sorted({s["kernel"] for s in samples})
@@ -65,8 +69,10 @@ def main() -> None:
         print(f"| {name} | {', '.join(kernels)} | {seconds:.2f} | {samples[0]['score']:.10f} |")
     probe = runs["automatic"][0]
     if probe.get("reason") == "measured":
-        print(f"\nLoad-time probe of the automatic runs: oneDNN {probe['onednn_ms']:.1f} ms vs MKL {probe['mkl_ms']:.1f} ms "
-              f"on MiniLM's linear shapes -> {probe['kernel']}")
+        print(
+            f"\nLoad-time probe of the automatic runs: oneDNN {probe['onednn_ms']:.1f} ms vs MKL {probe['mkl_ms']:.1f} ms "
+            f"on MiniLM's linear shapes -> {probe['kernel']}"
+        )
 
 
 if __name__ == "__main__":

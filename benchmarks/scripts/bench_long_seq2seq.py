@@ -22,10 +22,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
-WORDS = ("time people year way day man thing woman life child world school state family student group country problem hand "
-         "part place case week company system program question work government number night point home water room mother area "
-         "money story fact month lot right study book eye job word business issue side kind head house service friend father "
-         "power hour game line end member law car city community name president team minute idea kid body information back").split()
+WORDS = (
+    "time people year way day man thing woman life child world school state family student group country problem hand "
+    "part place case week company system program question work government number night point home water room mother area "
+    "money story fact month lot right study book eye job word business issue side kind head house service friend father "
+    "power hour game line end member law car city community name president team minute idea kid body information back"
+).split()
 
 
 def sentences(seed: int):
@@ -83,8 +85,16 @@ def one(metric: str, scorer, side: str, size: int, setting: str, repeats: int) -
     source = long_source if side in ("source", "both") else short
     target = long_target if side in ("target", "both") else short
     fed = {"encoder": 0, "decoder": 0}
-    hooks = [model.get_encoder().register_forward_pre_hook(lambda m, a, k: fed.__setitem__("encoder", fed["encoder"] + int(k["attention_mask"].sum())), with_kwargs=True),
-             model.model.decoder.register_forward_pre_hook(lambda m, a, k: fed.__setitem__("decoder", fed["decoder"] + int((k["input_ids"] != 1).sum())), with_kwargs=True)]
+    hooks = [
+        model.get_encoder().register_forward_pre_hook(
+            lambda m, a, k: fed.__setitem__("encoder", fed["encoder"] + int(k["attention_mask"].sum())),
+            with_kwargs=True,
+        ),
+        model.model.decoder.register_forward_pre_hook(
+            lambda m, a, k: fed.__setitem__("decoder", fed["decoder"] + int((k["input_ids"] != 1).sum())),
+            with_kwargs=True,
+        ),
+    ]
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")  # reset the peak RSS to the current RSS
     before = memory_mib("VmRSS")
@@ -99,8 +109,19 @@ def one(metric: str, scorer, side: str, size: int, setting: str, repeats: int) -
     peak = memory_mib("VmHWM")
     for hook in hooks:
         hook.remove()
-    return {"metric": metric, "side": side, "size": size, "setting": setting, "seconds": min(times), "peak_mib": peak - before,
-            "windows": result.windows[0], "score": result.score, "source_tokens": count(source), "target_tokens": count(target), **fed}
+    return {
+        "metric": metric,
+        "side": side,
+        "size": size,
+        "setting": setting,
+        "seconds": min(times),
+        "peak_mib": peak - before,
+        "windows": result.windows[0],
+        "score": result.score,
+        "source_tokens": count(source),
+        "target_tokens": count(target),
+        **fed,
+    }
 
 
 def main() -> None:
@@ -109,26 +130,49 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--metric", default=None, help=argparse.SUPPRESS)  # the worker process of one metric
     args = parser.parse_args()
-    configs = [(side, size, setting) for side in ("source", "target", "both") for size in args.sizes for setting in ("truncate", "auto")
-               if not (side == "both" and size > 10000)]  # chunks x pieces: 100 x 100 pairs of 1k tokens at 100k
+    configs = [
+        (side, size, setting)
+        for side in ("source", "target", "both")
+        for size in args.sizes
+        for setting in ("truncate", "auto")
+        if not (side == "both" and size > 10000)
+    ]  # chunks x pieces: 100 x 100 pairs of 1k tokens at 100k
     if args.metric:
         print(json.dumps(run_metric(args.metric, configs, args.repeats)))
         return
     rows = []
     for metric in ("prism", "bartscore"):
-        cmd = [sys.executable, __file__, "--repeats", str(args.repeats), "--metric", metric, "--sizes", *map(str, args.sizes)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--repeats",
+            str(args.repeats),
+            "--metric",
+            metric,
+            "--sizes",
+            *map(str, args.sizes),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
         rows += json.loads(done.stdout.splitlines()[-1])
     with open("/proc/loadavg") as handle:
         load = handle.read().split()[:3]
     print(f"load average before/after: {' '.join(load)}\n")
-    print("| metric | long side | tokens | setting | time s | auto/truncate | peak MiB over the model | chunk pairs | encoder tokens fed / text | decoder tokens fed / target |")
+    print(
+        "| metric | long side | tokens | setting | time s | auto/truncate | peak MiB over the model | chunk pairs | encoder tokens fed / text | decoder tokens fed / target |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        base = next(r for r in rows if (r["metric"], r["side"], r["size"], r["setting"]) == (row["metric"], row["side"], row["size"], "truncate"))
+        base = next(
+            r
+            for r in rows
+            if (r["metric"], r["side"], r["size"], r["setting"])
+            == (row["metric"], row["side"], row["size"], "truncate")
+        )
         ratio = f"{row['seconds'] / base['seconds']:.2f}x" if row["setting"] == "auto" else ""
-        print(f"| {row['metric']} | {row['side']} | {row['size']:,} | {row['setting']} | {row['seconds']:.3f} | {ratio} | {row['peak_mib']:.0f} | "
-              f"{row['windows']} | {row['encoder'] / (row['source_tokens'] + 2):.2f} | {row['decoder'] / (row['target_tokens'] + 2):.2f} |")
+        print(
+            f"| {row['metric']} | {row['side']} | {row['size']:,} | {row['setting']} | {row['seconds']:.3f} | {ratio} | {row['peak_mib']:.0f} | "
+            f"{row['windows']} | {row['encoder'] / (row['source_tokens'] + 2):.2f} | {row['decoder'] / (row['target_tokens'] + 2):.2f} |"
+        )
 
 
 if __name__ == "__main__":

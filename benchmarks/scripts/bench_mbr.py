@@ -58,7 +58,11 @@ class Side:
         env = {**os.environ, "PYTHONPATH": str(ROOT) if name == "nlgscore" else ""}
         self.process = subprocess.Popen(
             [python, str(WORKER), name, model, str(layer), str(threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd="/tmp",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd="/tmp",
         )
         self.ready = self._read()
 
@@ -115,14 +119,21 @@ def main(argv: List[str]) -> int:
     pythons = {"nlgscore": sys.executable, "bert_score": args.bert_score_python, "mbrs": args.mbrs_python}
     names = args.sides.split(",")
     sides = {name: Side(name, pythons[name], model, args.layer, args.threads) for name in names}
-    report: Dict[str, Any] = {"machine": machine(), "model": model, "layer": args.layer, "threads": args.threads,
-                              "items": args.items, "sides": {n: s.ready for n, s in sides.items()}, "runs": {}}
+    report: Dict[str, Any] = {
+        "machine": machine(),
+        "model": model,
+        "layer": args.layer,
+        "threads": args.threads,
+        "items": args.items,
+        "sides": {n: s.ready for n, s in sides.items()},
+        "runs": {},
+    }
     try:
         for side in sides.values():  # warm-up: first-call costs out of the timings
             side.run(data[sizes[0]][:2])
         for repeat in range(args.repeats):
             for n in sizes:
-                order = names[repeat % len(names):] + names[:repeat % len(names)]
+                order = names[repeat % len(names) :] + names[: repeat % len(names)]
                 for name in order:
                     out = sides[name].run(data[n])
                     out["best_text"] = [pool[b] for pool, b in zip(data[n], out["best"])]
@@ -142,8 +153,10 @@ def table(report: Dict[str, Any], sizes: List[int], names: List[str]) -> str:
     """Markdown rows: per N and side, median seconds, items/s, pairs/s, nlgscore's speed-up (median
     of the per-repeat ratios) and how many chosen candidates are the same text as nlgscore's."""
     items = report["items"]
-    lines = ["| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | CPU seconds (median) | speed-up in CPU time | same choice as nlgscore |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | CPU seconds (median) | speed-up in CPU time | same choice as nlgscore |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for n in sizes:
         runs = report["runs"][str(n)]
         ours = runs.get("nlgscore")
@@ -155,7 +168,9 @@ def table(report: Dict[str, Any], sizes: List[int], names: List[str]) -> str:
                 speed = f"**{statistics.median(a['seconds'] / b['seconds'] for a, b in zip(runs[name], ours)):.2f}x**"
                 cpu_speed = f"{statistics.median(a.get('cpu_seconds', 0) / b.get('cpu_seconds', 1) for a, b in zip(runs[name], ours)):.2f}x"
                 same = f"{sum(a == b for a, b in zip(runs[name][0]['best_text'], ours[0]['best_text']))}/{items}"
-            lines.append(f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | {cpu:.2f} | {cpu_speed} | {same} |")
+            lines.append(
+                f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | {cpu:.2f} | {cpu_speed} | {same} |"
+            )
     return "\n".join(lines)
 
 

@@ -32,7 +32,20 @@ SPEC = "bertscore:minilm"
 
 
 def _command(pairs: str, out: Path, window: int = 0) -> List[str]:
-    cmd = [sys.executable, "-m", "nlgscore", "score", SPEC, "-c", f"{pairs}.cands", "-r", f"{pairs}.refs", "-o", str(out), "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "nlgscore",
+        "score",
+        SPEC,
+        "-c",
+        f"{pairs}.cands",
+        "-r",
+        f"{pairs}.refs",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     return cmd + (["--window", str(window)] if window else [])
 
 
@@ -47,8 +60,13 @@ def cli_run(pairs: str, out: Path, window: int = 0, kill_at: int = 0) -> Dict[st
     """One CLI run; ``kill_at`` > 0: SIGKILL once that many rows are checkpointed."""
     time_file = out.with_suffix(".time")
     start = time.monotonic()
-    proc = subprocess.Popen(["/usr/bin/time", "-v", "-o", str(time_file), *_command(pairs, out, window)], env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-v", "-o", str(time_file), *_command(pairs, out, window)],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     scoring_from = None
     while proc.poll() is None:
         state = _checkpoint(out)
@@ -61,7 +79,11 @@ def cli_run(pairs: str, out: Path, window: int = 0, kill_at: int = 0) -> Dict[st
         time.sleep(0.05)
     stdout, stderr = proc.communicate()
     end = time.monotonic()
-    report: Dict[str, Any] = {"wall_s": round(end - start, 2), "returncode": proc.returncode, "done": _checkpoint(out).get("done")}
+    report: Dict[str, Any] = {
+        "wall_s": round(end - start, 2),
+        "returncode": proc.returncode,
+        "done": _checkpoint(out).get("done"),
+    }
     if scoring_from is not None:
         report["scoring_s"] = round(end - scoring_from, 2)
     if time_file.exists():
@@ -91,8 +113,15 @@ def cmd_resume(args: argparse.Namespace) -> Dict[str, Any]:
     killed = cli_run(args.pairs, out, args.window, kill_at=n // 2)
     resumed = cli_run(args.pairs, out, args.window)
     same = out.exists() and out.read_bytes() == (work / "resume-full.tsv").read_bytes()
-    return {"pairs": n, "window": args.window, "uninterrupted": full, "killed": killed, "resumed": resumed,
-            "byte_identical": same, "extra_wall_s": round(killed["wall_s"] + resumed["wall_s"] - full["wall_s"], 2)}
+    return {
+        "pairs": n,
+        "window": args.window,
+        "uninterrupted": full,
+        "killed": killed,
+        "resumed": resumed,
+        "byte_identical": same,
+        "extra_wall_s": round(killed["wall_s"] + resumed["wall_s"] - full["wall_s"], 2),
+    }
 
 
 def cmd_ray(args: argparse.Namespace) -> Dict[str, Any]:
@@ -102,14 +131,20 @@ def cmd_ray(args: argparse.Namespace) -> Dict[str, Any]:
 
     cands = Path(f"{args.pairs}.cands").read_text(encoding="utf-8").splitlines()
     refs = Path(f"{args.pairs}.refs").read_text(encoding="utf-8").splitlines()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}},
+    )
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     rows = [{"prediction": c, "reference": r} for c, r in zip(cands, refs)]
     report: Dict[str, Any] = {"pairs": len(rows)}
     for actors in (1, 2):
         start = time.monotonic()
-        scored = score_dataset(ray.data.from_items(rows), SPEC, concurrency=actors, batch_size=args.batch_size).take_all()
+        scored = score_dataset(
+            ray.data.from_items(rows), SPEC, concurrency=actors, batch_size=args.batch_size
+        ).take_all()
         wall = time.monotonic() - start
         assert len(scored) == len(rows)
         report[f"{actors}_actors"] = {"wall_s": round(wall, 2), "pairs_per_s": round(len(rows) / wall, 1)}
@@ -120,7 +155,9 @@ def cmd_ray(args: argparse.Namespace) -> Dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", choices=("cli", "resume", "ray"))
-    parser.add_argument("--pairs", required=True, help="prefix of PREFIX.cands / PREFIX.refs (benchmarks/scripts/scale_pairs.py)")
+    parser.add_argument(
+        "--pairs", required=True, help="prefix of PREFIX.cands / PREFIX.refs (benchmarks/scripts/scale_pairs.py)"
+    )
     parser.add_argument("--window", type=int, default=0, help="--window of the CLI (0: its default)")
     parser.add_argument("--batch-size", type=int, default=512, help="Ray batch size")
     parser.add_argument("--workdir", default="/tmp/scale")

@@ -36,8 +36,14 @@ def environment() -> Dict[str, Any]:
     flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
     import torch
 
-    return {"cpu": cpu, "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in flags, "amx": "amx_tile" in flags,
-            "torch_threads": torch.get_num_threads(), "loadavg": open("/proc/loadavg").read().split()[:3]}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "avx512_bf16": "avx512_bf16" in flags,
+        "amx": "amx_tile" in flags,
+        "torch_threads": torch.get_num_threads(),
+        "loadavg": open("/proc/loadavg").read().split()[:3],
+    }
 
 
 def pairs(path: str, n: int, distinct: bool = False) -> Tuple[List[str], List[str]]:
@@ -57,7 +63,9 @@ def pairs(path: str, n: int, distinct: bool = False) -> Tuple[List[str], List[st
     return preds, refs
 
 
-async def clients_in_process(batcher: Any, preds: List[str], refs: List[str], clients: int) -> Tuple[float, List[float]]:
+async def clients_in_process(
+    batcher: Any, preds: List[str], refs: List[str], clients: int
+) -> Tuple[float, List[float]]:
     todo = iter(range(len(preds)))
     latencies: List[float] = []
 
@@ -90,7 +98,9 @@ async def clients_http(url: str, preds: List[str], refs: List[str], clients: int
         return time.perf_counter() - start
 
 
-def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str], spare: Tuple[List[str], List[str]]) -> List[Dict[str, Any]]:
+def throughput(
+    args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[str], spare: Tuple[List[str], List[str]]
+) -> List[Dict[str, Any]]:
     """Per number of clients: offline compute, in-process clients and HTTP clients over the same
     items, side by side in alternating rounds; request latency p50/p99 of the in-process clients.
 
@@ -102,9 +112,17 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
 
     from nlgscore.serve import MicroBatcher
 
-    flags = ("--max-wait-ms", str(args.max_wait_ms), "--max-items", "100000", "--max-queue", "100000",
-             "--reference-cache" if args.reference_cache else "--no-reference-cache",
-             "--candidate-cache" if args.candidate_cache else "--no-candidate-cache", *(("--threads", str(args.threads)) if args.threads else ()))
+    flags = (
+        "--max-wait-ms",
+        str(args.max_wait_ms),
+        "--max-items",
+        "100000",
+        "--max-queue",
+        "100000",
+        "--reference-cache" if args.reference_cache else "--no-reference-cache",
+        "--candidate-cache" if args.candidate_cache else "--no-candidate-cache",
+        *(("--threads", str(args.threads)) if args.threads else ()),
+    )
 
     def cold() -> None:
         if args.reference_cache or args.candidate_cache:
@@ -115,7 +133,14 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
     scorer.compute(*spare)
     asyncio.run(clients_in_process(batcher, *spare, 64))  # warm-up of the merged runs' shapes, as for the server
     for clients in args.clients:
-        out: Dict[str, Any] = {"clients": clients, "offline_s": [], "in_process_s": [], "http_s": [], "loadavg": [], "latency": []}
+        out: Dict[str, Any] = {
+            "clients": clients,
+            "offline_s": [],
+            "in_process_s": [],
+            "http_s": [],
+            "loadavg": [],
+            "latency": [],
+        }
         for _ in range(args.rounds):
             with ServeProcess(args.spec, *flags) as server:  # a fresh server per round: its cache starts empty
                 server.wait_ready(600)
@@ -134,11 +159,19 @@ def throughput(args: argparse.Namespace, scorer: Any, preds: List[str], refs: Li
         ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
         ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
         offline_item = statistics.median(out["offline_s"]) / len(preds)  # an item's share of the offline call
-        out.update(items=len(preds), reference_cache=args.reference_cache, offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
-                   ratio_in_process_median=statistics.median(ratios_in), ratio_http_median=statistics.median(ratios_http),
-                   ratio_in_process_rounds=ratios_in, ratio_http_rounds=ratios_http,
-                   latency_p50_ms=1e3 * _pct(out["latency"], 50), latency_p99_ms=1e3 * _pct(out["latency"], 99),
-                   offline_share_ms=1e3 * offline_item, batches=batcher.batches)
+        out.update(
+            items=len(preds),
+            reference_cache=args.reference_cache,
+            offline_items_per_s=len(preds) / statistics.median(out["offline_s"]),
+            ratio_in_process_median=statistics.median(ratios_in),
+            ratio_http_median=statistics.median(ratios_http),
+            ratio_in_process_rounds=ratios_in,
+            ratio_http_rounds=ratios_http,
+            latency_p50_ms=1e3 * _pct(out["latency"], 50),
+            latency_p99_ms=1e3 * _pct(out["latency"], 99),
+            offline_share_ms=1e3 * offline_item,
+            batches=batcher.batches,
+        )
         del out["latency"]
         rows.append(out)
         print(json.dumps(out), file=sys.stderr, flush=True)
@@ -169,9 +202,17 @@ def latency(args: argparse.Namespace, scorer: Any, preds: List[str], refs: List[
             added.append(asyncio.run(one(i)) - direct[-1])
         _, many = asyncio.run(clients_in_process(batcher, preds, refs, 64))
         batcher.close()
-        rows.append({"max_wait_ms": wait, "direct_p50_ms": 1e3 * _pct(direct, 50), "one_client_added_p50_ms": 1e3 * _pct(added, 50),
-                     "one_client_added_p99_ms": 1e3 * _pct(added, 99), "clients64_p50_ms": 1e3 * _pct(many, 50),
-                     "clients64_p99_ms": 1e3 * _pct(many, 99), "loadavg": open("/proc/loadavg").read().split()[0]})
+        rows.append(
+            {
+                "max_wait_ms": wait,
+                "direct_p50_ms": 1e3 * _pct(direct, 50),
+                "one_client_added_p50_ms": 1e3 * _pct(added, 50),
+                "one_client_added_p99_ms": 1e3 * _pct(added, 99),
+                "clients64_p50_ms": 1e3 * _pct(many, 50),
+                "clients64_p99_ms": 1e3 * _pct(many, 99),
+                "loadavg": open("/proc/loadavg").read().split()[0],
+            }
+        )
     return rows
 
 
@@ -183,8 +224,8 @@ def _pct(values: List[float], q: float) -> float:
 def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Dict[str, Any]]:
     """B prompts x G rollouts per step, each rollout its own call (references shared within a
     group): texts through the encoder and wall time, through the batcher and as one offline call."""
-    from nlgscore.serve import MicroBatcher
     from nlgscore.registry import load
+    from nlgscore.serve import MicroBatcher
 
     B, G = args.prompts, args.rollouts
     references = list(dict.fromkeys(refs))[:B]
@@ -197,11 +238,17 @@ def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Di
         per_epoch, wall, offline, offline_texts = [], [], [], []
         with MicroBatcher(scorer, max_wait_ms=args.max_wait_ms) as batcher:
             for epoch in range(2):
-                rollouts = [f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})" for b in range(len(references)) for g in range(G)]
+                rollouts = [
+                    f"{preds[(b * G + g) % len(preds)]} (epoch {epoch}, rollout {g})"
+                    for b in range(len(references))
+                    for g in range(G)
+                ]
                 labels = [ref for ref in references for _ in range(G)]
                 before = sum(encoded)
 
-                async def step(batcher: MicroBatcher = batcher, rollouts: List[str] = rollouts, labels: List[str] = labels) -> None:
+                async def step(
+                    batcher: MicroBatcher = batcher, rollouts: List[str] = rollouts, labels: List[str] = labels
+                ) -> None:
                     await asyncio.gather(*(batcher.acompute([r], [ref]) for r, ref in zip(rollouts, labels)))
 
                 start = time.perf_counter()
@@ -211,14 +258,28 @@ def grpo(args: argparse.Namespace, preds: List[str], refs: List[str]) -> List[Di
                 fresh = load(args.spec, cache_references=cached)  # the same step as one offline call, its own cache
                 counted: List[int] = []
                 inner = fresh.encoder.embed
-                fresh.encoder.embed = lambda batch, inner=inner, counted=counted: (counted.append(len(batch)), inner(batch))[1]
+                fresh.encoder.embed = lambda batch, inner=inner, counted=counted: (
+                    counted.append(len(batch)),
+                    inner(batch),
+                )[1]
                 start = time.perf_counter()
                 fresh.compute(rollouts, labels)
                 offline.append(time.perf_counter() - start)
                 offline_texts.append(sum(counted))
-        rows.append({"cache_references": cached, "B": B, "G": G, "target": B * G + B, "texts_encoded_per_epoch": per_epoch,
-                     "offline_texts": offline_texts, "wall_s": wall, "offline_s": offline, "ratio": [o / w for o, w in zip(offline, wall)],
-                     "loadavg": open("/proc/loadavg").read().split()[0]})
+        rows.append(
+            {
+                "cache_references": cached,
+                "B": B,
+                "G": G,
+                "target": B * G + B,
+                "texts_encoded_per_epoch": per_epoch,
+                "offline_texts": offline_texts,
+                "wall_s": wall,
+                "offline_s": offline,
+                "ratio": [o / w for o, w in zip(offline, wall)],
+                "loadavg": open("/proc/loadavg").read().split()[0],
+            }
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
@@ -236,15 +297,35 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--sections", default="throughput,latency,grpo")
-    parser.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
-                        help="the reference cache on every side (the server's default), emptied before each pass")
-    parser.add_argument("--candidate-cache", action=argparse.BooleanOptionalAction, default=False,
-                        help="the candidate cache on every side (the server's --candidate-cache), emptied before each pass")
-    parser.add_argument("--freeze-heap", action=argparse.BooleanOptionalAction, default=False,
-                        help="nlgscore.serve.freeze_heap() in this process once the scorer is loaded (the server always does)")
-    parser.add_argument("--distinct-predictions", action="store_true",
-                        help="no prediction text twice (the RL shape; WMT system outputs repeat: 218 distinct among the first 512)")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads, in this process and the server's --threads (default: each one's own)")
+    parser.add_argument(
+        "--reference-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the reference cache on every side (the server's default), emptied before each pass",
+    )
+    parser.add_argument(
+        "--candidate-cache",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="the candidate cache on every side (the server's --candidate-cache), emptied before each pass",
+    )
+    parser.add_argument(
+        "--freeze-heap",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="nlgscore.serve.freeze_heap() in this process once the scorer is loaded (the server always does)",
+    )
+    parser.add_argument(
+        "--distinct-predictions",
+        action="store_true",
+        help="no prediction text twice (the RL shape; WMT system outputs repeat: 218 distinct among the first 512)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads, in this process and the server's --threads (default: each one's own)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -254,12 +335,16 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    preds, refs = pairs(args.data, args.n + 4000 if not args.distinct_predictions else 2 * args.n, args.distinct_predictions)
+    preds, refs = pairs(
+        args.data, args.n + 4000 if not args.distinct_predictions else 2 * args.n, args.distinct_predictions
+    )
     # warm-up pairs: as many later ones, whose references are not measured (a warm cache would flatter a side); a
     # fresh server is warmed with all of them from 64 clients, as it is after its first minute of serving (its
     # kernels made for the row counts such runs have: oneDNN makes one per new shape, 0.2-0.8 ms each)
     measured = set(refs[: args.n]) | set(preds[: args.n])  # no warm-up text is measured (a server's cache starts cold)
-    spare_pairs = [(p, r) for p, r in zip(preds[args.n:], refs[args.n:]) if r not in measured and p not in measured][: args.n]
+    spare_pairs = [(p, r) for p, r in zip(preds[args.n :], refs[args.n :]) if r not in measured and p not in measured][
+        : args.n
+    ]
     spare = ([p for p, _ in spare_pairs], [r for _, r in spare_pairs])
     preds, refs = preds[: args.n], refs[: args.n]
     scorer = load(args.spec, cache_references=args.reference_cache, cache_candidates=args.candidate_cache)

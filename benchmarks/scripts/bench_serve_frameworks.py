@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-STARLETTE = '''
+STARLETTE = """
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -30,9 +30,9 @@ async def score(request):
         return JSONResponse({"error": "predictions/references"}, status_code=400)
     return JSONResponse({"scores": [0.5] * len(preds)})
 app = Starlette(routes=[Route("/v1/score", score, methods=["POST"])])
-'''
+"""
 
-FASTAPI = '''
+FASTAPI = """
 from typing import List
 from fastapi import FastAPI
 from pydantic import BaseModel
@@ -43,7 +43,7 @@ app = FastAPI()
 @app.post("/v1/score")
 async def score(body: Body):
     return {"scores": [0.5] * len(body.predictions)}
-'''
+"""
 
 
 def free_port() -> int:
@@ -57,7 +57,9 @@ async def load(port: int, requests: int, clients: int) -> float:
 
     body = {"predictions": ["The cat sat on the mat."], "references": ["A cat was on the mat."]}
     todo = iter(range(requests))
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=httpx.Limits(max_connections=clients)) as client:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", limits=httpx.Limits(max_connections=clients)
+    ) as client:
 
         async def worker():
             for _ in todo:
@@ -73,7 +75,9 @@ def serve(source: str, port: int, folder: str) -> subprocess.Popen:
     name = f"app_{port}"
     with open(os.path.join(folder, name + ".py"), "w") as handle:
         handle.write(source)
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", f"{name}:app", "--port", str(port), "--log-level", "warning"], cwd=folder)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", f"{name}:app", "--port", str(port), "--log-level", "warning"], cwd=folder
+    )
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
@@ -92,7 +96,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        servers = {name: (serve(src, port, folder), port) for name, src, port in (("starlette", STARLETTE, free_port()), ("fastapi", FASTAPI, free_port()))}
+        servers = {
+            name: (serve(src, port, folder), port)
+            for name, src, port in (("starlette", STARLETTE, free_port()), ("fastapi", FASTAPI, free_port()))
+        }
         try:
             rates = {name: [] for name in servers}
             for _ in range(args.rounds):
@@ -105,7 +112,17 @@ def main() -> None:
     with open("/proc/loadavg") as handle:
         loadavg = handle.read().split()[:3]
     best = {name: max(r) for name, r in rates.items()}
-    print(json.dumps({"requests_per_s": rates, "best": best, "starlette_over_fastapi": best["starlette"] / best["fastapi"], "loadavg": loadavg}, indent=1))
+    print(
+        json.dumps(
+            {
+                "requests_per_s": rates,
+                "best": best,
+                "starlette_over_fastapi": best["starlette"] / best["fastapi"],
+                "loadavg": loadavg,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

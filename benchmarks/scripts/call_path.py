@@ -51,7 +51,10 @@ _LOOP = asyncio.new_event_loop()
 def texts(n: int, seed: int) -> List[str]:
     """``n`` distinct 3-word texts."""
     w = len(WORDS)
-    return [f"{WORDS[(i + seed) % w]} {WORDS[(i // w + 2 * seed + 1) % w]} {WORDS[(i // (w * w) + 3 * seed + 2) % w]}" for i in range(n)]
+    return [
+        f"{WORDS[(i + seed) % w]} {WORDS[(i // w + 2 * seed + 1) % w]} {WORDS[(i // (w * w) + 3 * seed + 2) % w]}"
+        for i in range(n)
+    ]
 
 
 def environment() -> Dict[str, Any]:
@@ -59,8 +62,13 @@ def environment() -> Dict[str, Any]:
     flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "").split()
     import torch
 
-    return {"cpu": cpu, "cores": os.cpu_count(), "flags": [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile") if f in flags],
-            "torch_threads": torch.get_num_threads(), "loadavg": open("/proc/loadavg").read().split()[:3]}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "flags": [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile") if f in flags],
+        "torch_threads": torch.get_num_threads(),
+        "loadavg": open("/proc/loadavg").read().split()[:3],
+    }
 
 
 def tiny_bertscore(folder: str) -> Any:
@@ -73,8 +81,14 @@ def tiny_bertscore(folder: str) -> Any:
     minilm = build("bertscore:minilm", num_layers=1)
     minilm.encoder.tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=minilm.encoder.vocab_size, hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                        intermediate_size=8, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=minilm.encoder.vocab_size,
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=1,
+        intermediate_size=8,
+        max_position_embeddings=512,
+    )
     BertModel(config).save_pretrained(folder)
     return build("bertscore", model_type=folder, num_layers=1)
 
@@ -115,6 +129,7 @@ def run_path(scorer: Any, path: str, preds: List[str], refs: List[str]) -> int:
         parts = scorer.run(Call.concat(calls)).split([call.size for call in calls])
         return sum(int(np.isfinite(part.scores).sum()) for part in parts)
     if path == "acompute":
+
         async def clients() -> List[Any]:
             return await asyncio.gather(*(scorer.acompute([p], [r]) for p, r in zip(preds, refs, strict=True)))
 
@@ -146,7 +161,9 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is kept (default 5)")
     parser.add_argument("--json", help="write the report here")
     parser.add_argument("--profile", help="write cProfile's top functions of --profile-case here")
-    parser.add_argument("--profile-case", default="tiny:acompute:64", help="SCORER:PATH:N profiled (default tiny:acompute:64)")
+    parser.add_argument(
+        "--profile-case", default="tiny:acompute:64", help="SCORER:PATH:N profiled (default tiny:acompute:64)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     paths, names = args.paths.split(","), args.scorers.split(",")
@@ -166,9 +183,20 @@ def main(argv: Any = None) -> int:
                 for n in sizes:
                     wall, cpu, scored = measure(scorer, path, n, args.repeats)
                     expected = n if path != "matrix" else max(1, n // 8) * min(n, 8)
-                    report["rows"].append({"scorer": name, "path": path, "items": n, "scored": scored, "expected": expected,
-                                           "wall_us_per_item": round(wall, 2), "cpu_us_per_item": round(cpu, 2)})
-                    print(f"{name:5s} {path:9s} {n:4d} items: {wall:9.1f} µs/item wall, {cpu:9.1f} µs/item CPU ({scored}/{expected} scored)")
+                    report["rows"].append(
+                        {
+                            "scorer": name,
+                            "path": path,
+                            "items": n,
+                            "scored": scored,
+                            "expected": expected,
+                            "wall_us_per_item": round(wall, 2),
+                            "cpu_us_per_item": round(cpu, 2),
+                        }
+                    )
+                    print(
+                        f"{name:5s} {path:9s} {n:4d} items: {wall:9.1f} µs/item wall, {cpu:9.1f} µs/item CPU ({scored}/{expected} scored)"
+                    )
         if args.profile:
             name, path, n = args.profile_case.split(":")
             profiler = cProfile.Profile()

@@ -63,7 +63,9 @@ def build(metric: str, dtype: str) -> Any:
     return BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device="cpu", dtype=dtype)
 
 
-def scenarios(scorer: Any, cands: Sequence[str], refs: Sequence[str], long_text: str, seed: int) -> Dict[str, Callable[[], List[float]]]:
+def scenarios(
+    scorer: Any, cands: Sequence[str], refs: Sequence[str], long_text: str, seed: int
+) -> Dict[str, Callable[[], List[float]]]:
     n = len(cands)
 
     def alone() -> List[float]:
@@ -86,7 +88,9 @@ def scenarios(scorer: Any, cands: Sequence[str], refs: Sequence[str], long_text:
         out = []
         for start in range(0, n, 16):
             chunk = list(range(start, min(n, start + 16)))
-            scores = scorer.compute([cands[i] for i in chunk] + [long_text], [refs[i] for i in chunk] + [refs[0]]).scores
+            scores = scorer.compute(
+                [cands[i] for i in chunk] + [long_text], [refs[i] for i in chunk] + [refs[0]]
+            ).scores
             out.extend(scores[: len(chunk)])
         return out
 
@@ -97,7 +101,13 @@ def scenarios(scorer: Any, cands: Sequence[str], refs: Sequence[str], long_text:
 
         return asyncio.run(run())
 
-    return {"alone": alone, "shuffled-7": shuffled, "max_tokens=256": budget, "beside-long": beside_long, "acompute": acompute}
+    return {
+        "alone": alone,
+        "shuffled-7": shuffled,
+        "max_tokens=256": budget,
+        "beside-long": beside_long,
+        "acompute": acompute,
+    }
 
 
 def probe(metric: str, dtype: str, cands: Sequence[str], refs: Sequence[str], seed: int) -> Dict[str, Any]:
@@ -111,7 +121,15 @@ def probe(metric: str, dtype: str, cands: Sequence[str], refs: Sequence[str], se
         per[name] = len(diffs)
         moved += len(diffs)
         largest = max([largest, *diffs])
-    return {"base": base, "metric": metric, "dtype": dtype, "compared": len(base) * len(per), "moved": moved, "largest": largest, "per_scenario": per}
+    return {
+        "base": base,
+        "metric": metric,
+        "dtype": dtype,
+        "compared": len(base) * len(per),
+        "moved": moved,
+        "largest": largest,
+        "per_scenario": per,
+    }
 
 
 def main(argv: Sequence[str] = ()) -> int:
@@ -139,7 +157,10 @@ def main(argv: Sequence[str] = ()) -> int:
             row = probe(metric, dtype, cands, refs, args.seed)
             saved[f"{metric}/{dtype}"] = row["base"]
             any_moved |= row["moved"] > 0
-            print(f"| {metric} / {dtype} | {row['moved']} of {row['compared']} | {row['largest']:.2g} | {row['per_scenario']}", flush=True)
+            print(
+                f"| {metric} / {dtype} | {row['moved']} of {row['compared']} | {row['largest']:.2g} | {row['per_scenario']}",
+                flush=True,
+            )
     if args.save:
         Path(args.save).write_text(json.dumps(saved), encoding="utf-8")
     if args.compare:

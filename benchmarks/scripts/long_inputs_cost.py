@@ -44,9 +44,18 @@ def one(size: int, mode: str, data: str, both_long: bool) -> dict:
     seconds = time.perf_counter() - start
     plan = scorer._window_plan(scorer.encoder.tokenize([text], truncate=mode == "truncate")[0][0])
     encoded = sum(len(w) for w in plan.windows) if plan is not None else min(tokens, 512)
-    return {"size": size, "tokens": tokens, "mode": mode, "both_long": both_long, "seconds": seconds, "f1": result.f1[0],
-            "windows": result.windows[0], "encoded_over_tokens": encoded / tokens,
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_after_load_mib": rss_loaded / 1024}
+    return {
+        "size": size,
+        "tokens": tokens,
+        "mode": mode,
+        "both_long": both_long,
+        "seconds": seconds,
+        "f1": result.f1[0],
+        "windows": result.windows[0],
+        "encoded_over_tokens": encoded / tokens,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_after_load_mib": rss_loaded / 1024,
+    }
 
 
 def main(argv=None) -> int:
@@ -63,8 +72,12 @@ def main(argv=None) -> int:
         for mode, both in (("truncate", False), ("auto", False), ("auto", True)):
             if both and size > 10_000:  # an N x N pair is N^2 x hidden multiply-adds: 3.8 TFLOP at 100k
                 continue
-            run = subprocess.run([sys.executable, __file__, "--data", args.data, "--child", str(size), mode, "1" if both else "0"],
-                                 capture_output=True, text=True, check=True)
+            run = subprocess.run(
+                [sys.executable, __file__, "--data", args.data, "--child", str(size), mode, "1" if both else "0"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             rows.append(json.loads(run.stdout.strip().splitlines()[-1]))
             rows[-1]["loadavg"] = open("/proc/loadavg").read().split()[0]
             print(json.dumps(rows[-1]), flush=True)

@@ -59,27 +59,46 @@ def main(argv=None) -> int:
     for column in COLUMNS:
         for aspect in ASPECTS:
             row = {"column": column, "aspect": aspect}
-            per_doc = {m: per_document_correlations(human[aspect], scores[m][column], "kendall") for m in ("auto", "truncate")}
+            per_doc = {
+                m: per_document_correlations(human[aspect], scores[m][column], "kendall") for m in ("auto", "truncate")
+            }
             both = ~np.isnan(per_doc["auto"]) & ~np.isnan(per_doc["truncate"])
             for m in ("auto", "truncate"):
                 ci = bootstrap_ci(np.mean, (per_doc[m][both],), n_samples=args.samples)
                 row[m] = [ci.value, ci.low, ci.high]
-            diff = bootstrap_ci(lambda a, b: float(np.mean(a - b)), (per_doc["auto"][both], per_doc["truncate"][both]), n_samples=args.samples)
+            diff = bootstrap_ci(
+                lambda a, b: float(np.mean(a - b)),
+                (per_doc["auto"][both], per_doc["truncate"][both]),
+                n_samples=args.samples,
+            )
             row["difference"] = [diff.value, diff.low, diff.high]
             row["documents"] = int(both.sum())
             table.append(row)
     long_docs = np.array(lengths) > 512
     bf16 = {c: np.abs(scores["auto-bf16"][c] - scores["auto"][c]) for c in COLUMNS}
     out = {
-        "documents": len(docs), "systems": len(systems), "sources_over_512_tokens": int(long_docs.sum()),
+        "documents": len(docs),
+        "systems": len(systems),
+        "sources_over_512_tokens": int(long_docs.sum()),
         "source_tokens": {"median": float(np.median(lengths)), "max": int(max(lengths))},
         "windows_per_long_source": {"mean": float(windows[long_docs].mean()), "max": int(windows.max())},
         "table": table,
-        "bf16_minus_fp32_auto": {c: {"max_abs": float(bf16[c].max()), "mean_abs": float(bf16[c].mean()),
-                                     "mean_abs_long_sources": float(bf16[c][long_docs].mean())} for c in COLUMNS},
-        "bf16_kendall": {a: float(np.nanmean(per_document_correlations(human[a], scores["auto-bf16"]["precision"], "kendall"))) for a in ASPECTS},
+        "bf16_minus_fp32_auto": {
+            c: {
+                "max_abs": float(bf16[c].max()),
+                "mean_abs": float(bf16[c].mean()),
+                "mean_abs_long_sources": float(bf16[c][long_docs].mean()),
+            }
+            for c in COLUMNS
+        },
+        "bf16_kendall": {
+            a: float(np.nanmean(per_document_correlations(human[a], scores["auto-bf16"]["precision"], "kendall")))
+            for a in ASPECTS
+        },
         "seconds": seconds,
-        "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "loadavg": open("/proc/loadavg").read().split()[:3],
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "loadavg": open("/proc/loadavg").read().split()[:3],
     }
     text = json.dumps(out, indent=1)
     print(text)

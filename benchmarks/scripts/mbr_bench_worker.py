@@ -29,7 +29,9 @@ def nlgscore_side(model: str, layer: int) -> Callable[[List[List[str]]], List[in
 
     # NLGSCORE_BENCH_DTYPE=auto shows what bfloat16 buys on a CPU with native bf16 (not the
     # baselines' fp32 numbers, so kept out of the default comparison).
-    scorer = BERTScorer(model_type=model, num_layers=layer, device="cpu", dtype=os.environ.get("NLGSCORE_BENCH_DTYPE", "float32"))
+    scorer = BERTScorer(
+        model_type=model, num_layers=layer, device="cpu", dtype=os.environ.get("NLGSCORE_BENCH_DTYPE", "float32")
+    )
     return lambda items: [choice.best_index for choice in decode(scorer, items)]
 
 
@@ -54,7 +56,7 @@ def bert_score_side(model: str, layer: int) -> Callable[[List[List[str]]], List[
         best, start = [], 0
         for item in items:
             n = len(item)
-            rows = f1[start:start + n * (n - 1)].reshape(n, n - 1)
+            rows = f1[start : start + n * (n - 1)].reshape(n, n - 1)
             best.append(int(np.argmax(rows.mean(axis=1))))
             start += n * (n - 1)
         return best

@@ -46,7 +46,10 @@ def main() -> None:
     pairs = pool(args.data)
     rng = random.Random(args.seed)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{args.out}.cands", "w", encoding="utf-8") as cands, open(f"{args.out}.refs", "w", encoding="utf-8") as refs:
+    with (
+        open(f"{args.out}.cands", "w", encoding="utf-8") as cands,
+        open(f"{args.out}.refs", "w", encoding="utf-8") as refs,
+    ):
         for _ in range(args.n):
             cand, ref = pairs[rng.randrange(len(pairs))]
             cands.write(cand.replace("\n", " ") + "\n")

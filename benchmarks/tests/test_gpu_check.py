@@ -35,8 +35,14 @@ def _darr(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "wmt-kk-en.jsonl", "w", encoding="utf-8") as handle:
         for i in range(len(cands) - 1):
-            row = {"id": i, "lp": "kk-en", "src": f"source {i // 3}", "ref": refs[i],
-                   "better": {"system": "a", "text": cands[i]}, "worse": {"system": "b", "text": cands[i + 1]}}
+            row = {
+                "id": i,
+                "lp": "kk-en",
+                "src": f"source {i // 3}",
+                "ref": refs[i],
+                "better": {"system": "a", "text": cands[i]},
+                "worse": {"system": "b", "text": cands[i + 1]},
+            }
             handle.write(json.dumps(row) + "\n")
     return folder
 
@@ -46,8 +52,13 @@ def dry_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpu-check")
     _darr(root / "gpu" / "data")
     env = dict(os.environ, PYTHON=sys.executable, GPU_DIR=str(root / "gpu"), OUT=str(root / "out"))
-    done = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu" / "check.sh"), "--device", "cpu", "--tiny"], env=env, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        ["bash", str(REPO / "benchmarks" / "gpu" / "check.sh"), "--device", "cpu", "--tiny"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     report = json.loads((root / "out" / "gpu_check.json").read_text(encoding="utf-8"))
     return done, report, root / "out"
 
@@ -55,7 +66,9 @@ def dry_run(tmp_path_factory):
 def test_dry_run_finishes_every_section(dry_run):
     done, report, out = dry_run
     assert done.returncode == 0, done.stderr[-3000:]
-    assert {name: s["status"] for name, s in report["sections"].items()} == {name: "ok" for name in CheckConfig(".", ".").sections}
+    assert {name: s["status"] for name, s in report["sections"].items()} == {
+        name: "ok" for name in CheckConfig(".", ".").sections
+    }
     assert report["settings"]["device"] == "cpu" and report["settings"]["tiny"] is True
     assert report["environment"]["torch"] and "budgets_s" in report["settings"]
     assert (out / "gpu_check.log").read_text(encoding="utf-8").count("section ") >= 2 * len(report["sections"])
@@ -68,7 +81,9 @@ def test_dry_run_checks_the_goldens(dry_run):
             assert row["max_abs_diff"] <= 1e-5, (key, row)
     assert exact["golden_all_pass"] is True
     invariance = exact["batch_invariance"]["fp32"]
-    assert invariance["items"] == 4 and invariance["alone_vs_batch"]["max_abs_diff"] <= 1e-5  # fp32 rounding of other batches
+    assert (
+        invariance["items"] == 4 and invariance["alone_vs_batch"]["max_abs_diff"] <= 1e-5
+    )  # fp32 rounding of other batches
 
 
 def test_dry_run_measures_throughput_in_each_precision(dry_run):
@@ -77,7 +92,11 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     for name in ("bertscore-minilm", "bertscore-large"):
         sides = sections[name]["sides"]
         for label in ("nlgscore-fp32", "nlgscore-tf32", "nlgscore-bf16"):
-            assert sides[label]["pairs_per_s"] > 0 and sides[label]["tokens_per_s"] > 0 and sides[label]["mfu_useful_vs_bf16_peak"] > 0
+            assert (
+                sides[label]["pairs_per_s"] > 0
+                and sides[label]["tokens_per_s"] > 0
+                and sides[label]["mfu_useful_vs_bf16_peak"] > 0
+            )
         bounds = sections[name]["max_abs_diff_f1"]
         assert 0 < bounds["nlgscore-bf16_vs_nlgscore-fp32"] < 0.05  # bf16 rounds; a bound far past this is a bug
         assert sections[name]["profile_bf16"]["top_ops"]
@@ -85,7 +104,9 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     seq2seq = sections["seq2seq"]
     assert seq2seq["bart_large_shaped"]["sides"]["nlgscore-bf16"]["tokens_per_s"] > 0
     assert seq2seq["prism_shaped"]["sides"]["nlgscore-fp32"]["pairs_per_s"] > 0
-    assert set(sections["mbr"]["mbr"]) == {"fp32_N4", "fp32_N6"} and sections["mbr"]["mbr"]["fp32_N6"]["pairs_per_s"] > 0
+    assert (
+        set(sections["mbr"]["mbr"]) == {"fp32_N4", "fp32_N6"} and sections["mbr"]["mbr"]["fp32_N6"]["pairs_per_s"] > 0
+    )
     assert sections["serve"]["throughput"]["ratio_http_median"] > 0
 
 
@@ -118,8 +139,10 @@ def _wheel(tmp_path: Path) -> Path:
     from nlgscore.backend.models import resolve
 
     tokenizer = AutoTokenizer.from_pretrained(resolve("minilm").path)
-    weights = {EMBEDDINGS: np.random.default_rng(0).standard_normal((len(tokenizer), 4)).astype(np.float32),
-               "encoder.layer.0.weight": np.ones((4, 4), np.float32)}
+    weights = {
+        EMBEDDINGS: np.random.default_rng(0).standard_normal((len(tokenizer), 4)).astype(np.float32),
+        "encoder.layer.0.weight": np.ones((4, 4), np.float32),
+    }
     folder = tmp_path / "tok"
     tokenizer.save_pretrained(folder)
     path = tmp_path / "pkg-0.1.0-py3-none-any.whl"
@@ -145,7 +168,9 @@ def test_slim_wheel_keeps_exactly_the_rows_its_texts_use(tmp_path):
             name, digest, size = line.split(",")
             if digest:
                 data = b.read(name)
-                assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode() and int(size) == len(data)
+                assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(
+                    b"="
+                ).decode() and int(size) == len(data)
         b.extractall(tmp_path / "installed")
     assert info["kept_rows"] == len(kept) and 5 < len(kept) < 20
     np.testing.assert_array_equal(after[EMBEDDINGS][kept], before[EMBEDDINGS][kept])

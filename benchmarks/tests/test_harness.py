@@ -18,7 +18,11 @@ GOLDEN_BART = str(Path(__file__).resolve().parents[2] / "tests" / "golden" / "ti
 _SENTENCES = [
     ("The cat sat on the mat.", "A cat was sitting on the mat.", "Cat mat sit."),
     ("It is raining in the city today.", "Today it rains in the city.", "City rain."),
-    ("The government announced new measures on Monday.", "On Monday the government announced new measures.", "Government Monday."),
+    (
+        "The government announced new measures on Monday.",
+        "On Monday the government announced new measures.",
+        "Government Monday.",
+    ),
     ("He has lived in Astana for ten years.", "He lived in Astana for ten years.", "Ten years Astana he."),
     ("Prices rose sharply last month.", "Last month prices rose sharply.", "Prices month."),
 ]
@@ -29,10 +33,29 @@ def darr_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("bench") / "pairs.jsonl"
     with open(path, "w", encoding="utf-8") as handle:
         for i, (ref, better, worse) in enumerate(_SENTENCES * 2):
-            row = {"id": i, "lp": "xx-en", "src": "", "ref": ref, "better": {"system": "a", "text": better}, "worse": {"system": "b", "text": worse}}
+            row = {
+                "id": i,
+                "lp": "xx-en",
+                "src": "",
+                "ref": ref,
+                "better": {"system": "a", "text": better},
+                "worse": {"system": "b", "text": worse},
+            }
             handle.write(json.dumps(row) + "\n")
         # A blank candidate: skipped, bert_score 0.3.13 gets only non-empty inputs.
-        handle.write(json.dumps({"id": 99, "lp": "xx-en", "src": "", "ref": "x", "better": {"system": "a", "text": " "}, "worse": {"system": "b", "text": "y"}}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "id": 99,
+                    "lp": "xx-en",
+                    "src": "",
+                    "ref": "x",
+                    "better": {"system": "a", "text": " "},
+                    "worse": {"system": "b", "text": "y"},
+                }
+            )
+            + "\n"
+        )
     return str(path)
 
 
@@ -65,7 +88,9 @@ def test_layer_flops_counts_the_real_layers():
     import torch
     from transformers import BertConfig, BertModel
 
-    config = BertConfig(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=64, vocab_size=100)
+    config = BertConfig(
+        hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=64, vocab_size=100
+    )
     model = BertModel(config).eval()
     with count_encoder_batches(32, 64, layers=3) as count, torch.inference_mode():
         model(torch.ones(2, 7, dtype=torch.long))
@@ -96,7 +121,9 @@ def test_report_has_expected_keys(report):
 
 
 def test_bert_score_comparison(report):
-    pytest.importorskip("bert_score", reason="bert_score 0.3.13 is not installed (optional [bench] extra): comparison skipped")
+    pytest.importorskip(
+        "bert_score", reason="bert_score 0.3.13 is not installed (optional [bench] extra): comparison skipped"
+    )
     bert = report["bertscore"]
     assert bert["max_abs_diff_f1"] <= 1e-5
     assert report["trainer"]["max_abs_diff_f1"] <= 1e-5
@@ -125,7 +152,20 @@ def test_harness_command_runs_and_prints_measured_values(darr_file, capsys):
     """The harness's command line builds its config (the command line is recorded once, not twice)."""
     from benchmarks.harness.cli import main
 
-    argv = ["--data", darr_file, "--n", "4", "--repeats", "1", "--sections", "bartscore", "--bart-n", "4", "--bart-model", GOLDEN_BART]
+    argv = [
+        "--data",
+        darr_file,
+        "--n",
+        "4",
+        "--repeats",
+        "1",
+        "--sections",
+        "bartscore",
+        "--bart-n",
+        "4",
+        "--bart-model",
+        GOLDEN_BART,
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert "BARTScore" in captured.out and "[bench]" in captured.err  # progress on stderr
@@ -138,9 +178,20 @@ def test_lab_entry_point_gives_one_line_errors():
     import sys
 
     repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "harness", "--data", "no-such.jsonl", "--sections", "bartscore"],
-                          capture_output=True, text=True, cwd=repo, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "harness", "--data", "no-such.jsonl", "--sections", "bartscore"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("python -m benchmarks harness: error:") and "no-such.jsonl" in done.stderr
-    unknown = subprocess.run([sys.executable, "-m", "benchmarks", "no_such_script"], capture_output=True, text=True, cwd=repo, timeout=60)
-    assert unknown.returncode == 2 and "unknown command 'no_such_script'" in unknown.stderr and "bench_serve" in unknown.stderr
+    unknown = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "no_such_script"], capture_output=True, text=True, cwd=repo, timeout=60
+    )
+    assert (
+        unknown.returncode == 2
+        and "unknown command 'no_such_script'" in unknown.stderr
+        and "bench_serve" in unknown.stderr
+    )

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from nlgscore.extend import table
 from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.extend import table
 from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{yuan2021bartscore,
@@ -75,7 +75,9 @@ class BARTScore(evaluate.Metric):
         """As ``evaluate``'s compute, but ``references`` or ``sources`` may be left out."""
         require_inputs("bartscore", self.config_name, {"predictions": predictions})
         if references is None and sources is None:
-            raise ValueError("bartscore needs references= (directions f, precision, recall, harmonic) or sources= (direction src)")
+            raise ValueError(
+                "bartscore needs references= (directions f, precision, recall, harmonic) or sources= (direction src)"
+            )
         n = len(predictions)
         # evaluate needs every feature column: a missing one is filled with "" and flagged.
         kwargs.update(use_references=references is not None, use_sources=sources is not None)
@@ -83,16 +85,55 @@ class BARTScore(evaluate.Metric):
         sources = [""] * n if sources is None else sources
         return super().compute(predictions=predictions, references=references, sources=sources, **kwargs)
 
-    def _compute(self, predictions, references, sources, direction=None, prompt=None, prompt_side="encoder",
-                 agg="mean", checkpoint=None, para_weights=None, device=None, dtype=None, revision=None,
-                 batch_size=None, max_tokens=None, max_length=1024, verbose=False, use_references=True, use_sources=True,
-                 long_inputs="auto", context=0, doc_ids=None):
+    def _compute(
+        self,
+        predictions,
+        references,
+        sources,
+        direction=None,
+        prompt=None,
+        prompt_side="encoder",
+        agg="mean",
+        checkpoint=None,
+        para_weights=None,
+        device=None,
+        dtype=None,
+        revision=None,
+        batch_size=None,
+        max_tokens=None,
+        max_length=1024,
+        verbose=False,
+        use_references=True,
+        use_sources=True,
+        long_inputs="auto",
+        context=0,
+        doc_ids=None,
+    ):
         variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
-        scorer = self._scorer = cached("bartscore", checkpoint=checkpoint or self.checkpoint, variant=variant, para_weights=para_weights,
-                                       device=device, dtype=dtype, revision=revision, max_length=max_length,
-                                       long_inputs=long_inputs)
+        scorer = self._scorer = cached(
+            "bartscore",
+            checkpoint=checkpoint or self.checkpoint,
+            variant=variant,
+            para_weights=para_weights,
+            device=device,
+            dtype=dtype,
+            revision=revision,
+            max_length=max_length,
+            long_inputs=long_inputs,
+        )
         direction = direction or ("src" if use_sources and not use_references else "f")
-        result = scorer.compute(predictions, references if use_references else None, sources if use_sources else None,
-                                      direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
-                                      batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose), context=context, doc_ids=doc_ids)
+        result = scorer.compute(
+            predictions,
+            references if use_references else None,
+            sources if use_sources else None,
+            direction=direction,
+            prompt=prompt,
+            prompt_side=prompt_side,
+            agg=agg,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            progress=bool(verbose),
+            context=context,
+            doc_ids=doc_ids,
+        )
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

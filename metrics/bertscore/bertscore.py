@@ -68,23 +68,72 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
 
     def add_batch(self, **inputs):
         """As ``evaluate``'s add_batch; a plain-string reference among lists counts as one reference."""
-        require_inputs("bertscore", "default", {"predictions": inputs.get("predictions"), "references": inputs.get("references")})
+        require_inputs(
+            "bertscore", "default", {"predictions": inputs.get("predictions"), "references": inputs.get("references")}
+        )
         super().add_batch(**inputs)
 
-    def _compute(self, predictions, references, lang=None, model_type=None, num_layers=None, verbose=False, idf=None,
-                 idf_sents=None, device=None, batch_size=None, nthreads=None, all_layers=False, rescale_with_baseline=False,
-                 baseline_path=None, use_fast_tokenizer=None, max_length=None, max_tokens=None, dtype=None, revision=None,
-                 long_inputs="auto", window_stride=None, context=0, doc_ids=None):
+    def _compute(
+        self,
+        predictions,
+        references,
+        lang=None,
+        model_type=None,
+        num_layers=None,
+        verbose=False,
+        idf=None,
+        idf_sents=None,
+        device=None,
+        batch_size=None,
+        nthreads=None,
+        all_layers=False,
+        rescale_with_baseline=False,
+        baseline_path=None,
+        use_fast_tokenizer=None,
+        max_length=None,
+        max_tokens=None,
+        dtype=None,
+        revision=None,
+        long_inputs="auto",
+        window_stride=None,
+        context=0,
+        doc_ids=None,
+    ):
         if lang is None and model_type is None:  # as the Hub module: no silent default language
             raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
         # The scorer cache keys every option by content, idf sentences included (the Hub module
         # reused the idf of its first call for later references); batch_size, max_tokens and
         # verbose go to this call only, so one call's settings never leak into the next.
-        scorer = self._scorer = cached("bertscore", model_type=model_type, num_layers=num_layers, lang=lang, idf=idf, idf_sents=idf_sents,
-                                       rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path, all_layers=all_layers,
-                                       device=device, max_length=max_length, dtype=dtype, revision=revision,
-                                       long_inputs=long_inputs, window_stride=window_stride)
-        result = scorer.compute(predictions, references, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose),
-                                context=context, doc_ids=doc_ids)
+        scorer = self._scorer = cached(
+            "bertscore",
+            model_type=model_type,
+            num_layers=num_layers,
+            lang=lang,
+            idf=idf,
+            idf_sents=idf_sents,
+            rescale_with_baseline=rescale_with_baseline,
+            baseline_path=baseline_path,
+            all_layers=all_layers,
+            device=device,
+            max_length=max_length,
+            dtype=dtype,
+            revision=revision,
+            long_inputs=long_inputs,
+            window_stride=window_stride,
+        )
+        result = scorer.compute(
+            predictions,
+            references,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            progress=bool(verbose),
+            context=context,
+            doc_ids=doc_ids,
+        )
         columns = result.columns()
-        return {"precision": columns["precision"], "recall": columns["recall"], "f1": columns["f1"], "hashcode": str(result.signature)}
+        return {
+            "precision": columns["precision"],
+            "recall": columns["recall"],
+            "f1": columns["f1"],
+            "hashcode": str(result.signature),
+        }

@@ -47,4 +47,6 @@ class BLEU(ReferenceListsInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, tokenize="13a", multiref="joint", device=None, verbose=False):
-        return registry_scores("bleu", predictions, references, verbose, tokenize=tokenize, multiref=multiref, device=device)
+        return registry_scores(
+            "bleu", predictions, references, verbose, tokenize=tokenize, multiref=multiref, device=device
+        )

@@ -76,13 +76,51 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
     def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
         """As ``evaluate``'s compute, after checking that the inputs are the ones this config reads."""
         config = "src" if self.config_name == "src" else "ref"
-        inputs = config_inputs("prism", config, "sources" if config == "src" else "references", predictions, references=references, sources=sources)
+        inputs = config_inputs(
+            "prism",
+            config,
+            "sources" if config == "src" else "references",
+            predictions,
+            references=references,
+            sources=sources,
+        )
         return super().compute(predictions=predictions, **inputs, **kwargs)
 
-    def _compute(self, predictions, references=None, sources=None, lang="en", temperature=1.0, batch_size=None,
-                 max_tokens=None, device=None, dtype=None, verbose=False, long_inputs="auto", context=0, doc_ids=None):
-        scorer = self._scorer = cached("prism", checkpoint=self.checkpoint, revision=self.revision, lang=lang, temperature=temperature,
-                                       mode="src" if self.config_name == "src" else "ref", device=device, dtype=dtype, long_inputs=long_inputs)
-        result = scorer.compute(predictions, references=references, sources=sources, batch_size=batch_size, max_tokens=max_tokens, progress=bool(verbose),
-                                context=context, doc_ids=doc_ids)
+    def _compute(
+        self,
+        predictions,
+        references=None,
+        sources=None,
+        lang="en",
+        temperature=1.0,
+        batch_size=None,
+        max_tokens=None,
+        device=None,
+        dtype=None,
+        verbose=False,
+        long_inputs="auto",
+        context=0,
+        doc_ids=None,
+    ):
+        scorer = self._scorer = cached(
+            "prism",
+            checkpoint=self.checkpoint,
+            revision=self.revision,
+            lang=lang,
+            temperature=temperature,
+            mode="src" if self.config_name == "src" else "ref",
+            device=device,
+            dtype=dtype,
+            long_inputs=long_inputs,
+        )
+        result = scorer.compute(
+            predictions,
+            references=references,
+            sources=sources,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            progress=bool(verbose),
+            context=context,
+            doc_ids=doc_ids,
+        )
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

@@ -96,9 +96,13 @@ def check_positive(name: str, value: Any, allow_none: bool = True) -> Optional[i
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentTypeError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}")
+        raise ArgumentTypeError(
+            f"{name} must be a positive integer{' or None' if allow_none else ''}, got {type(value).__name__}: {value!r}"
+        )
     if value < 1:
-        raise ArgumentError(f"{name} must be a positive integer{' (or None for the default)' if allow_none else ''}, got {value!r}")
+        raise ArgumentError(
+            f"{name} must be a positive integer{' (or None for the default)' if allow_none else ''}, got {value!r}"
+        )
     return value
 
 
@@ -153,7 +157,12 @@ def plan_batches(
     return batches
 
 
-def plan_packed(lengths: Sequence[int], max_tokens: int = DEFAULT_MAX_TOKENS, max_batch_size: Optional[int] = None, multiple: int = 1) -> List[List[int]]:
+def plan_packed(
+    lengths: Sequence[int],
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_batch_size: Optional[int] = None,
+    multiple: int = 1,
+) -> List[List[int]]:
     """Batches for a forward whose cost is its *real* tokens (a packed encoder: padding only in
     attention), longest first: the fewest batches of at most ``max_tokens`` real tokens, nearly
     equal, each filled up to the same multiple of ``multiple`` rows (:data:`nlgscore.backend.product_rows.ROW_BUCKET`:

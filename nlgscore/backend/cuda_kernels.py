@@ -84,5 +84,7 @@ def signature_label(dtype: Any) -> str:
     """``cuda[-tf32][-cudnnattn]``: what, besides the model and settings, sets a CUDA forward's bits."""
     import torch
 
-    tf32 = dtype == torch.float32 and (torch.get_float32_matmul_precision() != "highest" or torch.backends.cuda.matmul.allow_tf32)
+    tf32 = dtype == torch.float32 and (
+        torch.get_float32_matmul_precision() != "highest" or torch.backends.cuda.matmul.allow_tf32
+    )
     return "cuda" + ("-tf32" if tf32 else "") + ("-cudnnattn" if cudnn_allowed() else "")

@@ -27,7 +27,9 @@ def require(module: str, extra: str, purpose: str = "") -> ModuleType:
         return importlib.import_module(module)
     except ImportError as err:
         what = f"{purpose} needs" if purpose else "this needs"
-        raise MissingExtraError(f"{what} the package {module.split('.')[0]!r}: pip install 'nlgscore[{extra}]'") from err
+        raise MissingExtraError(
+            f"{what} the package {module.split('.')[0]!r}: pip install 'nlgscore[{extra}]'"
+        ) from err
 
 
 def pyplot() -> ModuleType:

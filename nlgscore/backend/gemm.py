@@ -86,7 +86,10 @@ NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 # The current choice per dtype (process-wide: the last model loaded in that dtype decides); see kernel_choice().
 _CHOICE: Dict[str, Any] = {"kernel": None, "reason": "no model loaded yet"}
-_CHOICES: Dict[str, Dict[str, Any]] = {"float32": _CHOICE, "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"}}
+_CHOICES: Dict[str, Dict[str, Any]] = {
+    "float32": _CHOICE,
+    "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"},
+}
 
 
 _WARNED: set = set()  # unknown NLGSCORE_ONEDNN values already warned about (once each per process)
@@ -99,8 +102,12 @@ def _forced() -> Optional[bool]:
     value = raw.strip().lower()
     if value and value not in _OFF + _ON and raw not in _WARNED:
         _WARNED.add(raw)
-        warnings.warn(f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
-                      "unset or empty: the CPU's rule); it is ignored", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
+            "unset or empty: the CPU's rule); it is ignored",
+            UserWarning,
+            stacklevel=2,
+        )
     return False if value in _OFF else True if value in _ON else None
 
 
@@ -126,12 +133,23 @@ def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32") -> 
     choice = _CHOICES[dtype]
     if forced is not None or not onednn_available(dtype):
         kernel = "onednn" if forced and onednn_available(dtype) else "mkl"
-        reason = f"forced by {ENV_SWITCH}={os.environ.get(ENV_SWITCH)}" if forced is not None else "oneDNN linear unavailable"
+        reason = (
+            f"forced by {ENV_SWITCH}={os.environ.get(ENV_SWITCH)}"
+            if forced is not None
+            else "oneDNN linear unavailable"
+        )
     else:
         kernel, reason = kernel_rule(dtype)
     choice.clear()
     choice.update(kernel=kernel, reason=reason)
-    logger.info("CPU linear kernel for %s: %s (%s) on %s, %d weight shapes", dtype, kernel, reason, cpu_model(), len(set(shapes)))
+    logger.info(
+        "CPU linear kernel for %s: %s (%s) on %s, %d weight shapes",
+        dtype,
+        kernel,
+        reason,
+        cpu_model(),
+        len(set(shapes)),
+    )
     return kernel
 
 
@@ -164,7 +182,9 @@ def linear_shapes(model: Any) -> List[Tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=32)
-def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("float32",), runs: int = PROBE_RUNS) -> Dict[str, Tuple[float, float]]:
+def _measure(
+    shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("float32",), runs: int = PROBE_RUNS
+) -> Dict[str, Tuple[float, float]]:
     """:func:`_measure_now`, or its answer for this CPU, torch and shapes kept on disk by an earlier
     process (:mod:`nlgscore.backend.kernel_cache`: measured once per machine and model)."""
     import torch
@@ -174,7 +194,9 @@ def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("fl
     cpu = kernel_cache.cpu_identity()
     available = tuple(onednn_available(dtype) for dtype in dtypes)
     probe = (PROBE_ROWS, PROBE_MAX_WEIGHT, PROBE_SECONDS, available)
-    key = kernel_cache.measurement_key(shapes, dtypes, runs, cpu, f"{torch.__version__} threads={torch.get_num_threads()}", probe)
+    key = kernel_cache.measurement_key(
+        shapes, dtypes, runs, cpu, f"{torch.__version__} threads={torch.get_num_threads()}", probe
+    )
     kept = kernel_cache.load(key)
     if kept is not None and set(kept) == set(dtypes):
         logger.info("CPU linear timings from the kernel cache (%s)", key[:12])
@@ -184,7 +206,9 @@ def _measure(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...] = ("fl
     return timings
 
 
-def _measure_now(shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...], runs: int) -> Dict[str, Tuple[float, float]]:
+def _measure_now(
+    shapes: Tuple[Tuple[int, int], ...], dtypes: Tuple[str, ...], runs: int
+) -> Dict[str, Tuple[float, float]]:
     """Per dtype, milliseconds (oneDNN, MKL) for one PROBE_ROWS-row product per weight shape, best
     of runs (oneDNN: inf where it is unavailable in that dtype). Every dtype and kernel is timed on
     the same shapes (the time cap, PROBE_SECONDS per dtype, ends the loop between shapes)."""
@@ -259,10 +283,15 @@ def onednn_available(dtype: str = "float32") -> bool:
                 return False
         op = torch.ops.mkldnn._linear_pointwise
         generator = torch.Generator().manual_seed(0)
-        x, w, b = (torch.randn(shape, generator=generator).to(getattr(torch, dtype)) for shape in ((5, 24), (7, 24), (7,)))
+        x, w, b = (
+            torch.randn(shape, generator=generator).to(getattr(torch, dtype)) for shape in ((5, 24), (7, 24), (7,))
+        )
         with torch.inference_mode():
             expected = F.linear(x, w, b).float()
-            agree = bool((op(x, w, b, "none", [], "").float() - expected).abs().max() <= KERNEL_DTYPES[dtype] * (1 + expected.abs().max()))
+            agree = bool(
+                (op(x, w, b, "none", [], "").float() - expected).abs().max()
+                <= KERNEL_DTYPES[dtype] * (1 + expected.abs().max())
+            )
     except (AttributeError, RuntimeError) as err:  # op missing from this build, or unsupported CPU
         logger.info("oneDNN linear unavailable in %s, using F.linear: %s", dtype, err)
         return False
@@ -318,7 +347,12 @@ def _invariant_path(x: Any, weight: Any) -> bool:
     """CPU inference in float32/bfloat16: where the row count is padded (``MIN_ROWS``)."""
     import torch
 
-    return x.device.type == "cpu" and not torch.is_grad_enabled() and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.bfloat16)
+    return (
+        x.device.type == "cpu"
+        and not torch.is_grad_enabled()
+        and x.dtype == weight.dtype
+        and x.dtype in (torch.float32, torch.bfloat16)
+    )
 
 
 def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:

@@ -32,7 +32,13 @@ def fetch_baseline(
     caller can fall back to the copies shipped with the package; the reason is logged.
     """
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+    )
 
     hub = table("hub")
     repo_id = repo_id or hub["baseline_repo_id"]
@@ -44,13 +50,25 @@ def fetch_baseline(
         # probe first lets a down Hub fall straight through to the cache or the shipped copy.
         local_only = not hub_reachable(repo_id, filename=filename, **where)
         path = hf_hub_download(repo_id, filename, local_files_only=local_only, **where)
-    except (EntryNotFoundError, RepositoryNotFoundError, LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError, OSError, ValueError) as err:
-        logger.info("baseline %s not available from %s@%s: %s: %s", filename, repo_id, revision, type(err).__name__, err)
+    except (
+        EntryNotFoundError,
+        RepositoryNotFoundError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        HfHubHTTPError,
+        OSError,
+        ValueError,
+    ) as err:
+        logger.info(
+            "baseline %s not available from %s@%s: %s: %s", filename, repo_id, revision, type(err).__name__, err
+        )
         return None
     return path, f"hub:{repo_id}@{snapshot_commit(path, filename) or revision}"
 
 
-def hub_reachable(repo_id: str, repo_type: str = "model", revision: Optional[str] = None, filename: Optional[str] = None) -> bool:
+def hub_reachable(
+    repo_id: str, repo_type: str = "model", revision: Optional[str] = None, filename: Optional[str] = None
+) -> bool:
     """One request with a short timeout and no retries: False when the Hub cannot answer now.
 
     huggingface_hub's own calls either retry for ~25 s (``hf_hub_download`` with nothing cached)

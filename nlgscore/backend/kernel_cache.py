@@ -71,14 +71,23 @@ def cpu_identity() -> Tuple[str, str]:
     flags = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            flags = next((" ".join(sorted(set(line.split(":", 1)[1].split()))) for line in handle if line.startswith("flags")), "")
+            flags = next(
+                (" ".join(sorted(set(line.split(":", 1)[1].split()))) for line in handle if line.startswith("flags")),
+                "",
+            )
     except OSError:
         pass
     return cpu_model(), flags
 
 
-def measurement_key(shapes: Sequence[Tuple[int, int]], dtypes: Sequence[str], runs: int, cpu: Tuple[str, str], torch_version: str,
-                    probe: Sequence[Any] = ()) -> str:
+def measurement_key(
+    shapes: Sequence[Tuple[int, int]],
+    dtypes: Sequence[str],
+    runs: int,
+    cpu: Tuple[str, str],
+    torch_version: str,
+    probe: Sequence[Any] = (),
+) -> str:
     """SHA-256 of everything a measurement's answer depends on."""
     text = json.dumps([VERSION, list(cpu), torch_version, [list(s) for s in shapes], list(dtypes), runs, list(probe)])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

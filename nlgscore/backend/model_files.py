@@ -18,7 +18,15 @@ from typing import Any, Union
 from nlgscore.backend.models import ModelNotAvailableError, ResolvedModel
 
 # Any of these makes a folder's tokenizer loadable; vocab.json (byte-level BPE) also needs merges.txt.
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+    "source.spm",
+)
 SENTENCEPIECE_FILES = {"spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm"}
 JSON_FILES = ("config.json", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json")
 # A tokenizer far smaller than the model's embedding table is a broken one. The bound is loose on
@@ -37,9 +45,13 @@ def read_json(path: Union[str, os.PathLike], what: str = "file") -> Any:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except json.JSONDecodeError as err:
-        raise IncompleteModelError(f"{what} {str(path)!r} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from err
+        raise IncompleteModelError(
+            f"{what} {str(path)!r} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from err
     except UnicodeDecodeError as err:
-        raise IncompleteModelError(f"{what} {str(path)!r} is not UTF-8 text ({err.reason} at byte {err.start})") from err
+        raise IncompleteModelError(
+            f"{what} {str(path)!r} is not UTF-8 text ({err.reason} at byte {err.start})"
+        ) from err
 
 
 def check_model_folder(resolved: ResolvedModel) -> None:
@@ -64,7 +76,9 @@ def check_tokenizer_files(resolved: ResolvedModel) -> None:
     if "tokenizer.json" in present:
         return
     if "vocab.json" in present and "merges.txt" not in present and not present & SENTENCEPIECE_FILES:
-        raise IncompleteModelError(f"model folder {str(folder)!r} has vocab.json but no merges.txt (a BPE tokenizer needs both); the download may be incomplete")
+        raise IncompleteModelError(
+            f"model folder {str(folder)!r} has vocab.json but no merges.txt (a BPE tokenizer needs both); the download may be incomplete"
+        )
     if not present & set(TOKENIZER_FILES):
         raise IncompleteModelError(
             f"model folder {str(folder)!r} has no tokenizer files (none of {', '.join(TOKENIZER_FILES)}); "

@@ -16,13 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.errors import ArgumentTypeError, NlgscoreError
 from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentTypeError, NlgscoreError
 
 # The packaged model (the "embedded" extra) that works offline: suggested when a BERTScore model is not available.
 EMBEDDED_ALIAS = "minilm"
 # Weight formats we never need: skipping them keeps a first download small.
-_IGNORE_PATTERNS = ["*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite", "onnx/*", "openvino/*", "flax_model*", "tf_model*", "rust_model*", "coreml/*"]
+_IGNORE_PATTERNS = [
+    "*.onnx",
+    "*.h5",
+    "*.msgpack",
+    "*.ot",
+    "*.tflite",
+    "onnx/*",
+    "openvino/*",
+    "flax_model*",
+    "tf_model*",
+    "rust_model*",
+    "coreml/*",
+]
 
 
 class ModelNotAvailableError(NlgscoreError, OSError):
@@ -34,7 +46,9 @@ class ModelNotAvailableError(NlgscoreError, OSError):
     (``model_type=``, ``checkpoint=``, ``--model``, ``--checkpoint``).
     """
 
-    def __init__(self, message: str, model: str = "", revision: Optional[str] = None, reason: str = "", detail: str = "") -> None:
+    def __init__(
+        self, message: str, model: str = "", revision: Optional[str] = None, reason: str = "", detail: str = ""
+    ) -> None:
         super().__init__(message)
         self.model, self.revision, self.reason, self.detail = model, revision, reason, detail
 
@@ -42,8 +56,13 @@ class ModelNotAvailableError(NlgscoreError, OSError):
         """The same error, its message naming ``flag`` (unchanged when the reason is unknown)."""
         if not self.reason:
             return self
-        return ModelNotAvailableError(_message(self.model, self.revision, self.reason, flag, self.detail),
-                                      self.model, self.revision, self.reason, self.detail)
+        return ModelNotAvailableError(
+            _message(self.model, self.revision, self.reason, flag, self.detail),
+            self.model,
+            self.revision,
+            self.reason,
+            self.detail,
+        )
 
 
 def _message(model: str, revision: Optional[str], reason: str, flag: Optional[str], detail: str = "") -> str:
@@ -73,8 +92,10 @@ def _message(model: str, revision: Optional[str], reason: str, flag: Optional[st
         what = f"it could not be downloaded{detail}"
     if guess:  # a misspelt known name: downloading the typo would fail (or fetch someone else's repo)
         return f"model {model!r} is not in the local cache and {what}{suggestion}"
-    return (f"model {model!r} is not in the local cache and {what}. To download it, run: {download}"
-            + f" (or pass a local folder as {name}){_embedded_hint(model, flag, guess)}")
+    return (
+        f"model {model!r} is not in the local cache and {what}. To download it, run: {download}"
+        + f" (or pass a local folder as {name}){_embedded_hint(model, flag, guess)}"
+    )
 
 
 def _embedded_hint(model: str, flag: Optional[str], guess: Optional[str]) -> str:
@@ -85,15 +106,23 @@ def _embedded_hint(model: str, flag: Optional[str], guess: Optional[str]) -> str
     """
     if guess == EMBEDDED_ALIAS or model not in table("bertscore_model2layers"):
         return ""
-    named = (f"{flag}{EMBEDDED_ALIAS}" if flag.endswith("=") else f"{flag} {EMBEDDED_ALIAS}") if flag else repr(EMBEDDED_ALIAS)
-    return f"; or score now with the embedded MiniLM, which needs no download: {named} (pip install 'nlgscore[embedded]')"
+    named = (
+        (f"{flag}{EMBEDDED_ALIAS}" if flag.endswith("=") else f"{flag} {EMBEDDED_ALIAS}")
+        if flag
+        else repr(EMBEDDED_ALIAS)
+    )
+    return (
+        f"; or score now with the embedded MiniLM, which needs no download: {named} (pip install 'nlgscore[embedded]')"
+    )
 
 
 def _closest(model: str) -> Optional[str]:
     """The packaged alias or known BERTScore model closest to a misspelt ``model``."""
     import difflib
 
-    known = [a for a in table("aliases") if not a.startswith("_")] + [m for m in table("bertscore_model2layers") if not m.startswith("_")]
+    known = [a for a in table("aliases") if not a.startswith("_")] + [
+        m for m in table("bertscore_model2layers") if not m.startswith("_")
+    ]
     if model in known:
         return None
     match = difflib.get_close_matches(model, known, n=1, cutoff=0.75)
@@ -109,7 +138,9 @@ class ResolvedModel:
     revision: str  # commit hash, requested revision, or "local"/"package" for files on disk
 
 
-def resolve(model: Union[str, os.PathLike], revision: Optional[str] = None, flag: Optional[str] = None) -> ResolvedModel:
+def resolve(
+    model: Union[str, os.PathLike], revision: Optional[str] = None, flag: Optional[str] = None
+) -> ResolvedModel:
     """Find the files of ``model``: a local folder, a packaged alias, or a Hub repo id.
 
     ``flag`` names the argument that gave ``model`` in error messages (e.g. ``"checkpoint="``).
@@ -171,13 +202,19 @@ def _resolve_hub(repo_id: str, revision: Optional[str]) -> ResolvedModel:
         # A quick probe first: snapshot_download's repo listing has no timeout, so a stalled Hub
         # would hang here; unreachable → cache only (offline mode never touches the network).
         reachable = hub_reachable(repo_id, revision=revision)
-        path = snapshot_download(repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS, local_files_only=not reachable)
+        path = snapshot_download(
+            repo_id, revision=revision, ignore_patterns=_IGNORE_PATTERNS, local_files_only=not reachable
+        )
     except (RepositoryNotFoundError, RevisionNotFoundError) as err:
         raise _unavailable(repo_id, revision, "not_found") from err
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, EntryNotFoundError) as err:
-        raise _unavailable(repo_id, revision, "offline" if _offline() else "unreachable" if not reachable else "download") from err
+        raise _unavailable(
+            repo_id, revision, "offline" if _offline() else "unreachable" if not reachable else "download"
+        ) from err
     except (HfHubHTTPError, OSError, ValueError) as err:
-        raise _unavailable(repo_id, revision, "download", f" ({type(err).__name__}: {' '.join(str(err).split())})") from err
+        raise _unavailable(
+            repo_id, revision, "download", f" ({type(err).__name__}: {' '.join(str(err).split())})"
+        ) from err
     commit = Path(path).name  # snapshot folders are named by commit hash
     return ResolvedModel(path=path, name=repo_id, revision=commit)
 

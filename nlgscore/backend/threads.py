@@ -72,7 +72,11 @@ def cgroup_cpu_limit(root: str = "/sys/fs/cgroup", membership: str = "/proc/self
                 quota, period = text.split()[:2]
                 limits.append(int(quota) / int(period))
         elif "cpu" in controllers.split(","):  # cgroup v1
-            for folder in (Path(root, controllers, relative), Path(root, "cpu", relative), Path(root, "cpu,cpuacct", relative)):
+            for folder in (
+                Path(root, controllers, relative),
+                Path(root, "cpu", relative),
+                Path(root, "cpu,cpuacct", relative),
+            ):
                 quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
                 if quota and period and int(quota) > 0:
                     limits.append(int(quota) / int(period))

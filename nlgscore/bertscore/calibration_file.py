@@ -69,7 +69,9 @@ def read_calibration(path: PathLike) -> Calibration:
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"calibration must be a path to a calibration file, got {type(path).__name__}")
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"calibration: no such file: {os.fspath(path)} (make one with `nlgscore calibrate MODEL --data FOLDER`)")
+        raise FileNotFoundError(
+            f"calibration: no such file: {os.fspath(path)} (make one with `nlgscore calibrate MODEL --data FOLDER`)"
+        )
     with open(path, encoding="utf-8") as handle:
         return _parse(handle.read(), os.fspath(path))
 
@@ -80,14 +82,23 @@ def _parse(text: str, origin: str) -> Calibration:
     except json.JSONDecodeError as err:
         raise DataError(f"calibration {origin}: not JSON ({err})") from None
     if not isinstance(fields, dict) or fields.get("format") != FORMAT:
-        raise DataError(f"calibration {origin}: format must be {FORMAT!r}, got {fields.get('format') if isinstance(fields, dict) else fields!r}")
+        raise DataError(
+            f"calibration {origin}: format must be {FORMAT!r}, got {fields.get('format') if isinstance(fields, dict) else fields!r}"
+        )
     missing = [key for key in REQUIRED if key not in fields]
     if missing:
         raise DataError(f"calibration {origin}: missing field(s) {', '.join(missing)}")
     baseline = np.asarray(fields["baseline"], dtype=np.float64)
     layer = fields["layer"]
-    if baseline.ndim != 2 or baseline.shape[1] != 3 or not np.isfinite(baseline).all() or (baseline > MAX_BASELINE).any():
-        raise DataError(f"calibration {origin}: baseline must be finite [P, R, F] rows below {MAX_BASELINE}, one per layer")
+    if (
+        baseline.ndim != 2
+        or baseline.shape[1] != 3
+        or not np.isfinite(baseline).all()
+        or (baseline > MAX_BASELINE).any()
+    ):
+        raise DataError(
+            f"calibration {origin}: baseline must be finite [P, R, F] rows below {MAX_BASELINE}, one per layer"
+        )
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(baseline):
         raise DataError(f"calibration {origin}: layer must be an int between 0 and {len(baseline) - 1}, got {layer!r}")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]

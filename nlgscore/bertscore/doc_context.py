@@ -18,19 +18,22 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from nlgscore.core.context import join_context
-from nlgscore.errors import ArgumentError
 from nlgscore.core.inputs import Item
+from nlgscore.errors import ArgumentError
 
 Key = Tuple[str, bool]  # (the text encoded, whether it holds context)
 
 
 def side_keys(items: List[Item], separator: Optional[str]) -> Tuple[List[Key], List[Key]]:
     """The candidate and reference texts to encode for ``items``: each after its context."""
+
     def key(text: str, context: Tuple[str, ...]) -> Key:
         if not context:
             return text, False
         if separator is None:
-            raise ArgumentError("context needs a model whose tokenizer has a separator token (sep_token); this one has none")
+            raise ArgumentError(
+                "context needs a model whose tokenizer has a separator token (sep_token); this one has none"
+            )
         return join_context(context, text, separator), True
 
     hyps = [key(i.prediction, i.context.prediction if i.context else ()) for i in items]
@@ -45,13 +48,19 @@ def scored_starts(encoder: Any, keys: List[Key], ids: List[List[int]], truncated
     with_context = [u for u, (_, has) in enumerate(keys) if has]
     if not with_context:
         return {}
-    whole = encoder.tokenize([keys[u][0] for u in with_context], truncate=False)[0] if truncated else [ids[u] for u in with_context]
+    whole = (
+        encoder.tokenize([keys[u][0] for u in with_context], truncate=False)[0]
+        if truncated
+        else [ids[u] for u in with_context]
+    )
     sep, head, tail = encoder.tokenizer.sep_token_id, len(encoder.prefix), len(encoder.suffix)
     starts = {}
     for u, full in zip(with_context, whole):
         content = full[head : len(full) - tail]
         marks = [p for p, token in enumerate(content) if token == sep]
         if not marks:
-            raise ArgumentError(f"context: the tokenizer did not keep the separator {encoder.tokenizer.sep_token!r} as one token in {keys[u][0]!r}")
+            raise ArgumentError(
+                f"context: the tokenizer did not keep the separator {encoder.tokenizer.sep_token!r} as one token in {keys[u][0]!r}"
+            )
         starts[u] = head + marks[-1] + 1
     return starts

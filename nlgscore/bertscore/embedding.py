@@ -22,16 +22,16 @@ import logging
 import os
 from typing import List, Optional, Sequence, Tuple
 
-from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
-from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.gemm import use_onednn_linears
-from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve
-from nlgscore.core.runtime import resolve_runtime, settle_dtype
+from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.bertscore.packed_encoder import PackedEncoder
+from nlgscore.core.runtime import resolve_runtime, settle_dtype
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,17 @@ logger = logging.getLogger(__name__)
 PREFIX_SPACE_TOKENIZERS = ("GPT2Tokenizer", "RobertaTokenizer")
 PREFIX_SPACE_MODEL_TYPES = ("roberta", "gpt2", "gpt_neo", "gptj", "data2vec-text", "roberta-prelayernorm")
 # Models whose position ids start after the padding index (RoBERTa: 514 positions, 512 tokens).
-POSITION_OFFSET_MODEL_TYPES = ("roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "data2vec-text", "roberta-prelayernorm", "xmod", "mpnet")
+POSITION_OFFSET_MODEL_TYPES = (
+    "roberta",
+    "xlm-roberta",
+    "xlm-roberta-xl",
+    "camembert",
+    "longformer",
+    "data2vec-text",
+    "roberta-prelayernorm",
+    "xmod",
+    "mpnet",
+)
 # Where encoders keep their list of layers, by architecture family.
 LAYER_LISTS = ("encoder.layer", "encoder.layers", "encoder.block", "layers", "block", "layer", "transformer.layer")
 # A model_max_length above this is a "no limit" sentinel (transformers uses 1e30).
@@ -81,7 +91,10 @@ def is_decoder_only(config) -> bool:
     >>> is_decoder_only(Qwen3Config()), is_decoder_only(BertConfig())
     (True, False)
     """
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
 
     model_type = getattr(config, "model_type", "")
     return (
@@ -106,7 +119,18 @@ class Encoder:
     Use :meth:`load`; :meth:`tokenize` gives token ids, :meth:`embed` normalised embeddings.
     """
 
-    def __init__(self, resolved: ResolvedModel, tokenizer, model, num_layers: int, all_layers: bool, max_length: int, prefix_space: bool, device, dtype) -> None:
+    def __init__(
+        self,
+        resolved: ResolvedModel,
+        tokenizer,
+        model,
+        num_layers: int,
+        all_layers: bool,
+        max_length: int,
+        prefix_space: bool,
+        device,
+        dtype,
+    ) -> None:
         self.resolved = resolved
         self.tokenizer = tokenizer
         self.model = model
@@ -186,7 +210,9 @@ class Encoder:
         model.eval().to(device)
         torch_dtype = settle_dtype(model, runtime.dtype)
         if device.type == "cpu":
-            use_onednn_linears(model)  # the packed forward calls nlgscore.backend.gemm itself; other architectures go through these
+            use_onednn_linears(
+                model
+            )  # the packed forward calls nlgscore.backend.gemm itself; other architectures go through these
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int):
@@ -197,8 +223,10 @@ class Encoder:
         prefix = _declared_tokenizer_class(resolved.path, config.model_type) in PREFIX_SPACE_TOKENIZERS
         encoder = cls(resolved, tokenizer, model, num_layers, all_layers, limit, prefix, device, torch_dtype)
         if encoder.room < 1:  # a window with no content token: nothing to score, and no window loop could advance
-            raise ArgumentError(f"max_length must be at least {encoder.n_special + 1} for {resolved.name!r} "
-                                f"({encoder.n_special} special tokens and one text token), got {limit}")
+            raise ArgumentError(
+                f"max_length must be at least {encoder.n_special + 1} for {resolved.name!r} "
+                f"({encoder.n_special} special tokens and one text token), got {limit}"
+            )
         encoder.total_layers = total
         if not all_layers:
             encoder.truncated_stack = encoder._truncate(total)
@@ -234,7 +262,9 @@ class Encoder:
         if self.model.config.model_type == "albert":  # shared layers: the loop count is the config value
             self.model.config.num_hidden_layers = self.num_layers
             return True
-        logger.info("no layer list found in %s; taking hidden state %d instead", type(self.model).__name__, self.num_layers)
+        logger.info(
+            "no layer list found in %s; taking hidden state %d instead", type(self.model).__name__, self.num_layers
+        )
         return False
 
     def _special_template(self) -> Tuple[List[int], List[int]]:
@@ -267,7 +297,9 @@ class Encoder:
         """Content tokens one encoder pass takes (``max_length`` less the special tokens)."""
         return self.max_length - self.n_special
 
-    def plan_batches(self, lengths: Sequence[int], max_tokens: int, max_batch_size: Optional[int] = None) -> List[List[int]]:
+    def plan_batches(
+        self, lengths: Sequence[int], max_tokens: int, max_batch_size: Optional[int] = None
+    ) -> List[List[int]]:
         """The :meth:`embed` batches of texts of ``lengths`` tokens: by real tokens for the packed
         forward (its matmuls see no padding; batches nearly equal and filled to its row bucket),
         by padded tokens for the model's own forward."""
@@ -357,4 +389,3 @@ def describe_tokenizer(encoder: Encoder) -> str:
     """Tokenizer kind for signatures: fast/slow, and whether a prefix space is added."""
     kind = "fast" if getattr(encoder.tokenizer, "is_fast", False) else "slow"
     return kind + ("+prefix" if encoder.prefix_space else "")
-

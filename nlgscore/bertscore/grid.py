@@ -43,7 +43,9 @@ def dense(pairs: Sequence[Tuple[int, int]]) -> bool:
     return len(pairs) >= 4 and len(set(pairs)) >= MIN_DENSITY * len(hyps) * len(refs)
 
 
-def grid_match(flat: Any, token_weights: Any, hyp_spans: List[Tuple[int, int]], ref_spans: List[Tuple[int, int]]) -> Tuple[Any, Any, Any]:
+def grid_match(
+    flat: Any, token_weights: Any, hyp_spans: List[Tuple[int, int]], ref_spans: List[Tuple[int, int]]
+) -> Tuple[Any, Any, Any]:
     """P, R, F of every (hyp text, ref text): three ``(len(hyp_spans), len(ref_spans))`` tensors.
 
     ``flat``: ``(tokens, D)`` L2-normalised token embeddings; ``token_weights``: ``(tokens,)``;
@@ -90,7 +92,9 @@ class _Side:
         positions = torch.arange(round_up_length(int(lengths.max())), device=device)
         valid = positions[None, :] < lengths[:, None]
         self.index = torch.where(valid, local[:, None] + positions[None, :], local[:, None])
-        weights = token_weights[torch.where(valid, starts[:, None] + positions[None, :], starts[:, None])].to(torch.float32)
+        weights = token_weights[torch.where(valid, starts[:, None] + positions[None, :], starts[:, None])].to(
+            torch.float32
+        )
         weights = weights.masked_fill(~valid, 0.0)
         # normalised per text first, then summed (greedy_match's order); a text weighing 0 gives
         # NaN, which the caller turns into 0

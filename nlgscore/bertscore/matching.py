@@ -27,7 +27,9 @@ from typing import Tuple
 from nlgscore.backend.batching import token_sum
 
 
-def greedy_match(hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
+def greedy_match(
+    hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w
+) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
     """P, R, F of each pair.
 
     ``*_emb``: ``(B, T, D)`` or ``(B, L, T, D)`` (all layers), zero-padded; ``*_mask``: ``(B, T)``
@@ -52,7 +54,9 @@ def greedy_match(hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w) -> Tuple["t
     return precision, recall, f1
 
 
-def greedy_match_blocked(hyp_emb, hyp_w, ref_emb, ref_w, block: int) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
+def greedy_match_blocked(
+    hyp_emb, hyp_w, ref_emb, ref_w, block: int
+) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
     """:func:`greedy_match` of ONE unpadded pair, ``block`` candidate tokens at a time, so that a
     pair of two very long texts (windowed inputs) never holds its whole similarity matrix.
 

@@ -71,19 +71,21 @@ class PackedEncoder:
                 qkv_weight = torch.cat([attention.query.weight, attention.key.weight, attention.value.weight])
                 qkv_bias = torch.cat([attention.query.bias, attention.key.bias, attention.value.bias])
                 out, up, down = layer.attention.output.dense, layer.intermediate.dense, layer.output.dense
-                layers.append((
-                    qkv_weight,
-                    qkv_bias,
-                    out.weight,
-                    out.bias,
-                    layer.attention.output.LayerNorm,
-                    up.weight,
-                    up.bias,
-                    None if fused else layer.intermediate.intermediate_act_fn,
-                    down.weight,
-                    down.bias,
-                    layer.output.LayerNorm,
-                ))
+                layers.append(
+                    (
+                        qkv_weight,
+                        qkv_bias,
+                        out.weight,
+                        out.bias,
+                        layer.attention.output.LayerNorm,
+                        up.weight,
+                        up.bias,
+                        None if fused else layer.intermediate.intermediate_act_fn,
+                        down.weight,
+                        down.bias,
+                        layer.output.LayerNorm,
+                    )
+                )
         except AttributeError as err:  # a look-alike with another layout
             logger.info("packed forward unavailable for %s: %s", type(model).__name__, err)
             return None
@@ -122,7 +124,9 @@ class PackedEncoder:
         if rows > real:
             read = torch.cat([keep, keep[:1].expand(rows - real)])
             write = torch.cat([keep, keep.new_full((rows - real,), cells)])
-        flat = torch.cat([h.reshape(-1, width) for h in hiddens]) if len(hiddens) > 1 else hiddens[0].reshape(cells, width)
+        flat = (
+            torch.cat([h.reshape(-1, width) for h in hiddens]) if len(hiddens) > 1 else hiddens[0].reshape(cells, width)
+        )
         # The rows stay in the segments gemm.linear would cut each product into (a head of whole
         # row buckets, a tail): every row-wise step runs per segment, so no product's two outputs
         # are ever joined by a copy. Same products, same bits; runs of 64 pairs.
@@ -153,7 +157,7 @@ class PackedEncoder:
         out = flat.new_zeros(cells, width)
         for (a, b), x in zip(segments, xs):
             if a < real:  # the rows past `real` are padding
-                out.index_copy_(0, keep[a:min(b, real)], x[: min(b, real) - a])
+                out.index_copy_(0, keep[a : min(b, real)], x[: min(b, real) - a])
         return [part.view(batch, length, width) for part, (batch, length) in zip(out.split(sizes), shapes)]
 
 
@@ -168,7 +172,9 @@ def _attention_function(mask: Any, heads: int, device: Any, dtype: Any) -> Any:
         return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=keys[:, None, None, :])
     # Additive mask, one row per (sequence, head), broadcast over the query rows by baddbmm; in the
     # model's dtype (baddbmm refuses mixed dtypes; -inf and 0 are exact in bf16/fp16).
-    bias = torch.zeros(batch, 1, 1, length, device=device, dtype=dtype).masked_fill_(~keys[:, None, None, :], float("-inf"))
+    bias = torch.zeros(batch, 1, 1, length, device=device, dtype=dtype).masked_fill_(
+        ~keys[:, None, None, :], float("-inf")
+    )
     bias = bias.expand(batch, heads, length, length).reshape(batch * heads, length, length)
 
     def attend(q: Any, k: Any, v: Any) -> Any:

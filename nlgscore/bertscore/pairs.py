@@ -14,9 +14,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.backend.batching import round_up_length, run_with_backoff, unique
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
-from nlgscore.backend.batching import round_up_length, run_with_backoff, unique
+
 
 @dataclass(frozen=True)
 class PairModel:
@@ -41,7 +42,13 @@ MATCH_BUDGET = 1 << 23
 
 
 def score_pairs(
-    scorer: PairModel, pairs: Sequence[Tuple[int, int]], texts: List[str], ids: List[List[int]], weights: Any, runtime: Any, progress: Any = None,
+    scorer: PairModel,
+    pairs: Sequence[Tuple[int, int]],
+    texts: List[str],
+    ids: List[List[int]],
+    weights: Any,
+    runtime: Any,
+    progress: Any = None,
     starts: Optional[Dict[int, int]] = None,
 ) -> np.ndarray:
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
@@ -65,7 +72,19 @@ def score_pairs(
     held: Dict[int, Any] = {}  # embeddings of texts that a later chunk needs again
     for c, (start, stop) in enumerate(chunks):
         chunk = order[start:stop]
-        _score_chunk(scorer, runtime, [pairs[k] for k in chunk], texts, ids, weights, out, chunk, held, lambda u, c=c: last_chunk[u] > c, starts or {})
+        _score_chunk(
+            scorer,
+            runtime,
+            [pairs[k] for k in chunk],
+            texts,
+            ids,
+            weights,
+            out,
+            chunk,
+            held,
+            lambda u, c=c: last_chunk[u] > c,
+            starts or {},
+        )
         for u in [u for u in held if last_chunk[u] <= c]:
             del held[u]
         if progress is not None:
@@ -94,7 +113,14 @@ def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -
 
 
 def _embed_chunk(
-    scorer: PairModel, runtime: Any, needed: List[int], cacheable: set, texts: List[str], ids: List[List[int]], held: Dict[int, Any], later: Callable[[int], bool]
+    scorer: PairModel,
+    runtime: Any,
+    needed: List[int],
+    cacheable: set,
+    texts: List[str],
+    ids: List[List[int]],
+    held: Dict[int, Any],
+    later: Callable[[int], bool],
 ) -> Dict[int, Any]:
     """Embeddings of the texts ``needed``: from ``held`` (texts of earlier chunks needed again),
     the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``."""
@@ -119,7 +145,10 @@ def _embed_chunk(
         if scorer.all_layers:
             rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
         else:  # one gather of the real rows, then views of it: no per-sentence copies
-            real = torch.arange(emb.shape[1], device=emb.device)[None, :] < torch.tensor(lengths, device=emb.device)[:, None]
+            real = (
+                torch.arange(emb.shape[1], device=emb.device)[None, :]
+                < torch.tensor(lengths, device=emb.device)[:, None]
+            )
             rows = list(torch.split(emb[real], lengths))
         for k, row in zip(batch, rows):
             u, window, _ = windows[k]
@@ -131,7 +160,10 @@ def _embed_chunk(
     lengths = [len(w) for _, _, w in windows]
 
     def plan(remaining: List[int], budget: int) -> List[List[int]]:
-        return [[remaining[j] for j in batch] for batch in scorer.encoder.plan_batches([lengths[i] for i in remaining], budget, runtime.batch_size)]
+        return [
+            [remaining[j] for j in batch]
+            for batch in scorer.encoder.plan_batches([lengths[i] for i in remaining], budget, runtime.batch_size)
+        ]
 
     run_with_backoff(len(windows), plan, encode, runtime.max_tokens)
     embeddings.update(placed)
@@ -142,8 +174,19 @@ def _embed_chunk(
     return embeddings
 
 
-def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], texts, ids, weights, out: np.ndarray, slots: List[int], held, later,
-                 starts: Dict[int, int]) -> None:
+def _score_chunk(
+    scorer: PairModel,
+    runtime: Any,
+    pairs: List[Tuple[int, int]],
+    texts,
+    ids,
+    weights,
+    out: np.ndarray,
+    slots: List[int],
+    held,
+    later,
+    starts: Dict[int, int],
+) -> None:
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -178,13 +221,17 @@ def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], 
             rows, cols = shapes[batch[0]]
             if len(batch) == 1 and rows * cols > budget:  # one pair of long (windowed) texts: in blocks of rows
                 one = [x[0] for x in (*hyp, *ref)]
-                p, r, f = (v[..., None] for v in greedy_match_blocked(one[0], one[2], one[3], one[5], max(1, budget // cols)))
+                p, r, f = (
+                    v[..., None] for v in greedy_match_blocked(one[0], one[2], one[3], one[5], max(1, budget // cols))
+                )
             else:
                 p, r, f = greedy_match(*hyp, *ref)
             prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
             if not scorer.all_layers:
                 prf = prf.unsqueeze(1)
-            empty = torch.tensor([len(ids[h]) == n_special or len(ids[r_]) == n_special for h, r_ in chosen], device=prf.device)
+            empty = torch.tensor(
+                [len(ids[h]) == n_special or len(ids[r_]) == n_special for h, r_ in chosen], device=prf.device
+            )
             prf = torch.nan_to_num(prf.masked_fill(empty, 0.0), nan=0.0)
         values = prf.cpu().numpy()
         for k, j in enumerate(batch):
@@ -193,7 +240,9 @@ def _score_chunk(scorer: PairModel, runtime: Any, pairs: List[Tuple[int, int]], 
     run_with_backoff(len(order), plan, match, budget, unit="pair")
 
 
-def _grid_chunk(store: "_TokenStore", pairs: List[Tuple[int, int]], ids, n_special: int, out: np.ndarray, slots: List[int]) -> None:
+def _grid_chunk(
+    store: "_TokenStore", pairs: List[Tuple[int, int]], ids, n_special: int, out: np.ndarray, slots: List[int]
+) -> None:
     """A chunk that is (mostly) a utility matrix: every hyp text against every ref text in tiles
     (:mod:`nlgscore.bertscore.grid`), then each pair's cell."""
     hyps, _ = unique([h for h, _ in pairs])
@@ -211,14 +260,24 @@ def _grid_values(store: "_TokenStore", hyps: List[int], refs: List[int], ids, n_
     import torch
 
     with torch.inference_mode():
-        p, r, f = grid_match(store.flat, store.token_weights, [store.span[u] for u in hyps], [store.span[u] for u in refs])
+        p, r, f = grid_match(
+            store.flat, store.token_weights, [store.span[u] for u in hyps], [store.span[u] for u in refs]
+        )
         prf = torch.nan_to_num(torch.stack([p, r, f]), nan=0.0).cpu().numpy().astype(np.float64)
     prf[:, [len(ids[u]) == n_special for u in hyps], :] = 0.0
     prf[:, :, [len(ids[u]) == n_special for u in refs]] = 0.0
     return prf
 
 
-def text_grid(scorer: PairModel, runtime: Any, texts: List[str], ids: List[List[int]], weights: Any, hyps: List[int], refs: List[int]) -> np.ndarray:
+def text_grid(
+    scorer: PairModel,
+    runtime: Any,
+    texts: List[str],
+    ids: List[List[int]],
+    weights: Any,
+    hyps: List[int],
+    refs: List[int],
+) -> np.ndarray:
     """(P, R, F) of every text of ``hyps`` against every text of ``refs`` (indices into ``texts``),
     ``(3, hyps, refs)``, single layer: every distinct text embedded once (the scorer's text cache
     used as in :func:`score_pairs`), then :func:`~nlgscore.bertscore.grid.grid_match`. No list of
@@ -242,7 +301,9 @@ class _TokenStore:
     ``index_select`` of rows, padding pointing at an all-zero row.
     """
 
-    def __init__(self, uids: List[int], ids, embeddings: Dict[int, Any], weights, scored_from: Optional[Dict[int, int]] = None) -> None:
+    def __init__(
+        self, uids: List[int], ids, embeddings: Dict[int, Any], weights, scored_from: Optional[Dict[int, int]] = None
+    ) -> None:
         import torch
 
         first = embeddings[uids[0]]

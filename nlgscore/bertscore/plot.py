@@ -15,8 +15,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import pyplot as _pyplot
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 MAX_ANNOTATED = 30  # tokens per side up to which each cell shows its value
 
@@ -90,24 +90,64 @@ def plot_pair(scorer: Any, cand: str, ref: Union[str, Sequence[str]], path: Opti
     n_rows, n_cols = sim.shape
     show_w = bool(getattr(scorer, "idf", False))
     fig, ax = plt.subplots(figsize=(min(2.5 + 0.55 * n_cols, 40), min(2.0 + 0.42 * n_rows, 40)))
-    image = ax.imshow(sim, cmap="Blues", vmin=min(0.0, float(sim.min())), vmax=max(1.0, float(sim.max())), aspect="auto")
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03, label="rescaled cosine similarity" if data["rescaled"] else "cosine similarity")
+    image = ax.imshow(
+        sim, cmap="Blues", vmin=min(0.0, float(sim.min())), vmax=max(1.0, float(sim.max())), aspect="auto"
+    )
+    fig.colorbar(
+        image,
+        ax=ax,
+        fraction=0.046,
+        pad=0.03,
+        label="rescaled cosine similarity" if data["rescaled"] else "cosine similarity",
+    )
     ax.set_xticks(range(n_cols))
-    ax.set_xticklabels([_label(t, w, s, show_w) for t, w, s in zip(data["ref_tokens"], data["ref_weights"], data["ref_match_special"])], rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_xticklabels(
+        [
+            _label(t, w, s, show_w)
+            for t, w, s in zip(data["ref_tokens"], data["ref_weights"], data["ref_match_special"])
+        ],
+        rotation=60,
+        ha="right",
+        rotation_mode="anchor",
+    )
     ax.set_yticks(range(n_rows))
-    ax.set_yticklabels([_label(t, w, s, show_w) for t, w, s in zip(data["cand_tokens"], data["cand_weights"], data["cand_match_special"])])
+    ax.set_yticklabels(
+        [
+            _label(t, w, s, show_w)
+            for t, w, s in zip(data["cand_tokens"], data["cand_weights"], data["cand_match_special"])
+        ]
+    )
     ax.set_xlabel("reference tokens" + ("  (idf weight)" if show_w else ""))
     ax.set_ylabel("candidate tokens" + ("  (idf weight)" if show_w else ""))
     if max(n_rows, n_cols) <= MAX_ANNOTATED:
         for i in range(n_rows):
             for j in range(n_cols):
-                ax.text(j, i, f"{sim[i, j]:.2f}", ha="center", va="center", fontsize=7, color="white" if sim[i, j] > 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{sim[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if sim[i, j] > 0.6 else "black",
+                )
     for i, (j, special) in enumerate(zip(data["cand_match"], data["cand_match_special"])):
         if not special:
-            ax.plot(j, i, marker="o", markersize=18, markerfacecolor="none", markeredgecolor="#d62728", markeredgewidth=1.6)
+            ax.plot(
+                j, i, marker="o", markersize=18, markerfacecolor="none", markeredgecolor="#d62728", markeredgewidth=1.6
+            )
     for j, (i, special) in enumerate(zip(data["ref_match"], data["ref_match_special"])):
         if not special:
-            ax.plot(j, i, marker="s", markersize=22, markerfacecolor="none", markeredgecolor="#ff7f0e", markeredgewidth=1.4, linestyle="none")
+            ax.plot(
+                j,
+                i,
+                marker="s",
+                markersize=22,
+                markerfacecolor="none",
+                markeredgecolor="#ff7f0e",
+                markeredgewidth=1.4,
+                linestyle="none",
+            )
     ax.set_xlim(-0.5, n_cols - 0.5)
     ax.set_ylim(n_rows - 0.5, -0.5)
     p, r, f = (float(result.chosen(name)[0]) for name in ("precision", "recall", "f1"))

@@ -42,7 +42,9 @@ def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
     for number, line in enumerate(lines[1:], start=2):
         cells = line.split(",")
         if len(cells) != len(HEADER):
-            raise DataError(f"baseline_path {origin} line {number}: expected {len(HEADER)} columns, got {len(cells)}: {line!r}")
+            raise DataError(
+                f"baseline_path {origin} line {number}: expected {len(HEADER)} columns, got {len(cells)}: {line!r}"
+            )
         try:
             layer = int(cells[0])
             values = [float(cell) for cell in cells[1:]]
@@ -51,7 +53,9 @@ def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
         if layer != len(rows):
             raise DataError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
         if not all(np.isfinite(values)) or any(v > MAX_BASELINE for v in values):
-            raise DataError(f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}")
+            raise DataError(
+                f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}"
+            )
         rows.append(values)
     if not rows:
         raise DataError(f"baseline_path {origin}: no layer rows")
@@ -62,7 +66,9 @@ def select_layers(table: np.ndarray, num_layers: int, all_layers: bool, origin: 
     """Row ``num_layers`` (shape ``(3,)``), or rows 0..num_layers (``(num_layers+1, 3)``) with all_layers."""
     needed = num_layers + 1
     if table.shape[0] < needed:
-        raise DataError(f"baseline_path {origin} has {table.shape[0]} layer rows; layer {num_layers} needs at least {needed}")
+        raise DataError(
+            f"baseline_path {origin} has {table.shape[0]} layer rows; layer {num_layers} needs at least {needed}"
+        )
     return table[:needed] if all_layers else table[num_layers]
 
 
@@ -114,8 +120,10 @@ def _read_text(path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"baseline_path {os.fspath(path)}: not UTF-8 text (byte {err.start}: {data[err.start:err.start + 1]!r}); "
-                        "a baseline file is LAYER,P,R,F rows in UTF-8") from None
+        raise DataError(
+            f"baseline_path {os.fspath(path)}: not UTF-8 text (byte {err.start}: {data[err.start : err.start + 1]!r}); "
+            "a baseline file is LAYER,P,R,F rows in UTF-8"
+        ) from None
 
 
 def rescale(values, baseline):

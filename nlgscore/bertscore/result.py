@@ -11,9 +11,9 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
+from nlgscore.errors import ArgumentError
 
 
 class BERTScoreResult(Result):
@@ -21,7 +21,9 @@ class BERTScoreResult(Result):
 
     COLUMNS = ("precision", "recall", "f1")
 
-    def __init__(self, signature: Signature, values: Dict[str, Any], layer: Optional[int] = None, source: Any = None) -> None:
+    def __init__(
+        self, signature: Signature, values: Dict[str, Any], layer: Optional[int] = None, source: Any = None
+    ) -> None:
         super().__init__(signature, values, "f1", layer)
         # (scorer, candidates, grouped references) for plot(); not part of the scores
         self._source = source

@@ -28,24 +28,30 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.backend.batching import unique
+from nlgscore.backend.kernel_label import kernel_field
+from nlgscore.backend.tables import table
 from nlgscore.bertscore.calibration_file import read_calibration
 from nlgscore.bertscore.doc_context import scored_starts, side_keys
 from nlgscore.bertscore.embedding import Encoder, describe_tokenizer
-from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.grid import TILE_TOKENS
+from nlgscore.bertscore.idf import idf_table, sentences_digest, uniform_table
 from nlgscore.bertscore.pairs import CHUNK_TOKENS_PER_BUDGET, PairModel, score_pairs, text_grid
 from nlgscore.bertscore.rescale import find_baseline, rescale, select_layers
 from nlgscore.bertscore.result import BERTScoreResult
 from nlgscore.bertscore.windows import WindowPlan, check_stride
 from nlgscore.core.base import Call, Item, Scorer
-from nlgscore.backend.batching import unique
 from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
-from nlgscore.core.long_inputs import DEFAULT_LONG_INPUTS, check_long_inputs, name_text, too_long, windows_per_prediction
-from nlgscore.backend.kernel_label import kernel_field
+from nlgscore.core.long_inputs import (
+    DEFAULT_LONG_INPUTS,
+    check_long_inputs,
+    name_text,
+    too_long,
+    windows_per_prediction,
+)
 from nlgscore.core.runtime import dtype_name
-from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["BERTScorer", "BERTScoreResult", "default_layer", "default_model"]
 
@@ -130,12 +136,16 @@ class BERTScorer(Scorer):
         lang: Optional[str] = None,
         idf: Optional[bool] = None,
         idf_sents: Optional[Sequence[str]] = None,
-        rescale_with_baseline: bool = False, baseline_path: Optional[str] = None,
+        rescale_with_baseline: bool = False,
+        baseline_path: Optional[str] = None,
         all_layers: bool = False,
         max_length: Optional[int] = None,
         revision: Optional[str] = None,
-        cache_references: bool = False, reference_cache_size: int = 100_000, cache_candidates: bool = False,
-        long_inputs: str = DEFAULT_LONG_INPUTS, window_stride: Optional[int] = None,
+        cache_references: bool = False,
+        reference_cache_size: int = 100_000,
+        cache_candidates: bool = False,
+        long_inputs: str = DEFAULT_LONG_INPUTS,
+        window_stride: Optional[int] = None,
         calibration: Optional[str] = None,
         reference_cache_bytes: int = DEFAULT_CACHE_BYTES,
         **runtime_options: Any,
@@ -151,10 +161,14 @@ class BERTScorer(Scorer):
         if idf is False and idf_sents is not None:
             raise ArgumentError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
         if revision is not None and isinstance(model_type, str) and model_type in _aliases():
-            raise ArgumentError(f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead")
+            raise ArgumentError(
+                f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead"
+            )
         super().__init__(**runtime_options)  # device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         runtime = self.runtime
-        self._ref_cache = TextCache(reference_cache_size, "reference_cache_size", reference_cache_bytes, "reference_cache_bytes")
+        self._ref_cache = TextCache(
+            reference_cache_size, "reference_cache_size", reference_cache_bytes, "reference_cache_bytes"
+        )
         self.lang = lang.lower() if lang else None
         self.encoder = Encoder.load(
             model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,
@@ -165,7 +179,9 @@ class BERTScorer(Scorer):
         self.runtime = runtime.settled(self.encoder.dtype)
         self.model_type = self.encoder.resolved.name
         if calibrated is not None and calibrated.model != self.model_type:
-            raise ArgumentError(f"calibration {calibrated.path} was made for model {calibrated.model!r}, not {self.model_type!r}")
+            raise ArgumentError(
+                f"calibration {calibrated.path} was made for model {calibrated.model!r}, not {self.model_type!r}"
+            )
         self.calibration = calibrated
         self.long_inputs = long_inputs
         self.window_stride = check_stride(window_stride, self.encoder.room)
@@ -186,9 +202,13 @@ class BERTScorer(Scorer):
             if calibrated is not None and baseline_path is None:
                 table_, source = calibrated.baseline, calibrated.source
             else:
-                table_, source = find_baseline(self.lang or _alias_lang(self.model_type), self.model_type, baseline_path)
+                table_, source = find_baseline(
+                    self.lang or _alias_lang(self.model_type), self.model_type, baseline_path
+                )
             # all_layers scores every layer of the model (as bert_score does), whatever num_layers is
-            self.baseline = select_layers(table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source)
+            self.baseline = select_layers(
+                table_, self.encoder.total_layers if all_layers else self.num_layers, all_layers, source
+            )
             self.baseline_source = source
         elif baseline_path is not None:
             raise ArgumentError("baseline_path is only used with rescale_with_baseline=True")
@@ -204,14 +224,26 @@ class BERTScorer(Scorer):
         return self.encoder.total_layers + 1 if self.all_layers else 1
 
     def _pair_model(self) -> PairModel:
-        return PairModel(self.encoder, self._layer_count(), self.all_layers, self._ref_cache, self.cache_references,
-                         self.cache_candidates, self._window_plan)
+        return PairModel(
+            self.encoder,
+            self._layer_count(),
+            self.all_layers,
+            self._ref_cache,
+            self.cache_references,
+            self.cache_candidates,
+            self._window_plan,
+        )
 
     def telemetry(self) -> Dict[str, int]:
         """Counters since load, for a server's ``/metrics``: ``tokens`` encoded, ``padded_tokens``
         (the encoder's batches, real and padding), the text cache's ``cache_hits``/``cache_misses``."""
         encoder, cache = self.encoder, self._ref_cache
-        return {"tokens": encoder.tokens, "padded_tokens": encoder.padded_tokens, "cache_hits": cache.hits, "cache_misses": cache.misses}
+        return {
+            "tokens": encoder.tokens,
+            "padded_tokens": encoder.padded_tokens,
+            "cache_hits": cache.hits,
+            "cache_misses": cache.misses,
+        }
 
     def clear_reference_cache(self) -> None:
         """Forget the cached embeddings (references and candidates; e.g. when the evaluation set changes)."""
@@ -263,7 +295,9 @@ class BERTScorer(Scorer):
         )
 
     # --------------------------------------------------------------- scoring
-    def score(self, cands: Sequence[str], refs: Sequence, *, context: int = 0, doc_ids: Optional[Sequence[Any]] = None) -> BERTScoreResult:
+    def score(
+        self, cands: Sequence[str], refs: Sequence, *, context: int = 0, doc_ids: Optional[Sequence[Any]] = None
+    ) -> BERTScoreResult:
         """bert_score's ``BERTScorer.score(cands, refs)``: :meth:`compute` with bert_score's
         argument names (``refs`` is ``[str]`` or ragged ``[[str]]``); same numbers."""
         if refs is None:  # bert_score's signature has no default for refs
@@ -275,9 +309,13 @@ class BERTScorer(Scorer):
         keys, inverse = unique(hyps + refs)
         texts = [text for text, _ in keys]
         ids, truncated = self._tokenize(texts, call.predictions, call.references)
-        ref_u = inverse[len(hyps):]
+        ref_u = inverse[len(hyps) :]
         starts = scored_starts(self.encoder, keys, ids, self.long_inputs == "truncate") if call.context else {}
-        ref_ids = [ids[u] for u in ref_u] if not (starts and self.call_dependent) else self._tokenize([i.reference for i in items], [], None)[0]
+        ref_ids = (
+            [ids[u] for u in ref_u]
+            if not (starts and self.call_dependent)
+            else self._tokenize([i.reference for i in items], [], None)[0]
+        )
         weights = self._weights_for_call(ref_ids)
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
         return _CallState(call, texts, ids, {key: u for u, key in enumerate(keys)}, weights, starts)
@@ -294,7 +332,18 @@ class BERTScorer(Scorer):
 
     def _window_plan(self, ids: List[int]) -> Optional[WindowPlan]:
         """The windows of an over-long text's token ids (None within the limit)."""
-        return None if len(ids) <= self.encoder.max_length else WindowPlan(ids, len(self.encoder.prefix), len(self.encoder.suffix), self.encoder.room, self.window_stride, self.encoder.causal)
+        return (
+            None
+            if len(ids) <= self.encoder.max_length
+            else WindowPlan(
+                ids,
+                len(self.encoder.prefix),
+                len(self.encoder.suffix),
+                self.encoder.room,
+                self.window_stride,
+                self.encoder.causal,
+            )
+        )
 
     def _embed_text(self, ids: List[int]) -> Any:
         """One text's embeddings ``([layers,] tokens, D)``, windowed if it is over the limit."""
@@ -309,7 +358,9 @@ class BERTScorer(Scorer):
         index, call = state.index, state.call
         hyps, refs = side_keys(items, self.encoder.tokenizer.sep_token if call.context else None)
         pairs = [(index[h], index[r]) for h, r in zip(hyps, refs)]
-        values = score_pairs(self._pair_model(), pairs, state.texts, state.ids, state.weights, call.runtime, call.progress, state.starts)
+        values = score_pairs(
+            self._pair_model(), pairs, state.texts, state.ids, state.weights, call.runtime, call.progress, state.starts
+        )
         counts = {u: self._window_count(state.ids[u]) for u in {u for pair in pairs for u in pair}}
         windows = np.array([max(counts[h], counts[r]) for h, r in pairs], dtype=np.float64)
         # (pairs, layers) each; "windows" is aggregated by max over references like the scores, then popped by _finish
@@ -323,14 +374,23 @@ class BERTScorer(Scorer):
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BERTScoreResult:
         columns = dict(columns)
         windows = windows_per_prediction(columns.pop("windows").tolist())
-        scores = np.stack([columns["precision"], columns["recall"], columns["f1"]]).transpose(0, 2, 1)  # (P/R/F, layers, items)
+        scores = np.stack([columns["precision"], columns["recall"], columns["f1"]]).transpose(
+            0, 2, 1
+        )  # (P/R/F, layers, items)
         if self.baseline is not None:
-            scores = rescale(scores, np.asarray(self.baseline).T[:, :, None] if self.all_layers else np.asarray(self.baseline)[:, None, None])
+            scores = rescale(
+                scores,
+                np.asarray(self.baseline).T[:, :, None]
+                if self.all_layers
+                else np.asarray(self.baseline)[:, None, None],
+            )
         if not self.all_layers:
             scores = scores[:, 0, :]
         values = {"precision": scores[0], "recall": scores[1], "f1": scores[2]}
         layer = self.num_layers if self.all_layers else None
-        result = BERTScoreResult(self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references))
+        result = BERTScoreResult(
+            self.make_signature(call), values, layer=layer, source=(self, call.predictions, call.references)
+        )
         result.windows = windows
         return result
 
@@ -344,18 +404,28 @@ class BERTScorer(Scorer):
         tokens than one chunk of the pair path holds. ``source`` is always None (BERTScore scores
         with references only).
         """
-        if self.all_layers or (self.idf and self._idf_table is None) or set(call_options) - {"batch_size", "max_tokens", "progress"}:
+        if (
+            self.all_layers
+            or (self.idf and self._idf_table is None)
+            or set(call_options) - {"batch_size", "max_tokens", "progress"}
+        ):
             return None
         runtime = self.runtime.replace(**call_options)
         texts, inverse = unique(predictions + references)
         ids, truncated = self._tokenize(texts, predictions, [[r] for r in references])
-        if sum(map(len, ids)) > runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET:  # the pair path's bound on texts held at once
+        if (
+            sum(map(len, ids)) > runtime.max_tokens * CHUNK_TOKENS_PER_BUDGET
+        ):  # the pair path's bound on texts held at once
             return None
-        if max(map(len, ids)) > TILE_TOKENS:  # a tile would hold a very long text's similarities to a whole tile: pair path
+        if (
+            max(map(len, ids)) > TILE_TOKENS
+        ):  # a tile would hold a very long text's similarities to a whole tile: pair path
             return None
-        hyp_of, ref_of = inverse[: len(predictions)], inverse[len(predictions):]
+        hyp_of, ref_of = inverse[: len(predictions)], inverse[len(predictions) :]
         self._warn_inputs(ids, hyp_of, ref_of, truncated, len(predictions))
-        prf = text_grid(self._pair_model(), runtime, texts, ids, self._weights_for_call([ids[u] for u in ref_of]), hyp_of, ref_of)
+        prf = text_grid(
+            self._pair_model(), runtime, texts, ids, self._weights_for_call([ids[u] for u in ref_of]), hyp_of, ref_of
+        )
         if self.baseline is not None:
             prf = rescale(prf, np.asarray(self.baseline)[:, None, None])
         return {"precision": prf[0], "recall": prf[1], "f1": prf[2]}, "f1"
@@ -368,15 +438,23 @@ class BERTScorer(Scorer):
         self._last_idf = idf_table(ref_ids, self.encoder.vocab_size) if ref_ids else self._uniform
         return self._last_idf
 
-    def _warn_inputs(self, ids: List[List[int]], hyp_u: List[int], ref_u: List[int], truncated: int, items: int) -> None:
+    def _warn_inputs(
+        self, ids: List[List[int]], hyp_u: List[int], ref_u: List[int], truncated: int, items: int
+    ) -> None:
         """One warning per call for empty inputs (scored 0), truncated ones, and a degenerate idf."""
         n = self.encoder.n_special
         empty_hyps = sum(len(ids[u]) == n for u in hyp_u)
         empty_refs = sum(len(ids[u]) == n for u in ref_u)
         if empty_hyps or empty_refs:
-            warnings.warn(f"BERTScore: {empty_hyps} empty candidate(s) and {empty_refs} empty reference(s); their pairs score 0", stacklevel=5)
+            warnings.warn(
+                f"BERTScore: {empty_hyps} empty candidate(s) and {empty_refs} empty reference(s); their pairs score 0",
+                stacklevel=5,
+            )
         if truncated:
-            warnings.warn(f"BERTScore: {truncated} input(s) longer than {self.encoder.max_length} tokens were truncated", stacklevel=5)
+            warnings.warn(
+                f"BERTScore: {truncated} input(s) longer than {self.encoder.max_length} tokens were truncated",
+                stacklevel=5,
+            )
         if self.idf and self._idf_table is None and len(ref_u) == 1:
             warnings.warn(
                 "BERTScore: idf=True computed from a single reference is degenerate (every token gets the same "

@@ -104,7 +104,9 @@ class WindowPlan:
     text's token ``k`` in the windows' encoder rows concatenated in order.
     """
 
-    def __init__(self, ids: Sequence[int], prefix: int, suffix: int, room: int, stride: int, causal: bool = False) -> None:
+    def __init__(
+        self, ids: Sequence[int], prefix: int, suffix: int, room: int, stride: int, causal: bool = False
+    ) -> None:
         ids = list(ids)
         head, content, tail = ids[:prefix], ids[prefix : len(ids) - suffix], ids[len(ids) - suffix :]
         n = len(content)
@@ -116,11 +118,16 @@ class WindowPlan:
         content_rows = offsets[owner] + prefix + np.arange(n) - starts[owner]
         last = len(self.windows) - 1
         self.offsets = offsets
-        self.rows = np.concatenate([
-            np.arange(prefix),  # the first window's prefix
-            content_rows,
-            offsets[last] + prefix + (self.spans[last][1] - self.spans[last][0]) + np.arange(suffix),  # the last window's suffix
-        ]).astype(np.int64)
+        self.rows = np.concatenate(
+            [
+                np.arange(prefix),  # the first window's prefix
+                content_rows,
+                offsets[last]
+                + prefix
+                + (self.spans[last][1] - self.spans[last][0])
+                + np.arange(suffix),  # the last window's suffix
+            ]
+        ).astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.windows)
@@ -139,7 +146,9 @@ class WindowPlan:
         start, stop = self.offsets[window], self.offsets[window + 1]
         dest = np.flatnonzero((self.rows >= start) & (self.rows < stop))
         index = torch.as_tensor(self.rows[dest] - start, device=encoded.device)
-        out.index_copy_(out.dim() - 2, torch.as_tensor(dest, device=encoded.device), encoded.index_select(encoded.dim() - 2, index))
+        out.index_copy_(
+            out.dim() - 2, torch.as_tensor(dest, device=encoded.device), encoded.index_select(encoded.dim() - 2, index)
+        )
         return out
 
     def assemble(self, encoded: Sequence[Any]) -> Any:

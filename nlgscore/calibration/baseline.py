@@ -137,8 +137,8 @@ def model_depth(model: str, revision: Optional[str] = None) -> int:
     """Number of transformer layers of ``model`` (id, folder or alias), read from its config."""
     from transformers import AutoConfig
 
-    from nlgscore.bertscore.embedding import model_layer_count
     from nlgscore.backend.models import resolve
+    from nlgscore.bertscore.embedding import model_layer_count
 
     return model_layer_count(AutoConfig.from_pretrained(resolve(model, revision=revision).path))
 
@@ -176,7 +176,11 @@ def compute_baseline(
     sentences = list(sentences)
     groups = sample_pair_groups(len(sentences), n_pairs, seed, group_size)
     scorer = scorer if scorer is not None else all_layers_scorer(model)
-    if not getattr(scorer, "all_layers", False) or getattr(scorer, "idf", False) or getattr(scorer, "baseline", None) is not None:
+    if (
+        not getattr(scorer, "all_layers", False)
+        or getattr(scorer, "idf", False)
+        or getattr(scorer, "baseline", None) is not None
+    ):
         raise ArgumentError("scorer must use all_layers=True, no idf and no rescaling (see all_layers_scorer)")
     per_pair: List[np.ndarray] = []
     with progress_bar(total=n_pairs, enabled=progress, desc="baseline pairs", unit="pair") as bar:
@@ -189,7 +193,9 @@ def compute_baseline(
     return BaselineEstimate(
         mean=scores.mean(axis=1),
         pair_std=scores.std(axis=1, ddof=1) if scores.shape[1] > 1 else np.zeros(scores.shape[::2]),
-        group_sem=group_means.std(axis=0, ddof=1) / np.sqrt(len(groups)) if len(groups) > 1 else np.full(scores.shape[::2], np.nan),
+        group_sem=group_means.std(axis=0, ddof=1) / np.sqrt(len(groups))
+        if len(groups) > 1
+        else np.full(scores.shape[::2], np.nan),
         n_pairs=int(scores.shape[1]),
         n_groups=len(groups),
         n_sentences=len(sentences),

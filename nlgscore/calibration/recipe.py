@@ -48,7 +48,9 @@ class Validation:
     choose: Any  # (3, layers+1, pairs) scores -> (best layer, per-layer r)
 
 
-def read_validation(folder: PathLike, limit: Optional[int] = None, include_human: bool = False, reference: Optional[str] = None) -> Validation:
+def read_validation(
+    folder: PathLike, limit: Optional[int] = None, include_human: bool = False, reference: Optional[str] = None
+) -> Validation:
     """The validation pairs of a WMT21-style DA folder or a human-scores folder (module doc).
 
     >>> import tempfile
@@ -72,7 +74,11 @@ def read_validation(folder: PathLike, limit: Optional[int] = None, include_human
         shape = (3, -1, len(judgments.systems), judgments.raw.shape[1])
         return Validation(
             f"{folder.name} (WMT21 DA, {len(judgments.systems)} systems, {int(judgments.judged.sum())} judged segments)",
-            "F segment Pearson with DA z", hyps, refs, _distinct(refs), judgments.z.reshape(-1),
+            "F segment Pearson with DA z",
+            hyps,
+            refs,
+            _distinct(refs),
+            judgments.z.reshape(-1),
             lambda scores: calibrate_wmt21(judgments, scores.reshape(shape)),
         )
     from nlgscore.meta.data.ratings import load_ratings
@@ -91,8 +97,13 @@ def read_validation(folder: PathLike, limit: Optional[int] = None, include_human
         raise DataError(f"{folder}: need at least 3 rated segments to choose a layer, got {len(human)}")
     f = COLUMNS.index("F")
     return Validation(
-        f"{folder.name} ({ratings.kind}, {len(human)} rated segments)", f"F segment Pearson with {ratings.kind} scores",
-        hyps, refs, _distinct(ratings.ref[:n]), np.asarray(human), lambda scores: select_layer(human, scores[f]),
+        f"{folder.name} ({ratings.kind}, {len(human)} rated segments)",
+        f"F segment Pearson with {ratings.kind} scores",
+        hyps,
+        refs,
+        _distinct(ratings.ref[:n]),
+        np.asarray(human),
+        lambda scores: select_layer(human, scores[f]),
     )
 
 

@@ -36,7 +36,11 @@ from nlgscore.errors import NlgscoreError
 # command (module nlgscore.cli.<name>) comes from its registry row's ``command`` summary.
 COMMANDS = {
     "score": "score with any registered metric, named by a spec (e.g. bertscore:minilm)",
-    **{name: registry.metric(name).command for name in registry.metric_names(builtin=True) if registry.metric(name).command},
+    **{
+        name: registry.metric(name).command
+        for name in registry.metric_names(builtin=True)
+        if registry.metric(name).command
+    },
     "compare": "paired significance tests of systems against a baseline",
     "meta": "meta-evaluate metrics against human judgments (wmt19, wmt21, summeval, MQM/DA folders)",
     "show": "heat map of the token similarities of one pair (greedy matches, idf weights)",
@@ -183,8 +187,11 @@ def _main(argv: List[str]) -> int:
             print(f"{prog}: error: {one_line(input_line(err, args))}", file=sys.stderr)
             return 2
         traceback.print_exc(file=sys.stderr)
-        print(f"{prog}: internal error (a bug in nlgscore; please report it with the traceback above): "
-              f"{type(err).__name__}: {one_line(err)}", file=sys.stderr)
+        print(
+            f"{prog}: internal error (a bug in nlgscore; please report it with the traceback above): "
+            f"{type(err).__name__}: {one_line(err)}",
+            file=sys.stderr,
+        )
         return 1
     finally:  # main() called in-process (tests, notebooks) leaves the environment as it found it
         _restore_stdout(stdout)
@@ -234,8 +241,13 @@ def checked_stdout(stream: TextIO) -> TextIO:
         return stream
     stream.flush()
     buffered = io.BufferedWriter(_FullWrites(fd))
-    return io.TextIOWrapper(buffered, encoding=stream.encoding, errors=stream.errors,
-                            line_buffering=stream.line_buffering, write_through=False)
+    return io.TextIOWrapper(
+        buffered,
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=False,
+    )
 
 
 def _restore_stdout(original: TextIO) -> None:
@@ -260,7 +272,9 @@ def _drop_unwritten(stdout: TextIO) -> None:
 
 # errno values meaning "the output could not be written": a full disk or quota, a file too large,
 # a read-only file system, an I/O error of the device.
-_WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EIO") if hasattr(errno, name))
+_WRITE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EIO") if hasattr(errno, name)
+)
 
 
 def is_write_error(err: BaseException) -> bool:
@@ -273,8 +287,15 @@ def is_write_error(err: BaseException) -> bool:
 
 
 # Flags naming a command's output files, for a write error that does not name its file.
-_OUTPUT_FLAGS = {"output": "-o", "json_out": "--json-out", "csv": "--csv", "matrix_out": "--matrix-out",
-                 "export_scores": "--export-scores", "plot": "--plot", "markdown": "--markdown"}
+_OUTPUT_FLAGS = {
+    "output": "-o",
+    "json_out": "--json-out",
+    "csv": "--csv",
+    "matrix_out": "--matrix-out",
+    "export_scores": "--export-scores",
+    "plot": "--plot",
+    "markdown": "--markdown",
+}
 
 
 def write_error_line(err: OSError, args: argparse.Namespace) -> str:
@@ -290,8 +311,11 @@ def write_error_line(err: OSError, args: argparse.Namespace) -> str:
         return f"cannot write to stdout: {cause}"
     if err.filename is not None:
         return f"cannot write {err.filename}: {cause}"
-    given = [f"{flag} {getattr(args, dest)}" for dest, flag in _OUTPUT_FLAGS.items()
-             if getattr(args, dest, None) not in (None, False, "")]
+    given = [
+        f"{flag} {getattr(args, dest)}"
+        for dest, flag in _OUTPUT_FLAGS.items()
+        if getattr(args, dest, None) not in (None, False, "")
+    ]
     return f"cannot write the output ({', '.join(given)}): {cause}" if given else f"cannot write the output: {cause}"
 
 

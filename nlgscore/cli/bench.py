@@ -25,19 +25,36 @@ INSTALL_HINT = 'pip install "nlgscore[bench]" (it brings bert-score==0.3.13)'
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "bench", help=COMMANDS["bench"],
+        "bench",
+        help=COMMANDS["bench"],
         description="Score the same candidate/reference pairs with nlgscore and with bert_score (same model and "
         "layer, fp32, in this process), alternating rounds, and print the speed of each side, the speed-up and "
         f"the largest F1 difference. Needs bert_score: {INSTALL_HINT}.",
     )
     parser.add_argument("-c", "--cands", required=True, metavar="FILE", help="candidate file, one segment a line")
     parser.add_argument("-r", "--refs", required=True, metavar="FILE", help="reference file, one segment a line")
-    parser.add_argument("-m", "--model", default="minilm", help="model both sides load: an alias, a folder or a Hub id (default minilm)")
-    parser.add_argument("-l", "--num-layers", dest="num_layers", type=positive_int, default=None,
-                        help="BERTScore layer (default: nlgscore's for the model)")
-    parser.add_argument("--rounds", type=positive_int, default=3, help="timed rounds per side; speeds are medians (default 3)")
+    parser.add_argument(
+        "-m", "--model", default="minilm", help="model both sides load: an alias, a folder or a Hub id (default minilm)"
+    )
+    parser.add_argument(
+        "-l",
+        "--num-layers",
+        dest="num_layers",
+        type=positive_int,
+        default=None,
+        help="BERTScore layer (default: nlgscore's for the model)",
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int, default=3, help="timed rounds per side; speeds are medians (default 3)"
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default cpu)")
-    parser.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64, help="bert_score's batch_size (default: its own, 64)")
+    parser.add_argument(
+        "--batch-size",
+        dest="batch_size",
+        type=positive_int,
+        default=64,
+        help="bert_score's batch_size (default: its own, 64)",
+    )
     add_format_option(parser)
     add_debug_options(parser)
     parser.set_defaults(func=run)
@@ -64,8 +81,10 @@ class Comparison:
 
     def __str__(self) -> str:
         r = self.report
-        lines = [f"{r['pairs']} pairs, {r['model']} layer {r['num_layers']}, {r['device']}, {r['threads']} torch threads, "
-                 f"median of {r['rounds']} rounds"]
+        lines = [
+            f"{r['pairs']} pairs, {r['model']} layer {r['num_layers']}, {r['device']}, {r['threads']} torch threads, "
+            f"median of {r['rounds']} rounds"
+        ]
         lines += [f"{side:<12} {values['pairs_per_s']:>10.1f} pairs/s" for side, values in r["sides"].items()]
         lines.append(f"speed-up {r['speedup']:.2f}x; max |F1 difference| {r['max_abs_diff_f1']:.2e}")
         return "\n".join(lines) + "\n"
@@ -107,15 +126,28 @@ def run(args: argparse.Namespace) -> int:
     if not cands:
         fail(f"--cands {args.cands} is empty: there is nothing to time")
     ours = build("bertscore", model_type=args.model, num_layers=args.num_layers, device=args.device)
-    theirs = Reference(model_type=ours.encoder.resolved.path, num_layers=ours.num_layers, batch_size=args.batch_size, device=args.device)
-    timed = compare(lambda: [float(f) for f in ours.score(cands, refs).f1],
-                    lambda: [float(f) for f in theirs.score(cands, refs)[2]], args.rounds)
+    theirs = Reference(
+        model_type=ours.encoder.resolved.path,
+        num_layers=ours.num_layers,
+        batch_size=args.batch_size,
+        device=args.device,
+    )
+    timed = compare(
+        lambda: [float(f) for f in ours.score(cands, refs).f1],
+        lambda: [float(f) for f in theirs.score(cands, refs)[2]],
+        args.rounds,
+    )
     sides = {}
     for name, seconds in zip(("nlgscore", "bert_score"), timed["seconds"], strict=True):
         sides[name] = {"pairs_per_s": len(cands) / statistics.median(seconds), "seconds": seconds}
     report = {
-        "pairs": len(cands), "model": ours.model_type, "num_layers": ours.num_layers, "device": args.device,
-        "rounds": args.rounds, "threads": torch.get_num_threads(), "sides": sides,
+        "pairs": len(cands),
+        "model": ours.model_type,
+        "num_layers": ours.num_layers,
+        "device": args.device,
+        "rounds": args.rounds,
+        "threads": torch.get_num_threads(),
+        "sides": sides,
         "speedup": statistics.median(b / a for a, b in zip(*timed["seconds"], strict=True)),
         "max_abs_diff_f1": max(abs(a - b) for a, b in zip(*timed["scores"], strict=True)),
     }

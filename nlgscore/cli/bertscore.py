@@ -13,7 +13,14 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, positive_int, read_inputs,
+    add_input_options,
+    add_output_options,
+    add_runtime_options,
+    check_device,
+    fail,
+    load_scorer,
+    positive_int,
+    read_inputs,
     runtime_settings,
 )
 
@@ -27,32 +34,79 @@ class _NoSources(argparse.Action):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "bertscore", help=COMMANDS["bertscore"],
+        "bertscore",
+        help=COMMANDS["bertscore"],
         description="Score each candidate line against the same line of every reference file "
         "(several -r files = multiple references, the best one counts). '-' reads a file from stdin.",
     )
     add_input_options(parser, references_required=True, sources=False)
     parser.add_argument("-s", "--srcs", nargs="?", action=_NoSources, help=argparse.SUPPRESS)
-    parser.add_argument("-m", "--model", "--checkpoint", "--model_type", "--model-type", dest="model", default=None,
-                        help="model id, folder or alias (e.g. minilm); default: by --lang")
-    parser.add_argument("-l", "--num-layers", "--num_layers", dest="num_layers", type=int, default=None,
-                        help="layer to use (default: the model's tuned layer; 0 = embeddings)")
+    parser.add_argument(
+        "-m",
+        "--model",
+        "--checkpoint",
+        "--model_type",
+        "--model-type",
+        dest="model",
+        default=None,
+        help="model id, folder or alias (e.g. minilm); default: by --lang",
+    )
+    parser.add_argument(
+        "-l",
+        "--num-layers",
+        "--num_layers",
+        dest="num_layers",
+        type=int,
+        default=None,
+        help="layer to use (default: the model's tuned layer; 0 = embeddings)",
+    )
     parser.add_argument("--lang", default=None, help="language code: picks the default model and baseline")
     parser.add_argument("--idf", action="store_true", help="idf weighting from the references")
-    parser.add_argument("--rescale", "--rescale-with-baseline", "--rescale_with_baseline", dest="rescale",
-                        action="store_true", help="rescale with the baseline (needs --lang or --baseline-path; minilm: English by default)")
-    parser.add_argument("--baseline-path", "--baseline_path", dest="baseline_path", default=None,
-                        help="baseline file (LAYER,P,R,F rows)")
-    parser.add_argument("--max-length", "--max_length", dest="max_length", type=positive_int, default=None,
-                        help="tokens per encoder pass (default: the model's limit, e.g. 512)")
-    parser.add_argument("--window-stride", dest="window_stride", type=positive_int, default=None,
-                        help="with --long-inputs auto: content tokens between overlapping windows (default: half a window)")
-    parser.add_argument("--calibration", default=None, metavar="FILE",
-                        help="calibration file of `nlgscore calibrate`: the model's layer and (with --rescale) baseline")
-    parser.add_argument("-v", "--verbose", action="store_true", help="bert-score's -v: show progress (the default here)")
+    parser.add_argument(
+        "--rescale",
+        "--rescale-with-baseline",
+        "--rescale_with_baseline",
+        dest="rescale",
+        action="store_true",
+        help="rescale with the baseline (needs --lang or --baseline-path; minilm: English by default)",
+    )
+    parser.add_argument(
+        "--baseline-path",
+        "--baseline_path",
+        dest="baseline_path",
+        default=None,
+        help="baseline file (LAYER,P,R,F rows)",
+    )
+    parser.add_argument(
+        "--max-length",
+        "--max_length",
+        dest="max_length",
+        type=positive_int,
+        default=None,
+        help="tokens per encoder pass (default: the model's limit, e.g. 512)",
+    )
+    parser.add_argument(
+        "--window-stride",
+        dest="window_stride",
+        type=positive_int,
+        default=None,
+        help="with --long-inputs auto: content tokens between overlapping windows (default: half a window)",
+    )
+    parser.add_argument(
+        "--calibration",
+        default=None,
+        metavar="FILE",
+        help="calibration file of `nlgscore calibrate`: the model's layer and (with --rescale) baseline",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="bert-score's -v: show progress (the default here)"
+    )
     add_output_options(parser)
-    add_runtime_options(parser, batch_help="most sentences per batch (default: token budget only)",
-                        tokens_help="padded tokens per batch (default: 2048 on CPU)")
+    add_runtime_options(
+        parser,
+        batch_help="most sentences per batch (default: token budget only)",
+        tokens_help="padded tokens per batch (default: 2048 on CPU)",
+    )
     # bert-score's spelling of --batch-size
     parser.add_argument("--batch_size", dest="batch_size", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
@@ -72,10 +126,17 @@ def run(args: argparse.Namespace) -> int:
         from nlgscore.registry import build
 
         return build(
-            "bertscore", model_type=args.model, num_layers=args.num_layers, lang=args.lang, idf=args.idf,
-            rescale_with_baseline=args.rescale, baseline_path=args.baseline_path, max_length=args.max_length,
+            "bertscore",
+            model_type=args.model,
+            num_layers=args.num_layers,
+            lang=args.lang,
+            idf=args.idf,
+            rescale_with_baseline=args.rescale,
+            baseline_path=args.baseline_path,
+            max_length=args.max_length,
             calibration=args.calibration,
-            **({} if args.window_stride is None else {"window_stride": args.window_stride}), **runtime_settings(args),
+            **({} if args.window_stride is None else {"window_stride": args.window_stride}),
+            **runtime_settings(args),
         )
 
     scorer = load_scorer(build, {"--model": args.model})

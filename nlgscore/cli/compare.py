@@ -16,12 +16,19 @@ import os
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
+from nlgscore.backend.extras import require
 from nlgscore.cli.options import (
-    add_format_option, add_input_options, add_runtime_options, check_aligned, check_device, fail, positive_int, read_lines,
+    add_format_option,
+    add_input_options,
+    add_runtime_options,
+    check_aligned,
+    check_device,
+    fail,
+    positive_int,
+    read_lines,
     runtime_settings,
 )
 from nlgscore.cli.output import emit
-from nlgscore.backend.extras import require
 from nlgscore.meta.stats.resample import DEFAULT_SEED, SystemComparison, check_resamples, check_seed
 
 # Defaults of sacreBLEU 2.x: 1000 bootstrap resamples, 10000 randomization trials.
@@ -30,21 +37,32 @@ DEFAULT_SAMPLES = {"bs": 1000, "ar": 10_000}
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "compare", help="paired significance tests of systems against a baseline",
+        "compare",
+        help="paired significance tests of systems against a baseline",
         description="Score a baseline and other systems on one test set and test each against the "
         "baseline: paired bootstrap resampling (Koehn 2004) or approximate randomization, as sacreBLEU does.",
     )
     add_input_options(parser, references_required=True, multi_candidates=True)
-    parser.add_argument("--metric", default="chrf",
-                        help="chrf or bleu (sacreBLEU corpus statistic and test), or sentbleu / a registry spec "
-                             "(mean of segment scores) (default: chrf)")
+    parser.add_argument(
+        "--metric",
+        default="chrf",
+        help="chrf or bleu (sacreBLEU corpus statistic and test), or sentbleu / a registry spec "
+        "(mean of segment scores) (default: chrf)",
+    )
     test = parser.add_mutually_exclusive_group()
-    test.add_argument("--paired-bs", dest="test", action="store_const", const="bs",
-                      help="paired bootstrap resampling (default)")
-    test.add_argument("--paired-ar", dest="test", action="store_const", const="ar",
-                      help="paired approximate randomization")
-    parser.add_argument("--n-samples", type=positive_int, default=None, metavar="N",
-                        help="resamples (bs, default 1000) or trials (ar, default 10000)")
+    test.add_argument(
+        "--paired-bs", dest="test", action="store_const", const="bs", help="paired bootstrap resampling (default)"
+    )
+    test.add_argument(
+        "--paired-ar", dest="test", action="store_const", const="ar", help="paired approximate randomization"
+    )
+    parser.add_argument(
+        "--n-samples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="resamples (bs, default 1000) or trials (ar, default 10000)",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default: {DEFAULT_SEED})")
     add_format_option(parser)
     add_runtime_options(parser, batch_help="most items per batch of a model-based metric")
@@ -79,8 +97,9 @@ def sacrebleu_paired(
     metric = registry.cached(metric_name).corpus_metric()
     named = [(f"system{i}", list(lines)) for i, lines in enumerate(systems)]
     with _sacrebleu_seed(seed):
-        paired = significance.PairedTest(named, {metric_name: metric}, references=[list(r) for r in refs],
-                                         test_type=test, n_samples=n_samples)
+        paired = significance.PairedTest(
+            named, {metric_name: metric}, references=[list(r) for r in refs], test_type=test, n_samples=n_samples
+        )
     signatures, scores = paired()
     key = next(k for k in scores if k != "System")
     results = []
@@ -91,10 +110,11 @@ def sacrebleu_paired(
     return results, f"{key}|{signatures[key].format()}|system:corpus"
 
 
-def _segment_comparisons(args, systems: Sequence[List[str]], refs: List[str], srcs: Optional[List[str]],
-                         n_samples: int) -> tuple[List[SystemComparison], str]:
-    from nlgscore.meta.stats.resample import compare_systems_bootstrap, compare_systems_randomization
+def _segment_comparisons(
+    args, systems: Sequence[List[str]], refs: List[str], srcs: Optional[List[str]], n_samples: int
+) -> tuple[List[SystemComparison], str]:
     from nlgscore.meta.engine import Scorers
+    from nlgscore.meta.stats.resample import compare_systems_bootstrap, compare_systems_randomization
 
     scorers, scores, signature = Scorers(runtime_settings(args)), [], ""
     for lines in systems:
@@ -114,7 +134,9 @@ def _read(args) -> tuple[List[List[str]], List[List[str]], Optional[List[str]]]:
     for path, lines in [*zip(args.refs, refs), *zip(args.cands, outputs)]:
         if not lines:
             fail(f"{path} is empty: a paired test needs at least one segment")
-    check_aligned((args.refs[0], refs[0]), [*zip(args.refs[1:], refs[1:]), (args.srcs, srcs), *zip(args.cands, outputs)])
+    check_aligned(
+        (args.refs[0], refs[0]), [*zip(args.refs[1:], refs[1:]), (args.srcs, srcs), *zip(args.cands, outputs)]
+    )
     return outputs, refs, srcs
 
 
@@ -140,13 +162,24 @@ def run(args: argparse.Namespace) -> int:
 class ComparisonReport:
     """The paired tests of ``systems`` (the baseline first) as printed by :func:`nlgscore.cli.output.emit`."""
 
-    def __init__(self, metric: str, test: str, names: List[str], results: List[SystemComparison], signature: str) -> None:
+    def __init__(
+        self, metric: str, test: str, names: List[str], results: List[SystemComparison], signature: str
+    ) -> None:
         self.metric, self.test, self.names, self.results, self.signature = metric, test, names, results, signature
 
     def rows(self) -> List[Dict[str, object]]:
-        return [{"system": name, "baseline": i == 0, "score": r.score, "mean": r.mean,
-                 "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value}
-                for i, (name, r) in enumerate(zip(self.names, self.results))]
+        return [
+            {
+                "system": name,
+                "baseline": i == 0,
+                "score": r.score,
+                "mean": r.mean,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "p_value": r.p_value,
+            }
+            for i, (name, r) in enumerate(zip(self.names, self.results))
+        ]
 
     def to_dict(self) -> Dict[str, object]:
         return {"metric": self.metric, "test": self.test, "signature": self.signature, "systems": self.rows()}

@@ -18,11 +18,26 @@ DOC_ID_COLUMN = "doc_id"
 
 def add_context_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("document context (BERTScore, Prism, BARTScore)")
-    group.add_argument("--context", type=int, default=0, metavar="K",
-                       help="read each line after the previous K lines of its document (default 0: sentence level)")
-    group.add_argument("--doc-ids", default=None, metavar="FILE", help="one document id a line, for the lines of -c; "
-                       f"with -i, the table's column {DOC_ID_COLUMN!r} (or --doc-id-column) is used")
-    group.add_argument("--doc-id-column", default=None, metavar="NAME", help=f"column of -i holding the document id (default: {DOC_ID_COLUMN})")
+    group.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        metavar="K",
+        help="read each line after the previous K lines of its document (default 0: sentence level)",
+    )
+    group.add_argument(
+        "--doc-ids",
+        default=None,
+        metavar="FILE",
+        help="one document id a line, for the lines of -c; "
+        f"with -i, the table's column {DOC_ID_COLUMN!r} (or --doc-id-column) is used",
+    )
+    group.add_argument(
+        "--doc-id-column",
+        default=None,
+        metavar="NAME",
+        help=f"column of -i holding the document id (default: {DOC_ID_COLUMN})",
+    )
 
 
 def doc_ids(args: argparse.Namespace) -> Optional[List[str]]:
@@ -34,8 +49,10 @@ def doc_ids(args: argparse.Namespace) -> Optional[List[str]]:
             fail("--doc-ids/--doc-id-column are used with --context K (K > 0)")
         return None
     if args.output is not None:
-        fail("--context scores the corpus in one call (a document must not be split between windows); "
-             "-o runs score window by window: print the scores (--seg/--json) instead")
+        fail(
+            "--context scores the corpus in one call (a document must not be split between windows); "
+            "-o runs score window by window: print the scores (--seg/--json) instead"
+        )
     if args.doc_ids is not None:
         if args.doc_id_column is not None:
             fail("give --doc-ids FILE or --doc-id-column NAME, not both")
@@ -46,7 +63,9 @@ def doc_ids(args: argparse.Namespace) -> Optional[List[str]]:
 
     column = args.doc_id_column or DOC_ID_COLUMN
     # The column read as a table's text column: errors name the file, the line and the column.
-    table = readers.table_file(args.input, format=args.input_format, prediction_column=column, reference_column=None, source_column=None)
+    table = readers.table_file(
+        args.input, format=args.input_format, prediction_column=column, reference_column=None, source_column=None
+    )
     return [row[0] for row in table.rows()]
 
 

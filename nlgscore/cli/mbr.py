@@ -32,21 +32,48 @@ DEFAULT_CHUNK = 256  # the library's default (nlgscore.mbr.to_file.DEFAULT_CHUNK
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "mbr", help=COMMANDS["mbr"],
+        "mbr",
+        help=COMMANDS["mbr"],
         description="Choose, per JSONL item, the candidate with the highest expected utility against the other candidates "
         "(or the item's pseudo_references) under a registry metric; a source-based metric (prism:src, bartscore ...:src) "
         "reranks by its score against the item's source.",
     )
-    parser.add_argument("input", metavar="INPUT", help="JSONL items: {\"id\", \"source\"?, \"candidates\", \"pseudo_references\"?} ('-' = stdin)")
-    parser.add_argument("--metric", default="bertscore", metavar="SPEC",
-                        help="utility metric spec, e.g. bertscore:minilm, prism:ref:CHECKPOINT, bartscore:CHECKPOINT, prism:src (default: bertscore)")
-    parser.add_argument("--column", default=None, help="score column used as utility (default: the metric's primary one, BERTScore F1)")
-    parser.add_argument("--nbest", type=positive_int, default=None, metavar="K",
-                        help="also list the K best candidates of each item with their expected utilities (field nbest)")
-    parser.add_argument("-o", "--output", default=None, metavar="OUT", help="write the JSONL choices here (resumable) instead of stdout")
-    parser.add_argument("--matrix-out", default=None, metavar="PATH", help="write every item's utility matrix to this .npz, keyed by id")
-    parser.add_argument("--restart", action="store_true", help="with -o: discard the checkpoint of an earlier run and start over")
-    parser.add_argument("--chunk", type=positive_int, default=DEFAULT_CHUNK, help=f"items per call and checkpoint (default: {DEFAULT_CHUNK})")
+    parser.add_argument(
+        "input",
+        metavar="INPUT",
+        help='JSONL items: {"id", "source"?, "candidates", "pseudo_references"?} (\'-\' = stdin)',
+    )
+    parser.add_argument(
+        "--metric",
+        default="bertscore",
+        metavar="SPEC",
+        help="utility metric spec, e.g. bertscore:minilm, prism:ref:CHECKPOINT, bartscore:CHECKPOINT, prism:src (default: bertscore)",
+    )
+    parser.add_argument(
+        "--column", default=None, help="score column used as utility (default: the metric's primary one, BERTScore F1)"
+    )
+    parser.add_argument(
+        "--nbest",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="also list the K best candidates of each item with their expected utilities (field nbest)",
+    )
+    parser.add_argument(
+        "-o", "--output", default=None, metavar="OUT", help="write the JSONL choices here (resumable) instead of stdout"
+    )
+    parser.add_argument(
+        "--matrix-out", default=None, metavar="PATH", help="write every item's utility matrix to this .npz, keyed by id"
+    )
+    parser.add_argument(
+        "--restart", action="store_true", help="with -o: discard the checkpoint of an earlier run and start over"
+    )
+    parser.add_argument(
+        "--chunk",
+        type=positive_int,
+        default=DEFAULT_CHUNK,
+        help=f"items per call and checkpoint (default: {DEFAULT_CHUNK})",
+    )
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -68,7 +95,16 @@ def run(args: argparse.Namespace) -> int:
 
     state = active_state()  # launched on several processes: every rank decodes, rank 0 writes
     main_process = state is None or state.is_main_process
-    decode_to_file(scorer, args.input, args.output if args.output is not None else sys.stdout, matrix_out=args.matrix_out,
-                   column=args.column, nbest=args.nbest, chunk=args.chunk, restart=args.restart, progress=progress and main_process,
-                   writer=main_process)
+    decode_to_file(
+        scorer,
+        args.input,
+        args.output if args.output is not None else sys.stdout,
+        matrix_out=args.matrix_out,
+        column=args.column,
+        nbest=args.nbest,
+        chunk=args.chunk,
+        restart=args.restart,
+        progress=progress and main_process,
+        writer=main_process,
+    )
     return 0

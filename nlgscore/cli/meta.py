@@ -45,50 +45,93 @@ def default_cache() -> Path:
 
 def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) -> None:
     folder = descriptor.data_param in ("folder", "data")  # a folder the data set is, not one it is found in
-    parser.add_argument("--data", type=Path, default=None, required=folder,
-                        help="the human-scores folder" if folder else DATA_HELP)
-    parser.add_argument("--metric", action="append", default=[],
-                        help="registry metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL, bertscore:minilm, "
-                             "a server URL ... (repeatable)")
-    parser.add_argument("--scores", action="append", default=[], metavar="NAME=FILE",
-                        help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
-                             f"{descriptor.scores_help}")
+    parser.add_argument(
+        "--data", type=Path, default=None, required=folder, help="the human-scores folder" if folder else DATA_HELP
+    )
+    parser.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        help="registry metric spec: chrf, bleu, sentbleu, rouge1/rouge2/rougeL, bertscore:minilm, "
+        "a server URL ... (repeatable)",
+    )
+    parser.add_argument(
+        "--scores",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
+        f"{descriptor.scores_help}",
+    )
     if descriptor.resampling == "bootstrap":
-        parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                            help="bootstrap resamples for 95%% CIs and paired tests; 0 = none (default: 1000)")
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            default=1000,
+            metavar="N",
+            help="bootstrap resamples for 95%% CIs and paired tests; 0 = none (default: 1000)",
+        )
     else:
-        parser.add_argument("--permutations", type=int, default=1000, metavar="N",
-                            help="resamples of the permutation tests between metrics (significance clusters); "
-                                 "0 = none (default: 1000, as mt-metrics-eval)")
+        parser.add_argument(
+            "--permutations",
+            type=int,
+            default=1000,
+            metavar="N",
+            help="resamples of the permutation tests between metrics (significance clusters); "
+            "0 = none (default: 1000, as mt-metrics-eval)",
+        )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"resampling seed (default: {DEFAULT_SEED})")
     add_format_option(parser)
     parser.add_argument("--json-out", type=Path, default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--csv", type=Path, default=None, metavar="PATH", help="write the results as CSV")
-    parser.add_argument("--plot", type=Path, default=None, metavar="PATH", help="chart of the results (needs matplotlib)")
-    parser.add_argument("--export-scores", type=Path, default=None, metavar="DIR",
-                        help="write every score computed as nlgscore JSONL (and mt-metrics-eval files where the "
-                             "data set has systems) to DIR")
-    parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
-                        help=f"keep computed scores here and reuse them on a re-run (default: {default_cache()})")
+    parser.add_argument(
+        "--plot", type=Path, default=None, metavar="PATH", help="chart of the results (needs matplotlib)"
+    )
+    parser.add_argument(
+        "--export-scores",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write every score computed as nlgscore JSONL (and mt-metrics-eval files where the "
+        "data set has systems) to DIR",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"keep computed scores here and reuse them on a re-run (default: {default_cache()})",
+    )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
-    parser.add_argument("--limit", type=positive_int, default=None, metavar="N",
-                        help="use only the first N items (pairs, segments or documents) for a quick run")
+    parser.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="use only the first N items (pairs, segments or documents) for a quick run",
+    )
     add_runtime_options(parser, batch_help="most items per batch of a model-based metric")
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "meta", help="meta-evaluate metrics against human judgments",
+        "meta",
+        help="meta-evaluate metrics against human judgments",
         description="Meta-evaluate metrics against human judgments: WMT19 daRR, WMT21 DA, SummEval and any "
-                    "MQM/DA human-scores folder (WMT22-25 measures: pairwise accuracy, SPA, acc-t), and "
-                    "WMT24/WMT25 as mt-metrics-eval runs them (SPA, acc-eq, avg-corr over pairs), with "
-                    "bootstrap CIs or permutation tests.",
+        "MQM/DA human-scores folder (WMT22-25 measures: pairwise accuracy, SPA, acc-t), and "
+        "WMT24/WMT25 as mt-metrics-eval runs them (SPA, acc-eq, avg-corr over pairs), with "
+        "bootstrap CIs or permutation tests.",
     )
     tasks = parser.add_subparsers(dest="meta_task", metavar="DATASET", required=True)
     for descriptor in DESCRIPTORS.values():
-        sub = tasks.add_parser(descriptor.name, help=descriptor.help, description=(
-            f"{descriptor.description} Data: {descriptor.files}. Human judgments: {descriptor.human}; reference: "
-            f"{descriptor.reference}; levels: {', '.join(descriptor.levels)}."))
+        sub = tasks.add_parser(
+            descriptor.name,
+            help=descriptor.help,
+            description=(
+                f"{descriptor.description} Data: {descriptor.files}. Human judgments: {descriptor.human}; reference: "
+                f"{descriptor.reference}; levels: {', '.join(descriptor.levels)}."
+            ),
+        )
         _common_options(sub, descriptor)
         for option in descriptor.options:
             sub.add_argument(*option.flags, dest=option.param, help=option.help, **option.settings)
@@ -108,10 +151,18 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
         except OSError as err:
             if args.cache is not None:
                 raise ArgumentError(f"--cache {args.cache}: cannot create the folder ({err.strerror})") from None
-            warnings.warn(f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR", stacklevel=2)
+            warnings.warn(
+                f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR", stacklevel=2
+            )
     scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)
-    options: Dict[str, Any] = dict(metrics=args.metric, scores=parse_scores_option(args.scores), seed=args.seed,
-                                   limit=args.limit, progress=progress_enabled(args), scorers=scorers)
+    options: Dict[str, Any] = dict(
+        metrics=args.metric,
+        scores=parse_scores_option(args.scores),
+        seed=args.seed,
+        limit=args.limit,
+        progress=progress_enabled(args),
+        scorers=scorers,
+    )
     options[descriptor.resampling] = getattr(args, descriptor.resampling)
     options[descriptor.data_param] = args.data
     options.update({o.param: getattr(args, o.param) for o in descriptor.options})

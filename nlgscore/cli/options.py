@@ -21,11 +21,10 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
-from nlgscore.errors import NlgscoreError
 from nlgscore.core.long_inputs import LONG_INPUTS, LongInputError
 from nlgscore.core.runtime import DTYPES
+from nlgscore.errors import NlgscoreError
 from nlgscore.stream.readers import STDIN, text_lines
-
 
 
 class UserError(NlgscoreError):
@@ -77,7 +76,9 @@ def check_aligned(first: Tuple[Any, Sequence[str]], others: Sequence[Tuple[Any, 
             fail(f"{path} has {len(lines)} lines but {path0} has {len(lines0)}")
 
 
-def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[List[str], List[List[str]]]], Optional[List[str]]]:
+def read_inputs(
+    args: argparse.Namespace,
+) -> Tuple[List[str], Optional[Union[List[str], List[List[str]]]], Optional[List[str]]]:
     """Candidates, references (a list of lists with several ``-r``) and sources of ``add_input_options``."""
     ref_paths, src_path = getattr(args, "refs", None) or [], getattr(args, "srcs", None)
     if sum(str(p) == STDIN for p in [args.cands, *ref_paths, src_path]) > 1:
@@ -89,7 +90,11 @@ def read_inputs(args: argparse.Namespace) -> Tuple[List[str], Optional[Union[Lis
     args.items_by_line = True  # item i is line i + 1 of each file: an error naming an item names its line
     if not cands:
         fail(empty_input(args.cands))
-    refs = [list(group) for group in zip(*ref_sets, strict=True)] if len(ref_sets) > 1 else (ref_sets[0] if ref_sets else None)
+    refs = (
+        [list(group) for group in zip(*ref_sets, strict=True)]
+        if len(ref_sets) > 1
+        else (ref_sets[0] if ref_sets else None)
+    )
     return cands, refs, srcs
 
 
@@ -109,8 +114,11 @@ def input_line(err: BaseException, args: argparse.Namespace) -> BaseException:
     side, index, ref = item
     if getattr(args, "input", None) is not None:
         return err.renamed(f"{args.input} row {index + 1}")
-    files = {"predictions": [getattr(args, "cands", None)], "references": getattr(args, "refs", None) or [],
-             "sources": [getattr(args, "srcs", None)]}.get(side, [])
+    files = {
+        "predictions": [getattr(args, "cands", None)],
+        "references": getattr(args, "refs", None) or [],
+        "sources": [getattr(args, "srcs", None)],
+    }.get(side, [])
     path = files[ref or 0] if (ref or 0) < len(files) else None
     if not isinstance(path, (str, Path)):
         return err
@@ -152,14 +160,28 @@ def add_input_options(
     """``-c`` candidates file (``dest="cands"``; a list with ``multi_candidates``), ``-r`` references
     file (repeatable, ``dest="refs"``), ``-s`` sources file (``dest="srcs"``); ``-`` reads stdin."""
     if multi_candidates:
-        parser.add_argument("-c", "--cands", action="append", required=True, metavar="FILE",
-                            help="candidate (system output) file, one segment a line; repeatable")
+        parser.add_argument(
+            "-c",
+            "--cands",
+            action="append",
+            required=True,
+            metavar="FILE",
+            help="candidate (system output) file, one segment a line; repeatable",
+        )
     else:
-        parser.add_argument("-c", "--cands", required=True, metavar="FILE",
-                            help="candidate file, one segment a line ('-' = stdin)")
+        parser.add_argument(
+            "-c", "--cands", required=True, metavar="FILE", help="candidate file, one segment a line ('-' = stdin)"
+        )
     if references:
-        parser.add_argument("-r", "--refs", action="append", required=references_required, default=None, metavar="FILE",
-                            help="reference file, one segment a line; repeat for multiple references")
+        parser.add_argument(
+            "-r",
+            "--refs",
+            action="append",
+            required=references_required,
+            default=None,
+            metavar="FILE",
+            help="reference file, one segment a line; repeat for multiple references",
+        )
     if sources:
         parser.add_argument("-s", "--srcs", default=None, metavar="FILE", help="source file, one segment a line")
 
@@ -176,8 +198,12 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
     >>> parser.parse_args(["--json"]).format, parser.parse_args(["--format", "tsv"]).format
     ('json', 'tsv')
     """
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text (default), json (one object, null where there is no value) or tsv (a header, then one row per line)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json (one object, null where there is no value) or tsv (a header, then one row per line)",
+    )
     parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
 
 
@@ -210,11 +236,19 @@ def add_runtime_options(
         parser.add_argument("--max-tokens", type=positive_int, default=None, help=tokens_help)
     parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda:0 (default: cuda if available)")
     if dtype:
-        parser.add_argument("--dtype", default=None, choices=DTYPES,
-                            help="float32 (default: exact parity), bfloat16, float16, or auto (bfloat16 on a GPU, and on a CPU "
-                                 "with native bf16 where a measurement at load shows it faster; else float32)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                        help="progress bars on stderr, model loading included (default: on)")
+        parser.add_argument(
+            "--dtype",
+            default=None,
+            choices=DTYPES,
+            help="float32 (default: exact parity), bfloat16, float16, or auto (bfloat16 on a GPU, and on a CPU "
+            "with native bf16 where a measurement at load shows it faster; else float32)",
+        )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="progress bars on stderr, model loading included (default: on)",
+    )
     add_long_inputs_option(parser)
     add_debug_options(parser)
 
@@ -227,9 +261,14 @@ def add_long_inputs_option(parser: argparse.ArgumentParser) -> None:
     >>> parser.parse_args(["--long-inputs", "truncate"]).long_inputs, parser.parse_args([]).long_inputs
     ('truncate', None)
     """
-    parser.add_argument("--long-inputs", dest="long_inputs", choices=LONG_INPUTS, default=None,
-                        help="a text longer than the model's limit: auto (default: every token counts, windows or "
-                             "sentence chunks), truncate (cut at the limit, as the reference implementations) or error")
+    parser.add_argument(
+        "--long-inputs",
+        dest="long_inputs",
+        choices=LONG_INPUTS,
+        default=None,
+        help="a text longer than the model's limit: auto (default: every token counts, windows or "
+        "sentence chunks), truncate (cut at the limit, as the reference implementations) or error",
+    )
 
 
 def long_input_settings(args: argparse.Namespace) -> Dict[str, Any]:
@@ -260,7 +299,11 @@ def runtime_settings(args: argparse.Namespace) -> Dict[str, Any]:
     {'device': 'cpu', 'max_tokens': 512, 'progress': True}
     """
     given = {"device": args.device, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "dtype": args.dtype}
-    return {**{key: value for key, value in given.items() if value is not None}, "progress": progress_enabled(args), **long_input_settings(args)}
+    return {
+        **{key: value for key, value in given.items() if value is not None},
+        "progress": progress_enabled(args),
+        **long_input_settings(args),
+    }
 
 
 def check_device(device: Optional[str], flag: str = "--device") -> Optional[str]:
@@ -329,8 +372,15 @@ def load_scorer(factory: Callable[[], Any], flags: Dict[str, Any]) -> Any:
 
 
 # Libraries that read a model's files: an error inside one of them is about the model chosen.
-_MODEL_LOADERS = ("/transformers/", "/safetensors/", "/sentencepiece/", "/tokenizers/", "/huggingface_hub/",
-                  "/torch/serialization.py", "/google/protobuf/")
+_MODEL_LOADERS = (
+    "/transformers/",
+    "/safetensors/",
+    "/sentencepiece/",
+    "/tokenizers/",
+    "/huggingface_hub/",
+    "/torch/serialization.py",
+    "/google/protobuf/",
+)
 
 
 def _raised_by_model_loader(err: BaseException) -> bool:

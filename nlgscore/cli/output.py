@@ -90,12 +90,19 @@ class ScoreReport:
     """A scorer's result as the scoring commands print it: ``--seg`` lines (text only), then the
     system line ``<signature> <label>: <value> ...`` (bert_score's CLI format for BERTScore)."""
 
-    def __init__(self, result: Any, labels: Optional[Dict[str, str]] = None, seg: bool = False,
-                 seg_columns: Optional[List[str]] = None) -> None:
+    def __init__(
+        self,
+        result: Any,
+        labels: Optional[Dict[str, str]] = None,
+        seg: bool = False,
+        seg_columns: Optional[List[str]] = None,
+    ) -> None:
         self.result, self.seg, self.seg_columns = result, seg, seg_columns
         # By default the primary column's system value, and any system value that is not a
         # column's mean (a string metric's sentence_mean beside its corpus statistic).
-        self.labels = labels or {name: name for name in (result.primary, *[k for k in result.system if k not in result.columns()])}
+        self.labels = labels or {
+            name: name for name in (result.primary, *[k for k in result.system if k not in result.columns()])
+        }
 
     def rows(self) -> List[Dict[str, Any]]:
         return self.result.rows()
@@ -114,7 +121,10 @@ class ScoreReport:
 
 
 def print_result(
-    result: Any, args: argparse.Namespace, labels: Optional[Dict[str, str]] = None, seg_columns: Optional[List[str]] = None
+    result: Any,
+    args: argparse.Namespace,
+    labels: Optional[Dict[str, str]] = None,
+    seg_columns: Optional[List[str]] = None,
 ) -> None:
     """Print ``result`` as the command line asked (:func:`output_format`); ``labels`` maps columns
     to the system line's names, ``seg_columns`` picks the ``--seg`` columns (default: the labelled ones)."""

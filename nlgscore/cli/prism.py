@@ -12,21 +12,34 @@ import argparse
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
-    add_input_options, add_output_options, add_runtime_options, check_device, fail, load_scorer, read_inputs,
+    add_input_options,
+    add_output_options,
+    add_runtime_options,
+    check_device,
+    fail,
+    load_scorer,
+    read_inputs,
     runtime_settings,
 )
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "prism", help=COMMANDS["prism"],
+        "prism",
+        help=COMMANDS["prism"],
         description="Score each candidate line against the same line of the reference file (Prism-ref, "
         "both directions averaged; several -r files = mean over references) or of the source file (Prism-src).",
     )
     add_input_options(parser)
     parser.add_argument("--lang", default="en", help="language of the candidates (default: en)")
-    parser.add_argument("--checkpoint", "--model", "-m", dest="checkpoint", default=None,
-                        help="Hub id or folder (default: the m39v1 model, dariast/prism)")
+    parser.add_argument(
+        "--checkpoint",
+        "--model",
+        "-m",
+        dest="checkpoint",
+        default=None,
+        help="Hub id or folder (default: the m39v1 model, dariast/prism)",
+    )
     parser.add_argument("--revision", default=None, help="Hub revision of --checkpoint")
     parser.add_argument("--temperature", type=float, default=1.0, help="softmax temperature (default: 1.0)")
     add_output_options(parser)
@@ -47,8 +60,12 @@ def run(args: argparse.Namespace) -> int:
         from nlgscore.registry import build
 
         return build(
-            f"prism:{mode}", checkpoint=args.checkpoint, lang=args.lang, temperature=args.temperature,
-            revision=args.revision, **runtime_settings(args),
+            f"prism:{mode}",
+            checkpoint=args.checkpoint,
+            lang=args.lang,
+            temperature=args.temperature,
+            revision=args.revision,
+            **runtime_settings(args),
         )
 
     scorer = load_scorer(build, {"--checkpoint": args.checkpoint, "--revision": args.revision})

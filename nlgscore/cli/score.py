@@ -21,8 +21,16 @@ from typing import Any, Dict, List
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.doc_context import add_context_options, doc_ids, score_in_context
-from nlgscore.cli.options import (add_output_options, add_runtime_options, check_device, empty_input, fail, load_scorer, positive_int,
-                                  runtime_settings)
+from nlgscore.cli.options import (
+    add_output_options,
+    add_runtime_options,
+    check_device,
+    empty_input,
+    fail,
+    load_scorer,
+    positive_int,
+    runtime_settings,
+)
 
 
 def register(subparsers) -> None:
@@ -30,34 +38,77 @@ def register(subparsers) -> None:
     from nlgscore.stream.row_windows import DEFAULT_WINDOW
 
     parser = subparsers.add_parser(
-        "score", help=COMMANDS["score"],
+        "score",
+        help=COMMANDS["score"],
         description="Score each candidate line with the metric named by SPEC (see nlgscore.registry: "
         "bertscore[:MODEL[:L<layer>]], prism:ref|src[:CHECKPOINT][:LANG], bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]], "
         f"or any metric registered by a plug-in). Registered now: {', '.join(metric_names())}.",
     )
-    parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
+    parser.add_argument(
+        "spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism"
+    )
     files = parser.add_argument_group("inputs: text files (one segment a line) or one table (-i)")
     files.add_argument("-c", "--cands", default=None, metavar="FILE", help="candidate file ('-' = stdin)")
-    files.add_argument("-r", "--refs", action="append", default=None, metavar="FILE", help="reference file; repeat for multiple references")
+    files.add_argument(
+        "-r",
+        "--refs",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="reference file; repeat for multiple references",
+    )
     files.add_argument("-s", "--srcs", default=None, metavar="FILE", help="source file")
-    files.add_argument("-i", "--input", default=None, metavar="TABLE", help="a .jsonl, .tsv, .csv or .parquet file with one row per item")
-    files.add_argument("--input-format", default=None, choices=("jsonl", "tsv", "csv", "parquet"), help="format of -i (default: from its extension)")
-    files.add_argument("--pred-column", default="prediction", help="column of -i holding the candidate (default: prediction)")
-    files.add_argument("--ref-column", action="append", default=None, metavar="NAME",
-                       help="column of -i holding the reference, or a list of them; repeat for one reference per column (default: reference)")
+    files.add_argument(
+        "-i",
+        "--input",
+        default=None,
+        metavar="TABLE",
+        help="a .jsonl, .tsv, .csv or .parquet file with one row per item",
+    )
+    files.add_argument(
+        "--input-format",
+        default=None,
+        choices=("jsonl", "tsv", "csv", "parquet"),
+        help="format of -i (default: from its extension)",
+    )
+    files.add_argument(
+        "--pred-column", default="prediction", help="column of -i holding the candidate (default: prediction)"
+    )
+    files.add_argument(
+        "--ref-column",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="column of -i holding the reference, or a list of them; repeat for one reference per column (default: reference)",
+    )
     files.add_argument("--src-column", default=None, metavar="NAME", help="column of -i holding the source")
     files.add_argument("--no-refs", action="store_true", help="-i has no reference column (source-based metrics)")
-    parser.add_argument("--lang", default=None, help="language of the candidates, for metrics that take one (Prism: the target "
-                        "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)")
+    parser.add_argument(
+        "--lang",
+        default=None,
+        help="language of the candidates, for metrics that take one (Prism: the target "
+        "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)",
+    )
     add_output_options(parser)
     add_context_options(parser)
     run_group = parser.add_argument_group("corpus runs")
-    run_group.add_argument("-o", "--output", default=None, metavar="OUT",
-                           help="write every item's scores to OUT (.tsv with a header line, or .jsonl) as they finish; resumable")
-    run_group.add_argument("--restart", action="store_true", help="with -o: discard the checkpoint of an earlier run and start over")
-    run_group.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW,
-                           help=f"rows per compute call: de-duplication and length sorting happen within it; memory grows with it "
-                                f"(default: {DEFAULT_WINDOW})")
+    run_group.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="OUT",
+        help="write every item's scores to OUT (.tsv with a header line, or .jsonl) as they finish; resumable",
+    )
+    run_group.add_argument(
+        "--restart", action="store_true", help="with -o: discard the checkpoint of an earlier run and start over"
+    )
+    run_group.add_argument(
+        "--window",
+        type=positive_int,
+        default=DEFAULT_WINDOW,
+        help=f"rows per compute call: de-duplication and length sorting happen within it; memory grows with it "
+        f"(default: {DEFAULT_WINDOW})",
+    )
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -72,8 +123,15 @@ def read_corpus(args: argparse.Namespace) -> Any:
         if args.cands or args.refs or args.srcs:
             fail("give either -i TABLE or text files (-c/-r/-s), not both")
         refs = None if args.no_refs else (args.ref_column or ["reference"])
-        return not_empty(readers.table_file(args.input, format=args.input_format, prediction_column=args.pred_column,
-                                            reference_column=refs, source_column=args.src_column))
+        return not_empty(
+            readers.table_file(
+                args.input,
+                format=args.input_format,
+                prediction_column=args.pred_column,
+                reference_column=refs,
+                source_column=args.src_column,
+            )
+        )
     if args.cands is None:
         fail("give the candidates: -c FILE (with -r/-s files) or -i TABLE")
     if not args.refs and not args.srcs:
@@ -97,8 +155,14 @@ def not_empty(inputs: Any) -> Any:
 
     if all(is_regular_file(path) for _, path in inputs.files) and next(inputs.rows(), None) is None:
         fail(empty_input(inputs.label))
-    return Inputs(rows, files=inputs.files, references=inputs.has_references, sources=inputs.has_sources, label=inputs.label,
-                  fingerprint=inputs.fingerprint)
+    return Inputs(
+        rows,
+        files=inputs.files,
+        references=inputs.has_references,
+        sources=inputs.has_sources,
+        label=inputs.label,
+        fingerprint=inputs.fingerprint,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,12 +186,22 @@ def run(args: argparse.Namespace) -> int:
         from nlgscore.stream.to_file import score_to_file
 
         settings = {"spec": args.spec, "inputs": _describe_inputs(args)}
-        summary = score_to_file(scorer, inputs, args.output, window=args.window, restart=args.restart, settings=settings,
-                                progress=progress and main_process, writer=main_process)
+        summary = score_to_file(
+            scorer,
+            inputs,
+            args.output,
+            window=args.window,
+            restart=args.restart,
+            settings=settings,
+            progress=progress and main_process,
+            writer=main_process,
+        )
         if main_process:
             emit(summary, output_format(args))
         return 0
-    result = _score_in_windows(scorer, inputs, args.window) if ids is None else score_in_context(scorer, inputs, args, ids)
+    result = (
+        _score_in_windows(scorer, inputs, args.window) if ids is None else score_in_context(scorer, inputs, args, ids)
+    )
     if main_process:
         from nlgscore.cli.output import print_result
 
@@ -138,8 +212,10 @@ def run(args: argparse.Namespace) -> int:
 def _describe_inputs(args: argparse.Namespace) -> str:
     """The input options as given (columns, formats): part of the checkpoint's identity."""
     if args.input is not None:
-        return (f"-i {args.input} format={args.input_format} pred={args.pred_column} refs={args.ref_column} "
-                f"src={args.src_column} no_refs={args.no_refs}")
+        return (
+            f"-i {args.input} format={args.input_format} pred={args.pred_column} refs={args.ref_column} "
+            f"src={args.src_column} no_refs={args.no_refs}"
+        )
     return f"-c {args.cands} -r {args.refs} -s {args.srcs}"
 
 
@@ -166,4 +242,9 @@ def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
         return score_chunk(scorer, [], inputs)
     if corpus:
         return StringResult.concat(corpus)
-    return Result(last.signature, {k: np.concatenate(v, axis=-1) for k, v in parts.items()}, last.primary, getattr(last, "layer", None))
+    return Result(
+        last.signature,
+        {k: np.concatenate(v, axis=-1) for k, v in parts.items()},
+        last.primary,
+        getattr(last, "layer", None),
+    )

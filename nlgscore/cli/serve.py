@@ -40,53 +40,149 @@ def register(subparsers) -> None:
     from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
     from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
     from nlgscore.serve.service import (
-        DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_TASK_TTL, DEFAULT_TIMEOUT,
+        DEFAULT_BODY_TIMEOUT,
+        DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_CONCURRENT,
+        DEFAULT_MAX_ITEMS,
+        DEFAULT_TASK_TTL,
+        DEFAULT_TIMEOUT,
     )
 
     parser = subparsers.add_parser(
-        "serve", help=COMMANDS["serve"],
+        "serve",
+        help=COMMANDS["serve"],
         description="Serve the metric named by SPEC over HTTP: concurrent requests are merged into batches "
         "(--max-batch predictions, waiting at most --max-wait-ms), the model is loaded once.",
     )
-    parser.add_argument("spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism")
+    parser.add_argument(
+        "spec", metavar="SPEC", help="metric spec, e.g. bertscore:minilm:L4 or prism:ref:tests/golden/tiny-prism"
+    )
     net = parser.add_argument_group("network")
-    net.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}; any other needs --api-key-file)")
-    net.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free port, printed on stderr)")
-    net.add_argument("--api-key-file", default=None, metavar="FILE", help="file holding the token clients must send as 'Authorization: Bearer <token>'")
-    net.add_argument("--timeout", type=_non_negative, default=DEFAULT_TIMEOUT, help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})")
-    net.add_argument("--max-body-bytes", type=positive_int, default=DEFAULT_MAX_BODY_BYTES, help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})")
-    net.add_argument("--max-items", type=positive_int, default=DEFAULT_MAX_ITEMS, help=f"most predictions, and most references, per request (413 above; default {DEFAULT_MAX_ITEMS})")
-    net.add_argument("--max-concurrent", type=positive_int, default=None,
-                     help=f"most requests in the server at once (429 with Retry-After above; default {DEFAULT_MAX_CONCURRENT})")
-    net.add_argument("--body-timeout", type=_positive_seconds, default=None,
-                     help=f"seconds a client may take to send its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})")
-    net.add_argument("--drain-timeout", type=_non_negative, default=DEFAULT_DRAIN_TIMEOUT,
-                     help=f"seconds SIGTERM waits for requests in flight before cutting them and exiting 0 (default {DEFAULT_DRAIN_TIMEOUT:g})")
-    net.add_argument("--header-timeout", type=_positive_seconds, default=None,
-                     help=f"seconds a client may take to send its request line and headers (the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})")
-    net.add_argument("--task-ttl", type=_positive_seconds, default=DEFAULT_TASK_TTL,
-                     help=f"seconds a finished ROLL task waits to be polled, holding a --max-queue slot (default {DEFAULT_TASK_TTL:g})")
-    net.add_argument("--workers", type=_workers, default=1,
-                     help="HTTP worker processes on the port, feeding one model process (default 1: one process serves "
-                          "everything). More workers parse, check and answer requests in parallel where the model "
-                          "outpaces one core's HTTP (a GPU, a light metric); see docs/guides/serving-workers.md")
-    net.add_argument("--threads", type=_threads, default=None,
-                     help="torch CPU threads (default: usable CPUs - 1, at least 1: one core is left to the event loop and the HTTP stack)")
+    net.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}; any other needs --api-key-file)"
+    )
+    net.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0: a free port, printed on stderr)",
+    )
+    net.add_argument(
+        "--api-key-file",
+        default=None,
+        metavar="FILE",
+        help="file holding the token clients must send as 'Authorization: Bearer <token>'",
+    )
+    net.add_argument(
+        "--timeout",
+        type=_non_negative,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds a request may wait for its scores (504 after; default {DEFAULT_TIMEOUT:g})",
+    )
+    net.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help=f"largest request body (413 above; default {DEFAULT_MAX_BODY_BYTES})",
+    )
+    net.add_argument(
+        "--max-items",
+        type=positive_int,
+        default=DEFAULT_MAX_ITEMS,
+        help=f"most predictions, and most references, per request (413 above; default {DEFAULT_MAX_ITEMS})",
+    )
+    net.add_argument(
+        "--max-concurrent",
+        type=positive_int,
+        default=None,
+        help=f"most requests in the server at once (429 with Retry-After above; default {DEFAULT_MAX_CONCURRENT})",
+    )
+    net.add_argument(
+        "--body-timeout",
+        type=_positive_seconds,
+        default=None,
+        help=f"seconds a client may take to send its request body (408 after; default {DEFAULT_BODY_TIMEOUT:g})",
+    )
+    net.add_argument(
+        "--drain-timeout",
+        type=_non_negative,
+        default=DEFAULT_DRAIN_TIMEOUT,
+        help=f"seconds SIGTERM waits for requests in flight before cutting them and exiting 0 (default {DEFAULT_DRAIN_TIMEOUT:g})",
+    )
+    net.add_argument(
+        "--header-timeout",
+        type=_positive_seconds,
+        default=None,
+        help=f"seconds a client may take to send its request line and headers (the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    net.add_argument(
+        "--task-ttl",
+        type=_positive_seconds,
+        default=DEFAULT_TASK_TTL,
+        help=f"seconds a finished ROLL task waits to be polled, holding a --max-queue slot (default {DEFAULT_TASK_TTL:g})",
+    )
+    net.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="HTTP worker processes on the port, feeding one model process (default 1: one process serves "
+        "everything). More workers parse, check and answer requests in parallel where the model "
+        "outpaces one core's HTTP (a GPU, a light metric); see docs/guides/serving-workers.md",
+    )
+    net.add_argument(
+        "--threads",
+        type=_threads,
+        default=None,
+        help="torch CPU threads (default: usable CPUs - 1, at least 1: one core is left to the event loop and the HTTP stack)",
+    )
     batching = parser.add_argument_group("micro-batching")
-    batching.add_argument("--max-batch", type=positive_int, default=DEFAULT_MAX_BATCH, help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})")
-    batching.add_argument("--max-wait-ms", type=_non_negative, default=DEFAULT_MAX_WAIT_MS, help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})")
-    batching.add_argument("--max-queue", type=positive_int, default=DEFAULT_MAX_QUEUE, help=f"most predictions waiting (429 with Retry-After above; default {DEFAULT_MAX_QUEUE})")
-    batching.add_argument("--reference-cache", action=argparse.BooleanOptionalAction, default=True,
-                          help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
-                               "GRPO prompt share one reference encoding (default: on)")
-    batching.add_argument("--candidate-cache", action=argparse.BooleanOptionalAction, default=False,
-                          help="also keep prediction embeddings across requests (BERTScore; the same bounded cache): a prediction "
-                               "scored again is not re-encoded (an evaluation set after every epoch, repeated short answers, MBR "
-                               "candidates). Default off: RL rollouts rarely repeat, and would push references out of the cache")
+    batching.add_argument(
+        "--max-batch",
+        type=positive_int,
+        default=DEFAULT_MAX_BATCH,
+        help=f"most predictions merged into one forward batch (default {DEFAULT_MAX_BATCH})",
+    )
+    batching.add_argument(
+        "--max-wait-ms",
+        type=_non_negative,
+        default=DEFAULT_MAX_WAIT_MS,
+        help=f"how long a request waits for others to join its batch (default {DEFAULT_MAX_WAIT_MS:g})",
+    )
+    batching.add_argument(
+        "--max-queue",
+        type=positive_int,
+        default=DEFAULT_MAX_QUEUE,
+        help=f"most predictions waiting (429 with Retry-After above; default {DEFAULT_MAX_QUEUE})",
+    )
+    batching.add_argument(
+        "--reference-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep reference embeddings across requests, for metrics that can (BERTScore): the rollouts of a "
+        "GRPO prompt share one reference encoding (default: on)",
+    )
+    batching.add_argument(
+        "--candidate-cache",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also keep prediction embeddings across requests (BERTScore; the same bounded cache): a prediction "
+        "scored again is not re-encoded (an evaluation set after every epoch, repeated short answers, MBR "
+        "candidates). Default off: RL rollouts rarely repeat, and would push references out of the cache",
+    )
     scale = parser.add_argument_group("Ray Serve (the 'ray' extra)")
-    scale.add_argument("--ray", action="store_true", help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)")
+    scale.add_argument(
+        "--ray",
+        action="store_true",
+        help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)",
+    )
     scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
-    scale.add_argument("--autoscaling-config", type=_json_object, default=None, metavar="JSON", help="Ray Serve autoscaling_config as JSON, e.g. '{\"min_replicas\": 1, \"max_replicas\": 4}' (with --ray; instead of --replicas)")
+    scale.add_argument(
+        "--autoscaling-config",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help='Ray Serve autoscaling_config as JSON, e.g. \'{"min_replicas": 1, "max_replicas": 4}\' (with --ray; instead of --replicas)',
+    )
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -104,6 +200,7 @@ def _at_most(most: int, what: str) -> Any:
     >>> _at_most(8, "threads")("4")
     4
     """
+
     def parse(text: str) -> int:
         value = positive_int(text)
         if value > most:
@@ -140,7 +237,9 @@ def read_api_key(path: str) -> str:
     except OSError as err:
         fail(f"--api-key-file {path}: {err.strerror or err}")
     if not key or any(c.isspace() for c in key):
-        fail(f"--api-key-file {path}: the file must hold one token (no spaces), got {'nothing' if not key else 'several words'}")
+        fail(
+            f"--api-key-file {path}: the file must hold one token (no spaces), got {'nothing' if not key else 'several words'}"
+        )
     return key
 
 
@@ -159,8 +258,12 @@ def run(args: argparse.Namespace) -> int:
     options: Dict[str, Any] = runtime_settings(args)
     cls = registry.metric(name).scorer_class()
     accepted = inspect.signature(cls).parameters
-    runtime = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())  # **runtime_options: --dtype, --device...
-    unknown = [key for key in options if key not in accepted and key != "progress" and not (runtime and key in RUNTIME_OPTIONS)]
+    runtime = any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()
+    )  # **runtime_options: --dtype, --device...
+    unknown = [
+        key for key in options if key not in accepted and key != "progress" and not (runtime and key in RUNTIME_OPTIONS)
+    ]
     if unknown:
         fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
     options["progress"] = False  # one bar per merged batch would be noise
@@ -179,26 +282,49 @@ def run(args: argparse.Namespace) -> int:
 
     import os
 
-    from nlgscore.backend.threads import ENV as THREADS_ENV, available_cpus
+    from nlgscore.backend.threads import ENV as THREADS_ENV
+    from nlgscore.backend.threads import available_cpus
 
     if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
         os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - args.workers))
 
     def announce(url: str) -> None:
-        print(f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)", file=sys.stderr, flush=True)
+        print(
+            f"nlgscore serve: {args.spec} on {url} (GET /health answers 200 once the model is loaded)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
     if args.workers > 1:
         return _run_workers(args, options, api_key, announce, "info" if verbose else "warning")
 
     def app(on_loaded):
-        return create_app(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
-                          max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
-                          api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
-                          body_timeout=args.body_timeout, task_ttl=args.task_ttl, on_loaded=on_loaded, freeze_heap=True)
+        return create_app(
+            lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
+            max_batch=args.max_batch,
+            max_wait_ms=args.max_wait_ms,
+            max_queue=args.max_queue,
+            timeout=args.timeout,
+            api_key=api_key,
+            max_body_bytes=args.max_body_bytes,
+            max_items=args.max_items,
+            max_concurrent=args.max_concurrent,
+            body_timeout=args.body_timeout,
+            task_ttl=args.task_ttl,
+            on_loaded=on_loaded,
+            freeze_heap=True,
+        )
 
-    return run_server(app, args.host, args.port, log_level="info" if verbose else "warning", announce=announce, drain_timeout=args.drain_timeout,
-                      header_timeout=args.header_timeout)
+    return run_server(
+        app,
+        args.host,
+        args.port,
+        log_level="info" if verbose else "warning",
+        announce=announce,
+        drain_timeout=args.drain_timeout,
+        header_timeout=args.header_timeout,
+    )
 
 
 def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str) -> int:
@@ -208,13 +334,30 @@ def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any
     from nlgscore.serve.service import Settings
     from nlgscore.serve.supervisor import run_workers
 
-    limits = dict(max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, max_queue=args.max_queue, timeout=args.timeout,
-                  max_body_bytes=args.max_body_bytes, max_items=args.max_items, max_concurrent=args.max_concurrent,
-                  body_timeout=args.body_timeout, task_ttl=args.task_ttl)
+    limits = dict(
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        max_queue=args.max_queue,
+        timeout=args.timeout,
+        max_body_bytes=args.max_body_bytes,
+        max_items=args.max_items,
+        max_concurrent=args.max_concurrent,
+        body_timeout=args.body_timeout,
+        task_ttl=args.task_ttl,
+    )
     create_app(lambda: None, **limits)  # every setting checked now, before any process starts
-    status = run_workers(lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}), Settings(**limits),
-                         args.workers, args.host, args.port, api_key=api_key, log_level=log_level, announce=announce,
-                         drain_timeout=args.drain_timeout, header_timeout=args.header_timeout)
+    status = run_workers(
+        lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
+        Settings(**limits),
+        args.workers,
+        args.host,
+        args.port,
+        api_key=api_key,
+        log_level=log_level,
+        announce=announce,
+        drain_timeout=args.drain_timeout,
+        header_timeout=args.header_timeout,
+    )
     if status:
         fail(f"the model of {args.spec} did not load (its error is above)")
     return 0
@@ -229,19 +372,48 @@ def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) ->
     # Ray's HTTP proxy reads the bodies and holds the connections, and each replica sets its own
     # threads (ray_actor_options): these flags would not do what they say there, so they are refused.
     if args.workers > 1:
-        fail("--workers is not applied under --ray: Ray Serve runs its own HTTP proxy in front of the replicas (use --replicas)")
-    for flag, value in (("--body-timeout", args.body_timeout), ("--max-concurrent", args.max_concurrent), ("--threads", args.threads),
-                        ("--header-timeout", args.header_timeout)):
+        fail(
+            "--workers is not applied under --ray: Ray Serve runs its own HTTP proxy in front of the replicas (use --replicas)"
+        )
+    for flag, value in (
+        ("--body-timeout", args.body_timeout),
+        ("--max-concurrent", args.max_concurrent),
+        ("--threads", args.threads),
+        ("--header-timeout", args.header_timeout),
+    ):
         if value is not None:
-            fail(f"{flag} is not applied under --ray (Ray Serve's proxy holds the connections and sizes the replicas): "
-                 "leave it out, or serve without --ray")
+            fail(
+                f"{flag} is not applied under --ray (Ray Serve's proxy holds the connections and sizes the replicas): "
+                "leave it out, or serve without --ray"
+            )
     from nlgscore.serve.ray import run as run_ray
 
-    app_options = dict(max_queue=args.max_queue, timeout=args.timeout, api_key=api_key, max_body_bytes=args.max_body_bytes, max_items=args.max_items,
-                       task_ttl=args.task_ttl)
-    def ready() -> None:
-        print(f"nlgscore serve: {args.spec} on Ray Serve at http://{args.host}:{args.port} (SIGTERM or Ctrl-C stops it)", file=sys.stderr, flush=True)
+    app_options = dict(
+        max_queue=args.max_queue,
+        timeout=args.timeout,
+        api_key=api_key,
+        max_body_bytes=args.max_body_bytes,
+        max_items=args.max_items,
+        task_ttl=args.task_ttl,
+    )
 
-    return run_ray(args.spec, args.host, args.port, num_replicas=args.replicas, autoscaling_config=args.autoscaling_config,
-                   max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, app_options=app_options, on_ready=ready,
-                   drain_timeout=args.drain_timeout, **options)
+    def ready() -> None:
+        print(
+            f"nlgscore serve: {args.spec} on Ray Serve at http://{args.host}:{args.port} (SIGTERM or Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return run_ray(
+        args.spec,
+        args.host,
+        args.port,
+        num_replicas=args.replicas,
+        autoscaling_config=args.autoscaling_config,
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        app_options=app_options,
+        on_ready=ready,
+        drain_timeout=args.drain_timeout,
+        **options,
+    )

@@ -21,7 +21,8 @@ IMAGE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "show", help=COMMANDS["show"],
+        "show",
+        help=COMMANDS["show"],
         description="Draw the BERTScore token-similarity matrix of one candidate/reference pair, with "
         "each token's greedy match marked in both directions (the BERTScore paper's Figure 1).",
     )
@@ -33,13 +34,29 @@ def register(subparsers) -> None:
     ref.add_argument("--ref", metavar="TEXT", help="the reference sentence itself")
     parser.add_argument("-n", "--line", type=int, default=1, help="line of -c/-r to draw (1-based, default: 1)")
     parser.add_argument("-o", "--output", type=Path, required=True, help="image file to write (.png, .pdf, .svg)")
-    parser.add_argument("-m", "--model", "--checkpoint", dest="model", default=None,
-                        help="model id, folder or alias (e.g. minilm); default: by --lang")
-    parser.add_argument("-l", "--num-layers", type=int, default=None, help="layer to use (default: the model's tuned layer)")
-    parser.add_argument("--lang", default=None, help="language code: picks the default model and baseline (default: en)")
-    parser.add_argument("--idf", action="store_true", help="weight tokens by idf (needs --idf-sents) and show the weights")
-    parser.add_argument("--idf-sents", default=None, metavar="FILE", help="file of reference sentences, one a line, for the idf weights")
-    parser.add_argument("--rescale", action="store_true", help="rescale similarities with the F1 baseline (needs --lang)")
+    parser.add_argument(
+        "-m",
+        "--model",
+        "--checkpoint",
+        dest="model",
+        default=None,
+        help="model id, folder or alias (e.g. minilm); default: by --lang",
+    )
+    parser.add_argument(
+        "-l", "--num-layers", type=int, default=None, help="layer to use (default: the model's tuned layer)"
+    )
+    parser.add_argument(
+        "--lang", default=None, help="language code: picks the default model and baseline (default: en)"
+    )
+    parser.add_argument(
+        "--idf", action="store_true", help="weight tokens by idf (needs --idf-sents) and show the weights"
+    )
+    parser.add_argument(
+        "--idf-sents", default=None, metavar="FILE", help="file of reference sentences, one a line, for the idf weights"
+    )
+    parser.add_argument(
+        "--rescale", action="store_true", help="rescale similarities with the F1 baseline (needs --lang)"
+    )
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     add_debug_options(parser)
     parser.set_defaults(func=run)
@@ -82,8 +99,16 @@ def run(args: argparse.Namespace) -> int:
 
     lang = args.lang or (None if args.model else "en")
     scorer = load_scorer(
-        lambda: build("bertscore", model_type=args.model, num_layers=args.num_layers, lang=lang, idf=args.idf, idf_sents=idf_sents,
-                     rescale_with_baseline=args.rescale, device=args.device),
+        lambda: build(
+            "bertscore",
+            model_type=args.model,
+            num_layers=args.num_layers,
+            lang=lang,
+            idf=args.idf,
+            idf_sents=idf_sents,
+            rescale_with_baseline=args.rescale,
+            device=args.device,
+        ),
         {"--model": args.model},
     )
     args.output.parent.mkdir(parents=True, exist_ok=True)

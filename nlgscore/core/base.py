@@ -62,17 +62,17 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, 
 import numpy as np
 
 from nlgscore.backend.batching import unique
+from nlgscore.backend.distributed import shard
+from nlgscore.backend.progress import ItemProgress
 from nlgscore.core.batcher_hook import new_batcher
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
-from nlgscore.backend.distributed import shard
 from nlgscore.core.context import check_context, item_contexts
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
-from nlgscore.backend.progress import ItemProgress
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.runtime import RUNTIME_OPTIONS
 from nlgscore.core.scorer_runtime import ScorerRuntime, metric_options, scorer_runtime
 from nlgscore.core.signature import Signature
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 MULTIREF_RULES = ("mean", "max")
 INPUT_NAMES = ("predictions", "references", "sources")
@@ -81,7 +81,19 @@ NEEDS = INPUT_NAMES[1:]  # what a metric can score with, besides the predictions
 MATRIX_CHUNK_PAIRS = 4096
 _BATCHER_LOCK = threading.Lock()  # one batcher per scorer, however many callers ask first
 
-__all__ = ["Call", "CallCancelled", "Item", "MatrixCall", "Scorer", "aggregate", "metric_options", "scorer_runtime", "MULTIREF_RULES", "NEEDS", "RUNTIME_OPTIONS"]
+__all__ = [
+    "Call",
+    "CallCancelled",
+    "Item",
+    "MatrixCall",
+    "Scorer",
+    "aggregate",
+    "metric_options",
+    "scorer_runtime",
+    "MULTIREF_RULES",
+    "NEEDS",
+    "RUNTIME_OPTIONS",
+]
 
 
 def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np.ndarray:
@@ -159,10 +171,26 @@ class Scorer(ScorerRuntime, ABC):
         ``context=k``: each sentence read after the previous ``k`` of its document (``doc_ids``,
         one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``.
         """
-        return self.run(self.make_call(predictions, references, sources, batch_size=batch_size, max_tokens=max_tokens, progress=progress,
-                                       context=context, doc_ids=doc_ids))
+        return self.run(
+            self.make_call(
+                predictions,
+                references,
+                sources,
+                batch_size=batch_size,
+                max_tokens=max_tokens,
+                progress=progress,
+                context=context,
+                doc_ids=doc_ids,
+            )
+        )
 
-    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
+    async def acompute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Result:
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
         threads, through the same batcher's ``submit``) are merged into one ``run`` by the
         scorer's :meth:`batcher` (build a :class:`nlgscore.serve.MicroBatcher` for other settings);
@@ -180,8 +208,13 @@ class Scorer(ScorerRuntime, ABC):
             return self._batcher
 
     # -- the template's front half: a checked Call ------------------------------------------
-    def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
-                  **options: Any) -> Call:
+    def make_call(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> Call:
         """The checked form of ``compute(predictions, references, sources, **options)``: the
         inputs the call needs, checked (errors name the argument and item), its items, and
         whether it may be merged with other calls (:attr:`Call.merge_key`). ``options`` are
@@ -196,11 +229,23 @@ class Scorer(ScorerRuntime, ABC):
         runtime = self._call_runtime(*(options.pop(name, None) for name in ("batch_size", "max_tokens", "progress")))
         context, doc_ids = options.pop("context", 0), options.pop("doc_ids", None)
         if options:
-            raise ArgumentTypeError(f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress, context, doc_ids)")
+            raise ArgumentTypeError(
+                f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress, context, doc_ids)"
+            )
         return self._make_call(predictions, references, sources, runtime=runtime, context=context, doc_ids=doc_ids)
 
-    def _make_call(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
-                   multiref: Optional[str] = None, runtime: Any = None, context: Any = 0, doc_ids: Any = None, **options: Any) -> Call:
+    def _make_call(
+        self,
+        predictions: Any,
+        references: Any,
+        sources: Any,
+        names: Tuple[str, str, str] = INPUT_NAMES,
+        multiref: Optional[str] = None,
+        runtime: Any = None,
+        context: Any = 0,
+        doc_ids: Any = None,
+        **options: Any,
+    ) -> Call:
         """:meth:`make_call` with the metric's own call options (for a metric's ``make_call``)."""
         needs = self._call_needs(references, sources, options)
         if not needs or not set(needs) <= set(NEEDS):
@@ -220,13 +265,35 @@ class Scorer(ScorerRuntime, ABC):
             raise ArgumentError(f"multi-reference aggregation must be one of {', '.join(MULTIREF_RULES)}, got {rule!r}")
         k, docs = check_context(context, doc_ids, len(preds))  # docs is a list whenever k > 0
         if k and not self.takes_context:
-            raise ArgumentError(f"context={k}: {self.name} does not read document context (BERTScore, Prism and BARTScore do)")
-        items, owner = make_items(preds, refs, srcs, item_contexts(k, docs, preds, refs, srcs) if k and docs is not None else None)
-        return Call(preds, tuple(needs), refs, srcs, rule, runtime if runtime is not None else self._call_runtime(), options,
-                    items=items, owner=owner, merges=not self.call_dependent, context=k)
+            raise ArgumentError(
+                f"context={k}: {self.name} does not read document context (BERTScore, Prism and BARTScore do)"
+            )
+        items, owner = make_items(
+            preds, refs, srcs, item_contexts(k, docs, preds, refs, srcs) if k and docs is not None else None
+        )
+        return Call(
+            preds,
+            tuple(needs),
+            refs,
+            srcs,
+            rule,
+            runtime if runtime is not None else self._call_runtime(),
+            options,
+            items=items,
+            owner=owner,
+            merges=not self.call_dependent,
+            context=k,
+        )
 
-    def make_matrix_call(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
-                         column: Optional[str] = None, **call_options: Any) -> MatrixCall:
+    def make_matrix_call(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str],
+        *,
+        source: Optional[str] = None,
+        column: Optional[str] = None,
+        **call_options: Any,
+    ) -> MatrixCall:
         """The checked form of :meth:`matrix` (what :meth:`run` turns into the matrix)."""
         preds = check_texts("predictions", predictions)
         refs = check_texts("references", references)
@@ -242,15 +309,24 @@ class Scorer(ScorerRuntime, ABC):
                 "to rank predictions by their source, use compute(predictions, sources=...)"
             )
         if ("sources" in needs) != (source is not None):
-            raise ArgumentError(f"source is required: this {self.name} call scores with references and sources (pass source=TEXT)"
-                                if source is None else
-                                f"source must be None: this {self.name} call scores with references only, got source={source!r}")
+            raise ArgumentError(
+                f"source is required: this {self.name} call scores with references and sources (pass source=TEXT)"
+                if source is None
+                else f"source must be None: this {self.name} call scores with references only, got source={source!r}"
+            )
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
         return MatrixCall(up, ur, pred_of, ref_of, source, column, dict(call_options))
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
-               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+    def matrix(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str],
+        *,
+        source: Optional[str] = None,
+        column: Optional[str] = None,
+        **call_options: Any,
+    ) -> np.ndarray:
         """The score of every ``(predictions[i], references[j])`` pair: an array of shape
         ``(len(predictions), len(references))`` (a utility matrix for MBR decoding, reranking
         or consensus), equal to :meth:`compute` over all pairs: ``run(make_matrix_call(...))``.
@@ -287,7 +363,9 @@ class Scorer(ScorerRuntime, ABC):
         # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
         owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
         share_of_line = 1.0 / np.bincount(owner_arr, minlength=len(preds))[owner_arr]
-        columns_of_distinct = self._score_distinct(call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state)
+        columns_of_distinct = self._score_distinct(
+            call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state
+        )
         per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
         columns = {name: aggregate(values, owner, len(preds), call.multiref) for name, values in per_item.items()}
         return check_finite(self._finish(call, columns), self.name)
@@ -301,8 +379,16 @@ class Scorer(ScorerRuntime, ABC):
             call.state, call.prepared = self._prepare(call, call.items), True
         return call
 
-    def _run(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
-             multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Result:
+    def _run(
+        self,
+        predictions: Any,
+        references: Any,
+        sources: Any,
+        names: Tuple[str, str, str] = INPUT_NAMES,
+        multiref: Optional[str] = None,
+        runtime: Any = None,
+        **options: Any,
+    ) -> Result:
         """``run(_make_call(...))``: a metric's own entry points (bert_score's ``score``) with their argument names."""
         return self.run(self._make_call(predictions, references, sources, names, multiref, runtime, **options))
 
@@ -314,7 +400,7 @@ class Scorer(ScorerRuntime, ABC):
         rows = []
         for start in range(0, len(up), step):
             call.check_cancelled()
-            rows.append(self._matrix_rows(call, up[start:start + step]))
+            rows.append(self._matrix_rows(call, up[start : start + step]))
         grid = np.concatenate(rows)
         return grid[np.ix_(call.pred_of, call.ref_of)]
 
@@ -327,7 +413,9 @@ class Scorer(ScorerRuntime, ABC):
             values, primary, layer = fast[0], fast[1], None
         else:
             sources = None if call.source is None else [call.source] * (len(up) * len(ur))
-            result = self.run(self.make_call([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call.options))
+            result = self.run(
+                self.make_call([p for p in up for _ in ur], [r for _ in up for r in ur], sources, **call.options)
+            )
             values, primary, layer = result.columns(), result.primary, getattr(result, "layer", None)
         name = primary if column is None else column
         if name not in values:
@@ -337,8 +425,9 @@ class Scorer(ScorerRuntime, ABC):
             grid = grid[layer if layer is not None else -1]
         return grid.reshape(len(up), len(ur))
 
-    def _matrix_columns(self, predictions: List[str], references: List[str], call_options: Dict[str, Any],
-                        source: Optional[str] = None) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
+    def _matrix_columns(
+        self, predictions: List[str], references: List[str], call_options: Dict[str, Any], source: Optional[str] = None
+    ) -> Optional[Tuple[Dict[str, np.ndarray], str]]:
         """Optional fast path of :meth:`matrix` for distinct, checked, non-empty texts (and the
         call's one ``source``, None unless the metric scores with sources): every column as a
         ``(len(predictions), len(references))`` array and the primary column's name, or None to
@@ -370,7 +459,9 @@ class Scorer(ScorerRuntime, ABC):
         """The scorer's run-time settings with this call's overrides (None keeps a setting)."""
         return self.runtime.replace(batch_size=batch_size, max_tokens=max_tokens, progress=progress)
 
-    def _score_distinct(self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any) -> Dict[str, np.ndarray]:
+    def _score_distinct(
+        self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any
+    ) -> Dict[str, np.ndarray]:
         """Columns of the ``distinct`` items: this process's share scored, all gathered in order.
         ``weight[i]`` input predictions stand behind distinct item ``i`` (what the progress bar counts)."""
 
@@ -387,7 +478,9 @@ class Scorer(ScorerRuntime, ABC):
         def share(indices: List[int]) -> List[Dict[str, Any]]:
             scored.append((len(indices), run(indices)))
             columns = scored[-1][1]
-            return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]  # one row per item, for the gather
+            return [
+                dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)
+            ]  # one row per item, for the gather
 
         rows = shard(len(distinct), share, self.accelerator)
         if len(scored) == 1 and scored[0][0] == len(distinct):  # this process scored them all
@@ -403,7 +496,9 @@ class Scorer(ScorerRuntime, ABC):
         :attr:`columns`; a metric whose columns depend on the call (a mode, a direction, layers)
         overrides this."""
         if not self.columns:
-            raise TypeError(f"{type(self).__name__} must declare its columns (columns = ('name', ...)) or override _empty_columns")
+            raise TypeError(
+                f"{type(self).__name__} must declare its columns (columns = ('name', ...)) or override _empty_columns"
+            )
         return {name: np.zeros(0) for name in self.columns}
 
     def _prepare(self, call: Call, items: List[Item]) -> Any:

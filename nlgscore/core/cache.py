@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, Hashable, List, Optional
 
 from nlgscore.backend.batching import check_positive
 
-
 # Bytes of values (tensors, arrays) a TextCache holds by default: 512 MiB.
 DEFAULT_CACHE_BYTES = 512 * 2**20
 
@@ -55,7 +54,9 @@ class TextCache:
     (2, 80, False)
     """
 
-    def __init__(self, size: int, name: str = "cache_size", max_bytes: int = DEFAULT_CACHE_BYTES, bytes_name: str = "cache_bytes") -> None:
+    def __init__(
+        self, size: int, name: str = "cache_size", max_bytes: int = DEFAULT_CACHE_BYTES, bytes_name: str = "cache_bytes"
+    ) -> None:
         self.size = check_positive(name, size, allow_none=False)
         self.max_bytes = check_positive(bytes_name, max_bytes, allow_none=False)
         self.bytes = 0  # bytes of the values held now

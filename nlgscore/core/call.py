@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from nlgscore.core.cache import content_key
-from nlgscore.errors import NlgscoreError
 from nlgscore.core.inputs import Item
+from nlgscore.errors import NlgscoreError
 
 __all__ = ["Call", "CallCancelled", "MatrixCall", "estimate_tokens"]
 
@@ -129,8 +129,12 @@ class Call(_Cancellable):
     @property
     def cost(self) -> int:
         """Estimated tokens of the call's items (every input a metric reads, per item)."""
-        own = sum(estimate_tokens(i.prediction) + estimate_tokens(i.reference) + estimate_tokens(i.source) for i in self.items)
-        return own + sum(estimate_tokens(text) for i in self.items if i.context is not None for side in i.context for text in side)
+        own = sum(
+            estimate_tokens(i.prediction) + estimate_tokens(i.reference) + estimate_tokens(i.source) for i in self.items
+        )
+        return own + sum(
+            estimate_tokens(text) for i in self.items if i.context is not None for side in i.context for text in side
+        )
 
     @property
     def merge_key(self) -> Optional[Hashable]:
@@ -195,4 +199,6 @@ class MatrixCall(_Cancellable):
     @property
     def cost(self) -> int:
         """Estimated tokens of every pair (what the scheduler budgets)."""
-        return len(self.references) * sum(map(estimate_tokens, self.predictions)) + len(self.predictions) * sum(map(estimate_tokens, self.references))
+        return len(self.references) * sum(map(estimate_tokens, self.predictions)) + len(self.predictions) * sum(
+            map(estimate_tokens, self.references)
+        )

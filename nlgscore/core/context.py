@@ -51,18 +51,26 @@ def check_context(context: Any, doc_ids: Any, n: int) -> Tuple[int, Optional[Lis
     document's lines consecutive; required when ``context > 0``.
     """
     if isinstance(context, bool) or not isinstance(context, int):
-        raise ArgumentTypeError(f"context must be an int (how many previous sentences to read), got {type(context).__name__}: {context!r}")
+        raise ArgumentTypeError(
+            f"context must be an int (how many previous sentences to read), got {type(context).__name__}: {context!r}"
+        )
     if context < 0:
         raise ArgumentError(f"context must be >= 0 (how many previous sentences to read), got {context}")
     if doc_ids is None:
         if context:
-            raise ArgumentError(f"context={context} needs doc_ids (one document id per prediction) to know where documents start")
+            raise ArgumentError(
+                f"context={context} needs doc_ids (one document id per prediction) to know where documents start"
+            )
         return 0, None
     if isinstance(doc_ids, (str, bytes, set, frozenset, dict)) or not hasattr(doc_ids, "__len__"):
-        raise ArgumentTypeError(f"doc_ids must be a list of document ids (one per prediction), got {type(doc_ids).__name__}")
+        raise ArgumentTypeError(
+            f"doc_ids must be a list of document ids (one per prediction), got {type(doc_ids).__name__}"
+        )
     ids = list(doc_ids)
     if len(ids) != n:
-        raise ArgumentError(f"doc_ids has {len(ids)} items but there are {n} predictions (one document id per prediction)")
+        raise ArgumentError(
+            f"doc_ids has {len(ids)} items but there are {n} predictions (one document id per prediction)"
+        )
     out: List[str] = []
     for i, doc in enumerate(ids):
         if isinstance(doc, bool) or not isinstance(doc, (str, int)):
@@ -72,7 +80,9 @@ def check_context(context: Any, doc_ids: Any, n: int) -> Tuple[int, Optional[Lis
     for i, doc in enumerate(out):
         if i and doc != out[i - 1]:
             if doc in seen:
-                raise ArgumentError(f"doc_ids[{i}] is {doc!r} again after another document: a document's lines must be consecutive")
+                raise ArgumentError(
+                    f"doc_ids[{i}] is {doc!r} again after another document: a document's lines must be consecutive"
+                )
             seen.add(out[i - 1])
     return context, out
 
@@ -87,8 +97,13 @@ def _previous(k: int, doc_ids: Sequence[str]) -> List[range]:
     return spans
 
 
-def item_contexts(k: int, doc_ids: Sequence[str], predictions: Sequence[str], references: Optional[Sequence[Sequence[str]]],
-                  sources: Optional[Sequence[str]]) -> List[List[Optional[Context]]]:
+def item_contexts(
+    k: int,
+    doc_ids: Sequence[str],
+    predictions: Sequence[str],
+    references: Optional[Sequence[Sequence[str]]],
+    sources: Optional[Sequence[str]],
+) -> List[List[Optional[Context]]]:
     """Per prediction, one :class:`Context` per reference (one if there are none); None where the
     line has no previous sentence. Reference ``j`` is read after the previous lines' reference
     ``j`` (their first if they have fewer)."""

@@ -32,7 +32,9 @@ def check_text(name: str, text: Any) -> str:
         raise ArgumentTypeError(f"{name} must be a str, got {type(text).__name__}: {text!r}")
     bad = _SURROGATE.search(text)
     if bad:
-        raise ArgumentError(f"{name} contains a lone surrogate {bad.group()!r} at character {bad.start()} (not valid Unicode text; fix its decoding)")
+        raise ArgumentError(
+            f"{name} contains a lone surrogate {bad.group()!r} at character {bad.start()} (not valid Unicode text; fix its decoding)"
+        )
     return text
 
 
@@ -96,7 +98,9 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
         _check_each(f"{name}[{i}]", refs)
         out.append(refs)
     if n is not None and len(out) != n:
-        raise ArgumentError(f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)")
+        raise ArgumentError(
+            f"{name} has {len(out)} items but there are {n} predictions (inputs must have the same number of items)"
+        )
     return out
 
 
@@ -113,8 +117,12 @@ class Item(NamedTuple):
     context: Optional[Any] = None
 
 
-def make_items(predictions: List[str], references: Optional[List[List[str]]] = None, sources: Optional[List[str]] = None,
-               contexts: Optional[List[List[Any]]] = None) -> Tuple[List[Item], List[int]]:
+def make_items(
+    predictions: List[str],
+    references: Optional[List[List[str]]] = None,
+    sources: Optional[List[str]] = None,
+    contexts: Optional[List[List[Any]]] = None,
+) -> Tuple[List[Item], List[int]]:
     """One :class:`Item` per (prediction, reference) of checked inputs (ragged references
     flattened; one item per prediction without references), and the prediction each belongs to.
     ``contexts``: per prediction, the context of each of its items (see :mod:`nlgscore.core.context`).

@@ -108,8 +108,10 @@ def too_long(where: str, tokens: int, limit: int, model: str) -> LongInputError:
     >>> str(too_long("references[3]", 700, 512, "all-MiniLM-L6-v2"))  # doctest: +ELLIPSIS
     "references[3] has 700 tokens, more than the 512 that all-MiniLM-L6-v2 takes (long_inputs='error'); ..."
     """
-    detail = (f"has {tokens} tokens, more than the {limit} that {model} takes (long_inputs='error'); "
-              "pass long_inputs='auto' to score it whole or 'truncate' to cut it")
+    detail = (
+        f"has {tokens} tokens, more than the {limit} that {model} takes (long_inputs='error'); "
+        "pass long_inputs='auto' to score it whole or 'truncate' to cut it"
+    )
     return LongInputError(f"{where} {detail}", where, detail)
 
 

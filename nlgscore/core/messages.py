@@ -80,7 +80,11 @@ def joined_text(messages: Any, role: str, where: str) -> str:
     'AB'
     """
     items = _messages(messages, where)
-    texts = [content_text(field(m, "content"), f"{where}[{i}].content") for i, m in enumerate(items) if field(m, "role") == role]
+    texts = [
+        content_text(field(m, "content"), f"{where}[{i}].content")
+        for i, m in enumerate(items)
+        if field(m, "role") == role
+    ]
     if not texts:
         raise ArgumentError(f"{where} has no {role!r} message (roles: {[field(m, 'role') for m in items]})")
     return "".join(texts)

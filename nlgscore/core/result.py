@@ -31,8 +31,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError
 from nlgscore.core.signature import Signature
+from nlgscore.errors import ArgumentError
 
 
 class Result:
@@ -156,7 +156,11 @@ class Result:
         start = 0
         # The attributes that are cut (per-prediction lists and arrays, tuples holding them), found
         # once: a run of 512 single-item calls splits into 512 parts.
-        cut = [(name, value) for name, value in vars(self).items() if name != "_values" and _slice(value, slice(0), n) is not value]
+        cut = [
+            (name, value)
+            for name, value in vars(self).items()
+            if name != "_values" and _slice(value, slice(0), n) is not value
+        ]
         for size in sizes:
             span = slice(start, start + size)
             part = copy.copy(self)
@@ -183,8 +187,12 @@ class Result:
         joined = copy.copy(last)
         for name, value in vars(last).items():
             if name not in ("_values", "_windows"):
-                setattr(joined, name, _join([vars(part).get(name) for part in parts], [len(part) for part in parts], value))
-        joined._values = {name: np.concatenate([part._values[name] for part in parts], axis=-1) for name in last._values}
+                setattr(
+                    joined, name, _join([vars(part).get(name) for part in parts], [len(part) for part in parts], value)
+                )
+        joined._values = {
+            name: np.concatenate([part._values[name] for part in parts], axis=-1) for name in last._values
+        }
         joined._windows = [count for part in parts for count in part._windows]
         return joined
 

@@ -69,7 +69,10 @@ class HostCPU:
 
 def _host_cpu(device: Any) -> bool:
     """Whether ``device`` names the host CPU without needing torch to say so."""
-    return device is None or isinstance(device, HostCPU) or (isinstance(device, str) and device.strip().lower() == "cpu")
+    return (
+        device is None or isinstance(device, HostCPU) or (isinstance(device, str) and device.strip().lower() == "cpu")
+    )
+
 
 # Padded tokens per batch by model family and device. An encoder batch counts its texts' tokens;
 # a seq2seq batch counts encoder + decoder tokens, hence twice the encoder budget. On an
@@ -131,7 +134,9 @@ class Runtime:
         """
         unknown = sorted(set(overrides) - _FIELDS - {"family"})
         if unknown or "family" in overrides:
-            raise ArgumentTypeError(f"unknown run-time option(s): {', '.join(unknown or ['family'])}; use device, dtype, batch_size, max_tokens, progress or accelerator")
+            raise ArgumentTypeError(
+                f"unknown run-time option(s): {', '.join(unknown or ['family'])}; use device, dtype, batch_size, max_tokens, progress or accelerator"
+            )
         changes: Dict[str, Any] = {}
         for name, value in overrides.items():
             if value is None:
@@ -148,11 +153,15 @@ class Runtime:
                 if self.family == MODEL_FREE and _host_cpu(value):
                     continue
                 if resolve_device(value) != self.device:
-                    raise ArgumentError(f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); build another scorer with device={value!r}")
+                    raise ArgumentError(
+                        f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); build another scorer with device={value!r}"
+                    )
             elif name == "dtype":
                 wanted = dtype_name(value)
                 if wanted not in (self.dtype, "auto"):
-                    raise ArgumentError(f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); build another scorer with dtype={value!r}")
+                    raise ArgumentError(
+                        f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); build another scorer with dtype={value!r}"
+                    )
         return dataclasses.replace(self, **changes) if changes else self
 
     def options(self) -> Dict[str, Any]:
@@ -164,8 +173,14 @@ class Runtime:
         (8, None)
         """
         default = DEFAULT_BUDGETS[self.family]["cpu" if self.device.type == "cpu" else "accelerator"]
-        return dict(device=self.device, dtype=self.dtype, batch_size=self.batch_size,
-                    max_tokens=None if self.max_tokens == default else self.max_tokens, progress=self.progress, accelerator=self.accelerator)
+        return dict(
+            device=self.device,
+            dtype=self.dtype,
+            batch_size=self.batch_size,
+            max_tokens=None if self.max_tokens == default else self.max_tokens,
+            progress=self.progress,
+            accelerator=self.accelerator,
+        )
 
     def settled(self, dtype: Any) -> "Runtime":
         """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed)."""
@@ -249,7 +264,9 @@ def resolve_device(device: Any = None) -> Any:
         local = launched_local_rank()
         return torch.device("cuda") if local is None else torch.device("cuda", local % torch.cuda.device_count())
     if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
-        raise ArgumentTypeError(f"device must be a string such as 'cpu' or 'cuda:0', an int or a torch.device, got {type(device).__name__}: {device!r}")
+        raise ArgumentTypeError(
+            f"device must be a string such as 'cpu' or 'cuda:0', an int or a torch.device, got {type(device).__name__}: {device!r}"
+        )
     try:
         resolved = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     except (RuntimeError, TypeError, ValueError) as err:
@@ -268,7 +285,9 @@ def _unavailable(device: Any) -> str:
 
     if device.type == "cpu":
         return ""
-    backend = {"cuda": torch.cuda, "xpu": getattr(torch, "xpu", None), "mps": getattr(torch.backends, "mps", None)}[device.type]
+    backend = {"cuda": torch.cuda, "xpu": getattr(torch, "xpu", None), "mps": getattr(torch.backends, "mps", None)}[
+        device.type
+    ]
     if backend is None or not backend.is_available():
         return f"{device.type.upper()} is not available on this machine (use device='cpu')"
     count = backend.device_count() if hasattr(backend, "device_count") else 1
@@ -286,7 +305,9 @@ def dtype_name(dtype: Any) -> str:
     if dtype is None:
         return "float32"
     if not isinstance(dtype, str) and type(dtype).__name__ != "dtype":
-        raise ArgumentTypeError(f"dtype must be a string such as 'bfloat16' or a torch.dtype, got {type(dtype).__name__}: {dtype!r}")
+        raise ArgumentTypeError(
+            f"dtype must be a string such as 'bfloat16' or a torch.dtype, got {type(dtype).__name__}: {dtype!r}"
+        )
     name = str(dtype).replace("torch.", "").strip().lower()
     name = _DTYPE_ALIASES.get(name, name)
     if name not in DTYPES:
@@ -324,8 +345,15 @@ def settle_dtype(model: Any, dtype: str) -> Any:
         timings = gemm.measure_dtypes(gemm.linear_shapes(model))
         name = "bfloat16" if timings["bfloat16"] * AUTO_BF16_MARGIN < timings["float32"] else "float32"
         AUTO_CHOICE.clear()
-        AUTO_CHOICE.update(dtype=name, float32_ms=round(timings["float32"], 3), bfloat16_ms=round(timings["bfloat16"], 3))
-        logger.info("dtype='auto' on CPU: %s (float32 %.2f ms, bfloat16 %.2f ms on the model's linear shapes)", name, timings["float32"], timings["bfloat16"])
+        AUTO_CHOICE.update(
+            dtype=name, float32_ms=round(timings["float32"], 3), bfloat16_ms=round(timings["bfloat16"], 3)
+        )
+        logger.info(
+            "dtype='auto' on CPU: %s (float32 %.2f ms, bfloat16 %.2f ms on the model's linear shapes)",
+            name,
+            timings["float32"],
+            timings["bfloat16"],
+        )
     target = getattr(torch, name)
     if any(p.is_floating_point() and p.dtype != target for p in model.parameters()):
         model.to(target)

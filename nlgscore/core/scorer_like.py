@@ -34,14 +34,31 @@ class ScorerLike(Protocol):
     def signature(self) -> Signature:
         """The settings that change a number."""
 
-    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
-                **options: Any) -> Result:
+    def compute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> Result:
         """One score per prediction, in input order."""
 
-    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
-                       **options: Any) -> Result:
+    async def acompute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> Result:
         """:meth:`compute` as a coroutine (concurrent calls are batched together)."""
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
-               column: Optional[str] = None, **options: Any) -> np.ndarray:
+    def matrix(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str],
+        *,
+        source: Optional[str] = None,
+        column: Optional[str] = None,
+        **options: Any,
+    ) -> np.ndarray:
         """Every prediction against every reference: shape ``(len(predictions), len(references))``."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar, Dict, List, Optional
 
-from nlgscore.errors import ArgumentTypeError
 from nlgscore.core.runtime import RUNTIME_OPTIONS, Runtime, resolve_runtime
+from nlgscore.errors import ArgumentTypeError
 
 
 def metric_options(cls: type) -> List[str]:
@@ -30,7 +30,9 @@ def metric_options(cls: type) -> List[str]:
     return [p.name for p in params if p.kind in kinds and p.name not in ("self", "runtime", *RUNTIME_OPTIONS)]
 
 
-def scorer_runtime(cls: type[ScorerRuntime], runtime: Optional[Runtime] = None, options: Optional[Dict[str, Any]] = None) -> Runtime:
+def scorer_runtime(
+    cls: type[ScorerRuntime], runtime: Optional[Runtime] = None, options: Optional[Dict[str, Any]] = None
+) -> Runtime:
     """The resolved :class:`~nlgscore.core.runtime.Runtime` of a ``cls`` scorer given ``runtime``
     (a ready one, or None) and run-time ``options`` (None keeps a setting of ``runtime``): the one
     rule of :meth:`Scorer.__init__` and of :func:`nlgscore.registry.build`. An option that is not
@@ -50,7 +52,9 @@ def scorer_runtime(cls: type[ScorerRuntime], runtime: Optional[Runtime] = None, 
     if runtime is None:
         return resolve_runtime(cls.budget_family, **given)
     if not isinstance(runtime, Runtime):
-        raise ArgumentTypeError(f"runtime must be a nlgscore.core.runtime.Runtime or None, got {type(runtime).__name__}")
+        raise ArgumentTypeError(
+            f"runtime must be a nlgscore.core.runtime.Runtime or None, got {type(runtime).__name__}"
+        )
     settings = runtime.options()
     settings.update({name: value for name, value in given.items() if value is not None})
     return resolve_runtime(cls.budget_family, **settings)
@@ -107,8 +111,14 @@ class ScorerRuntime:
     def _reset_runtime(self, **settings: Any) -> None:
         """Backward-compatible setters: ``settings`` replace the scorer's (None → the default)."""
         current = self.runtime
-        fields = dict(device=current.device, dtype=current.dtype, batch_size=current.batch_size, max_tokens=current.max_tokens,
-                      progress=current.progress, accelerator=current.accelerator)
+        fields = dict(
+            device=current.device,
+            dtype=current.dtype,
+            batch_size=current.batch_size,
+            max_tokens=current.max_tokens,
+            progress=current.progress,
+            accelerator=current.accelerator,
+        )
         fields.update(settings)
         self._runtime = resolve_runtime(self.budget_family, **fields)
 

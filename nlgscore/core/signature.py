@@ -43,7 +43,11 @@ def library_versions() -> Dict[str, str]:
     distributions, so that a model-free metric's signature does not import torch)."""
     from nlgscore.version import __version__
 
-    return {"version": __version__, "transformers": _installed("transformers"), "torch": _installed("torch").split("+")[0]}
+    return {
+        "version": __version__,
+        "transformers": _installed("transformers"),
+        "torch": _installed("torch").split("+")[0],
+    }
 
 
 def _installed(name: str) -> str:

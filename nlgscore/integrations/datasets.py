@@ -20,6 +20,7 @@ from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import cached
 
+
 def metric_prefix(metric: Union[str, ScorerLike]) -> str:
     """Default column prefix: the metric's name (``bertscore:minilm`` → ``bertscore``)."""
     if isinstance(metric, ScorerLike):
@@ -44,7 +45,9 @@ class ScoreColumns:
         options: Dict[str, Any],
     ) -> None:
         if not isinstance(metric, (str, ScorerLike)):
-            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}")
+            raise ArgumentTypeError(
+                f"metric must be a spec string such as 'bertscore:minilm' or a Scorer, got {type(metric).__name__}"
+            )
         if isinstance(metric, ScorerLike) and options:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if reference_column is None and source_column is None:
@@ -71,7 +74,9 @@ class ScoreColumns:
                 self.options["device"] = device
         if os.getpid() != self._origin_pid:
             _single_thread_worker()
-        missing = [c for c in (self.prediction_column, self.reference_column, self.source_column) if c and c not in batch]
+        missing = [
+            c for c in (self.prediction_column, self.reference_column, self.source_column) if c and c not in batch
+        ]
         if missing:
             raise KeyError(f"column(s) {missing} not in the dataset (columns: {sorted(batch)})")
         if isinstance(batch[self.prediction_column], str):

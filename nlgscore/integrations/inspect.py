@@ -35,19 +35,28 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Optional
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
-from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
+from nlgscore.registry import cached
 
 
 class SampleScorer:
     """What the inspect scorer does for one sample, without inspect's registry: see :func:`scorer`."""
 
-    def __init__(self, spec: str, column: Optional[str], max_batch: Optional[int], max_wait_ms: Optional[float], options: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        spec: str,
+        column: Optional[str],
+        max_batch: Optional[int],
+        max_wait_ms: Optional[float],
+        options: Dict[str, Any],
+    ) -> None:
         if not isinstance(spec, str):
-            raise ArgumentTypeError(f"spec must be a metric spec string such as 'bertscore:minilm' (or a server URL), got {type(spec).__name__}")
+            raise ArgumentTypeError(
+                f"spec must be a metric spec string such as 'bertscore:minilm' (or a server URL), got {type(spec).__name__}"
+            )
         if column is not None and (not isinstance(column, str) or not column):
             raise ArgumentTypeError(f"column must be a non-empty string or None, got {column!r}")
         self.spec, self.options, self.column = spec, dict(options), column
@@ -55,12 +64,17 @@ class SampleScorer:
         self.needs = tuple(scorer.needs)
         if spec.startswith(SERVER_URL):  # the server batches the requests; max_batch/max_wait_ms are its flags
             if max_batch is not None or max_wait_ms is not None:
-                raise ArgumentError(f"max_batch/max_wait_ms do not apply to a server ({spec!r}): they are flags of `nlgscore serve`")
+                raise ArgumentError(
+                    f"max_batch/max_wait_ms do not apply to a server ({spec!r}): they are flags of `nlgscore serve`"
+                )
             self.batcher: Any = scorer  # RemoteScorer.acompute: an async request
         elif max_batch is not None or max_wait_ms is not None:
             from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_WAIT_MS, MicroBatcher
 
-            settings = {"max_batch": DEFAULT_MAX_BATCH if max_batch is None else max_batch, "max_wait_ms": DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms}
+            settings = {
+                "max_batch": DEFAULT_MAX_BATCH if max_batch is None else max_batch,
+                "max_wait_ms": DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms,
+            }
             self.batcher = MicroBatcher(scorer, **settings)
         else:
             from nlgscore.scheduler.microbatch import shared_batcher
@@ -84,14 +98,18 @@ class SampleScorer:
         if "references" in self.needs:
             references = list(target)
             if not references:
-                raise ArgumentError(f"sample {state.sample_id!r} has an empty target: {self.spec!r} scores against references (Sample(target=...))")
+                raise ArgumentError(
+                    f"sample {state.sample_id!r} has an empty target: {self.spec!r} scores against references (Sample(target=...))"
+                )
             inputs["references"] = [references[0] if len(references) == 1 else references]
         if "sources" in self.needs:
             inputs["sources"] = [state.input_text]
         result = await self.batcher.acompute([prediction], **inputs)
         row = result.rows()[0]
         value = result.scores[0] if self.column is None else row[self.column]
-        return Score(value=float(value), answer=prediction, metadata={"columns": row, "signature": str(result.signature)})
+        return Score(
+            value=float(value), answer=prediction, metadata={"columns": row, "signature": str(result.signature)}
+        )
 
 
 @functools.lru_cache(maxsize=None)
@@ -100,7 +118,13 @@ def _registered(name: str) -> Callable[..., Any]:
     records the factory's arguments in the log, so a logged scorer can be made again)."""
     api = require("inspect_ai.scorer", "inspect", "an inspect-ai scorer")
 
-    def nlgscore_scorer(spec: str, column: Optional[str] = None, max_batch: Optional[int] = None, max_wait_ms: Optional[float] = None, **options: Any) -> Any:
+    def nlgscore_scorer(
+        spec: str,
+        column: Optional[str] = None,
+        max_batch: Optional[int] = None,
+        max_wait_ms: Optional[float] = None,
+        **options: Any,
+    ) -> Any:
         sample_scorer = SampleScorer(spec, column, max_batch, max_wait_ms, options)
 
         async def score(state: Any, target: Any) -> Any:

@@ -34,10 +34,10 @@ import functools
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
 from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
 
@@ -61,9 +61,19 @@ class ColumnMeans:
 class Columns:
     """What the lighteval computation does, without lighteval's base class: samples → column dicts."""
 
-    def __init__(self, spec: str, prefix: Optional[str], source_field: Optional[str], normalize_pred: Optional[Callable[[str], str]], normalize_gold: Optional[Callable[[str], str]], options: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        spec: str,
+        prefix: Optional[str],
+        source_field: Optional[str],
+        normalize_pred: Optional[Callable[[str], str]],
+        normalize_gold: Optional[Callable[[str], str]],
+        options: Dict[str, Any],
+    ) -> None:
         if not isinstance(spec, str):
-            raise ArgumentTypeError(f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}")
+            raise ArgumentTypeError(
+                f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}"
+            )
         for arg, fn in (("normalize_pred", normalize_pred), ("normalize_gold", normalize_gold)):
             if fn is not None and not callable(fn):
                 raise ArgumentTypeError(f"{arg} must be a callable str -> str or None, got {type(fn).__name__}")
@@ -73,7 +83,9 @@ class Columns:
         self.normalize_pred, self.normalize_gold = normalize_pred, normalize_gold
         self.needs = tuple(self.scorer.needs)  # loads the model now: a missing model fails before evaluation
         if "sources" in self.needs and not source_field:
-            raise ArgumentError(f"metric {spec!r} scores against sources: pass source_field= (a Doc attribute such as 'query', or a key of Doc.specific)")
+            raise ArgumentError(
+                f"metric {spec!r} scores against sources: pass source_field= (a Doc attribute such as 'query', or a key of Doc.specific)"
+            )
 
     @property
     def scorer(self) -> ScorerLike:
@@ -93,7 +105,9 @@ class Columns:
                 golds = [[self.normalize_gold(g) for g in row] for row in golds]
             inputs["references"] = check_references("golds", golds, len(predictions))
         if "sources" in self.needs:
-            inputs["sources"] = check_texts(f"sources ({self.source_field})", [self._source(doc, i) for i, doc in enumerate(docs)])
+            inputs["sources"] = check_texts(
+                f"sources ({self.source_field})", [self._source(doc, i) for i, doc in enumerate(docs)]
+            )
         result = self.scorer.compute(predictions, **inputs)
         sep = "_" if self.prefix else ""
         return [{f"{self.prefix}{sep}{name}": value for name, value in row.items()} for row in result.rows()]
@@ -115,8 +129,12 @@ def _golds(doc: Any, i: int) -> List[Any]:
     choices = doc.choices or []
     for index in indices:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(choices):
-            raise ArgumentError(f"docs[{i}].gold_index {index!r} is not the index of one of its {len(choices)} choices "
-                                f"(0 to {len(choices) - 1})" if choices else f"docs[{i}] has no choices for gold_index {index!r}")
+            raise ArgumentError(
+                f"docs[{i}].gold_index {index!r} is not the index of one of its {len(choices)} choices "
+                f"(0 to {len(choices) - 1})"
+                if choices
+                else f"docs[{i}] has no choices for gold_index {index!r}"
+            )
     return list(doc.get_golds())
 
 
@@ -135,7 +153,9 @@ def _computation_class() -> type:
     class NlgscoreComputation(base, Columns):  # type: ignore[misc, valid-type]
         """nlgscore scores for lighteval: ``compute(docs=, responses=)`` (batched) or one sample."""
 
-        def compute(self, doc: Any = None, model_response: Any = None, docs: Any = None, responses: Any = None, **kwargs: Any) -> Any:
+        def compute(
+            self, doc: Any = None, model_response: Any = None, docs: Any = None, responses: Any = None, **kwargs: Any
+        ) -> Any:
             if docs is not None or responses is not None:
                 return self.rows(docs or [], responses or [])
             return self.rows([doc], [model_response])[0]

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.messages import joined_text, last_text
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.rewards import reward_scorer, rewards
 
 DEFAULT_REFERENCE_KEY = "ground_truth"
@@ -59,13 +59,21 @@ class NlgscoreEnvironment:
         """Predictions, references and sources of a batch."""
         if len(message_log_batch) != len(metadata):
             raise ArgumentError(f"metadata has {len(metadata)} items for {len(message_log_batch)} message logs")
-        predictions = [joined_text(log, "assistant", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)]
+        predictions = [
+            joined_text(log, "assistant", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)
+        ]
         references = []
         for i, meta in enumerate(metadata):
             if not isinstance(meta, dict) or self.reference_key not in meta:
-                raise ArgumentError(f"metadata[{i}] has no {self.reference_key!r} (the reference; reference_key={self.reference_key!r})")
+                raise ArgumentError(
+                    f"metadata[{i}] has no {self.reference_key!r} (the reference; reference_key={self.reference_key!r})"
+                )
             references.append(meta[self.reference_key])
-        return predictions, references, [last_text(log, "user", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)]
+        return (
+            predictions,
+            references,
+            [last_text(log, "user", f"message_log_batch[{i}]") for i, log in enumerate(message_log_batch)],
+        )
 
     def step(self, message_log_batch: List[Any], metadata: List[Any]) -> EnvironmentReturn:
         """One scoring call for the batch; every episode ends here (single-turn)."""

@@ -47,7 +47,9 @@ class ScoreBatches:
         **options: Any,
     ) -> None:
         if not isinstance(metric, str):
-            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore:minilm' (each actor loads it), got {type(metric).__name__}")
+            raise ArgumentTypeError(
+                f"metric must be a spec string such as 'bertscore:minilm' (each actor loads it), got {type(metric).__name__}"
+            )
         self.columns = ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)
         self.columns.scorer  # noqa: B018 -- load the model now, once per actor, not on the first batch
 
@@ -93,8 +95,14 @@ def score_dataset(
     after one CPU for reading and writing (with a warning saying so); a ``num_cpus`` given that
     leaves no CPU is refused, naming both numbers.
     """
-    kwargs: Dict[str, Any] = {"metric": metric, "prediction_column": prediction_column, "reference_column": reference_column,
-                              "source_column": source_column, "prefix": prefix, **options}
+    kwargs: Dict[str, Any] = {
+        "metric": metric,
+        "prediction_column": prediction_column,
+        "reference_column": reference_column,
+        "source_column": source_column,
+        "prefix": prefix,
+        **options,
+    }
     check_positive("concurrency", concurrency, allow_none=False)
     check_positive("batch_size", batch_size, allow_none=False)
     import ray
@@ -103,8 +111,15 @@ def score_dataset(
     per_actor = actor_cpus(concurrency, num_cpus, cluster_cpus(ray))
     extra = {"num_gpus": num_gpus} if num_gpus else {}
     # A fixed pool through compute=: Ray >= 2.51 deprecates concurrency= for callable classes.
-    return dataset.map_batches(scorer_class, fn_constructor_kwargs=kwargs, compute=ActorPoolStrategy(size=concurrency),
-                               batch_size=batch_size, batch_format="numpy", num_cpus=per_actor, **extra)
+    return dataset.map_batches(
+        scorer_class,
+        fn_constructor_kwargs=kwargs,
+        compute=ActorPoolStrategy(size=concurrency),
+        batch_size=batch_size,
+        batch_format="numpy",
+        num_cpus=per_actor,
+        **extra,
+    )
 
 
 # CPUs the actor pool leaves to Ray Data's read and write tasks (each of which asks for one CPU).
@@ -131,7 +146,9 @@ def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> flo
     ...
     nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever; use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
     """
-    if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0):
+    if num_cpus is not None and (
+        isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0
+    ):
         raise ArgumentError(f"num_cpus must be a positive number of CPUs per actor (or None), got {num_cpus!r}")
     room = total - IO_CPUS
     share = room / concurrency
@@ -139,15 +156,24 @@ def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> flo
         if share >= 1:
             return 1.0
         if share > 0:
-            warnings.warn(f"the Ray cluster has {total:g} CPUs: each of the {concurrency} scoring actors asks for {share:g} CPU "
-                          f"so that {IO_CPUS} CPU stays free for reading and writing (give num_cpus= to choose)", stacklevel=3)
+            warnings.warn(
+                f"the Ray cluster has {total:g} CPUs: each of the {concurrency} scoring actors asks for {share:g} CPU "
+                f"so that {IO_CPUS} CPU stays free for reading and writing (give num_cpus= to choose)",
+                stacklevel=3,
+            )
             return share
     elif concurrency * num_cpus <= room:
         return float(num_cpus)
-    asked = f"concurrency={concurrency} actors x num_cpus={num_cpus if num_cpus is not None else 1:g} CPU each need " \
-            f"{concurrency * (num_cpus or 1):g} CPUs, but the Ray cluster has {total:g}"
+    asked = (
+        f"concurrency={concurrency} actors x num_cpus={num_cpus if num_cpus is not None else 1:g} CPU each need "
+        f"{concurrency * (num_cpus or 1):g} CPUs, but the Ray cluster has {total:g}"
+    )
     if room <= 0:
-        raise ArgumentError(f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU besides the scoring actors; "
-                            f"start Ray with more CPUs (ray.init(num_cpus=2) or more)")
-    raise ArgumentError(f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU left, or the pipeline waits forever; "
-                        f"use concurrency={max(1, int(room))} or num_cpus={share:g} (or None: nlgscore picks the share)")
+        raise ArgumentError(
+            f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU besides the scoring actors; "
+            f"start Ray with more CPUs (ray.init(num_cpus=2) or more)"
+        )
+    raise ArgumentError(
+        f"{asked}: Ray Data's read and write tasks need {IO_CPUS} CPU left, or the pipeline waits forever; "
+        f"use concurrency={max(1, int(room))} or num_cpus={share:g} (or None: nlgscore picks the share)"
+    )

@@ -15,14 +15,18 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.registry import cached
 from nlgscore.integrations.trl import SERVER_URL
+from nlgscore.registry import cached
 
 
-def reward_scorer(url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None) -> Any:
+def reward_scorer(
+    url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None
+) -> Any:
     """The (per-process cached) scorer: a ``nlgscore serve`` at ``url``, else a local ``spec``."""
     if (url is None) == (spec is None):
-        raise ArgumentError(f"give url= (a `nlgscore serve` address) or spec= (a local metric), not {'both' if url else 'neither'}")
+        raise ArgumentError(
+            f"give url= (a `nlgscore serve` address) or spec= (a local metric), not {'both' if url else 'neither'}"
+        )
     value = url if url is not None else spec
     if not isinstance(value, str) or not value:
         raise ArgumentTypeError(f"{'url' if url is not None else 'spec'} must be a non-empty string, got {value!r}")
@@ -54,8 +58,13 @@ def column_values(result: Any, column: Optional[str]) -> List[float]:
     return [float(v) for v in columns[column]]
 
 
-def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None,
-            column: Optional[str] = None) -> List[float]:
+def rewards(
+    scorer: Any,
+    predictions: Sequence[str],
+    references: Optional[Sequence[Any]] = None,
+    sources: Optional[Sequence[str]] = None,
+    column: Optional[str] = None,
+) -> List[float]:
     """The rewards of ``predictions``, in order (blocking; safe from many threads)."""
     inputs = _inputs(scorer, references, sources)
     if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
@@ -65,7 +74,12 @@ def rewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequen
     return column_values(scorer.compute(list(predictions), **inputs), column)
 
 
-async def arewards(scorer: Any, predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None,
-                   column: Optional[str] = None) -> List[float]:
+async def arewards(
+    scorer: Any,
+    predictions: Sequence[str],
+    references: Optional[Sequence[Any]] = None,
+    sources: Optional[Sequence[str]] = None,
+    column: Optional[str] = None,
+) -> List[float]:
     """:func:`rewards`, awaited (a local scorer's ``acompute`` goes through its micro-batcher)."""
     return column_values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)

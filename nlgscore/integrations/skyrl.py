@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Tuple
 
-from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
 from nlgscore.core.messages import last_text
+from nlgscore.errors import ArgumentError
 from nlgscore.integrations.rewards import reward_scorer, rewards
 
 base_text_env = require("skyrl_gym.envs.base_text_env", "skyrl", "the SkyRL environment")
@@ -52,4 +52,6 @@ class NlgscoreTextEnv(base_text_env.BaseTextEnv):
         """The reward of ``action``; the episode ends (single-turn)."""
         prediction = last_text(action, "assistant", "action")  # a string, or messages (content parts joined)
         reward = rewards(self.scorer, [prediction], [self.ground_truth], [self.source], self.column)[0]
-        return base_text_env.BaseTextEnvStepOutput(observations=[], reward=reward, done=True, metadata={"nlgscore": self.scorer.name})
+        return base_text_env.BaseTextEnvStepOutput(
+            observations=[], reward=reward, done=True, metadata={"nlgscore": self.scorer.name}
+        )

@@ -39,6 +39,7 @@ from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
 
+
 def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
     """Rows of token ids with every negative id (``-100``) replaced by the pad token.
 
@@ -68,11 +69,15 @@ def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
 class GenerationMetrics:
     """The ``compute_metrics`` callable; see :func:`compute_metrics`."""
 
-    def __init__(self, tokenizer: Any, metric: Union[str, ScorerLike], prefix: Optional[str], options: Dict[str, Any]) -> None:
+    def __init__(
+        self, tokenizer: Any, metric: Union[str, ScorerLike], prefix: Optional[str], options: Dict[str, Any]
+    ) -> None:
         if tokenizer is None or not hasattr(tokenizer, "batch_decode"):
             raise ArgumentTypeError("tokenizer must be a transformers tokenizer (with batch_decode)")
         if not isinstance(metric, (str, ScorerLike)):
-            raise ArgumentTypeError(f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}")
+            raise ArgumentTypeError(
+                f"metric must be a spec string such as 'bertscore' or a Scorer, got {type(metric).__name__}"
+            )
         if isinstance(metric, ScorerLike) and options:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if isinstance(metric, str) and _caches_embeddings(metric):
@@ -150,7 +155,9 @@ def _unpack(eval_pred: Any):
     return predictions, labels
 
 
-def compute_metrics(tokenizer: Any, metric: Union[str, ScorerLike] = "bertscore", prefix: Optional[str] = None, **options: Any) -> GenerationMetrics:
+def compute_metrics(
+    tokenizer: Any, metric: Union[str, ScorerLike] = "bertscore", prefix: Optional[str] = None, **options: Any
+) -> GenerationMetrics:
     """A ``compute_metrics(EvalPrediction)`` for ``Seq2SeqTrainer`` (see the module docstring).
 
     ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore"``, ``"bertscore:minilm"``,

@@ -38,11 +38,11 @@ import asyncio
 import threading
 from typing import Any, Dict, List, Optional, Sequence
 
-from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import MissingExtraError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.messages import last_text
+from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.registry import cached
 
 # What GRPOTrainer adds to the dataset columns in a reward call (not columns: left out of errors).
@@ -78,16 +78,33 @@ class RewardFunction:
     """The reward callable; see :func:`reward_function`. Picklable: it holds the spec and options,
     and a copy loads the scorer (once per process) on its first call."""
 
-    def __init__(self, spec: str, reference_column: Optional[str], source_column: Optional[str], column: Optional[str], name: Optional[str], options: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        spec: str,
+        reference_column: Optional[str],
+        source_column: Optional[str],
+        column: Optional[str],
+        name: Optional[str],
+        options: Dict[str, Any],
+    ) -> None:
         from nlgscore.registry import metric, spec_options
 
         if not isinstance(spec, str):
-            raise ArgumentTypeError(f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}")
-        for arg, value in (("reference_column", reference_column), ("source_column", source_column), ("column", column), ("name", name)):
+            raise ArgumentTypeError(
+                f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}"
+            )
+        for arg, value in (
+            ("reference_column", reference_column),
+            ("source_column", source_column),
+            ("column", column),
+            ("name", name),
+        ):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ArgumentTypeError(f"{arg} must be a non-empty string or None, got {value!r}")
         if options.get("accelerator") is not None:
-            raise ArgumentError("accelerator= does not apply to a reward: TRL scores each process's completions on that process")
+            raise ArgumentError(
+                "accelerator= does not apply to a reward: TRL scores each process's completions on that process"
+            )
         self.remote = spec.startswith(SERVER_URL)  # a running `nlgscore serve`: every rank sends it requests
         if not self.remote:
             metric_name, _ = spec_options(spec, options)
@@ -99,9 +116,13 @@ class RewardFunction:
         scorer = self.scorer  # load now: a model that cannot be loaded fails before training starts
         self.needs = tuple(scorer.needs)
         if "references" in self.needs and reference_column is None:
-            raise ArgumentError(f"metric {spec!r} scores against references: pass reference_column= naming the dataset column that holds them")
+            raise ArgumentError(
+                f"metric {spec!r} scores against references: pass reference_column= naming the dataset column that holds them"
+            )
         if "sources" in self.needs and source_column is None:
-            raise ArgumentError(f"metric {spec!r} scores against sources: pass source_column= naming the dataset column that holds them (or 'prompt')")
+            raise ArgumentError(
+                f"metric {spec!r} scores against sources: pass source_column= naming the dataset column that holds them (or 'prompt')"
+            )
         empty = scorer.compute([], **{need: [] for need in self.needs})
         if column is not None and column not in empty.columns():
             raise ArgumentError(f"column must be one of {', '.join(empty.columns())} for {spec!r}, got {column!r}")
@@ -111,7 +132,13 @@ class RewardFunction:
     def scorer(self) -> ScorerLike:
         return cached(self.spec, **self.options)
 
-    def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:
+    def __call__(
+        self,
+        prompts: Optional[Sequence[Any]] = None,
+        completions: Optional[Sequence[Any]] = None,
+        completion_ids: Any = None,
+        **kwargs: Any,
+    ) -> List[float]:
         """One reward per completion, in order (see the module docstring)."""
         texts, inputs = self._inputs(prompts, completions, kwargs)
         with _SCORING:
@@ -137,7 +164,9 @@ class RewardFunction:
         else:
             given = sorted(k for k in kwargs if k not in TRAINER_KWARGS)
             arg = "reference_column" if need == "references" else "source_column"
-            raise ArgumentError(f"reward {self.__name__}: the dataset has no column {name!r} ({arg}={name!r}); the trainer passed the columns {given}")
+            raise ArgumentError(
+                f"reward {self.__name__}: the dataset has no column {name!r} ({arg}={name!r}); the trainer passed the columns {given}"
+            )
         values = list(values) if not isinstance(values, str) else values
         if need == "references":
             return check_references(name, values, n)
@@ -153,7 +182,13 @@ class RewardFunction:
 class AsyncRewardFunction(RewardFunction):
     """The reward as a coroutine function (TRL awaits rewards whose ``__call__`` is ``async``)."""
 
-    async def __call__(self, prompts: Optional[Sequence[Any]] = None, completions: Optional[Sequence[Any]] = None, completion_ids: Any = None, **kwargs: Any) -> List[float]:  # type: ignore[override]
+    async def __call__(
+        self,
+        prompts: Optional[Sequence[Any]] = None,
+        completions: Optional[Sequence[Any]] = None,
+        completion_ids: Any = None,
+        **kwargs: Any,
+    ) -> List[float]:  # type: ignore[override]
         if self.remote:  # an async request: the server merges it with the other ranks' and rewards'
             texts, inputs = self._inputs(prompts, completions, kwargs)
             return self._rewards(await self.scorer.acompute(texts, **inputs))
@@ -170,8 +205,12 @@ def completion_texts(completions: Any) -> List[str]:
     ['cd']
     """
     if completions is None or isinstance(completions, (str, bytes, dict)) or not hasattr(completions, "__len__"):
-        raise ArgumentTypeError(f"completions must be a list of strings or of conversations, got {type(completions).__name__}")
-    return [c if isinstance(c, str) else last_text(c, "assistant", f"completions[{i}]") for i, c in enumerate(completions)]
+        raise ArgumentTypeError(
+            f"completions must be a list of strings or of conversations, got {type(completions).__name__}"
+        )
+    return [
+        c if isinstance(c, str) else last_text(c, "assistant", f"completions[{i}]") for i, c in enumerate(completions)
+    ]
 
 
 def reward_function(
@@ -219,4 +258,6 @@ def _check_trl_awaits_callable_classes() -> None:
     except ImportError:
         return  # no TRL here: the coroutine is still usable on its own
     if not hasattr(utils, "is_async_callable"):
-        raise MissingExtraError("async_reward_function needs a TRL whose trainers await async callable classes (trl 1.16 does): pip install -U 'nlgscore[trl]', or use reward_function")
+        raise MissingExtraError(
+            "async_reward_function needs a TRL whose trainers await async callable classes (trl 1.16 does): pip install -U 'nlgscore[trl]', or use reward_function"
+        )

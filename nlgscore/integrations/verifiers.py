@@ -24,8 +24,13 @@ from nlgscore.core.messages import last_text
 from nlgscore.integrations.rewards import arewards, reward_scorer
 
 
-def reward_function(url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None,
-                    column: Optional[str] = None, name: Optional[str] = None) -> Callable[..., Any]:
+def reward_function(
+    url: Optional[str] = None,
+    spec: Optional[str] = None,
+    options: Optional[Mapping[str, Any]] = None,
+    column: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Callable[..., Any]:
     """An async reward function ``(completion, answer, prompt=None, **kwargs) -> float`` for a
     verifiers ``Rubric``; its ``__name__`` (the reward's name in verifiers' logs) is ``name``
     or the metric's."""
@@ -33,7 +38,9 @@ def reward_function(url: Optional[str] = None, spec: Optional[str] = None, optio
 
     async def reward(completion: Any, answer: Any, prompt: Any = None, **kwargs: Any) -> float:
         source = last_text(prompt, "user", "prompt") if prompt is not None else ""
-        return (await arewards(scorer, [last_text(completion, "assistant", "completion")], [answer], [source], column))[0]
+        return (await arewards(scorer, [last_text(completion, "assistant", "completion")], [answer], [source], column))[
+            0
+        ]
 
     reward.__name__ = reward.__qualname__ = name or scorer.name.replace(":", "_")
     return reward

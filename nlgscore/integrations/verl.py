@@ -43,31 +43,49 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.registry import cached
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.rewards import column_values
 from nlgscore.integrations.trl import SERVER_URL
+from nlgscore.registry import cached
 
 ENV_URL, ENV_SPEC = "NLGSCORE_URL", "NLGSCORE_SPEC"
 INFO_URL, INFO_SPEC = "nlgscore_url", "nlgscore_spec"
 
 
-def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
+def compute_score(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Optional[Mapping[str, Any]] = None,
+    **kwargs: Any,
+) -> float:
     """The reward of one sample (verl's plain custom reward function; see the module docstring)."""
     (scorer, remote), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
     return column_values(_sync_call(scorer, remote, predictions, inputs), kwargs.get("column"))[0]
 
 
-async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
+async def compute_score_async(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Optional[Mapping[str, Any]] = None,
+    **kwargs: Any,
+) -> float:
     """:func:`compute_score` as a coroutine (verl's reward loop awaits it, many samples at once)."""
     (scorer, _), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
     # a local scorer's acompute goes through its micro-batcher; a RemoteScorer's is an async request
     return column_values(await scorer.acompute(predictions, **inputs), kwargs.get("column"))[0]
 
 
-def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any], extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None, **kwargs: Any) -> List[float]:
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None,
+    **kwargs: Any,
+) -> List[float]:
     """The rewards of a batch, in order: one scoring call (verl 0.9.1's managers call per sample).
 
     Every sample must name the same scorer (the reward_kwargs or the environment usually do).
@@ -88,7 +106,9 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     return column_values(_sync_call(scorer, remote, solution_strs, inputs), kwargs.get("column"))
 
 
-def _one(solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, bool], List[str], Dict[str, Any]]:
+def _one(
+    solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]
+) -> Tuple[Tuple[Any, bool], List[str], Dict[str, Any]]:
     """``(scorer, remote)``, the prediction list and the inputs of one sample."""
     scorer, remote = _scorer(_target(extra_info, kwargs), kwargs)
     predictions = check_texts("solution_str", [solution_str])
@@ -101,17 +121,22 @@ def _target(extra_info: Any, kwargs: Mapping[str, Any]) -> Tuple[str, str]:
         raise ArgumentTypeError(f"extra_info must be a dict or None, got {type(extra_info).__name__}")
     info = extra_info or {}
     for kind, value, where in (
-        ("url", kwargs.get("url"), "url="), ("spec", kwargs.get("spec"), "spec="),
-        ("url", info.get(INFO_URL), f"extra_info[{INFO_URL!r}]"), ("spec", info.get(INFO_SPEC), f"extra_info[{INFO_SPEC!r}]"),
-        ("url", os.environ.get(ENV_URL), ENV_URL), ("spec", os.environ.get(ENV_SPEC), ENV_SPEC),
+        ("url", kwargs.get("url"), "url="),
+        ("spec", kwargs.get("spec"), "spec="),
+        ("url", info.get(INFO_URL), f"extra_info[{INFO_URL!r}]"),
+        ("spec", info.get(INFO_SPEC), f"extra_info[{INFO_SPEC!r}]"),
+        ("url", os.environ.get(ENV_URL), ENV_URL),
+        ("spec", os.environ.get(ENV_SPEC), ENV_SPEC),
     ):
         if value is None or value == "":
             continue
         if not isinstance(value, str):
             raise ArgumentTypeError(f"{where} must be a string, got {type(value).__name__}")
         return kind, value
-    raise ArgumentError(f"no scorer to reward with: pass url= (a `nlgscore serve` address) or spec= in verl's custom_reward_function.reward_kwargs, "
-                        f"extra_info[{INFO_URL!r}] / [{INFO_SPEC!r}], or set {ENV_URL} / {ENV_SPEC}")
+    raise ArgumentError(
+        f"no scorer to reward with: pass url= (a `nlgscore serve` address) or spec= in verl's custom_reward_function.reward_kwargs, "
+        f"extra_info[{INFO_URL!r}] / [{INFO_SPEC!r}], or set {ENV_URL} / {ENV_SPEC}"
+    )
 
 
 def _scorer(target: Tuple[str, str], kwargs: Mapping[str, Any]) -> Tuple[Any, bool]:
@@ -134,11 +159,15 @@ def _inputs(scorer: ScorerLike, ground_truths: List[Any], infos: List[Any], sour
     inputs: Dict[str, Any] = {}
     needs = tuple(scorer.needs)
     if "references" in needs:
-        references = [gt.tolist() if hasattr(gt, "tolist") else gt for gt in ground_truths]  # a parquet list column arrives as a numpy array
+        references = [
+            gt.tolist() if hasattr(gt, "tolist") else gt for gt in ground_truths
+        ]  # a parquet list column arrives as a numpy array
         inputs["references"] = check_references("ground_truth", references, n)
     if "sources" in needs:
         if not isinstance(source_key, str) or not source_key:
-            raise ArgumentError("this metric scores against sources: pass source_key= (the extra_info key holding the source, e.g. 'question') in reward_kwargs")
+            raise ArgumentError(
+                "this metric scores against sources: pass source_key= (the extra_info key holding the source, e.g. 'question') in reward_kwargs"
+            )
         sources = []
         for i, info in enumerate(infos):
             if not isinstance(info, Mapping) or source_key not in info:
@@ -156,5 +185,3 @@ def _sync_call(scorer: ScorerLike, remote: bool, predictions: List[str], inputs:
 
         return shared_batcher(scorer).compute(predictions, **inputs)
     return scorer.compute(predictions, **inputs)
-
-

@@ -18,5 +18,15 @@ from nlgscore.mbr.decode import Choice, best_index, decode, expected_utility, is
 from nlgscore.mbr.items import MBRItem, as_items
 from nlgscore.mbr.to_file import DecodeSummary, decode_to_file
 
-__all__ = ["Choice", "DecodeSummary", "MBRItem", "as_items", "best_index", "decode", "decode_to_file", "expected_utility", "is_source_based",
-           "uses_sources"]
+__all__ = [
+    "Choice",
+    "DecodeSummary",
+    "MBRItem",
+    "as_items",
+    "best_index",
+    "decode",
+    "decode_to_file",
+    "expected_utility",
+    "is_source_based",
+    "uses_sources",
+]

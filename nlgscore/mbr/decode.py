@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, cast
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.errors import ArgumentError
 from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.errors import ArgumentError
 from nlgscore.mbr.items import ItemId, MBRItem, as_items
 
 # Candidates per shared matrix call for embedding metrics: the cross-item pairs computed and
@@ -65,13 +65,20 @@ class Choice:
         eu = self.expected_utility
         order = sorted(range(len(eu)), key=lambda i: (-eu[i], i))[:k]
         texts = self.candidates or []
-        return [{"index": i, "candidate": texts[i] if i < len(texts) else None, "expected_utility": float(eu[i])} for i in order]
+        return [
+            {"index": i, "candidate": texts[i] if i < len(texts) else None, "expected_utility": float(eu[i])}
+            for i in order
+        ]
 
     def to_dict(self) -> Dict[str, Any]:
         """The JSONL output row: ``id``, ``best``, ``best_index``, ``expected_utility`` (and
         ``nbest``, the :meth:`top` ``nbest`` candidates, when asked for)."""
-        row: Dict[str, Any] = {"id": self.id, "best": self.best, "best_index": self.best_index,
-               "expected_utility": [float(v) for v in self.expected_utility]}
+        row: Dict[str, Any] = {
+            "id": self.id,
+            "best": self.best,
+            "best_index": self.best_index,
+            "expected_utility": [float(v) for v in self.expected_utility],
+        }
         if self.nbest:
             row["nbest"] = self.top(self.nbest)
         return row
@@ -147,7 +154,17 @@ def decode(
         if not np.all(np.isfinite(eu)):
             raise ArgumentError(f"item {item.id!r}: the metric gave a non-finite utility; cannot choose a candidate")
         k = best_index(eu)
-        choices.append(Choice(cast(ItemId, item.id), item.candidates[k], k, eu, matrix if keep_matrices else None, item.candidates, nbest))
+        choices.append(
+            Choice(
+                cast(ItemId, item.id),
+                item.candidates[k],
+                k,
+                eu,
+                matrix if keep_matrices else None,
+                item.candidates,
+                nbest,
+            )
+        )
     return choices
 
 
@@ -206,11 +223,17 @@ def _reference_matrices(scorer: ScorerLike, items: List[MBRItem], column: Option
             used += items[stop].n
             stop += 1
         group = items[start:stop]
-        grid = scorer.matrix([c for item in group for c in item.candidates], [s for item in group for s in item.samples],
-                             source=source, column=column)
+        grid = scorer.matrix(
+            [c for item in group for c in item.candidates],
+            [s for item in group for s in item.samples],
+            source=source,
+            column=column,
+        )
         rows = np.cumsum([0] + [item.n for item in group])
         cols = np.cumsum([0] + [len(item.samples) for item in group])
-        out.extend(np.array(grid[rows[k]:rows[k + 1], cols[k]:cols[k + 1]], dtype=np.float64) for k in range(len(group)))
+        out.extend(
+            np.array(grid[rows[k] : rows[k + 1], cols[k] : cols[k + 1]], dtype=np.float64) for k in range(len(group))
+        )
         start = stop
     return out
 

@@ -34,8 +34,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.errors import DataError, NlgscoreError
 from nlgscore.corpus.outputs.jsonl import json_records
+from nlgscore.errors import DataError, NlgscoreError
 from nlgscore.mbr.items import MBRItem, as_items
 
 STDIN = "-"
@@ -65,12 +65,16 @@ def read_items(path: str) -> Tuple[List[MBRItem], str]:
     for where, record in json_records(text.split("\n"), name):
         unknown = sorted(set(record) - set(FIELDS))
         if unknown:
-            raise DataError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; fields are {', '.join(FIELDS)}")
+            raise DataError(
+                f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; fields are {', '.join(FIELDS)}"
+            )
         for field in ("id", "candidates"):
             if record.get(field) is None:
                 raise DataError(f"{where}: {field!r} is required")
         try:
-            items.append(MBRItem(record["candidates"], record.get("pseudo_references"), record.get("source"), record["id"]))
+            items.append(
+                MBRItem(record["candidates"], record.get("pseudo_references"), record.get("source"), record["id"])
+            )
         except NlgscoreError as err:
             raise DataError(f"{where}: {err}") from None
     try:
@@ -112,8 +116,10 @@ def check_part(matrix_out: str, start: int, ids: Sequence[str]) -> None:
         raise DataError(f"the matrices of {span} ({path}) are unreadable ({err})") from None
     if keys != set(ids):
         missing = sorted(set(ids) - keys)
-        raise DataError(f"{path} should hold the matrices of {span}, ids {sorted(ids)[:5]}...; missing {missing[:5]}, "
-                        f"unexpected {sorted(keys - set(ids))[:5]}")
+        raise DataError(
+            f"{path} should hold the matrices of {span}, ids {sorted(ids)[:5]}...; missing {missing[:5]}, "
+            f"unexpected {sorted(keys - set(ids))[:5]}"
+        )
 
 
 def merge_parts(matrix_out: str, parts: Sequence[Tuple[int, Sequence[str]]]) -> None:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Union
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_text, check_texts
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 ItemId = Union[str, int]
 
@@ -96,19 +96,29 @@ def as_items(items: Sequence[Any]) -> List[MBRItem]:
     out: List[MBRItem] = []
     for index, item in enumerate(items):
         if isinstance(item, MBRItem):
-            out.append(item if item.id is not None else MBRItem(item.candidates, item.pseudo_references, item.source, index))
+            out.append(
+                item if item.id is not None else MBRItem(item.candidates, item.pseudo_references, item.source, index)
+            )
         elif isinstance(item, dict):
             unknown = sorted(set(item) - {"candidates", "pseudo_references", "source", "id"})
             if unknown:
                 raise ArgumentError(f"item {index}: unknown field(s) {', '.join(map(repr, unknown))}")
             if "candidates" not in item:
                 raise ArgumentError(f"item {index}: 'candidates' is required")
-            out.append(MBRItem(item["candidates"], item.get("pseudo_references"), item.get("source"),
-                            item["id"] if item.get("id") is not None else index))
+            out.append(
+                MBRItem(
+                    item["candidates"],
+                    item.get("pseudo_references"),
+                    item.get("source"),
+                    item["id"] if item.get("id") is not None else index,
+                )
+            )
         elif isinstance(item, (list, tuple)):
             out.append(MBRItem(list(item), id=index))
         else:
-            raise ArgumentTypeError(f"items[{index}] must be an MBRItem, a dict or a list of candidates, got {type(item).__name__}")
+            raise ArgumentTypeError(
+                f"items[{index}] must be an MBRItem, a dict or a list of candidates, got {type(item).__name__}"
+            )
     seen = set()
     for item in out:
         if str(item.id) in seen:

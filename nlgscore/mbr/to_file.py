@@ -25,12 +25,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from nlgscore.errors import ArgumentError, DataError
-from nlgscore.corpus.outputs.lock import OutputLock
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.corpus.outputs.lock import OutputLock
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
 from nlgscore.mbr.files import check_part, jsonl_rows, merge_parts, parts_folder, read_items, save_part
-from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.mbr.items import MBRItem, as_items
 
 DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
@@ -44,7 +44,12 @@ class DecodeSummary:
         self.output, self.items, self.resumed_at, self.signature = output, items, resumed_at, signature
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"output": str(self.output), "items": self.items, "resumed_at": self.resumed_at, "signature": self.signature}
+        return {
+            "output": str(self.output),
+            "items": self.items,
+            "resumed_at": self.resumed_at,
+            "signature": self.signature,
+        }
 
     def __str__(self) -> str:
         return f"{self.signature} items: {self.items}"
@@ -87,12 +92,27 @@ def decode_to_file(
     for path in outputs if writer else []:  # a busy output fails before a model loads (the driver then holds the locks)
         OutputLock(path).release()
     scorer = load_metric(metric, options)
-    identity = {"input": f"sha256={digest}", "metric": str(scorer.signature), "column": column, "chunk": chunk, "matrix_out": matrices,
-                **({"nbest": nbest} if nbest else {}), **(settings or {})}
+    identity = {
+        "input": f"sha256={digest}",
+        "metric": str(scorer.signature),
+        "column": column,
+        "chunk": chunk,
+        "matrix_out": matrices,
+        **({"nbest": nbest} if nbest else {}),
+        **(settings or {}),
+    }
 
     job = _DecodeJob(scorer, checked, identity, output, chunk, column, nbest, matrices, writer)
-    outcome = run_chunks(Path(output) if isinstance(output, (str, Path)) else output, job, scorer=scorer, restart=restart,
-                         writer=writer, locks=[matrices] if matrices is not None else [], progress=progress, desc="decoding")
+    outcome = run_chunks(
+        Path(output) if isinstance(output, (str, Path)) else output,
+        job,
+        scorer=scorer,
+        restart=restart,
+        writer=writer,
+        locks=[matrices] if matrices is not None else [],
+        progress=progress,
+        desc="decoding",
+    )
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 
 
@@ -101,24 +121,39 @@ class _DecodeJob:
     call; with ``matrices``, each chunk's utility matrices saved as a part before its checkpoint,
     the parts checked on a resume, merged before publishing and removed after."""
 
-    def __init__(self, scorer: ScorerLike, items: List[MBRItem], identity: Dict[str, Any], output: Any, chunk: int, column: Optional[str],
-                 nbest: int, matrices: Optional[str], writer: bool) -> None:
+    def __init__(
+        self,
+        scorer: ScorerLike,
+        items: List[MBRItem],
+        identity: Dict[str, Any],
+        output: Any,
+        chunk: int,
+        column: Optional[str],
+        nbest: int,
+        matrices: Optional[str],
+        writer: bool,
+    ) -> None:
         self.scorer, self.items, self.identity, self.output, self.chunk = scorer, items, identity, output, chunk
         self.column, self.nbest, self.matrices, self.writer = column, nbest, matrices, writer
 
     def chunks(self, done: int, state: Dict[str, Any]) -> Any:
         if self.writer and self.matrices is not None and done == 0:
             shutil.rmtree(parts_folder(self.matrices), ignore_errors=True)  # parts of another run
-        return (self.items[first:first + self.chunk] for first in range(done, len(self.items), self.chunk))
+        return (self.items[first : first + self.chunk] for first in range(done, len(self.items), self.chunk))
 
     def work(self, part: List[MBRItem], start: int) -> Piece:
-        choices = decode(self.scorer, part, column=self.column, keep_matrices=self.matrices is not None, nbest=self.nbest or None)
+        choices = decode(
+            self.scorer, part, column=self.column, keep_matrices=self.matrices is not None, nbest=self.nbest or None
+        )
         if self.writer and self.matrices is not None:
             save_part(self.matrices, start, choices)  # before the checkpoint that counts these items
         return Piece(jsonl_rows(choices), len(part))
 
     def _parts(self, done: int) -> List[Tuple[int, List[str]]]:
-        return [(first, [str(item.id) for item in self.items[first:first + self.chunk]]) for first in range(0, done, self.chunk)]
+        return [
+            (first, [str(item.id) for item in self.items[first : first + self.chunk]])
+            for first in range(0, done, self.chunk)
+        ]
 
     def verify(self, done: int, state: Dict[str, Any]) -> None:  # the matrices a resume reuses
         if self.matrices is None:
@@ -127,7 +162,9 @@ class _DecodeJob:
             try:
                 check_part(self.matrices, first, ids)
             except DataError as err:
-                raise DataError(f"cannot resume {self.output} with --matrix-out {self.matrices}: {err}; pass --restart") from None
+                raise DataError(
+                    f"cannot resume {self.output} with --matrix-out {self.matrices}: {err}; pass --restart"
+                ) from None
 
     def finish(self, done: int, published: bool) -> None:
         if self.matrices is not None and not published:

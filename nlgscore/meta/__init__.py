@@ -55,8 +55,11 @@ from nlgscore.meta.stats.wmt import (
 
 # public name -> module: imported on first use (the tasks read data folders and build metrics)
 _LAZY = {
-    "tasks": "nlgscore.meta.tasks", "EvalSet": "nlgscore.meta.data.model", "run": "nlgscore.meta.tasks.generic",
-    "TaskDescriptor": "nlgscore.meta.tasks.generic", "Measure": "nlgscore.meta.tasks.measures",
+    "tasks": "nlgscore.meta.tasks",
+    "EvalSet": "nlgscore.meta.data.model",
+    "run": "nlgscore.meta.tasks.generic",
+    "TaskDescriptor": "nlgscore.meta.tasks.generic",
+    "Measure": "nlgscore.meta.tasks.measures",
     "MetaTable": "nlgscore.meta.tasks.runner",
 }
 

@@ -23,13 +23,22 @@ from nlgscore.errors import ArgumentError
 __all__ = ["segment_scores_in_context"]
 
 
-def segment_scores_in_context(scorer: Any, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]],
-                              doc_ids: Sequence[Any], context: int) -> Tuple[List[float], str]:
+def segment_scores_in_context(
+    scorer: Any,
+    spec: str,
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    srcs: Optional[Sequence[str]],
+    doc_ids: Sequence[Any],
+    context: int,
+) -> Tuple[List[float], str]:
     """One score per segment (input order) from ``scorer``'s primary column, each segment read
     after the previous ``context`` segments of its document (``doc_ids``, one per segment, each
     document's segments consecutive), and the signature (``ctx:k`` in it)."""
     if not getattr(scorer, "takes_context", False):
-        raise ArgumentError(f"--context {context}: metric {spec!r} does not read document context (BERTScore, Prism and BARTScore do)")
+        raise ArgumentError(
+            f"--context {context}: metric {spec!r} does not read document context (BERTScore, Prism and BARTScore do)"
+        )
     needs = tuple(getattr(scorer, "needs", ("references",)))
     kwargs = {"references": list(refs)} if "references" in needs else {}
     if "sources" in needs:

@@ -27,8 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.errors import ArgumentError
 from nlgscore.corpus.outputs.resumable import write_atomic
+from nlgscore.errors import ArgumentError
 from nlgscore.version import __version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -111,8 +111,9 @@ def unique_triples(
     return list(position), order
 
 
-def _segment(scorer: Any, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]],
-             **call_options: Any) -> Tuple[List[float], str]:
+def _segment(
+    scorer: Any, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]], **call_options: Any
+) -> Tuple[List[float], str]:
     """One score per hypothesis (input order) from ``scorer``'s primary column, and the signature.
 
     Only what the scorer uses is passed (``Scorer.needs``): a reference-based metric given sources
@@ -148,15 +149,21 @@ class Scorers:
     ([100.0, 0.0], 'system:mean-of-segments')
     """
 
-    def __init__(self, options: Optional[Dict[str, Any]] = None, cache: Optional[ScoreCache] = None,
-                 record: bool = False, chunk: int = CHUNK) -> None:
+    def __init__(
+        self,
+        options: Optional[Dict[str, Any]] = None,
+        cache: Optional[ScoreCache] = None,
+        record: bool = False,
+        chunk: int = CHUNK,
+    ) -> None:
         self.options = dict(options or {})
         self.cache = cache
         self.chunk = check_positive("chunk", chunk, allow_none=False)
         self._loaded: Dict[Any, Any] = {}  # spec -> scorer (registry.cached's), and shared one_pass results
         self.computed = 0  # scoring calls that ran (not served by the cache), for tests and notes
         self.scored: Optional[List[Tuple[str, Sequence[str], Sequence[str], Optional[Sequence[str]], List[float]]]] = (
-            [] if record else None)  # what export() writes
+            [] if record else None
+        )  # what export() writes
 
     def export(self, folder: PathLike) -> List[Path]:
         """Write every score of this run as nlgscore JSONL, one file per metric in ``folder``:
@@ -167,8 +174,11 @@ class Scorers:
         for spec, hyps, refs, srcs, scores in self.scored or []:
             sources = srcs if srcs is not None else [None] * len(hyps)
             by_metric.setdefault(spec, []).extend(
-                json.dumps({"metric": spec, "prediction": h, "reference": r, "source": s, "score": v}, ensure_ascii=False)
-                for h, r, s, v in zip(hyps, refs, sources, scores))
+                json.dumps(
+                    {"metric": spec, "prediction": h, "reference": r, "source": s, "score": v}, ensure_ascii=False
+                )
+                for h, r, s, v in zip(hyps, refs, sources, scores)
+            )
         paths = []
         for spec, lines in by_metric.items():
             paths.append(folder / (re.sub(r"[^A-Za-z0-9_.+-]", "_", short_name(spec)) + ".jsonl"))
@@ -201,8 +211,14 @@ class Scorers:
             return None
         return ":".join([name, *parts[:-1], value]), option, given, columns.get(given)
 
-    def score(self, spec: str, hyps: Sequence[str], refs: Sequence[str], srcs: Optional[Sequence[str]] = None,
-              name: Optional[str] = None) -> Tuple[List[float], str]:
+    def score(
+        self,
+        spec: str,
+        hyps: Sequence[str],
+        refs: Sequence[str],
+        srcs: Optional[Sequence[str]] = None,
+        name: Optional[str] = None,
+    ) -> Tuple[List[float], str]:
         """One score per hypothesis and the signature; from the cache when these inputs were scored.
         ``name``: the metric these scores are exported as (default ``spec``; a task scores ``bleu``
         with the spec of its protocol's definition)."""
@@ -233,7 +249,7 @@ class Scorers:
         values: List[float] = []
         signature = ""
         for start in range(0, len(unique), self.chunk):
-            part = unique[start:start + self.chunk]
+            part = unique[start : start + self.chunk]
             h, r, s = [t[0] for t in part], [t[1] for t in part], None if srcs is None else [t[2] for t in part]
             hit = self.cache.get(f"{spec}|chunk", key, h, r, s)
             if hit is None:
@@ -249,8 +265,9 @@ class Scorers:
             self.scored.append((spec, list(hyps), list(refs), None if srcs is None else list(srcs), list(scores)))
         return scores, signature
 
-    def system_scores(self, spec: str, outputs: Sequence[Sequence[str]], refs: Sequence[str],
-                      segment: np.ndarray) -> Tuple[List[float], str]:
+    def system_scores(
+        self, spec: str, outputs: Sequence[Sequence[str]], refs: Sequence[str], segment: np.ndarray
+    ) -> Tuple[List[float], str]:
         """One system-level score per system (``outputs[s]`` against ``refs``) and how it was computed:
         the corpus statistic for the names of ``SYSTEM_CORPUS`` (cached), else the mean of ``segment[s]``."""
         if spec.lower() not in SYSTEM_CORPUS:
@@ -272,7 +289,9 @@ class Scorers:
         options = {k: str(v) for k, v in sorted(self.options.items()) if k in ("dtype", "device")}
         return f"{scorer.signature}|{json.dumps(options)}|{spec}"
 
-    def _one_pass(self, shared: Tuple[str, str, str, Optional[str]], scorer: Any, hyps, refs, srcs) -> Tuple[List[float], str]:
+    def _one_pass(
+        self, shared: Tuple[str, str, str, Optional[str]], scorer: Any, hyps, refs, srcs
+    ) -> Tuple[List[float], str]:
         base, option, given, column = shared
         if column is None:  # a value the shared call does not give: its own call, on the same model
             self.computed += 1
@@ -281,8 +300,10 @@ class Scorers:
         key = ("one_pass", base, _digest(hyps, refs, srcs))
         if key not in self._loaded:  # one call gives every column of this spec and these inputs
             result = scorer.compute(list(hyps), references=list(refs), **{option: value})
-            self._loaded[key] = ({name: [float(v) for v in values] for name, values in result.columns().items()},
-                                 str(result.signature))
+            self._loaded[key] = (
+                {name: [float(v) for v in values] for name, values in result.columns().items()},
+                str(result.signature),
+            )
             self.computed += 1
         columns, signature = self._loaded[key]
         return columns[column], signature.replace(f"{option}:{value}", f"{option}:{given}")

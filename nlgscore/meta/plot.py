@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import pyplot as _pyplot
+from nlgscore.errors import ArgumentError
 
 # Rows that are not a correlation or an accuracy (a share of ties, a tie threshold) stay off the chart's axis.
 NOT_CORRELATIONS = ("metric-ties", "acc-t-epsilon")
@@ -28,8 +28,12 @@ def _rows(rows: Any) -> List[Dict[str, Any]]:
 
         rows = json.loads(Path(rows).read_text(encoding="utf-8"))
     if isinstance(rows, Mapping):
-        summary = [dict(dataset=s["dataset"], metric=s["metric"], level="WMT24", measure="SPA+acc-t average",
-                        value=s["average"]) for s in rows.get("summary", [])]
+        summary = [
+            dict(
+                dataset=s["dataset"], metric=s["metric"], level="WMT24", measure="SPA+acc-t average", value=s["average"]
+            )
+            for s in rows.get("summary", [])
+        ]
         rows = list(rows.get("results", [])) + summary
     out = []
     for row in rows:
@@ -77,7 +81,9 @@ def plot_correlations(rows: Any, path: Optional[str] = None, title: str = ""):
         ax.plot(values, ys, "o", color="#1f77b4", markersize=6)
         for y, value in zip(ys, values):
             if not math.isnan(value):
-                ax.annotate(f"{value:.3f}", (value, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7)
+                ax.annotate(
+                    f"{value:.3f}", (value, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7
+                )
         ax.set_yticks(ys)
         ax.set_yticklabels([r["metric"] for r in group], fontsize=9)
         ax.set_ylim(-0.7, len(group) - 0.3)

@@ -36,8 +36,13 @@ from nlgscore.core.call import CallCancelled
 __all__ = ["wait_for_answer"]
 
 
-async def wait_for_answer(queued: Future, call: Any, deadline: Optional[float], disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
-                          stop: Optional["asyncio.Future[Any]"] = None) -> Any:
+async def wait_for_answer(
+    queued: Future,
+    call: Any,
+    deadline: Optional[float],
+    disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
+    stop: Optional["asyncio.Future[Any]"] = None,
+) -> Any:
     """The answer of ``queued`` (the future of ``call``, already submitted). Past ``deadline`` (a
     ``time.monotonic()``) TimeoutError; when ``disconnected()`` returns first (the client left),
     or ``stop`` (a future shared by every waiter: a server's drain ran out of time) is done,

@@ -64,8 +64,8 @@ from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, check_positive
 from nlgscore.core.call import Call, CallCancelled
 from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.scheduler.answer_wait import wait_for_answer
-from nlgscore.scheduler.queued_call import QueuedCall
 from nlgscore.scheduler.loop_relay import relay
+from nlgscore.scheduler.queued_call import QueuedCall
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,9 @@ class MicroBatcher:
         on_batch: Optional[Callable[[int, int, float], None]] = None,
     ) -> None:
         if not callable(getattr(scorer, "make_call", None)) or not callable(getattr(scorer, "run", None)):
-            raise ArgumentTypeError(f"scorer must be a nlgscore scorer (with make_call and run), got {type(scorer).__name__}")
+            raise ArgumentTypeError(
+                f"scorer must be a nlgscore scorer (with make_call and run), got {type(scorer).__name__}"
+            )
         self.scorer = scorer
         self.max_batch, self.max_wait_ms, self.max_queue = check_settings(max_batch, max_wait_ms, max_queue)
         if max_tokens is None:
@@ -142,7 +144,13 @@ class MicroBatcher:
         self._handoff: Optional["queue.Queue[Any]"] = None
 
     # -- submitting -------------------------------------------------------------------------
-    def submit(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Future:
+    def submit(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Future:
         """Check one call now (``scorer.make_call``: an argument error is raised here, for this
         call only) and queue it; a ``Future`` of its :class:`~nlgscore.core.result.Result`."""
         return self.submit_call(self.scorer.make_call(predictions, references, sources, **call_options))
@@ -158,7 +166,9 @@ class MicroBatcher:
             if self._closing:
                 raise RuntimeError("this MicroBatcher is closed")
             if self._queued and self._queued + job.size > self.max_queue:
-                raise QueueFullError(f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later")
+                raise QueueFullError(
+                    f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later"
+                )
             self._pending.append(job)
             self._queued += job.size
             if self._worker is None:
@@ -166,8 +176,14 @@ class MicroBatcher:
             self._cond.notify()
         return job.future
 
-    async def run_call(self, call: Any, timeout: Optional[float] = None, disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
-                       watch: Optional[Callable[[Future], None]] = None, stop: Optional["asyncio.Future[Any]"] = None) -> Any:
+    async def run_call(
+        self,
+        call: Any,
+        timeout: Optional[float] = None,
+        disconnected: Optional[Callable[[], Awaitable[Any]]] = None,
+        watch: Optional[Callable[[Future], None]] = None,
+        stop: Optional["asyncio.Future[Any]"] = None,
+    ) -> Any:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
         seconds the call is cancelled (dropped if queued, stopped between chunks if a running
         matrix) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
@@ -182,11 +198,23 @@ class MicroBatcher:
             watch(queued)
         return await wait_for_answer(queued, call, deadline, disconnected, stop)
 
-    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
+    async def acompute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Any:
         """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
         return await relay(self.submit(predictions, references, sources, **call_options))
 
-    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Any:
+    def compute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Any:
         """:meth:`submit` and wait: the call's Result (for threads)."""
         return self.submit(predictions, references, sources, **call_options).result()
 
@@ -306,7 +334,11 @@ class MicroBatcher:
         length per prediction, within ``max_batch`` and ``max_tokens``; live ones only."""
         first = self._pending[0]
         per = first.cost / max(first.size, 1)
-        mates = [(i, job) for i, job in enumerate(self._pending[1: self.window], 1) if job.key is first.key or job.key == first.key]
+        mates = [
+            (i, job)
+            for i, job in enumerate(self._pending[1 : self.window], 1)
+            if job.key is first.key or job.key == first.key
+        ]
         mates.sort(key=lambda pair: abs(pair[1].cost / max(pair[1].size, 1) - per))
         chosen, size, cost = {0}, first.size, first.cost
         for i, job in mates:
@@ -340,7 +372,9 @@ class MicroBatcher:
         job its part; then ``on_batch``."""
         now = time.monotonic()
         live = [job for job in batch if not self._drop_late(job, now)]
-        batch, call = (live, None) if len(live) < len(batch) else (batch, call)  # prepared ahead, then cancelled or expired
+        batch, call = (
+            (live, None) if len(live) < len(batch) else (batch, call)
+        )  # prepared ahead, then cancelled or expired
         if not batch:
             return
         start = time.perf_counter()
@@ -368,14 +402,25 @@ class MicroBatcher:
             return False
         with self._cond:
             self.dropped["deadline" if late else "cancelled"] += 1
-        job.future.set_exception(TimeoutError("the call's deadline passed before it was scored") if late else CallCancelled("the call was cancelled before it was scored"))
+        job.future.set_exception(
+            TimeoutError("the call's deadline passed before it was scored")
+            if late
+            else CallCancelled("the call was cancelled before it was scored")
+        )
         return True
 
     def _score_merged(self, batch: List[QueuedCall], call: Any) -> None:
         try:
-            merged = self.scorer.run(call if call is not None else type(batch[0].call).concat([job.call for job in batch]))
+            merged = self.scorer.run(
+                call if call is not None else type(batch[0].call).concat([job.call for job in batch])
+            )
         except Exception as err:  # some call of the batch is bad: score them apart, so only it fails
-            logger.info("a merged batch of %d calls failed (%s: %s); scoring them separately", len(batch), type(err).__name__, err)
+            logger.info(
+                "a merged batch of %d calls failed (%s: %s); scoring them separately",
+                len(batch),
+                type(err).__name__,
+                err,
+            )
             for job in batch:
                 self._score_alone(job)
         else:
@@ -395,11 +440,17 @@ def check_settings(max_batch: Any, max_wait_ms: Any, max_queue: Any) -> Tuple[in
     >>> check_settings(64, 5, 100)
     (64, 5.0, 100)
     """
-    if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, (int, float)) or not 0 <= max_wait_ms < float("inf"):
+    if (
+        isinstance(max_wait_ms, bool)
+        or not isinstance(max_wait_ms, (int, float))
+        or not 0 <= max_wait_ms < float("inf")
+    ):
         raise ArgumentError(f"max_wait_ms must be a number >= 0, got {max_wait_ms!r}")
-    return check_positive("max_batch", max_batch, allow_none=False), float(max_wait_ms), check_positive("max_queue", max_queue, allow_none=False)
-
-
+    return (
+        check_positive("max_batch", max_batch, allow_none=False),
+        float(max_wait_ms),
+        check_positive("max_queue", max_queue, allow_none=False),
+    )
 
 
 def shared_batcher(scorer: Any) -> MicroBatcher:

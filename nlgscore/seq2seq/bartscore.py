@@ -39,16 +39,16 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.backend.kernel_label import kernel_field
+from nlgscore.backend.models import resolve
+from nlgscore.backend.tables import table, text_lines
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
-from nlgscore.backend.models import resolve
-from nlgscore.backend.kernel_label import kernel_field
-from nlgscore.core.runtime import dtype_name
 from nlgscore.core.result import Result
+from nlgscore.core.runtime import dtype_name
 from nlgscore.core.signature import Signature
-from nlgscore.backend.tables import table, text_lines
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
 from nlgscore.seq2seq.chunking import prediction_windows
@@ -93,7 +93,9 @@ def prompt_list(prompt: Prompt) -> List[str]:
         return text_lines(sets[prompt])
     prompts = [prompt] if isinstance(prompt, str) else prompt
     if isinstance(prompts, (bytes, dict)) or not hasattr(prompts, "__len__") or not len(prompts):
-        raise ArgumentTypeError(f"prompt must be a string, a non-empty list of strings, 'ref_hyp' or 'src_hyp', got {prompt!r}")
+        raise ArgumentTypeError(
+            f"prompt must be a string, a non-empty list of strings, 'ref_hyp' or 'src_hyp', got {prompt!r}"
+        )
     out = check_texts("prompt", prompts)
     for i, text in enumerate(out):
         if not text.strip():
@@ -160,15 +162,19 @@ class BARTScorer(Scorer):
         runtime = self.runtime
         entry = variants[variant]
         self.resolved = resolve(checkpoint or entry["checkpoint"], revision, flag="checkpoint=")
-        self.model, self.tokenizer = load_seq2seq(self.resolved, runtime.device, runtime.dtype, progress=runtime.progress)
+        self.model, self.tokenizer = load_seq2seq(
+            self.resolved, runtime.device, runtime.dtype, progress=runtime.progress
+        )
         self.runtime = runtime.settled(next(self.model.parameters()).dtype)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit is not None and max_length > limit:
             raise ArgumentError(f"max_length={max_length} exceeds the model's {limit} positions")
         specials = self.tokenizer.num_special_tokens_to_add()
         if max_length <= specials:  # no room for a text token: nothing to score, no window could advance
-            raise ArgumentError(f"max_length must be at least {specials + 1} for {self.resolved.name!r} "
-                                f"({specials} special tokens and one text token), got {max_length}")
+            raise ArgumentError(
+                f"max_length must be at least {specials + 1} for {self.resolved.name!r} "
+                f"({specials} special tokens and one text token), got {max_length}"
+            )
         self.para = "none"
         if "para_weights" in entry or para_weights is not None:
             self.para = load_para_weights(self.model, para_weights, entry.get("para_weights", {}))
@@ -205,12 +211,16 @@ class BARTScorer(Scorer):
         runtime = self._call_runtime(batch_size=batch_size)
         self._truncated = 0
         if self.long_inputs == "error":
-            self._pairs.check([(f"srcs[{i}]", t) for i, t in enumerate(srcs)] + [(f"tgts[{i}]", t) for i, t in enumerate(tgts)])
+            self._pairs.check(
+                [(f"srcs[{i}]", t) for i, t in enumerate(srcs)] + [(f"tgts[{i}]", t) for i, t in enumerate(tgts)]
+            )
         scores = self._pair_scores(srcs, tgts, runtime)[0].tolist()
         self._warn_truncated()
         return scores
 
-    def _pair_scores(self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None) -> Tuple[np.ndarray, List[int]]:
+    def _pair_scores(
+        self, srcs: List[str], tgts: List[str], runtime: Any, progress: Any = None
+    ) -> Tuple[np.ndarray, List[int]]:
         """Per pair, the score of ``tgts[i]`` given ``srcs[i]`` and the (chunk, piece) pairs scored for it."""
         starts: List[int] = []  # per pair, the first target position counted (after document context)
         plan, tgt_ids = self._pairs.plan(srcs, tgts, self._encode, starts)
@@ -234,14 +244,19 @@ class BARTScorer(Scorer):
         ids = self.tokenizer(texts, max_length=self.max_length, truncation=True)["input_ids"]
         full = [i for i, row in enumerate(ids) if len(row) >= self.max_length]
         if full:
-            longer = self.tokenizer([texts[i] for i in full], max_length=self.max_length + 1, truncation=True)["input_ids"]
+            longer = self.tokenizer([texts[i] for i in full], max_length=self.max_length + 1, truncation=True)[
+                "input_ids"
+            ]
             self._truncated += sum(len(row) > self.max_length for row in longer)
         return [list(row) for row in ids]
 
     def _warn_truncated(self) -> None:
         """One warning per public call, counting every truncated distinct text."""
         if self._truncated:
-            warnings.warn(f"{self._truncated} text(s) longer than max_length={self.max_length} tokens were truncated", stacklevel=3)
+            warnings.warn(
+                f"{self._truncated} text(s) longer than max_length={self.max_length} tokens were truncated",
+                stacklevel=3,
+            )
         self._truncated = 0
 
     # -- the metric -------------------------------------------------------------------------
@@ -268,24 +283,69 @@ class BARTScorer(Scorer):
         averages the per-prompt, already aggregated, scores. ``batch_size``, ``max_tokens`` and
         ``progress`` override the scorer's settings for this call.
         """
-        return self.run(self.make_call(predictions, references, sources, direction=direction, prompt=prompt, prompt_side=prompt_side, agg=agg,
-                                       batch_size=batch_size, max_tokens=max_tokens, progress=progress, context=context, doc_ids=doc_ids))  # type: ignore[return-value]
+        return self.run(
+            self.make_call(
+                predictions,
+                references,
+                sources,
+                direction=direction,
+                prompt=prompt,
+                prompt_side=prompt_side,
+                agg=agg,
+                batch_size=batch_size,
+                max_tokens=max_tokens,
+                progress=progress,
+                context=context,
+                doc_ids=doc_ids,
+            )
+        )  # type: ignore[return-value]
 
-    def make_call(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None,
-                  **options: Any) -> Call:
+    def make_call(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> Call:
         """The checked form of :meth:`compute`'s call (its keywords; see :meth:`Scorer.make_call`)."""
-        given = {name: options.pop(name) for name in ("direction", "prompt", "prompt_side", "agg", "batch_size", "max_tokens", "progress",
-                                                      "context", "doc_ids") if name in options}
+        given = {
+            name: options.pop(name)
+            for name in (
+                "direction",
+                "prompt",
+                "prompt_side",
+                "agg",
+                "batch_size",
+                "max_tokens",
+                "progress",
+                "context",
+                "doc_ids",
+            )
+            if name in options
+        }
         if options:
             raise ArgumentTypeError(f"bartscore calls take no option {', '.join(sorted(options))}=")
-        direction = _choice("direction", given.get("direction") or self._default_direction(references, sources), DIRECTIONS)
+        direction = _choice(
+            "direction", given.get("direction") or self._default_direction(references, sources), DIRECTIONS
+        )
         side = _choice("prompt_side", given.get("prompt_side", "encoder"), PROMPT_SIDES)
         agg = _choice("agg", given.get("agg", "mean"), AGGREGATIONS)
         prompt = given.get("prompt")
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
         runtime = self._call_runtime(given.get("batch_size"), given.get("max_tokens"), given.get("progress"))
-        return self._make_call(predictions, references, sources, multiref=agg, runtime=runtime, direction=direction, prompt=prompt,
-                               prompt_side=side, prompts=prompts, context=given.get("context", 0), doc_ids=given.get("doc_ids"))
+        return self._make_call(
+            predictions,
+            references,
+            sources,
+            multiref=agg,
+            runtime=runtime,
+            direction=direction,
+            prompt=prompt,
+            prompt_side=side,
+            prompts=prompts,
+            context=given.get("context", 0),
+            doc_ids=given.get("doc_ids"),
+        )
 
     def run(self, call: Any) -> Any:
         """:meth:`Scorer.run`, warning once per call about truncated inputs."""
@@ -309,24 +369,40 @@ class BARTScorer(Scorer):
         if self.long_inputs != "error":
             return call
         direction, prompts, side = call.options["direction"], call.options["prompts"], call.options["prompt_side"]
-        hyp_roles = ([] if direction == "recall" else ["decoder"]) + (["encoder"] if direction in ("recall", "f", "harmonic") else [])
+        hyp_roles = ([] if direction == "recall" else ["decoder"]) + (
+            ["encoder"] if direction in ("recall", "f", "harmonic") else []
+        )
         other_roles = ["encoder" if role == "decoder" else "decoder" for role in hyp_roles]
         named = [(f"predictions[{i}]", text, hyp_roles) for i, text in enumerate(call.predictions)]
         if call.sources is not None:
             named += [(f"sources[{i}]", text, other_roles) for i, text in enumerate(call.sources)]
         if call.references is not None:
-            named += [(f"references[{i}]" + (f"[{j}]" if len(refs) > 1 else ""), text, other_roles)
-                      for i, refs in enumerate(call.references) for j, text in enumerate(refs)]
-        self._pairs.check([(name, (_encoder_text if role == "encoder" else _decoder_text)(text, p, side))
-                           for name, text, roles in named for role in roles for p in prompts])
+            named += [
+                (f"references[{i}]" + (f"[{j}]" if len(refs) > 1 else ""), text, other_roles)
+                for i, refs in enumerate(call.references)
+                for j, text in enumerate(refs)
+            ]
+        self._pairs.check(
+            [
+                (name, (_encoder_text if role == "encoder" else _decoder_text)(text, p, side))
+                for name, text, roles in named
+                for role in roles
+                for p in prompts
+            ]
+        )
         return call
 
     def _pair_texts(self, items: List[Item], call: Call) -> Tuple[List[Any], List[Any]]:
         """The (encoder, decoder) texts of ``items``, prompts first, then directions, then items."""
         direction, prompts, side = call.options["direction"], call.options["prompts"], call.options["prompt_side"]
         hyps = [(c.prediction if c else (), item.prediction) for item, c in ((i, i.context) for i in items)]
-        flat = [((c.source if direction == "src" else c.reference) if c else (), item.source if direction == "src" else item.reference)
-                for item, c in ((i, i.context) for i in items)]
+        flat = [
+            (
+                (c.source if direction == "src" else c.reference) if c else (),
+                item.source if direction == "src" else item.reference,
+            )
+            for item, c in ((i, i.context) for i in items)
+        ]
         srcs: List[Any] = []
         tgts: List[Any] = []
         for p in prompts:
@@ -358,12 +434,19 @@ class BARTScorer(Scorer):
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> BARTScoreResult:
         # Each column is (items, prompts), aggregated over references: average the prompts (Eq. 3).
         k = len(call.options["prompts"])
-        result = BARTScoreResult(self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()})
+        result = BARTScoreResult(
+            self.make_signature(call), {name: values.sum(axis=1) / k for name, values in columns.items()}
+        )
         # Per prediction: the most (chunk, piece) pairs one of its pairs was scored in.
         # (Only "auto" plans again for items another process scored: the others are 1, and a second
         # truncating encode would count the truncated texts of the warning twice.)
         result.windows = prediction_windows(
-            call, lambda items: _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), None)[0].windows) if self.long_inputs == "auto" else dict.fromkeys(items, 1)
+            call,
+            lambda items: (
+                _item_windows(items, self._pairs.plan(*self._pair_texts(items, call), None)[0].windows)
+                if self.long_inputs == "auto"
+                else dict.fromkeys(items, 1)
+            ),
         )
         return result
 

@@ -25,8 +25,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import too_long
+from nlgscore.errors import ArgumentError
 from nlgscore.seq2seq.chunking import LongText, Plan, Side
 from nlgscore.seq2seq.doc_context import with_context
 
@@ -48,7 +48,9 @@ class BartPairs:
             content = self.tokenizer("a", add_special_tokens=False, verbose=False)["input_ids"]
             at = next((k for k in range(len(probe) - len(content) + 1) if probe[k : k + len(content)] == content), None)
             if at is None or not content:
-                raise ArgumentError(f"long_inputs='auto' cannot find a text between the special tokens of {type(self.tokenizer).__name__}; use long_inputs='truncate'")
+                raise ArgumentError(
+                    f"long_inputs='auto' cannot find a text between the special tokens of {type(self.tokenizer).__name__}; use long_inputs='truncate'"
+                )
             head, tail = tuple(probe[:at]), tuple(probe[at + len(content) :])
             self._side = Side(head, tail, self.max_length - len(head) - len(tail))
         return self._side
@@ -59,12 +61,19 @@ class BartPairs:
 
     def long_text(self, text: str) -> LongText:
         if not getattr(self.tokenizer, "is_fast", False):  # only a fast tokenizer gives token offsets
-            raise ArgumentError(f"long_inputs='auto' needs a fast tokenizer for sentence offsets, got {type(self.tokenizer).__name__}; use long_inputs='truncate'")
+            raise ArgumentError(
+                f"long_inputs='auto' needs a fast tokenizer for sentence offsets, got {type(self.tokenizer).__name__}; use long_inputs='truncate'"
+            )
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return LongText(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]], SPLIT_LANG)
 
-    def plan(self, srcs: Sequence[Any], tgts: Sequence[Any], encode: Optional[Callable[[List[str]], List[List[int]]]],
-             starts: Optional[List[int]] = None) -> Tuple[Plan, List[List[int]]]:
+    def plan(
+        self,
+        srcs: Sequence[Any],
+        tgts: Sequence[Any],
+        encode: Optional[Callable[[List[str]], List[List[int]]]],
+        starts: Optional[List[int]] = None,
+    ) -> Tuple[Plan, List[List[int]]]:
         """The plan of the pairs ``zip(srcs, tgts)`` and each pair's whole target ids. ``encode``
         gives the truncating ids (``"truncate"``/``"error"``); ``"auto"`` does not use it. A text
         read after its document context is a :data:`~nlgscore.seq2seq.doc_context.ContextText`;
@@ -88,7 +97,9 @@ class BartPairs:
             targets.append(ids[t])
         return plan, targets
 
-    def _with_context(self, srcs: Sequence[Any], tgts: Sequence[Any], encode: Any, starts: Optional[List[int]]) -> Tuple[List[Any], List[Any]]:
+    def _with_context(
+        self, srcs: Sequence[Any], tgts: Sequence[Any], encode: Any, starts: Optional[List[int]]
+    ) -> Tuple[List[Any], List[Any]]:
         """The pairs with each context side as its ids (a tuple: what fits of the context, the
         separator after each sentence); a sentence too long alone stays a text, read without context."""
         sides = [x for x in list(srcs) + list(tgts) if not isinstance(x, str)]
@@ -96,14 +107,20 @@ class BartPairs:
             if starts is not None:
                 starts.extend([0] * len(tgts))
             return list(srcs), list(tgts)
-        head, tail, room = self.side().head, self.side().tail, self.max_length - len(self.side().head) - len(self.side().tail)
+        head, tail, room = (
+            self.side().head,
+            self.side().tail,
+            self.max_length - len(self.side().head) - len(self.side().tail),
+        )
         texts = list(dict.fromkeys(t for ctx, text in sides for t in (*ctx, text)))
         content = dict(zip(texts, self.tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]))
 
         def read(x: Any) -> Tuple[Any, int]:
             if isinstance(x, str):
                 return x, 0
-            built = with_context([content[c] for c in x[0]], content[x[1]], self.tokenizer.sep_token_id, lambda n: n <= room)
+            built = with_context(
+                [content[c] for c in x[0]], content[x[1]], self.tokenizer.sep_token_id, lambda n: n <= room
+            )
             if built is None or not built[1]:
                 return x[1], 0
             ids, at = built
@@ -118,7 +135,9 @@ class BartPairs:
     def _checked_long(self, text: str, ids: List[int]) -> LongText:
         long = self.long_text(text)
         if self.side().wrap(long.ids) != ids:  # the content ids must be the whole text's, or the layout is not BART's
-            raise ArgumentError("long_inputs='auto': the tokenizer's ids of a text without special tokens do not nest in its ids with them; use long_inputs='truncate'")
+            raise ArgumentError(
+                "long_inputs='auto': the tokenizer's ids of a text without special tokens do not nest in its ids with them; use long_inputs='truncate'"
+            )
         return long
 
     def check(self, named: Sequence[Tuple[str, str]]) -> None:
@@ -127,7 +146,12 @@ class BartPairs:
         lengths = dict(zip(texts, (len(row) for row in self.full_ids(texts))))
         for name, text in named:
             if lengths[text] > self.max_length:
-                raise too_long(name, lengths[text], self.max_length, f"BARTScore's max_length ({type(self.tokenizer).__name__} ids, special tokens included)")
+                raise too_long(
+                    name,
+                    lengths[text],
+                    self.max_length,
+                    f"BARTScore's max_length ({type(self.tokenizer).__name__} ids, special tokens included)",
+                )
 
 
 def counted(pad_id: int) -> Callable[[List[int]], np.ndarray]:

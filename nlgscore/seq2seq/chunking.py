@@ -123,7 +123,15 @@ class Side:
 class _LongPair:
     """One over-long (encoder text, target) pair: where its sub-pairs start, and how to assemble them."""
 
-    def __init__(self, first: int, chunks: List[Span], pieces: List[Span], segments: List[Tuple[Span, int]], target_ids: List[int], side: Side) -> None:
+    def __init__(
+        self,
+        first: int,
+        chunks: List[Span],
+        pieces: List[Span],
+        segments: List[Tuple[Span, int]],
+        target_ids: List[int],
+        side: Side,
+    ) -> None:
         self.first, self.chunks, self.pieces, self.segments = first, chunks, pieces, segments
         self.target_ids, self.side = target_ids, side
 
@@ -186,7 +194,10 @@ class Plan:
         """Per added pair, its whole target's per-token log-probabilities. ``counted(target_ids)``
         weighs the tokens of a target in the metric's score (1 counted, 0 not): a segment takes
         the chunk with the highest weighted sum."""
-        return [logprobs[first] if pair is None else pair.assemble(logprobs, counted(pair.target_ids)) for first, pair in self._pairs]
+        return [
+            logprobs[first] if pair is None else pair.assemble(logprobs, counted(pair.target_ids))
+            for first, pair in self._pairs
+        ]
 
 
 def prediction_windows(call: Any, plan_items: Callable[[List[Any]], Dict[Any, int]]) -> List[int]:

@@ -24,7 +24,9 @@ __all__ = ["ContextText", "read_side", "with_context"]
 ContextText = Tuple[Tuple[str, ...], str]
 
 
-def with_context(context: Sequence[List[int]], ids: List[int], separator: int, fits: Callable[[int], bool]) -> Optional[Tuple[List[int], int]]:
+def with_context(
+    context: Sequence[List[int]], ids: List[int], separator: int, fits: Callable[[int], bool]
+) -> Optional[Tuple[List[int], int]]:
     """``(content ids, where the sentence starts)`` of ``ids`` after as many of the latest
     ``context`` sentences' ids as fit, each followed by ``separator``; None if ``ids`` alone does
     not fit (the caller scores it without context).
@@ -45,7 +47,9 @@ def with_context(context: Sequence[List[int]], ids: List[int], separator: int, f
     return kept + list(ids), len(kept)
 
 
-def read_side(side: Any, ids: Dict[str, List[int]], separator: int, fits: Callable[[int], bool]) -> Tuple[List[int], int]:
+def read_side(
+    side: Any, ids: Dict[str, List[int]], separator: int, fits: Callable[[int], bool]
+) -> Tuple[List[int], int]:
     """``(content ids, where the sentence starts)`` of one side of a pair: a text (``ids[text]``,
     0) or a :data:`ContextText` (:func:`with_context`; its sentence must fit alone)."""
     if isinstance(side, str):

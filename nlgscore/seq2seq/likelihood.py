@@ -41,14 +41,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
-from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.gemm import linear, use_onednn_linears
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.backend.models import ResolvedModel
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
@@ -71,7 +71,9 @@ def check_seq2seq(model: Any, name: str = "model") -> None:
         )
 
 
-def load_seq2seq(resolved: ResolvedModel, device: Any = None, dtype: Any = None, progress: bool = False) -> Tuple[Any, Any]:
+def load_seq2seq(
+    resolved: ResolvedModel, device: Any = None, dtype: Any = None, progress: bool = False
+) -> Tuple[Any, Any]:
     """Load ``(model, tokenizer)`` from a resolved folder: eval mode, on ``device``, in ``dtype``
     (as :func:`nlgscore.core.runtime.resolve_runtime` reads them; ``"auto"`` is settled on the
     loaded model: read the result's dtype from the model). ``progress`` shows transformers'
@@ -154,7 +156,9 @@ def target_logprobs(
         # The states of every recurring source would not fit in the cache (a large utility
         # matrix: each text the source of many pairs): take the sources one after the other,
         # longest first, their targets longest first, so each is encoded once and then dropped.
-        sort_keys = [(-len(source_keys[source_of[i]]), source_of[i], -len(distinct[i][1])) for i in range(len(distinct))]
+        sort_keys = [
+            (-len(source_keys[source_of[i]]), source_of[i], -len(distinct[i][1])) for i in range(len(distinct))
+        ]
     results: List[Optional[np.ndarray]] = [None] * len(distinct)
     engine = _Engine(model, pad_id, decoder_start_id, float(temperature), pending, CACHE_BUDGETS * max_tokens)
 
@@ -168,7 +172,16 @@ def target_logprobs(
             for i, values in zip(group, scored):
                 results[i] = values
 
-    run_batches(lengths, process, max_tokens=max_tokens, max_batch_size=max_batch_size, group=source_of, progress=progress, desc=desc, sort_keys=sort_keys)
+    run_batches(
+        lengths,
+        process,
+        max_tokens=max_tokens,
+        max_batch_size=max_batch_size,
+        group=source_of,
+        progress=progress,
+        desc=desc,
+        sort_keys=sort_keys,
+    )
     return [results[j].copy() for j in inverse]  # type: ignore[union-attr]
 
 
@@ -179,18 +192,26 @@ class _Engine:
     ones are dropped beyond ``cache_tokens`` source tokens, so memory stays bounded.
     """
 
-    def __init__(self, model: Any, pad_id: int, decoder_start_id: int, temperature: float, pending: Counter, cache_tokens: int) -> None:
+    def __init__(
+        self, model: Any, pad_id: int, decoder_start_id: int, temperature: float, pending: Counter, cache_tokens: int
+    ) -> None:
         self.model = model
         self.pad_id = pad_id
         self.decoder_start_id = decoder_start_id
         self.temperature = temperature
         self.device = next(model.parameters()).device
         # A wrapper (e.g. a test double) without the transformers layout takes the plain forward.
-        self.head_on_real_tokens = model.config.model_type in LM_HEAD_ON_REAL_TOKENS and hasattr(model, "lm_head") and hasattr(model, "model")
+        self.head_on_real_tokens = (
+            model.config.model_type in LM_HEAD_ON_REAL_TOKENS and hasattr(model, "lm_head") and hasattr(model, "model")
+        )
         # Decoder layers whose cross-attention has k_proj/v_proj (the BART family) can share them.
         layers = getattr(getattr(getattr(model, "model", None), "decoder", None), "layers", None) or []
         attentions = [getattr(layer, "encoder_attn", None) for layer in layers]
-        self.cross_share_ok = self.head_on_real_tokens and bool(attentions) and all(hasattr(a, "k_proj") and hasattr(a, "v_proj") for a in attentions)
+        self.cross_share_ok = (
+            self.head_on_real_tokens
+            and bool(attentions)
+            and all(hasattr(a, "k_proj") and hasattr(a, "v_proj") for a in attentions)
+        )
         self.pending = pending  # source index -> pairs not yet scored
         self.cache_tokens = cache_tokens
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
@@ -261,7 +282,9 @@ class _Engine:
                 else:
                     projection.forward = previous
 
-    def run(self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]) -> List[np.ndarray]:
+    def run(
+        self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]
+    ) -> List[np.ndarray]:
         import torch
         from torch.nn.utils.rnn import pad_sequence
         from transformers.modeling_outputs import BaseModelOutput
@@ -287,11 +310,20 @@ class _Engine:
             decoder_input[:, 1:] = labels[:, :-1]
             decoder_input = decoder_input.masked_fill(label_mask == 0, self.pad_id)
             valid = label_mask.bool()
-            inputs = {"encoder_outputs": BaseModelOutput(last_hidden_state=hidden), "attention_mask": enc_mask, "decoder_input_ids": decoder_input, "use_cache": False}
+            inputs = {
+                "encoder_outputs": BaseModelOutput(last_hidden_state=hidden),
+                "attention_mask": enc_mask,
+                "decoder_input_ids": decoder_input,
+                "use_cache": False,
+            }
             if self.head_on_real_tokens:
                 # The vocabulary projection is the largest matmul: run it on real target tokens
                 # only, not on the padding of the batch (same arithmetic as the model's forward).
-                sharing = self.shared_cross_projections(distinct, select, hidden) if shared and self.cross_share_ok else nullcontext()
+                sharing = (
+                    self.shared_cross_projections(distinct, select, hidden)
+                    if shared and self.cross_share_ok
+                    else nullcontext()
+                )
                 with sharing:
                     decoded = self.model.model(**inputs).last_hidden_state[valid]
                 head = self.model.lm_head

@@ -32,13 +32,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.kernel_label import kernel_field
+from nlgscore.backend.tables import table
+from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.long_inputs import check_long_inputs, too_long
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
-from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.chunking import LongText, Plan, Side, prediction_windows
 from nlgscore.seq2seq.doc_context import read_side
 from nlgscore.seq2seq.prism_loading import load_prism
@@ -130,13 +130,17 @@ class PrismScorer(Scorer):
             raise ArgumentTypeError(f"lang must be a language code such as 'en', got {type(lang).__name__}")
         if checkpoint is None and lang not in table("prism")["languages"]:
             # Fail before loading 3 GB of weights the language cannot be scored with.
-            raise ArgumentError(f"lang {lang!r} is not one of the 39 languages of Prism m39v1: {', '.join(table('prism')['languages'])}")
+            raise ArgumentError(
+                f"lang {lang!r} is not one of the 39 languages of Prism m39v1: {', '.join(table('prism')['languages'])}"
+            )
         self.mode = mode
         self.needs = ("sources",) if mode == "src" else ("references",)
         self.lang = lang
         super().__init__(**runtime_options)
         runtime = self.runtime
-        self._loaded = load_prism(checkpoint, revision=revision, device=runtime.device, dtype=runtime.dtype, progress=runtime.progress)
+        self._loaded = load_prism(
+            checkpoint, revision=revision, device=runtime.device, dtype=runtime.dtype, progress=runtime.progress
+        )
         self.runtime = runtime.settled(self._loaded.dtype)
         self.tokenizer = self._loaded.tokenizer
         self.lang_id = self.tokenizer.lang_id(lang)  # unknown language: ValueError naming lang
@@ -159,35 +163,59 @@ class PrismScorer(Scorer):
             long_inputs=self.long_inputs,
         )
 
-    def score(self, cands: Sequence[str], refs: Optional[Sequence] = None, srcs: Optional[Sequence[str]] = None, *,
-              context: int = 0, doc_ids: Optional[Sequence[Any]] = None) -> PrismResult:
+    def score(
+        self,
+        cands: Sequence[str],
+        refs: Optional[Sequence] = None,
+        srcs: Optional[Sequence[str]] = None,
+        *,
+        context: int = 0,
+        doc_ids: Optional[Sequence[Any]] = None,
+    ) -> PrismResult:
         """The historical call: Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one);
         same numbers as :meth:`compute`."""
         if (refs is None) == (srcs is None):
             raise ArgumentError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
         names = ("cands", "refs", "srcs")
-        return self._run(cands, refs, srcs, names=names, mode="ref" if refs is not None else "src", input_names=names,  # type: ignore[return-value]
-                         context=context, doc_ids=doc_ids)
+        return self._run(
+            cands,
+            refs,
+            srcs,
+            names=names,
+            mode="ref" if refs is not None else "src",
+            input_names=names,  # type: ignore[return-value]
+            context=context,
+            doc_ids=doc_ids,
+        )
 
     def _call_needs(self, references: Any, sources: Any, options: Dict[str, Any]) -> Tuple[str, ...]:
         """``mode`` (of the call, else of the scorer) if set, else whichever input is given."""
         mode = options.get("mode") or self.mode
         if mode is None:
             if (references is None) == (sources is None):
-                raise ArgumentError("pass exactly one of references (Prism-ref) or sources (Prism-src), or set mode='ref'/'src'")
+                raise ArgumentError(
+                    "pass exactly one of references (Prism-ref) or sources (Prism-src), or set mode='ref'/'src'"
+                )
             mode = "ref" if references is not None else "src"
         return ("references",) if mode == "ref" else ("sources",)
 
     def _pairs(self, items: List[Item], call: Call) -> List[Tuple[Any, Any]]:
         """The (source, target) texts scored for ``items``: per item one (``src``) or two (``ref``);
         a text read after its document context is a :data:`~nlgscore.seq2seq.doc_context.ContextText`."""
+
         def side(text: str, context: Tuple[str, ...]) -> Any:
             return (context, text) if context else text
 
         ctx = [item.context for item in items]
         if _mode(call) == "src":
-            return [(side(i.source, c.source if c else ()), side(i.prediction, c.prediction if c else ())) for i, c in zip(items, ctx)]
-        pairs = [(side(i.reference, c.reference if c else ()), side(i.prediction, c.prediction if c else ())) for i, c in zip(items, ctx)]
+            return [
+                (side(i.source, c.source if c else ()), side(i.prediction, c.prediction if c else ()))
+                for i, c in zip(items, ctx)
+            ]
+        pairs = [
+            (side(i.reference, c.reference if c else ()), side(i.prediction, c.prediction if c else ()))
+            for i, c in zip(items, ctx)
+        ]
         return pairs + [(cand, ref) for ref, cand in pairs]
 
     def _prepare(self, call: Call, items: List[Item]) -> Call:
@@ -195,16 +223,34 @@ class PrismScorer(Scorer):
         if self.long_inputs == "error" and self.tokenizer.max_positions is not None:
             names = dict(zip(INPUT_NAMES, call.options.get("input_names", INPUT_NAMES)))
             limit = self.tokenizer.max_positions
-            named = [(f"{names['predictions']}[{i}]", text, limit - 2, "target side") for i, text in enumerate(call.predictions)]
+            named = [
+                (f"{names['predictions']}[{i}]", text, limit - 2, "target side")
+                for i, text in enumerate(call.predictions)
+            ]
             if call.sources is not None:
-                named += [(f"{names['sources']}[{i}]", text, limit - 1, "source side") for i, text in enumerate(call.sources)]
+                named += [
+                    (f"{names['sources']}[{i}]", text, limit - 1, "source side") for i, text in enumerate(call.sources)
+                ]
             if call.references is not None:  # a reference is a target too (Prism-ref scores both directions)
-                named += [(f"{names['references']}[{i}]" + (f"[{j}]" if len(refs) > 1 else ""), text, limit - 2, "target side")
-                          for i, refs in enumerate(call.references) for j, text in enumerate(refs)]
+                named += [
+                    (
+                        f"{names['references']}[{i}]" + (f"[{j}]" if len(refs) > 1 else ""),
+                        text,
+                        limit - 2,
+                        "target side",
+                    )
+                    for i, refs in enumerate(call.references)
+                    for j, text in enumerate(refs)
+                ]
             lengths = dict(zip(*_distinct_lengths(self.tokenizer, [text for _, text, _, _ in named])))
             for name, text, most, what in named:
                 if lengths[text] > most:
-                    raise too_long(name, lengths[text], most, f"{self._loaded.name} on the {what} ({limit} positions with the special tokens)")
+                    raise too_long(
+                        name,
+                        lengths[text],
+                        most,
+                        f"{self._loaded.name} on the {what} ({limit} positions with the special tokens)",
+                    )
         call.options["_windows"] = {}
         return call
 
@@ -242,7 +288,9 @@ class PrismScorer(Scorer):
                 return dict.fromkeys(items, 1)
             windows = self._plan(self._pairs(items, call), _mode(call))[0].windows
         n = len(items)
-        return dict(zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])]))
+        return dict(
+            zip(items, windows[:n] if len(windows) == n else [max(a, b) for a, b in zip(windows[:n], windows[n:])])
+        )
 
     def _plan(self, pairs: List[Tuple[Any, Any]], mode: str) -> Tuple[Plan, int, List[int]]:
         """The id pairs to score for ``pairs`` (text pairs), how many were cut (``truncate``), and
@@ -258,7 +306,11 @@ class PrismScorer(Scorer):
         source_lang = self.lang if mode == "ref" else SOURCE_SPLIT_LANG
         for source, tgt in pairs:
             source_text, target_text = _texts(source)[-1], _texts(tgt)[-1]
-            if (isinstance(source, tuple) or isinstance(tgt, tuple)) and encoder.fits(len(ids[source_text])) and target.fits(len(ids[target_text])):
+            if (
+                (isinstance(source, tuple) or isinstance(tgt, tuple))
+                and encoder.fits(len(ids[source_text]))
+                and target.fits(len(ids[target_text]))
+            ):
                 src_ids, _ = read_side(source, ids, tok.eos_id, encoder.fits)  # document context: what fits of it
                 tgt_ids, start = read_side(tgt, ids, tok.eos_id, target.fits)
                 plan.add(tok.source(src_ids)[0], tok.target(tgt_ids, self.lang)[0])
@@ -267,7 +319,12 @@ class PrismScorer(Scorer):
             source, tgt = source_text, target_text
             scored_from.append(1)
             if self.long_inputs == "auto" and not (encoder.fits(len(ids[source])) and target.fits(len(ids[tgt]))):
-                plan.add_long(*(self._long_text(long_texts, text, lang) for text, lang in ((source, source_lang), (tgt, self.lang))))
+                plan.add_long(
+                    *(
+                        self._long_text(long_texts, text, lang)
+                        for text, lang in ((source, source_lang), (tgt, self.lang))
+                    )
+                )
                 continue
             source_ids, cut_source = tok.source(ids[source])
             target_ids, cut_target = tok.target(ids[tgt], self.lang)
@@ -295,7 +352,11 @@ class PrismScorer(Scorer):
         logprobs = plan.assemble(self._logprobs(plan.sources, plan.targets, call), _counted)
         # Position 0 is the force-decoded language tag: not part of the score (original prism.py);
         # with document context, neither are the context's tokens.
-        return [float(np.mean(lp[a:])) for lp, a in zip(logprobs, starts)], [float(np.sum(lp[a:])) for lp, a in zip(logprobs, starts)], plan.windows
+        return (
+            [float(np.mean(lp[a:])) for lp, a in zip(logprobs, starts)],
+            [float(np.sum(lp[a:])) for lp, a in zip(logprobs, starts)],
+            plan.windows,
+        )
 
     def _logprobs(self, sources: List[List[int]], targets: List[List[int]], call: Call) -> List[np.ndarray]:
         from nlgscore.seq2seq.likelihood import target_logprobs

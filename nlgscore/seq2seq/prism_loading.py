@@ -34,23 +34,30 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional
 
-from nlgscore.errors import ArgumentError
 from nlgscore.backend.gemm import use_onednn_linears
 from nlgscore.backend.loading import model_loading
 from nlgscore.backend.model_files import IncompleteModelError, read_json
 from nlgscore.backend.models import resolve
-from nlgscore.core.runtime import dtype_name, resolve_runtime, settle_dtype
-from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
 from nlgscore.backend.tables import table
+from nlgscore.core.runtime import dtype_name, resolve_runtime, settle_dtype
+from nlgscore.errors import ArgumentError
+from nlgscore.seq2seq.prism_tokenizer import PrismTokenizer
 
 # Keys of the port's config.json that describe the files, not the network.
 _NOT_ARCHITECTURE = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")
 # Stored tensors that are recomputed: sinusoidal position tables and fairseq bookkeeping.
 _HARMLESS = re.compile(r"(embed_positions\.(weights?|_float_tensor)|\.version|_float_tensor)$")
 # Weights that may legitimately be absent: tied to the shared embedding, or recomputed.
-_TIED = re.compile(r"^(lm_head\.weight|model\.(encoder|decoder)\.embed_tokens\.weight|model\.(encoder|decoder)\.embed_positions\.weights?|final_logits_bias)$")
+_TIED = re.compile(
+    r"^(lm_head\.weight|model\.(encoder|decoder)\.embed_tokens\.weight|model\.(encoder|decoder)\.embed_positions\.weights?|final_logits_bias)$"
+)
 # Where the port may store the one shared embedding matrix.
-_EMBEDDINGS = ("model.shared.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight")
+_EMBEDDINGS = (
+    "model.shared.weight",
+    "model.encoder.embed_tokens.weight",
+    "model.decoder.embed_tokens.weight",
+    "lm_head.weight",
+)
 
 
 @dataclass
@@ -87,7 +94,9 @@ def check_loading_info(info: Dict[str, Iterable], checkpoint: str) -> None:
     if mismatched:
         problems.append(f"weights of the wrong shape: {', '.join(mismatched)}")
     if problems:
-        raise ArgumentError(f"checkpoint {checkpoint!r} does not fit a Prism (fairseq transformer) model; " + "; ".join(problems))
+        raise ArgumentError(
+            f"checkpoint {checkpoint!r} does not fit a Prism (fairseq transformer) model; " + "; ".join(problems)
+        )
 
 
 def fairseq_sinusoids(n: int, dim: int, padding_idx: int) -> Any:
@@ -132,18 +141,41 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     from safetensors.torch import load_file
     from transformers import MarianConfig, MarianMTModel
 
-    fields = {key: raw[key] for key in ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-                                        "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim") if key in raw}
+    fields = {
+        key: raw[key]
+        for key in (
+            "vocab_size",
+            "d_model",
+            "encoder_layers",
+            "decoder_layers",
+            "encoder_attention_heads",
+            "decoder_attention_heads",
+            "encoder_ffn_dim",
+            "decoder_ffn_dim",
+        )
+        if key in raw
+    }
     config = MarianConfig(
-        **fields, max_position_embeddings=raw.get("max_position_embeddings", 1024),
-        activation_function=raw.get("activation_function", "relu"), scale_embedding=raw.get("scale_embedding", True),
-        pad_token_id=raw.get("pad_token_id", 1), eos_token_id=raw.get("eos_token_id", 2), bos_token_id=raw.get("bos_token_id", 0),
-        decoder_start_token_id=raw.get("decoder_start_token_id", 2), share_encoder_decoder_embeddings=True,
-        tie_word_embeddings=True, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        **fields,
+        max_position_embeddings=raw.get("max_position_embeddings", 1024),
+        activation_function=raw.get("activation_function", "relu"),
+        scale_embedding=raw.get("scale_embedding", True),
+        pad_token_id=raw.get("pad_token_id", 1),
+        eos_token_id=raw.get("eos_token_id", 2),
+        bos_token_id=raw.get("bos_token_id", 0),
+        decoder_start_token_id=raw.get("decoder_start_token_id", 2),
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
     )
     stored = load_file(os.path.join(path, "model.safetensors"))
     # A base-model save (PrismModel rather than PrismForConditionalGeneration) has no "model." prefix.
-    stored = {key if key.startswith(("model.", "lm_head.", "final_logits_bias")) else f"model.{key}": value for key, value in stored.items()}
+    stored = {
+        key if key.startswith(("model.", "lm_head.", "final_logits_bias")) else f"model.{key}": value
+        for key, value in stored.items()
+    }
     embeddings = [stored[key] for key in _EMBEDDINGS if key in stored]
     if not embeddings:
         raise ArgumentError(f"checkpoint {checkpoint!r} stores no token embedding ({' or '.join(_EMBEDDINGS)})")
@@ -162,7 +194,9 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     try:
         missing, extra = model.load_state_dict(state, strict=False)
     except RuntimeError as err:  # shapes that do not fit the config
-        raise ArgumentError(f"checkpoint {checkpoint!r}: weights of the wrong shape for its config.json: {err}") from err
+        raise ArgumentError(
+            f"checkpoint {checkpoint!r}: weights of the wrong shape for its config.json: {err}"
+        ) from err
     check_loading_info({"missing_keys": missing, "unexpected_keys": unexpected + list(extra)}, checkpoint)
     with torch.no_grad():
         for side in (model.model.encoder, model.model.decoder):
@@ -217,5 +251,9 @@ def load_prism(
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.
     tokenizer.lang_ids = {code: i for code, i in tokenizer.lang_ids.items() if i < config.vocab_size}
     if not tokenizer.lang_ids:
-        raise ArgumentError(f"checkpoint {checkpoint!r} has no language tags (<en> or __en__) within its vocabulary of {config.vocab_size}")
-    return LoadedPrism(model=model, tokenizer=tokenizer, name=resolved.name, revision=resolved.revision, dtype=dtype_name(torch_dtype))
+        raise ArgumentError(
+            f"checkpoint {checkpoint!r} has no language tags (<en> or __en__) within its vocabulary of {config.vocab_size}"
+        )
+    return LoadedPrism(
+        model=model, tokenizer=tokenizer, name=resolved.name, revision=resolved.revision, dtype=dtype_name(torch_dtype)
+    )

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from nlgscore.errors import ArgumentError, DataError
 from nlgscore.backend.model_files import IncompleteModelError, read_json
 from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentError, DataError
 
 # Spellings of a language tag inside a vocabulary file: fairseq Prism's dictionary (and the
 # prism_vocab.json of the transformers port) writes "<en>"; M2M100-style vocabularies "__en__".
@@ -88,7 +88,9 @@ class PrismTokenizer:
     truncate to ``max_positions`` (returning whether they had to).
     """
 
-    def __init__(self, spm_path: str, vocab: Mapping[str, int], lang_ids: Mapping[str, int], max_positions: Optional[int] = None) -> None:
+    def __init__(
+        self, spm_path: str, vocab: Mapping[str, int], lang_ids: Mapping[str, int], max_positions: Optional[int] = None
+    ) -> None:
         import sentencepiece
 
         self.spm = sentencepiece.SentencePieceProcessor()
@@ -111,11 +113,15 @@ class PrismTokenizer:
         vocab_path = _first_file(folder, names["vocab_files"], "vocabulary")
         vocab = read_json(vocab_path, "Prism vocabulary")
         if not isinstance(vocab, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
-            raise IncompleteModelError(f"Prism vocabulary {vocab_path!r} must be a JSON object mapping tokens to ids, got a {type(vocab).__name__}")
+            raise IncompleteModelError(
+                f"Prism vocabulary {vocab_path!r} must be a JSON object mapping tokens to ids, got a {type(vocab).__name__}"
+            )
         config_path = os.path.join(folder, "tokenizer_config.json")
         tokenizer_config = read_json(config_path, "tokenizer config") if os.path.isfile(config_path) else {}
         if not isinstance(tokenizer_config, dict):
-            raise IncompleteModelError(f"tokenizer config {config_path!r} must be a JSON object, got a {type(tokenizer_config).__name__}")
+            raise IncompleteModelError(
+                f"tokenizer config {config_path!r} must be a JSON object, got a {type(tokenizer_config).__name__}"
+            )
         return cls(spm_path, vocab, language_ids(vocab, tokenizer_config), max_positions)
 
     def lang_id(self, lang: str) -> int:

@@ -31,11 +31,16 @@ from typing import Any
 
 # public name -> module: imported on first use (the app needs the `serve` extra, the client httpx)
 _LAZY = {
-    "create_app": "nlgscore.serve.app", "wait_ready": "nlgscore.serve.app",
+    "create_app": "nlgscore.serve.app",
+    "wait_ready": "nlgscore.serve.app",
     "run_server": "nlgscore.serve.server",
-    "RemoteScorer": "nlgscore.serve.client", "RemoteResult": "nlgscore.serve.client", "ServerError": "nlgscore.serve.client",
-    "MicroBatcher": "nlgscore.scheduler.microbatch", "QueueFullError": "nlgscore.scheduler.microbatch",
-    "DEFAULT_MAX_BATCH": "nlgscore.scheduler.microbatch", "DEFAULT_MAX_WAIT_MS": "nlgscore.scheduler.microbatch",
+    "RemoteScorer": "nlgscore.serve.client",
+    "RemoteResult": "nlgscore.serve.client",
+    "ServerError": "nlgscore.serve.client",
+    "MicroBatcher": "nlgscore.scheduler.microbatch",
+    "QueueFullError": "nlgscore.scheduler.microbatch",
+    "DEFAULT_MAX_BATCH": "nlgscore.scheduler.microbatch",
+    "DEFAULT_MAX_WAIT_MS": "nlgscore.scheduler.microbatch",
     "DEFAULT_MAX_QUEUE": "nlgscore.scheduler.microbatch",
     "freeze_heap": "nlgscore.serve.heap",
 }

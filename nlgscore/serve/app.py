@@ -36,23 +36,45 @@ import time
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from nlgscore.backend.batching import check_positive
-from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.backend.extras import require
-from nlgscore.serve.heap import freeze_heap as freeze_startup_heap
-from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, check_settings
 from nlgscore.core.result import NonFiniteScoreError
+from nlgscore.errors import ArgumentError, NlgscoreError
+from nlgscore.scheduler.microbatch import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_MAX_WAIT_MS,
+    MicroBatcher,
+    check_settings,
+)
+from nlgscore.serve.heap import freeze_heap as freeze_startup_heap
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import (
-    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ITEMS, DEFAULT_MAX_MATRIX_CELLS, DEFAULT_TASK_TTL,
-    DEFAULT_TIMEOUT, Service, Settings,
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_MATRIX_CELLS,
+    DEFAULT_TASK_TTL,
+    DEFAULT_TIMEOUT,
+    Service,
+    Settings,
 )
 
 logger = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 0.5  # seconds the shutdown waits for the scheduler's threads once the requests are answered
 
-__all__ = ["create_app", "routes", "wait_ready", "DEFAULT_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_CONCURRENT", "DEFAULT_BODY_TIMEOUT"]
+__all__ = [
+    "create_app",
+    "routes",
+    "wait_ready",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_ITEMS",
+    "DEFAULT_MAX_CONCURRENT",
+    "DEFAULT_BODY_TIMEOUT",
+]
 
 
 def create_app(
@@ -93,21 +115,40 @@ def create_app(
     for name, seconds in (("body_timeout", body_timeout), ("task_ttl", task_ttl)):
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
             raise ArgumentError(f"{name} must be a number of seconds > 0, got {seconds!r}")
-    settings = Settings(max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue, timeout=timeout, max_body_bytes=max_body_bytes,
-                        max_items=max_items, max_matrix_cells=max_matrix_cells, max_concurrent=max_concurrent, body_timeout=body_timeout,
-                        task_ttl=task_ttl)
+    settings = Settings(
+        max_batch=max_batch,
+        max_wait_ms=max_wait_ms,
+        max_queue=max_queue,
+        timeout=timeout,
+        max_body_bytes=max_body_bytes,
+        max_items=max_items,
+        max_matrix_cells=max_matrix_cells,
+        max_concurrent=max_concurrent,
+        body_timeout=body_timeout,
+        task_ttl=task_ttl,
+    )
     service = Service(settings)
-    service.metrics = metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, lambda: service.active,
-                                    telemetry=lambda: scorer_counters(service.scorer),
-                                    scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
+    service.metrics = metrics = ServerMetrics(
+        lambda: service.batcher.queued if service.batcher is not None else 0,
+        lambda: service.active,
+        telemetry=lambda: scorer_counters(service.scorer),
+        scheduler_drops=lambda: getattr(service.batcher, "dropped", {}),
+    )
     token = None if api_key is None else f"Bearer {api_key}".encode()
 
     def load() -> None:
         try:
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
-            batcher = (make_batcher or MicroBatcher)(loaded, max_batch=max_batch, max_wait_ms=max_wait_ms, max_queue=max_queue,
-                                                     on_batch=metrics.observe_batch)
-            if freeze_heap:  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
+            batcher = (make_batcher or MicroBatcher)(
+                loaded,
+                max_batch=max_batch,
+                max_wait_ms=max_wait_ms,
+                max_queue=max_queue,
+                on_batch=metrics.observe_batch,
+            )
+            if (
+                freeze_heap
+            ):  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
                 logger.info("nlgscore serve: %d objects kept out of garbage collections", freeze_startup_heap())
             service.batcher, service.scorer = batcher, loaded
         except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
@@ -135,8 +176,15 @@ def create_app(
     return app
 
 
-def route(service: Any, token: Optional[bytes], path: str, handler: Callable[[Any, Any], Awaitable[Any]], method: str,
-          auth: bool = True, admit: bool = True) -> Any:
+def route(
+    service: Any,
+    token: Optional[bytes],
+    path: str,
+    handler: Callable[[Any, Any], Awaitable[Any]],
+    method: str,
+    auth: bool = True,
+    admit: bool = True,
+) -> Any:
     """The Starlette route of one endpoint: the bearer token, admission (429 above
     ``max_concurrent``), the refusals as ``{"error"}`` answers, and the request metrics."""
     from starlette.responses import JSONResponse
@@ -145,8 +193,14 @@ def route(service: Any, token: Optional[bytes], path: str, handler: Callable[[An
     async def endpoint(request: Any) -> Any:
         start = time.perf_counter()
         try:
-            if auth and token is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token):
-                raise HTTPError(401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"})
+            if (
+                auth
+                and token is not None
+                and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token)
+            ):
+                raise HTTPError(
+                    401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"}
+                )
             if not admit:  # probes and scrapes are never refused for load
                 response = await handler(request, service)
             else:
@@ -167,7 +221,9 @@ def route(service: Any, token: Optional[bytes], path: str, handler: Callable[[An
     return Route(path, endpoint, methods=[method])
 
 
-def routes(service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Callable[[Any, Any], Awaitable[Any]]]] = None) -> List[Any]:
+def routes(
+    service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Callable[[Any, Any], Awaitable[Any]]]] = None
+) -> List[Any]:
     """Every endpoint's route; ``handlers`` replaces the handlers of some paths (a worker process
     asks the model process for /health, /metrics and ROLL's tasks)."""
     from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
@@ -185,7 +241,10 @@ def routes(service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Ca
         ("/roll/task_result", roll.task_result, "GET", True, True),
     ]
     chosen = handlers or {}
-    return [route(service, token, path, chosen.get(path, handler), method, auth, admit) for path, handler, method, auth, admit in table]
+    return [
+        route(service, token, path, chosen.get(path, handler), method, auth, admit)
+        for path, handler, method, auth, admit in table
+    ]
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:

@@ -31,17 +31,21 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.backend.extras import require
 from nlgscore.backend.retry_after import wait_seconds
-from nlgscore.serve.client_pool import ClientPool
 from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature
+from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
+from nlgscore.serve.client_pool import ClientPool
 
 URL_SCHEMES = ("http://", "https://")
 API_KEY_VARIABLE = "NLGSCORE_API_KEY"
-RUNTIME_OPTIONS = ("batch_size", "max_tokens", "progress")  # the server's settings decide these; they never change a score
+RUNTIME_OPTIONS = (
+    "batch_size",
+    "max_tokens",
+    "progress",
+)  # the server's settings decide these; they never change a score
 
 
 class ServerError(NlgscoreError, RuntimeError):
@@ -65,7 +69,16 @@ class RemoteScorer:
     :class:`ServerError` naming the mismatch; a non-finite score is refused as a local ``compute``
     refuses it (:class:`~nlgscore.core.result.NonFiniteScoreError`)."""
 
-    def __init__(self, url: str, *, timeout: float = 60.0, retries: int = 5, backoff: float = 0.25, api_key: Optional[str] = None, wait: float = 120.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 60.0,
+        retries: int = 5,
+        backoff: float = 0.25,
+        api_key: Optional[str] = None,
+        wait: float = 120.0,
+    ) -> None:
         """``wait``: seconds to wait for a server that is still loading its model (or starting)."""
         if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
             raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
@@ -103,18 +116,37 @@ class RemoteScorer:
         return Signature.parse(self._signature)
 
     # -- scoring -------------------------------------------------------------------------------
-    def compute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
+    def compute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Result:
         """Score on the server: one request, the same Result as a local ``compute``."""
         body = self._body(predictions, references, sources, call_options)
         return self._result(self._request("POST", "/v1/score", body), len(body["predictions"]))
 
-    async def acompute(self, predictions: Sequence[str], references: Optional[Sequence] = None, sources: Optional[Sequence[str]] = None, **call_options: Any) -> Result:
+    async def acompute(
+        self,
+        predictions: Sequence[str],
+        references: Optional[Sequence] = None,
+        sources: Optional[Sequence[str]] = None,
+        **call_options: Any,
+    ) -> Result:
         """:meth:`compute` as a coroutine (an async HTTP request; the server merges concurrent ones)."""
         body = self._body(predictions, references, sources, call_options)
         return self._result(await self._arequest("POST", "/v1/score", body), len(body["predictions"]))
 
-    def matrix(self, predictions: Sequence[str], references: Sequence[str], *, source: Optional[str] = None,
-               column: Optional[str] = None, **call_options: Any) -> np.ndarray:
+    def matrix(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str],
+        *,
+        source: Optional[str] = None,
+        column: Optional[str] = None,
+        **call_options: Any,
+    ) -> np.ndarray:
         """Every prediction against every reference (under ``source`` for a metric that scores with
         references and sources, as :meth:`Scorer.matrix`), on the server's ``/v1/matrix``."""
         self._check_options(call_options)
@@ -135,12 +167,18 @@ class RemoteScorer:
         except (KeyError, TypeError, ValueError) as err:
             raise ServerError(f"{self.url}/v1/matrix answered no numeric matrix: {err}") from None
         if grid.shape != (len(preds), len(refs)):
-            raise ServerError(f"{self.url}/v1/matrix answered a matrix of shape {grid.shape} for {len(preds)} predictions x {len(refs)} references")
+            raise ServerError(
+                f"{self.url}/v1/matrix answered a matrix of shape {grid.shape} for {len(preds)} predictions x {len(refs)} references"
+            )
         if not np.isfinite(grid).all():
-            raise NonFiniteScoreError(f"{self.name}: the matrix from {self.url} is not finite (the server's settings or inputs make the score undefined)")
+            raise NonFiniteScoreError(
+                f"{self.name}: the matrix from {self.url} is not finite (the server's settings or inputs make the score undefined)"
+            )
         return grid
 
-    def _matrix_by_pairs(self, preds: List[str], refs: List[str], source: Optional[str], column: Optional[str]) -> np.ndarray:
+    def _matrix_by_pairs(
+        self, preds: List[str], refs: List[str], source: Optional[str], column: Optional[str]
+    ) -> np.ndarray:
         up, pred_of = unique(preds)
         ur, ref_of = unique(refs)
         sources = None if source is None else [source] * (len(up) * len(ur))
@@ -152,7 +190,9 @@ class RemoteScorer:
         return np.asarray(columns[name], dtype=np.float64).reshape(len(up), len(ur))[np.ix_(pred_of, ref_of)]
 
     def _body(self, predictions: Any, references: Any, sources: Any, call_options: Dict[str, Any]) -> Dict[str, Any]:
-        context = {name: call_options.pop(name) for name in ("context", "doc_ids") if call_options.get(name) is not None}
+        context = {
+            name: call_options.pop(name) for name in ("context", "doc_ids") if call_options.get(name) is not None
+        }
         if "doc_ids" in context and not isinstance(context["doc_ids"], (str, bytes, dict, set)):
             context["doc_ids"] = list(context["doc_ids"])
         self._check_options(call_options)
@@ -167,7 +207,9 @@ class RemoteScorer:
     def _check_options(self, call_options: Dict[str, Any]) -> None:
         other = sorted(set(call_options) - set(RUNTIME_OPTIONS))
         if other:
-            raise ArgumentError(f"a remote scorer takes no call options {other}: they are set when the server starts (nlgscore serve SPEC ...)")
+            raise ArgumentError(
+                f"a remote scorer takes no call options {other}: they are set when the server starts (nlgscore serve SPEC ...)"
+            )
 
     def _result(self, answer: Dict[str, Any], n: int) -> Result:
         """The answer as a Result of ``n`` predictions: lengths and finiteness checked."""
@@ -179,7 +221,9 @@ class RemoteScorer:
             raise ServerError(f"{self.url}/v1/score answered a malformed result: {type(err).__name__}: {err}") from None
         if len(scores) != n or any(np.shape(values)[-1:] != (n,) for values in columns.values()):
             sizes = {name: np.shape(values)[-1:] for name, values in columns.items()}
-            raise ServerError(f"{self.url}/v1/score answered {len(scores)} scores (columns {sizes}) for {n} predictions")
+            raise ServerError(
+                f"{self.url}/v1/score answered {len(scores)} scores (columns {sizes}) for {n} predictions"
+            )
         return check_finite(result, self.name)
 
     def _parsed_signature(self, text: str) -> Signature:
@@ -199,7 +243,9 @@ class RemoteScorer:
         self._pool = ClientPool(self.url, self.timeout, self._headers())
         self._finalizer = weakref.finalize(self, self._pool.close)
 
-    def _request(self, method: str, path: str, body: Optional[Dict[str, Any]], retries: Optional[int] = None) -> Dict[str, Any]:
+    def _request(
+        self, method: str, path: str, body: Optional[Dict[str, Any]], retries: Optional[int] = None
+    ) -> Dict[str, Any]:
         httpx = require("httpx", "serve", "a remote scorer")
         client = self._pool.sync_client()
         attempts = (self.retries if retries is None else retries) + 1

@@ -86,7 +86,9 @@ class ClientPool:
             sync, self._sync = self._sync, None
             entries = [(ref(), client, holder) for ref, client, holder in self._async.values()]
             self._async.clear()
-        return sync, [(loop, client, holder) for loop, client, holder in entries if loop is not None and not loop.is_closed()]
+        return sync, [
+            (loop, client, holder) for loop, client, holder in entries if loop is not None and not loop.is_closed()
+        ]
 
     def _keep(self, loop: Any, client: Any, holder: Any) -> None:
         """Hold a client that cannot be closed from here (its loop is idle and another one runs):

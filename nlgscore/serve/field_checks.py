@@ -47,13 +47,17 @@ def check_json_values(value: Any, where: str = "") -> None:
         item, path = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             word = "NaN" if math.isnan(item) else ("-Infinity" if item < 0 else "Infinity")
-            raise FieldError(f"{path or 'the body'} is {word}, which is not JSON (RFC 8259): send a number, a string or null")
+            raise FieldError(
+                f"{path or 'the body'} is {word}, which is not JSON (RFC 8259): send a number, a string or null"
+            )
         if isinstance(item, str) and SURROGATE.search(item):
             raise FieldError(f"{path or 'the body'} holds a lone UTF-16 surrogate, which is not Unicode text")
         if isinstance(item, dict):
             for key, child in item.items():
                 if SURROGATE.search(key):
-                    raise FieldError(f"a key of {path or 'the body'} holds a lone UTF-16 surrogate, which is not Unicode text")
+                    raise FieldError(
+                        f"a key of {path or 'the body'} holds a lone UTF-16 surrogate, which is not Unicode text"
+                    )
                 stack.append((child, f"{path}.{key}" if path else key))
         elif isinstance(item, list):
             stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))

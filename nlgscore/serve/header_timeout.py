@@ -25,7 +25,6 @@ def _base() -> Any:
     """The protocol uvicorn's ``http="auto"`` picks: httptools where it installs, else h11."""
     try:
         import httptools  # noqa: F401
-
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
         return HttpToolsProtocol

@@ -50,19 +50,39 @@ RATIO_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
 class ServerMetrics:
     """Requests, pairs, batch sizes, queue and compute times, drops (see the module docstring)."""
 
-    def __init__(self, queue_length: Callable[[], float], active: Callable[[], float] = lambda: 0,
-                 telemetry: Callable[[], Dict[str, int]] = dict, scheduler_drops: Callable[[], Dict[str, int]] = dict) -> None:
+    def __init__(
+        self,
+        queue_length: Callable[[], float],
+        active: Callable[[], float] = lambda: 0,
+        telemetry: Callable[[], Dict[str, int]] = dict,
+        scheduler_drops: Callable[[], Dict[str, int]] = dict,
+    ) -> None:
         prom = require("prometheus_client", "serve", "nlgscore serve's /metrics")
         self.registry = prom.CollectorRegistry()
         self._prom = prom
         r = self.registry
-        self.requests = prom.Counter("nlgscore_requests", "HTTP requests by endpoint and status", ["endpoint", "status"], registry=r)
+        self.requests = prom.Counter(
+            "nlgscore_requests", "HTTP requests by endpoint and status", ["endpoint", "status"], registry=r
+        )
         self.items = prom.Counter("nlgscore_predictions", "predictions scored", registry=r)
-        self.latency = prom.Histogram("nlgscore_request_seconds", "request latency by endpoint", ["endpoint"], buckets=SECONDS_BUCKETS, registry=r)
-        self.queue_seconds = prom.Histogram("nlgscore_queue_seconds", "seconds from a request's arrival to the start of its batch", buckets=SECONDS_BUCKETS, registry=r)
-        self.compute_seconds = prom.Histogram("nlgscore_compute_seconds", "seconds of one merged compute (or matrix)", buckets=SECONDS_BUCKETS, registry=r)
-        self.batch_predictions = prom.Histogram("nlgscore_batch_predictions", "pairs per merged compute", buckets=BATCH_BUCKETS, registry=r)
-        self.batch_calls = prom.Histogram("nlgscore_batch_calls", "requests merged into one compute", buckets=BATCH_BUCKETS, registry=r)
+        self.latency = prom.Histogram(
+            "nlgscore_request_seconds", "request latency by endpoint", ["endpoint"], buckets=SECONDS_BUCKETS, registry=r
+        )
+        self.queue_seconds = prom.Histogram(
+            "nlgscore_queue_seconds",
+            "seconds from a request's arrival to the start of its batch",
+            buckets=SECONDS_BUCKETS,
+            registry=r,
+        )
+        self.compute_seconds = prom.Histogram(
+            "nlgscore_compute_seconds", "seconds of one merged compute (or matrix)", buckets=SECONDS_BUCKETS, registry=r
+        )
+        self.batch_predictions = prom.Histogram(
+            "nlgscore_batch_predictions", "pairs per merged compute", buckets=BATCH_BUCKETS, registry=r
+        )
+        self.batch_calls = prom.Histogram(
+            "nlgscore_batch_calls", "requests merged into one compute", buckets=BATCH_BUCKETS, registry=r
+        )
         self.rate = prom.Gauge("nlgscore_pairs_per_second", "pairs per compute second, last batch", registry=r)
         self.dropped = prom.Counter("nlgscore_dropped", "requests not scored, by reason", ["reason"], registry=r)
         for reason in DROP_REASONS:
@@ -71,9 +91,18 @@ class ServerMetrics:
         self.queue.set_function(queue_length)
         self.active = prom.Gauge("nlgscore_active_requests", "requests in the server", registry=r)
         self.active.set_function(active)
-        self.batch_tokens = prom.Histogram("nlgscore_batch_tokens", "tokens encoded per merged compute", buckets=TOKEN_BUCKETS, registry=r)
-        self.padding = prom.Histogram("nlgscore_batch_padding_ratio", "padding / padded tokens per merged compute", buckets=RATIO_BUCKETS, registry=r)
-        self.frozen = prom.Gauge("nlgscore_gc_frozen_objects", "objects kept out of garbage collections (freeze_heap)", registry=r)
+        self.batch_tokens = prom.Histogram(
+            "nlgscore_batch_tokens", "tokens encoded per merged compute", buckets=TOKEN_BUCKETS, registry=r
+        )
+        self.padding = prom.Histogram(
+            "nlgscore_batch_padding_ratio",
+            "padding / padded tokens per merged compute",
+            buckets=RATIO_BUCKETS,
+            registry=r,
+        )
+        self.frozen = prom.Gauge(
+            "nlgscore_gc_frozen_objects", "objects kept out of garbage collections (freeze_heap)", registry=r
+        )
         self.frozen.set_function(gc.get_freeze_count)
         prom.GCCollector(registry=r)  # collections per generation: a full one holds the GIL for ~0.3 s unless frozen
         self.telemetry, self.scheduler_drops = telemetry, scheduler_drops
@@ -134,8 +163,11 @@ class _Counters:
     """A Prometheus collector of counters kept elsewhere, read at each scrape: the scorer's
     ``telemetry()`` and the batcher's ``dropped``."""
 
-    NAMES = {"tokens": ("tokens", "tokens encoded"), "cache_hits": ("reference_cache_hits", "text cache lookups that found the text"),
-             "cache_misses": ("reference_cache_misses", "text cache lookups that did not")}
+    NAMES = {
+        "tokens": ("tokens", "tokens encoded"),
+        "cache_hits": ("reference_cache_hits", "text cache lookups that found the text"),
+        "cache_misses": ("reference_cache_misses", "text cache lookups that did not"),
+    }
 
     def __init__(self, metrics: ServerMetrics) -> None:
         self.metrics = metrics
@@ -148,8 +180,14 @@ class _Counters:
             if key in counts:
                 yield CounterMetricFamily(f"nlgscore_{name}", help_text, value=counts[key])
         if "padded_tokens" in counts:
-            yield CounterMetricFamily("nlgscore_padding_tokens", "padding tokens encoded", value=counts["padded_tokens"] - counts.get("tokens", 0))
-        dropped = CounterMetricFamily("nlgscore_scheduler_dropped", "calls dropped before scoring, by reason", labels=["reason"])
+            yield CounterMetricFamily(
+                "nlgscore_padding_tokens",
+                "padding tokens encoded",
+                value=counts["padded_tokens"] - counts.get("tokens", 0),
+            )
+        dropped = CounterMetricFamily(
+            "nlgscore_scheduler_dropped", "calls dropped before scoring, by reason", labels=["reason"]
+        )
         for reason, count in sorted(self.metrics.scheduler_drops().items()):
             dropped.add_metric([reason], count)
         yield dropped

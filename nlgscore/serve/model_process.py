@@ -20,16 +20,15 @@ import sys
 import threading
 import time
 from collections import deque
+from concurrent.futures import CancelledError
 from typing import Any, Callable, Deque, Dict, List, Tuple
 
-from concurrent.futures import CancelledError
-
 from nlgscore.core.call import CallCancelled
-from nlgscore.errors import NlgscoreError
 from nlgscore.core.result import NonFiniteScoreError
-from nlgscore.serve.heap import freeze_heap
+from nlgscore.errors import NlgscoreError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.serve import ipc
+from nlgscore.serve.heap import freeze_heap
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings
@@ -69,9 +68,12 @@ class ModelServer:
         self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
         self.finished: Deque[Tuple[bytes, int, bool, Any]] = deque()  # answered calls, for the loop to send
         self.wake_pending = False
-        service.metrics = ServerMetrics(lambda: service.batcher.queued if service.batcher is not None else 0, active,
-                                        telemetry=lambda: scorer_counters(service.scorer),
-                                        scheduler_drops=lambda: getattr(service.batcher, "dropped", {}))
+        service.metrics = ServerMetrics(
+            lambda: service.batcher.queued if service.batcher is not None else 0,
+            active,
+            telemetry=lambda: scorer_counters(service.scorer),
+            scheduler_drops=lambda: getattr(service.batcher, "dropped", {}),
+        )
 
     async def serve(self, stop: asyncio.Event) -> None:
         import zmq
@@ -154,7 +156,9 @@ class ModelServer:
             self.loop.call_soon_threadsafe(self.answer_finished)
 
     def answer_finished(self) -> None:
-        self.wake_pending = False  # before draining: an answer appended from now on either is drained here or wakes the loop again
+        self.wake_pending = (
+            False  # before draining: an answer appended from now on either is drained here or wakes the loop again
+        )
         while self.finished:
             self.answer(*self.finished.popleft())
 
@@ -178,8 +182,14 @@ class ModelServer:
             status = "error" if service.error is not None else "draining" if service.draining else "loading"
             return {"status": status, "error": str(err), "tasks": len(service.tasks)}
         scorer = service.scorer
-        return {"status": "ok", "metric": scorer.name, "signature": str(scorer.signature), "queue": batcher.queued,
-                "needs": list(scorer.needs), "tasks": len(service.tasks)}
+        return {
+            "status": "ok",
+            "metric": scorer.name,
+            "signature": str(scorer.signature),
+            "queue": batcher.queued,
+            "needs": list(scorer.needs),
+            "tasks": len(service.tasks),
+        }
 
     async def hold(self, peer: bytes, rid: int, job: Job) -> None:
         """A ROLL task: held here, so that any worker can answer its poll."""
@@ -191,7 +201,12 @@ class ModelServer:
         tasks = service.tasks
         purge_tasks(tasks, service.settings.task_ttl)
         if len(tasks) >= service.settings.max_queue:
-            self.reply(peer, rid, 429, [f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}])
+            self.reply(
+                peer,
+                rid,
+                429,
+                [f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}],
+            )
             return
         key = uuid.uuid4().hex
         task = tasks[key] = Task()
@@ -218,8 +233,13 @@ def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callabl
     settings = service.settings
     try:
         scorer = load()
-        batcher = MicroBatcher(scorer, max_batch=settings.max_batch, max_wait_ms=settings.max_wait_ms, max_queue=settings.max_queue,
-                               on_batch=service.metrics.observe_batch)  # type: ignore[union-attr]
+        batcher = MicroBatcher(
+            scorer,
+            max_batch=settings.max_batch,
+            max_wait_ms=settings.max_wait_ms,
+            max_queue=settings.max_queue,
+            on_batch=service.metrics.observe_batch,
+        )  # type: ignore[union-attr]
         freeze_heap()  # the loaded model out of the GIL-holding full collections, before /health says ready
         service.batcher, service.scorer = batcher, scorer
         ready.set()
@@ -246,7 +266,9 @@ def run_model(load: Callable[[], Any], settings: Settings, address: str, active:
 
         signal.signal(signal.SIGTERM, lambda signum, frame: finish(0))
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent orders the stop
-        threading.Thread(target=_load, args=(load, service, ready, finish), name="nlgscore-serve-load", daemon=True).start()
+        threading.Thread(
+            target=_load, args=(load, service, ready, finish), name="nlgscore-serve-load", daemon=True
+        ).start()
         await server.serve(stop)
 
     asyncio.run(main())

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
-from nlgscore.errors import NlgscoreError
 from nlgscore.core.messages import last_text
+from nlgscore.errors import NlgscoreError
 from nlgscore.serve.field_checks import FieldError, check_json_values, label, suspect
 
 SCORE_FIELDS = ("predictions", "references", "sources")
@@ -95,7 +95,9 @@ def array(body: Dict[str, Any], name: str, max_items: int, required: bool = Fals
     if not isinstance(value, list):
         raise HTTPError(400, f"{name} must be a JSON array of strings, got {type(value).__name__}")
     if len(value) > max_items:
-        raise HTTPError(413, f"{name} has {len(value)} items; this server takes at most {max_items} per request (--max-items)")
+        raise HTTPError(
+            413, f"{name} has {len(value)} items; this server takes at most {max_items} per request (--max-items)"
+        )
     return value
 
 
@@ -134,8 +136,10 @@ def reward_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[str], Opti
             bad, value = ("query", query) if not isinstance(query, str) else ("prompts", prompt)
             raise HTTPError(400, f"{bad}[{i}] must be a string, got {type(value).__name__}")
         if not query.startswith(prompt):
-            raise HTTPError(400, f"query[{i}] does not start with prompts[{i}] (the query is the prompt followed by the response)")
-        responses.append(query[len(prompt):])
+            raise HTTPError(
+                400, f"query[{i}] does not start with prompts[{i}] (the query is the prompt followed by the response)"
+            )
+        responses.append(query[len(prompt) :])
     return responses, labels, prompts
 
 
@@ -143,9 +147,15 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
     """Predictions, references, the column and the source (every cell's, for a metric that scores
     with references and sources) of a ``/v1/matrix`` body."""
     _fields(body, MATRIX_FIELDS, ("predictions", "references"))
-    predictions, references = array(body, "predictions", max_cells, required=True), array(body, "references", max_cells, required=True)
+    predictions, references = (
+        array(body, "predictions", max_cells, required=True),
+        array(body, "references", max_cells, required=True),
+    )
     if len(predictions) * len(references) > max_cells:
-        raise HTTPError(413, f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request")
+        raise HTTPError(
+            413,
+            f"{len(predictions)} x {len(references)} pairs; this server takes at most {max_cells} per matrix request",
+        )
     column = body.get("column")
     if column is not None and not isinstance(column, str):
         raise HTTPError(400, f"column must be a string or null, got {type(column).__name__}")
@@ -157,7 +167,12 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
 
 def score_response(result: Any) -> Dict[str, Any]:
     """``{"scores", "columns", "signature", "primary"}`` of a Result (and ``layer`` for all layers)."""
-    out = {"scores": result.scores, "columns": result.columns(), "signature": str(result.signature), "primary": result.primary}
+    out = {
+        "scores": result.scores,
+        "columns": result.columns(),
+        "signature": str(result.signature),
+        "primary": result.primary,
+    }
     if getattr(result, "layer", None) is not None:  # all layers: the row that scores reports
         out["layer"] = result.layer
     return out
@@ -166,7 +181,11 @@ def score_response(result: Any) -> Dict[str, Any]:
 def reward_response(result: Any, metric: str) -> Dict[str, Any]:
     """OpenRLHF's answer: the primary score as reward and score, every column in ``extra_logs``."""
     scores = result.scores
-    return {"rewards": scores, "scores": scores, "extra_logs": {f"{metric}_{name}": values for name, values in result.columns().items()}}
+    return {
+        "rewards": scores,
+        "scores": scores,
+        "extra_logs": {f"{metric}_{name}": values for name, values in result.columns().items()},
+    }
 
 
 def message_text(value: Any, name: str) -> str:

@@ -29,8 +29,8 @@ import time
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.backend.extras import require
+from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.scheduler.queued_call import QueuedCall
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
@@ -65,7 +65,9 @@ class ServeBatcher(MicroBatcher):
             if self._closing:
                 raise RuntimeError("this ServeBatcher is closed")
             if self._queued and self._queued + job.size > self.max_queue:
-                raise QueueFullError(f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later")
+                raise QueueFullError(
+                    f"{self._queued} predictions are waiting (max_queue={self.max_queue}); retry later"
+                )
             self._queued += job.size
         task = loop.create_task(self._enqueue(job))
         self._tasks.add(task)  # a reference until it is done (the loop keeps only weak ones)
@@ -83,7 +85,9 @@ class ServeBatcher(MicroBatcher):
                 job.future.set_exception(err)
             raise
 
-    @serve.batch(max_batch_size=64, batch_wait_timeout_s=0.005, batch_size_fn=lambda jobs: sum(job.size for job in jobs))
+    @serve.batch(
+        max_batch_size=64, batch_wait_timeout_s=0.005, batch_size_fn=lambda jobs: sum(job.size for job in jobs)
+    )
     async def _batched(self, jobs: List[Any]) -> List[None]:
         """Ray Serve's batch handler: the waiting calls, scored together (results go to their futures)."""
         await asyncio.to_thread(self._run, jobs)
@@ -94,7 +98,9 @@ class ServeBatcher(MicroBatcher):
             self._queued -= sum(job.size for job in jobs)
         groups: Dict[Any, List[Any]] = {}
         for job in jobs:  # only calls with equal keys merge (a per-call idf never does)
-            groups.setdefault(next((key for key in groups if key is job.key or key == job.key), job.key), []).append(job)
+            groups.setdefault(next((key for key in groups if key is job.key or key == job.key), job.key), []).append(
+                job
+            )
         now = time.monotonic()
         for group in groups.values():
             running = [job for job in group if job.live(now)]  # a timed-out or cancelled call is dropped
@@ -115,7 +121,9 @@ class NlgscoreReplica:
     def __serve_build_asgi_app__(self) -> Any:
         from nlgscore.serve.app import create_app
 
-        return create_app(self.scorer, make_batcher=ServeBatcher, **{"freeze_heap": True, **self.app_options})  # the replica's process only serves
+        return create_app(
+            self.scorer, make_batcher=ServeBatcher, **{"freeze_heap": True, **self.app_options}
+        )  # the replica's process only serves
 
 
 def deployment(
@@ -152,7 +160,9 @@ def deployment(
     from nlgscore.serve.app import create_app
 
     if not isinstance(spec, str):
-        raise ArgumentTypeError(f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}")
+        raise ArgumentTypeError(
+            f"spec must be a metric spec string such as 'bertscore:minilm', got {type(spec).__name__}"
+        )
     metric_name, _ = registry.parse_spec(spec)  # an unknown metric fails here, listing the known ones
     if num_replicas is not None and autoscaling_config is not None:
         raise ArgumentError("pass num_replicas or autoscaling_config, not both")
@@ -183,10 +193,20 @@ def replica_names(app_name: str = DEFAULT_APP_NAME) -> List[str]:
     import ray
 
     prefix = f"SERVE_REPLICA::{app_name}#"
-    return sorted(actor["name"] for actor in ray.util.list_named_actors(all_namespaces=True) if actor["name"].startswith(prefix))
+    return sorted(
+        actor["name"] for actor in ray.util.list_named_actors(all_namespaces=True) if actor["name"].startswith(prefix)
+    )
 
 
-def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None]] = None, drain_timeout: Optional[float] = None, **kwargs: Any) -> int:
+def run(
+    spec: str,
+    host: str,
+    port: int,
+    *,
+    on_ready: Optional[Callable[[], None]] = None,
+    drain_timeout: Optional[float] = None,
+    **kwargs: Any,
+) -> int:
     """``nlgscore serve SPEC --ray``: deploy on Ray (local, or ``RAY_ADDRESS``) and serve until
     SIGTERM or Ctrl-C, then shut Serve down (and Ray, if started here); returns 0.
 
@@ -209,8 +229,13 @@ def run(spec: str, host: str, port: int, *, on_ready: Optional[Callable[[], None
             ray.init(include_dashboard=False, log_to_driver=False)
             for sig in previous:  # Ray's core replaced them with its own (which aborts, leaving Ray running)
                 signal.signal(sig, stopper.on_signal)
-        kwargs["ray_actor_options"] = fit_replicas(kwargs.get("num_replicas"), kwargs.get("autoscaling_config"),
-                                                   kwargs.get("ray_actor_options"), ray.cluster_resources(), strict=started)
+        kwargs["ray_actor_options"] = fit_replicas(
+            kwargs.get("num_replicas"),
+            kwargs.get("autoscaling_config"),
+            kwargs.get("ray_actor_options"),
+            ray.cluster_resources(),
+            strict=started,
+        )
         app = deployment(spec, **kwargs)  # every setting checked before Serve starts
         serve.start(http_options={"host": host, "port": port})
         serve.run(app, name=kwargs.get("name", DEFAULT_APP_NAME), route_prefix="/", blocking=False)
@@ -256,7 +281,9 @@ class _Stopper:
     def on_signal(self, signum: int, frame: Any) -> None:
         if self.timer is not None:  # a second signal: no more waiting
             _exit_now(f"{signal.Signals(signum).name} again")
-        self.timer = threading.Timer(self.drain, _exit_now, (f"Serve and Ray did not stop within the drain timeout ({self.drain:g} s)",))
+        self.timer = threading.Timer(
+            self.drain, _exit_now, (f"Serve and Ray did not stop within the drain timeout ({self.drain:g} s)",)
+        )
         self.timer.daemon = True
         self.timer.start()
         self.event.set()
@@ -271,7 +298,9 @@ class _Stopper:
     def stopping(self) -> None:
         self.phase = "stopping"
         if self.timer is None:  # an error in the start-up: its clean-up is bounded too
-            self.timer = threading.Timer(self.drain, _exit_now, (f"Serve and Ray did not stop within {self.drain:g} s",))
+            self.timer = threading.Timer(
+                self.drain, _exit_now, (f"Serve and Ray did not stop within {self.drain:g} s",)
+            )
             self.timer.daemon = True
             self.timer.start()
 
@@ -320,8 +349,14 @@ def _descendants(root: int) -> List[int]:
     return found
 
 
-def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor_options: Optional[Dict[str, Any]],
-                 cluster: Dict[str, float], *, strict: bool = True) -> Optional[Dict[str, Any]]:
+def fit_replicas(
+    num_replicas: Optional[int],
+    autoscaling_config: Any,
+    ray_actor_options: Optional[Dict[str, Any]],
+    cluster: Dict[str, float],
+    *,
+    strict: bool = True,
+) -> Optional[Dict[str, Any]]:
     """``ray_actor_options`` for replicas that fit the ``cluster``'s resources (``ray.cluster_resources()``).
 
     Ray Serve gives each replica 1 CPU unless ``num_cpus`` says otherwise, and a replica Ray cannot
@@ -352,17 +387,26 @@ def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor
     if autoscaling_config is None:
         least = most = 1 if num_replicas is None else num_replicas
     else:
+
         def setting(key: str, default: int) -> int:
-            value = autoscaling_config.get(key) if isinstance(autoscaling_config, dict) else getattr(autoscaling_config, key, None)
+            value = (
+                autoscaling_config.get(key)
+                if isinstance(autoscaling_config, dict)
+                else getattr(autoscaling_config, key, None)
+            )
             return default if value is None else value
+
         least = setting("initial_replicas", setting("min_replicas", 1))
         most = max(least, setting("max_replicas", 1))
     options = dict(ray_actor_options or {})
     total = float(cluster.get("CPU", 0.0))
     if options.get("num_cpus") is None and least > total > 0:
         share = int(total / least / _RESOURCE_STEP) * _RESOURCE_STEP
-        warnings.warn(f"the Ray cluster has {total:g} CPUs: each of the {least} replicas asks for {share:.4g} CPU instead of 1, "
-                      f"or {least - int(total)} could never start (give ray_actor_options={{'num_cpus': ...}} to choose)", stacklevel=2)
+        warnings.warn(
+            f"the Ray cluster has {total:g} CPUs: each of the {least} replicas asks for {share:.4g} CPU instead of 1, "
+            f"or {least - int(total)} could never start (give ray_actor_options={{'num_cpus': ...}} to choose)",
+            stacklevel=2,
+        )
         options["num_cpus"] = round(share, 4)
     for resource, key in (("CPU", "num_cpus"), ("GPU", "num_gpus")):
         each = options.get(key, 1 if key == "num_cpus" else 0) or 0
@@ -371,12 +415,21 @@ def fit_replicas(num_replicas: Optional[int], autoscaling_config: Any, ray_actor
             continue
         fits = int(have / each + 1e-9)
         if least * each > have:
-            message = (f"{least} replicas x {key}={each:g} each need {least * each:g} {resource}s, but the Ray cluster has {have:g}: "
-                       + (f"use {fits} replicas or {key}={int(have / least / _RESOURCE_STEP) * _RESOURCE_STEP:.4g}" if fits else f"start Ray with more {resource}s"))
+            message = (
+                f"{least} replicas x {key}={each:g} each need {least * each:g} {resource}s, but the Ray cluster has {have:g}: "
+                + (
+                    f"use {fits} replicas or {key}={int(have / least / _RESOURCE_STEP) * _RESOURCE_STEP:.4g}"
+                    if fits
+                    else f"start Ray with more {resource}s"
+                )
+            )
             if strict:
                 raise ArgumentError(message)
             warnings.warn(message + " (unless the cluster grows)", stacklevel=2)
         elif most * each > have:
-            warnings.warn(f"max_replicas={most} x {key}={each:g} need {most * each:g} {resource}s, but the Ray cluster has {have:g}: "
-                          f"at most {fits} replicas can run", stacklevel=2)
+            warnings.warn(
+                f"max_replicas={most} x {key}={each:g} need {most * each:g} {resource}s, but the Ray cluster has {have:g}: "
+                f"at most {fits} replicas can run",
+                stacklevel=2,
+            )
     return options if options or ray_actor_options is not None else None

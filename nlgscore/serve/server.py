@@ -20,14 +20,16 @@ import socket
 import sys
 from typing import Any, Callable, Optional
 
-from nlgscore.errors import ArgumentError
 from nlgscore.backend.extras import require
+from nlgscore.errors import ArgumentError
 from nlgscore.serve.app import CLOSE_WAIT_S
 from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT, with_header_timeout
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-DEFAULT_DRAIN_TIMEOUT = 30.0  # seconds SIGTERM waits for the requests in flight (a scheduler's grace period is often 30 s)
+DEFAULT_DRAIN_TIMEOUT = (
+    30.0  # seconds SIGTERM waits for the requests in flight (a scheduler's grace period is often 30 s)
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -47,7 +49,9 @@ def is_loopback(host: str) -> bool:
 def check_exposure(host: str, api_key: Optional[str]) -> None:
     """A server reachable from other machines must require a token (``--api-key-file``)."""
     if not is_loopback(host) and api_key is None:
-        raise ArgumentError(f"--host {host} accepts connections from other machines: give --api-key-file so that they need a bearer token")
+        raise ArgumentError(
+            f"--host {host} accepts connections from other machines: give --api-key-file so that they need a bearer token"
+        )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -71,9 +75,15 @@ def bind(host: str, port: int) -> socket.socket:
         raise ArgumentError(f"cannot listen on {host}:{port} (--host/--port): {err.strerror or err}") from None
 
 
-def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any], host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-               log_level: str = "warning", announce: Optional[Callable[[str], None]] = None, drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
-               header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> int:
+def run_server(
+    app_factory: Callable[[Callable[[Optional[BaseException]], None]], Any],
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    log_level: str = "warning",
+    announce: Optional[Callable[[str], None]] = None,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+) -> int:
     """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0 (within
     ``drain_timeout`` seconds of the signal plus the app's shutdown); the
     scorer's load error is raised if it failed (the server stops then). ``announce(url)`` is told
@@ -91,9 +101,19 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
             server.should_exit = True
 
     app = app_factory(on_loaded)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=CUT_GRACE_S, http=with_header_timeout(header_timeout))
-    server = draining_server(uvicorn.Server, config, getattr(getattr(app, "state", None), "nlgscore", None), drain_timeout)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=CUT_GRACE_S,
+        http=with_header_timeout(header_timeout),
+    )
+    server = draining_server(
+        uvicorn.Server, config, getattr(getattr(app, "state", None), "nlgscore", None), drain_timeout
+    )
     previous = signal.signal(signal.SIGTERM, _after_shutdown)
     try:
         server.run(sockets=[sock])
@@ -112,7 +132,9 @@ def run_server(app_factory: Callable[[Callable[[Optional[BaseException]], None]]
     return 0
 
 
-CUT_GRACE_S = 0.5  # seconds uvicorn gives the connections still open after the drain (the 503 answers) before it cuts them
+CUT_GRACE_S = (
+    0.5  # seconds uvicorn gives the connections still open after the drain (the 503 answers) before it cuts them
+)
 
 
 def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) -> Any:
@@ -133,7 +155,9 @@ def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) 
 
         async def _drain(self) -> None:
             try:
-                await service.drain(max(0.0, drain_timeout - CUT_GRACE_S - CLOSE_WAIT_S))  # the whole stop within drain_timeout
+                await service.drain(
+                    max(0.0, drain_timeout - CUT_GRACE_S - CLOSE_WAIT_S)
+                )  # the whole stop within drain_timeout
             finally:
                 self.should_exit = True
 

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Dict, Optional
 
 from nlgscore.core.call import CallCancelled
-from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS, MicroBatcher, QueueFullError
+from nlgscore.scheduler.microbatch import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_MAX_WAIT_MS,
+    MicroBatcher,
+    QueueFullError,
+)
 from nlgscore.serve.metrics import ServerMetrics
 from nlgscore.serve.protocol import HTTPError, parse_body, parse_object
 
@@ -90,8 +96,11 @@ class Service:
     async def admitted(self) -> AsyncIterator[None]:
         """One request in the server: 429 with Retry-After above ``max_concurrent`` at once."""
         if self.active >= self.settings.max_concurrent:
-            raise HTTPError(429, f"{self.active} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
-                            {"Retry-After": RETRY_AFTER})
+            raise HTTPError(
+                429,
+                f"{self.active} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
+                {"Retry-After": RETRY_AFTER},
+            )
         self.active += 1
         try:
             yield
@@ -124,7 +133,10 @@ class Service:
         limit = self.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            raise HTTPError(413 if declared.isdigit() else 400, f"the body is over {limit} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length")
+            raise HTTPError(
+                413 if declared.isdigit() else 400,
+                f"the body is over {limit} bytes (--max-body-bytes)" if declared.isdigit() else "bad Content-Length",
+            )
         from starlette.requests import ClientDisconnect
 
         reading = self._read_body(request, limit)
@@ -137,7 +149,9 @@ class Service:
         except ClientDisconnect:
             raise HTTPError(499, "the client disconnected while sending its body") from None
         except asyncio.TimeoutError:
-            raise HTTPError(408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)") from None
+            raise HTTPError(
+                408, f"the request body did not arrive within {self.settings.body_timeout:g} s (--body-timeout)"
+            ) from None
         return (parse_body if arrays else parse_object)(raw)
 
     @staticmethod
@@ -155,9 +169,18 @@ class Service:
         """The job as one checked call (``make_call`` or ``make_matrix_call``: their argument
         errors name the field); 413 above ``max_items`` references; 503 unless ready."""
         scorer = self.ready().scorer
-        references = 0 if job.matrix or job.references is None else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
-        if references > self.settings.max_items:  # one prediction with 60,000 references is as much work as 60,000 pairs
-            raise HTTPError(413, f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)")
+        references = (
+            0
+            if job.matrix or job.references is None
+            else sum(len(r) if isinstance(r, list) else 1 for r in job.references)
+        )
+        if (
+            references > self.settings.max_items
+        ):  # one prediction with 60,000 references is as much work as 60,000 pairs
+            raise HTTPError(
+                413,
+                f"{references} references; this server takes at most {self.settings.max_items} per request (--max-items)",
+            )
         if job.matrix:
             return scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
         return scorer.make_call(job.predictions, job.references, job.sources, **job.options)
@@ -187,7 +210,11 @@ class Service:
             raise HTTPError(504, f"not scored within {timeout:g} s (--timeout)") from None
         except CallCancelled:
             if self.cut:
-                raise HTTPError(503, "the server shut down before this call was scored (--drain-timeout)", {"Retry-After": RETRY_AFTER}) from None
+                raise HTTPError(
+                    503,
+                    "the server shut down before this call was scored (--drain-timeout)",
+                    {"Retry-After": RETRY_AFTER},
+                ) from None
             raise HTTPError(499, "the client disconnected before its call was scored") from None
 
 

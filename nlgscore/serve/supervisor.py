@@ -53,8 +53,19 @@ def _die_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _worker(sock: Any, settings: Settings, address: str, alive: Any, slots: Any, slot: int, api_key: Optional[str],
-            log_level: str, drain_timeout: float, header_timeout: float, parent: int) -> None:
+def _worker(
+    sock: Any,
+    settings: Settings,
+    address: str,
+    alive: Any,
+    slots: Any,
+    slot: int,
+    api_key: Optional[str],
+    log_level: str,
+    drain_timeout: float,
+    header_timeout: float,
+    parent: int,
+) -> None:
     """One worker process: uvicorn on the inherited socket."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handlers, until uvicorn installs its own
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -66,8 +77,14 @@ def _worker(sock: Any, settings: Settings, address: str, alive: Any, slots: Any,
     from nlgscore.serve.worker_app import WorkerService, create_worker_app
 
     service = WorkerService(settings, address, alive, slots, slot)
-    config = uvicorn.Config(create_worker_app(service, api_key), log_level=log_level, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=CUT_GRACE_S, http=with_header_timeout(header_timeout))  # type: ignore[arg-type]
+    config = uvicorn.Config(
+        create_worker_app(service, api_key),
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=CUT_GRACE_S,
+        http=with_header_timeout(header_timeout),
+    )  # type: ignore[arg-type]
     draining_server(uvicorn.Server, config, service, max(0.0, drain_timeout - STOP_SLACK_S)).run(sockets=[sock])
     os._exit(0)
 
@@ -78,9 +95,19 @@ def _model(load: Callable[[], Any], settings: Settings, address: str, slots: Any
     run_model(load, settings, address, lambda: sum(slots), ready)
 
 
-def run_workers(load: Callable[[], Any], settings: Settings, workers: int, host: str, port: int, *, api_key: Optional[str] = None,
-                log_level: str = "warning", announce: Optional[Callable[[str], None]] = None,
-                drain_timeout: float = DEFAULT_DRAIN_TIMEOUT, header_timeout: float = DEFAULT_HEADER_TIMEOUT) -> int:
+def run_workers(
+    load: Callable[[], Any],
+    settings: Settings,
+    workers: int,
+    host: str,
+    port: int,
+    *,
+    api_key: Optional[str] = None,
+    log_level: str = "warning",
+    announce: Optional[Callable[[str], None]] = None,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+) -> int:
     """Serve with ``workers`` HTTP processes and one model process (``load()`` builds the scorer
     there) until SIGTERM/SIGINT; 0, or 2 if the scorer could not load."""
     sock = bind(host, port)
@@ -94,18 +121,38 @@ def run_workers(load: Callable[[], Any], settings: Settings, workers: int, host:
     slots = context.Array("l", workers, lock=False)
     ready = context.Event()
     stop: List[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum)) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {
+        sig: signal.signal(sig, lambda signum, frame: stop.append(signum)) for sig in (signal.SIGTERM, signal.SIGINT)
+    }
 
     def start_worker(slot: int) -> Any:
         slots[slot] = 0
-        process = context.Process(target=_worker, name=f"nlgscore-serve-worker-{slot}", daemon=False,
-                                  args=(sock, settings, address, alive, slots, slot, api_key, log_level, drain_timeout, header_timeout, os.getpid()))
+        process = context.Process(
+            target=_worker,
+            name=f"nlgscore-serve-worker-{slot}",
+            daemon=False,
+            args=(
+                sock,
+                settings,
+                address,
+                alive,
+                slots,
+                slot,
+                api_key,
+                log_level,
+                drain_timeout,
+                header_timeout,
+                os.getpid(),
+            ),
+        )
         process.start()
         return process
 
     try:
         sys.stderr.flush()
-        model = context.Process(target=_model, name="nlgscore-serve-model", args=(load, settings, address, slots, ready, os.getpid()))
+        model = context.Process(
+            target=_model, name="nlgscore-serve-model", args=(load, settings, address, slots, ready, os.getpid())
+        )
         model.start()
         pool = [start_worker(slot) for slot in range(workers)]
         while not stop:
@@ -114,10 +161,18 @@ def run_workers(load: Callable[[], Any], settings: Settings, workers: int, host:
                 alive.value = 0
                 if model.exitcode == LOAD_FAILED and not ready.is_set():
                     break
-                print(f"nlgscore serve: the model process ended (status {model.exitcode}); every request is answered 503", file=sys.stderr, flush=True)
+                print(
+                    f"nlgscore serve: the model process ended (status {model.exitcode}); every request is answered 503",
+                    file=sys.stderr,
+                    flush=True,
+                )
             for slot, process in enumerate(pool):
                 if not process.is_alive() and not stop:
-                    print(f"nlgscore serve: worker {slot} ended (status {process.exitcode}); starting it again", file=sys.stderr, flush=True)
+                    print(
+                        f"nlgscore serve: worker {slot} ended (status {process.exitcode}); starting it again",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     pool[slot] = start_worker(slot)
         deadline = time.monotonic() + drain_timeout
         for process in pool:  # each drains as the one-process server does

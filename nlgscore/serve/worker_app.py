@@ -42,7 +42,11 @@ class ModelFacts:
     """What the endpoints read of the scorer, as the model process reports it."""
 
     def __init__(self, info: Dict[str, Any]) -> None:
-        self.name, self.signature, self.needs = info["metric"], ipc.SignatureText(info["signature"]), tuple(info["needs"])
+        self.name, self.signature, self.needs = (
+            info["metric"],
+            ipc.SignatureText(info["signature"]),
+            tuple(info["needs"]),
+        )
 
 
 class RequestCounts:
@@ -83,7 +87,11 @@ class WorkerService(Service):
         self.sock = self.context.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(self.address)
-        self._tasks = [asyncio.ensure_future(self._receive()), asyncio.ensure_future(self._watch_model()), asyncio.ensure_future(self._flush())]
+        self._tasks = [
+            asyncio.ensure_future(self._receive()),
+            asyncio.ensure_future(self._watch_model()),
+            asyncio.ensure_future(self._flush()),
+        ]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -168,8 +176,11 @@ class WorkerService(Service):
         """One request in the server: 429 above ``max_concurrent`` counted over every worker."""
         total = sum(self.slots)
         if total >= self.settings.max_concurrent:
-            raise HTTPError(429, f"{total} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
-                            {"Retry-After": RETRY_AFTER})
+            raise HTTPError(
+                429,
+                f"{total} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
+                {"Retry-After": RETRY_AFTER},
+            )
         self.active += 1
         self.slots[self.slot] = self.active
         try:
@@ -194,7 +205,9 @@ class WorkerService(Service):
             deadline = time.monotonic() + self.settings.timeout + ANSWER_GRACE_S
             while True:
                 waits = {future, cut} if gone is None else {future, cut, gone}
-                done, _ = await asyncio.wait(waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+                )
                 if future in done:
                     status, payload = future.result()
                     if status != 200:
@@ -208,7 +221,11 @@ class WorkerService(Service):
             if not done:
                 raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)")
             if self.cut:
-                raise HTTPError(503, "the server shut down before this call was scored (--drain-timeout)", {"Retry-After": RETRY_AFTER})
+                raise HTTPError(
+                    503,
+                    "the server shut down before this call was scored (--drain-timeout)",
+                    {"Retry-After": RETRY_AFTER},
+                )
             raise HTTPError(499, "the client disconnected before its call was scored")
         finally:
             self.forget(rid)
@@ -248,10 +265,14 @@ async def health(request: Any, service: WorkerService) -> Any:
         service.ready()
         info = await service.ask(["info", None], PROBE_TIMEOUT_S)
     except HTTPError as err:
-        status = "draining" if service.draining else "loading" if service.alive.value and service.facts is None else "error"
+        status = (
+            "draining" if service.draining else "loading" if service.alive.value and service.facts is None else "error"
+        )
         return JSONResponse({"status": status, "error": str(err)}, 503, headers=err.headers)
     if info["status"] != "ok":
-        return JSONResponse({"status": info["status"], "error": info.get("error", "")}, 503, headers={"Retry-After": RETRY_AFTER})
+        return JSONResponse(
+            {"status": info["status"], "error": info.get("error", "")}, 503, headers={"Retry-After": RETRY_AFTER}
+        )
     info.pop("tasks", None)
     return JSONResponse({**info, "matrix": True})
 
@@ -277,7 +298,9 @@ async def task_result(request: Any, service: WorkerService) -> Any:
     key = await poll_key(request, service)
     state, answer = await service.ask(["poll", None, key], PROBE_TIMEOUT_S)
     if state == "unknown":
-        raise HTTPError(404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)")
+        raise HTTPError(
+            404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)"
+        )
     if state == "running":
         return JSONResponse({"errcode": 1, "errmsg": "running"})
     return JSONResponse(answer)
@@ -298,7 +321,12 @@ def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> 
         await service.stop()
 
     token = None if api_key is None else f"Bearer {api_key}".encode()
-    handlers = {"/health": health, "/metrics": prometheus, "/roll/submit_task": submit_task, "/roll/task_result": task_result}
+    handlers = {
+        "/health": health,
+        "/metrics": prometheus,
+        "/roll/submit_task": submit_task,
+        "/roll/task_result": task_result,
+    }
     app = Starlette(routes=routes(service, token, handlers), lifespan=lifespan)  # type: ignore[arg-type]
     app.state.nlgscore = service
     return app

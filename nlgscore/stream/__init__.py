@@ -28,9 +28,16 @@ from typing import Any
 
 # name -> module: imported on first use, so the CLI's parser can read DEFAULT_WINDOW cheaply
 _LAZY = {
-    "Inputs": "readers", "dataset": "readers", "lists": "readers", "table_file": "readers", "text_files": "readers",
-    "Summary": "to_file", "score_to_file": "to_file",
-    "DEFAULT_WINDOW": "row_windows", "score_stream": "row_windows", "score_windows": "row_windows",
+    "Inputs": "readers",
+    "dataset": "readers",
+    "lists": "readers",
+    "table_file": "readers",
+    "text_files": "readers",
+    "Summary": "to_file",
+    "score_to_file": "to_file",
+    "DEFAULT_WINDOW": "row_windows",
+    "score_stream": "row_windows",
+    "score_windows": "row_windows",
 }
 __all__ = sorted(_LAZY)
 

@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
-from nlgscore.errors import ArgumentError, DataError
 from nlgscore.corpus.outputs.jsonl import json_records
+from nlgscore.errors import ArgumentError, DataError
 
 Row = Tuple[str, Union[str, List[str], None], Optional[str]]
 STDIN = "-"
@@ -37,8 +37,16 @@ PARQUET_BATCH = 4096  # rows per Arrow record batch read from a Parquet file
 class Inputs:
     """A corpus: ``rows()`` (a fresh iterator each call), ``identity()``, and which sides it has."""
 
-    def __init__(self, rows: Callable[[], Iterator[Row]], *, files: Sequence[Tuple[str, str]] = (),
-                 references: bool, sources: bool, label: str = "", fingerprint: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        rows: Callable[[], Iterator[Row]],
+        *,
+        files: Sequence[Tuple[str, str]] = (),
+        references: bool,
+        sources: bool,
+        label: str = "",
+        fingerprint: Optional[str] = None,
+    ) -> None:
         self._rows = rows
         self.files = list(files)  # (role, path) pairs
         self.has_references = references
@@ -125,7 +133,9 @@ def text_lines(path: str, role: str = "input") -> Iterator[str]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise DataError(f"{role} file {name}:{number} is not UTF-8: byte {err.start} ({raw[err.start:err.start + 1]!r})") from None
+            raise DataError(
+                f"{role} file {name}:{number} is not UTF-8: byte {err.start} ({raw[err.start : err.start + 1]!r})"
+            ) from None
         line = line[:-1] if line.endswith("\n") else line
         yield line[:-1] if line.endswith("\r") else line
 
@@ -139,7 +149,11 @@ def text_files(candidates: str, references: Sequence[str] = (), sources: Optiona
     >>> len(refs), source
     (2, None)
     """
-    paths = [("candidates", candidates)] + [("references", r) for r in references] + ([("sources", sources)] if sources else [])
+    paths = (
+        [("candidates", candidates)]
+        + [("references", r) for r in references]
+        + ([("sources", sources)] if sources else [])
+    )
     if sum(path == STDIN for _, path in paths) > 1:
         raise ArgumentError("only one input can be '-' (stdin)")
     for role, path in paths:
@@ -159,7 +173,7 @@ def text_files(candidates: str, references: Sequence[str] = (), sources: Optiona
                 raise DataError(f"{ended[0]} has {count} lines but {longer} has more")
             count += 1
             texts = cast(List[str], line)  # no sentinel left: every iterator gave a line
-            refs = texts[1:1 + len(references)]
+            refs = texts[1 : 1 + len(references)]
             ref: Union[str, List[str], None] = (refs[0] if len(refs) == 1 else list(refs)) if refs else None
             yield texts[0], ref, (texts[-1] if sources else None)
 
@@ -175,8 +189,9 @@ def _text(value: Any, column: str, where: str, allow_list: bool = False) -> Any:
     raise DataError(f"{where}: column {column!r} must hold {wanted}, got {type(value).__name__} {str(value)[:60]!r}")
 
 
-def _from_records(records: Iterable[Tuple[str, Dict[str, Any]]], prediction: str, references: Sequence[str],
-                  source: Optional[str]) -> Iterator[Row]:
+def _from_records(
+    records: Iterable[Tuple[str, Dict[str, Any]]], prediction: str, references: Sequence[str], source: Optional[str]
+) -> Iterator[Row]:
     """Rows from ``(where, record)`` pairs, ``where`` naming the file and line for errors."""
     wanted = [prediction, *references, *([source] if source else [])]
     for where, record in records:
@@ -185,7 +200,11 @@ def _from_records(records: Iterable[Tuple[str, Dict[str, Any]]], prediction: str
             raise DataError(f"{where}: no column {missing[0]!r} (columns: {', '.join(map(str, record))})")
         refs = [_text(record[c], c, where, allow_list=len(references) == 1) for c in references]
         ref = (refs[0] if len(refs) == 1 else refs) if refs else None
-        yield _text(record[prediction], prediction, where), ref, (_text(record[source], source, where) if source else None)
+        yield (
+            _text(record[prediction], prediction, where),
+            ref,
+            (_text(record[source], source, where) if source else None),
+        )
 
 
 def _delimited_records(path: str, delimiter: str) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -203,7 +222,9 @@ def _delimited_records(path: str, delimiter: str) -> Iterator[Tuple[str, Dict[st
         raise DataError(f"{path}: empty file, expected a header line naming the columns")
     repeated = next((name for k, name in enumerate(header) if name in header[:k]), None)
     if repeated is not None:  # a dict of the row would keep only the last one: the wrong text, silently
-        raise DataError(f"{path}:1: column {repeated!r} appears {header.count(repeated)} times in the header; column names must be distinct")
+        raise DataError(
+            f"{path}:1: column {repeated!r} appears {header.count(repeated)} times in the header; column names must be distinct"
+        )
     for number, fields in numbered:
         if fields == [""] or not fields:
             continue
@@ -276,8 +297,14 @@ def guess_format(path: str) -> str:
     return _SUFFIXES[suffix]
 
 
-def table_file(path: str, *, format: Optional[str] = None, prediction_column: str = "prediction",
-               reference_column: Union[str, Sequence[str], None] = "reference", source_column: Optional[str] = None) -> Inputs:
+def table_file(
+    path: str,
+    *,
+    format: Optional[str] = None,
+    prediction_column: str = "prediction",
+    reference_column: Union[str, Sequence[str], None] = "reference",
+    source_column: Optional[str] = None,
+) -> Inputs:
     """A file of rows: JSONL (one object a line), TSV/CSV (header line), Parquet, or ``text`` (one
     prediction a line; then the references/sources must come from elsewhere).
 
@@ -289,8 +316,13 @@ def table_file(path: str, *, format: Optional[str] = None, prediction_column: st
         raise ArgumentError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     _check_file(path, "input")
     if fmt == "text":
-        return Inputs(lambda: ((line, None, None) for line in text_lines(path, "input")), files=[("input", path)],
-                      references=False, sources=False, label=path)
+        return Inputs(
+            lambda: ((line, None, None) for line in text_lines(path, "input")),
+            files=[("input", path)],
+            references=False,
+            sources=False,
+            label=path,
+        )
     refs = [reference_column] if isinstance(reference_column, str) else list(reference_column or [])
     columns = [prediction_column, *refs, *([source_column] if source_column else [])]
     records: Callable[[], Iterator[Tuple[str, Dict[str, Any]]]] = {
@@ -299,12 +331,23 @@ def table_file(path: str, *, format: Optional[str] = None, prediction_column: st
         "csv": lambda: _delimited_records(path, ","),
         "parquet": lambda: _parquet_records(path, columns),
     }[fmt]
-    return Inputs(lambda: _from_records(records(), prediction_column, refs, source_column), files=[("input", path)],
-                  references=bool(refs), sources=bool(source_column), label=path)
+    return Inputs(
+        lambda: _from_records(records(), prediction_column, refs, source_column),
+        files=[("input", path)],
+        references=bool(refs),
+        sources=bool(source_column),
+        label=path,
+    )
 
 
-def dataset(data: Any, *, prediction_column: str = "prediction", reference_column: Optional[str] = "reference",
-            source_column: Optional[str] = None, batch_size: int = 1000) -> Inputs:
+def dataset(
+    data: Any,
+    *,
+    prediction_column: str = "prediction",
+    reference_column: Optional[str] = "reference",
+    source_column: Optional[str] = None,
+    batch_size: int = 1000,
+) -> Inputs:
     """A 🤗 ``datasets.Dataset`` or ``IterableDataset`` (``streaming=True``), read ``batch_size``
     rows at a time (also any re-iterable of dict rows). Column names are those of ``map_function``.
 
@@ -327,11 +370,18 @@ def dataset(data: Any, *, prediction_column: str = "prediction", reference_colum
             for row, record in enumerate(data, start=1):
                 yield f"{label}: row {row}", record
 
-    return Inputs(lambda: _from_records(records(), prediction_column, refs, source_column), references=bool(refs),
-                  sources=bool(source_column), label=str(label), fingerprint=getattr(data, "_fingerprint", None))
+    return Inputs(
+        lambda: _from_records(records(), prediction_column, refs, source_column),
+        references=bool(refs),
+        sources=bool(source_column),
+        label=str(label),
+        fingerprint=getattr(data, "_fingerprint", None),
+    )
 
 
-def lists(predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None) -> Inputs:
+def lists(
+    predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None
+) -> Inputs:
     """In-memory lists, as ``compute`` takes them (for tests and small corpora)."""
     n = len(predictions)
     for name, values in (("references", references), ("sources", sources)):
@@ -341,6 +391,10 @@ def lists(predictions: Sequence[str], references: Optional[Sequence[Any]] = None
     def rows() -> Iterator[Row]:
         for k in range(n):
             ref = references[k] if references is not None else None
-            yield predictions[k], (list(ref) if isinstance(ref, (list, tuple)) else ref), (sources[k] if sources is not None else None)
+            yield (
+                predictions[k],
+                (list(ref) if isinstance(ref, (list, tuple)) else ref),
+                (sources[k] if sources is not None else None),
+            )
 
     return Inputs(rows, references=references is not None, sources=sources is not None, label="lists")

@@ -21,13 +21,13 @@ import json
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple, cast
 
-from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
+from nlgscore.errors import ArgumentError
 from nlgscore.stream.readers import Inputs, Row
 
 if TYPE_CHECKING:  # the CLI's parser imports this module for DEFAULT_WINDOW: no torch/numpy then
-    from nlgscore.core.scorer_like import ScorerLike
     from nlgscore.core.result import Result
+    from nlgscore.core.scorer_like import ScorerLike
 
 # Rows per compute call: large enough for de-duplication and length sorting to pay off, small
 # enough that a window's texts and token ids are a few MB, and that a resumed run redoes little.
@@ -69,15 +69,18 @@ def score_chunk(scorer: "ScorerLike", chunk: List[Row], inputs: Inputs, *, start
     rows ``start`` onwards of the corpus: an error naming an item names its row in the corpus."""
     predictions = [row[0] for row in chunk]
     references = [row[1] for row in chunk] if inputs.has_references else None
-    sources = cast(List[str], [row[2] for row in chunk]) if inputs.has_sources else None  # a corpus with sources has one per row
+    sources = (
+        cast(List[str], [row[2] for row in chunk]) if inputs.has_sources else None
+    )  # a corpus with sources has one per row
     try:
         return scorer.compute(predictions, references=references, sources=sources, **options)
     except LongInputError as err:
         raise err.shifted(start) from None
 
 
-def score_windows(scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None,
-                  **options: Any) -> Iterator[Tuple[List[Row], "Result"]]:
+def score_windows(
+    scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None, **options: Any
+) -> Iterator[Tuple[List[Row], "Result"]]:
     """``(rows, result)`` per window of ``inputs`` (or of the ``rows`` iterator given), in order.
 
     ``options`` (e.g. ``batch_size``, ``max_tokens``) go to every ``compute`` call.
@@ -106,7 +109,9 @@ def item_rows(result: "Result") -> List[Dict[str, Any]]:
     return [{name: values[..., k].tolist() for name, values in columns.items()} for k in range(len(result))]
 
 
-def score_stream(scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, **options: Any) -> Iterator[Dict[str, Any]]:
+def score_stream(
+    scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, **options: Any
+) -> Iterator[Dict[str, Any]]:
     """Per-item score rows of a corpus, in input order, computed ``window`` rows at a time.
 
     ``inputs`` comes from :mod:`nlgscore.stream.readers` (text files, JSONL, TSV/CSV, Parquet,

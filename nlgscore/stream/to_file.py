@@ -22,10 +22,18 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from nlgscore.errors import ArgumentError, DataError
 from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.stream.readers import Inputs
-from nlgscore.stream.row_windows import DEFAULT_WINDOW, RowDigest, check_streamable, check_window, chunks, item_rows, score_chunk
+from nlgscore.stream.row_windows import (
+    DEFAULT_WINDOW,
+    RowDigest,
+    check_streamable,
+    check_window,
+    chunks,
+    item_rows,
+    score_chunk,
+)
 
 if TYPE_CHECKING:
     from nlgscore.core.scorer_like import ScorerLike
@@ -41,7 +49,9 @@ def output_format(path: Union[str, Path], format: Optional[str] = None) -> str:
     """
     fmt = format or OUTPUT_FORMATS.get(Path(path).suffix.lower())
     if fmt is None or fmt not in OUTPUT_FORMATS.values():
-        raise ArgumentError(f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}")
+        raise ArgumentError(
+            f"output {path}: name it .tsv or .jsonl (or give the format: tsv or jsonl), got {format or Path(path).suffix!r}"
+        )
     return fmt
 
 
@@ -58,9 +68,13 @@ def format_rows(rows: List[Dict[str, Any]], fmt: str, header: bool) -> str:
     '{"f1": null}\\n'
     """
     if fmt == "jsonl":
-        safe = ({k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()} for row in rows)
+        safe = (
+            {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()} for row in rows
+        )
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in safe)
-    return (header_line(rows, fmt) if header else "") + "".join("\t".join(_cell(v) for v in row.values()) + "\n" for row in rows)
+    return (header_line(rows, fmt) if header else "") + "".join(
+        "\t".join(_cell(v) for v in row.values()) + "\n" for row in rows
+    )
 
 
 def header_line(rows: List[Dict[str, Any]], fmt: str) -> str:
@@ -79,13 +93,31 @@ class Summary:
     BLEU: ``corpus`` from the summed per-item ``statistics``) reports that for its primary
     column, and the mean as ``sentence_mean``."""
 
-    def __init__(self, path: Path, signature: str, primary: str, sums: Dict[str, Any], items: int, resumed_at: int,
-                 statistics: Optional[List[int]] = None, corpus: Any = None) -> None:
-        self.path, self.signature, self.primary, self.items, self.resumed_at = path, signature, primary, items, resumed_at
+    def __init__(
+        self,
+        path: Path,
+        signature: str,
+        primary: str,
+        sums: Dict[str, Any],
+        items: int,
+        resumed_at: int,
+        statistics: Optional[List[int]] = None,
+        corpus: Any = None,
+    ) -> None:
+        self.path, self.signature, self.primary, self.items, self.resumed_at = (
+            path,
+            signature,
+            primary,
+            items,
+            resumed_at,
+        )
         self.system = {name: _mean(total, items) for name, total in sums.items()}
         if statistics is not None and corpus is not None and items:
-            self.system = {primary: float(corpus(statistics)), "sentence_mean": self.system.get(primary, math.nan),
-                           **{k: v for k, v in self.system.items() if k != primary}}
+            self.system = {
+                primary: float(corpus(statistics)),
+                "sentence_mean": self.system.get(primary, math.nan),
+                **{k: v for k, v in self.system.items() if k != primary},
+            }
 
     @property
     def score(self) -> float:
@@ -96,8 +128,14 @@ class Summary:
         return [{"column": name, "system": value} for name, value in self.system.items()]
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"output": str(self.path), "items": self.items, "resumed_at": self.resumed_at, "system": dict(self.system),
-                "score": self.score, "signature": self.signature}
+        return {
+            "output": str(self.path),
+            "items": self.items,
+            "resumed_at": self.resumed_at,
+            "system": dict(self.system),
+            "score": self.score,
+            "signature": self.signature,
+        }
 
     def __str__(self) -> str:
         extra = f" sentence_mean: {self.system['sentence_mean']:.6f}" if "sentence_mean" in self.system else ""
@@ -146,20 +184,42 @@ def score_to_file(
     check_window(window)
     check_streamable(scorer)
     fmt = output_format(path, format)
-    identity = {"signature": str(scorer.signature), "window": window, "format": fmt, **(settings or {}), **inputs.identity()}
+    identity = {
+        "signature": str(scorer.signature),
+        "window": window,
+        "format": fmt,
+        **(settings or {}),
+        **inputs.identity(),
+    }
     job = _ScoreJob(scorer, inputs, Path(path), identity, window, fmt, options)
     outcome = run_chunks(Path(path), job, scorer=scorer, restart=restart, writer=writer, progress=progress)
     state = outcome.state
-    return Summary(Path(path), state.get("signature", str(scorer.signature)), state.get("primary", ""), job.sums, outcome.done, outcome.resumed_at,
-                   state.get("statistics"), getattr(scorer, "corpus_from_statistics", None))
+    return Summary(
+        Path(path),
+        state.get("signature", str(scorer.signature)),
+        state.get("primary", ""),
+        job.sums,
+        outcome.done,
+        outcome.resumed_at,
+        state.get("statistics"),
+        getattr(scorer, "corpus_from_statistics", None),
+    )
 
 
 class _ScoreJob:
     """``score_to_file``'s :class:`~nlgscore.corpus.outputs.driver.Job`: windows of input rows, each
     scored into output lines; the rows' running SHA-256 and column sums ride in the checkpoint."""
 
-    def __init__(self, scorer: "ScorerLike", inputs: Inputs, path: Path, identity: Dict[str, Any], window: int, fmt: str,
-                 options: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        scorer: "ScorerLike",
+        inputs: Inputs,
+        path: Path,
+        identity: Dict[str, Any],
+        window: int,
+        fmt: str,
+        options: Dict[str, Any],
+    ) -> None:
         self.scorer, self.inputs, self.path, self.identity = scorer, inputs, path, identity
         self.window, self.fmt, self.options = window, fmt, options
         self.digest = RowDigest()
@@ -175,7 +235,9 @@ class _ScoreJob:
             self.digest.update([row])
             skipped += 1
         if done and (skipped < done or self.digest.hexdigest() != state.get("rows_sha256")):
-            raise DataError(f"cannot resume {self.path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart")
+            raise DataError(
+                f"cannot resume {self.path}: the first {done} input rows differ from those its checkpoint was written for; pass --restart"
+            )
         return chunks(rows, self.window)
 
     def work(self, chunk: List[Any], start: int) -> Piece:
@@ -184,11 +246,18 @@ class _ScoreJob:
         values = item_rows(result)
         for name in result.columns():
             self.sums[name] = _add(self.sums.get(name), [row[name] for row in values])
-        state: Dict[str, Any] = {"sums": self.sums, "rows_sha256": self.digest.hexdigest(), "signature": str(result.signature), "primary": result.primary}
+        state: Dict[str, Any] = {
+            "sums": self.sums,
+            "rows_sha256": self.digest.hexdigest(),
+            "signature": str(result.signature),
+            "primary": result.primary,
+        }
         statistics = getattr(result, "statistics", None)  # a string metric's per-item corpus statistics (StringResult)
         if statistics is not None and len(statistics):
             window = [int(v) for v in statistics.sum(axis=0)]
-            self.statistics = window if self.statistics is None else [a + b for a, b in zip(self.statistics, window, strict=True)]
+            self.statistics = (
+                window if self.statistics is None else [a + b for a, b in zip(self.statistics, window, strict=True)]
+            )
         if self.statistics is not None:
             state["statistics"] = self.statistics
         return Piece(format_rows(values, self.fmt, header=False), len(chunk), state, header_line(values, self.fmt))

@@ -46,8 +46,15 @@ class StringResult(Result):
     own); ``ref_counts``: references per prediction, behind the signature's ``nrefs``.
     """
 
-    def __init__(self, signature: Signature, values: Dict[str, Any], primary: str, statistics: np.ndarray,
-                 corpus: Callable[[List[int]], float], ref_counts: Sequence[int]) -> None:
+    def __init__(
+        self,
+        signature: Signature,
+        values: Dict[str, Any],
+        primary: str,
+        statistics: np.ndarray,
+        corpus: Callable[[List[int]], float],
+        ref_counts: Sequence[int],
+    ) -> None:
         super().__init__(signature, values, primary)
         self.statistics = np.asarray(statistics, dtype=np.int64)
         self.ref_counts = np.asarray(ref_counts, dtype=np.int64)
@@ -91,6 +98,7 @@ class StringResult(Result):
         joined = super().concat(parts)
         joined.signature = _with_nrefs(joined.signature, joined.ref_counts)  # type: ignore[attr-defined]
         return joined  # type: ignore[return-value]
+
 
 def _with_nrefs(signature: Signature, counts: Sequence[int]) -> Signature:
     """``signature`` with the ``nrefs`` of items with ``counts`` references (as sacreBLEU writes it)."""

@@ -34,10 +34,10 @@ import numpy as np
 
 from nlgscore.backend.extras import require
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
-from nlgscore.errors import ArgumentError
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import MODEL_FREE
+from nlgscore.errors import ArgumentError
 from nlgscore.strings.result import StringResult, nrefs_field
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
@@ -50,7 +50,9 @@ def _sacrebleu(what: str) -> Any:
     return require("sacrebleu.metrics", "meta", what)
 
 
-def _sacrebleu_fields(metric: Any, signature_type: Callable[[Dict[str, Any]], Any], num_refs: int = 1) -> Dict[str, str]:
+def _sacrebleu_fields(
+    metric: Any, signature_type: Callable[[Dict[str, Any]], Any], num_refs: int = 1
+) -> Dict[str, str]:
     """sacreBLEU's own signature of ``metric`` for ``num_refs`` references per item (-1: a
     varying number, ``nrefs:var``), as signature fields (its ``version`` field is sacreBLEU's:
     ``sacrebleu``)."""
@@ -90,7 +92,10 @@ class StringScorer(Scorer):
         if self._pair is None:  # built on first use: a pickled or copied scorer rebuilds it
             self._pair = self._make_pair()
         pair = self._pair
-        values = [pair(item.prediction, list(item.reference) if isinstance(item.reference, tuple) else [item.reference]) for item in items]
+        values = [
+            pair(item.prediction, list(item.reference) if isinstance(item.reference, tuple) else [item.reference])
+            for item in items
+        ]
         return {"score": np.array(values, dtype=np.float64)}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:
@@ -115,15 +120,26 @@ class SacreBLEUScorer(StringScorer):
         super().__init__(**runtime_options)
         self.multiref = multiref  # type: ignore[misc]
 
-    def _make_call(self, predictions: Any, references: Any, sources: Any, names: Tuple[str, str, str] = INPUT_NAMES,
-                   multiref: Optional[str] = None, runtime: Any = None, **options: Any) -> Call:
+    def _make_call(
+        self,
+        predictions: Any,
+        references: Any,
+        sources: Any,
+        names: Tuple[str, str, str] = INPUT_NAMES,
+        multiref: Optional[str] = None,
+        runtime: Any = None,
+        **options: Any,
+    ) -> Call:
         rule = multiref or self.multiref
         if rule not in SACREBLEU_MULTIREF:
             raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {rule!r}")
         call = super()._make_call(predictions, references, sources, names, "max", runtime, **options)
         if rule == JOINT:  # one item per prediction, holding all its references
             call.multiref = JOINT
-            call.items = [Item(prediction, tuple(refs)) for prediction, refs in zip(call.predictions, call.references or [], strict=True)]
+            call.items = [
+                Item(prediction, tuple(refs))
+                for prediction, refs in zip(call.predictions, call.references or [], strict=True)
+            ]
             call.owner = list(range(call.size))
         return call
 
@@ -146,8 +162,13 @@ class SacreBLEUScorer(StringScorer):
         refs = call.references or []
         statistics = np.zeros((0, 0), dtype=np.int64)
         if refs:  # sacreBLEU's per-segment statistics, summed by StringResult.score
-            statistics = np.array(self.corpus_metric()._extract_corpus_statistics(call.predictions, reference_streams(refs)), dtype=np.int64)
-        return StringResult(self.make_signature(call), columns, "score", statistics, self.corpus_from_statistics, [len(r) for r in refs])
+            statistics = np.array(
+                self.corpus_metric()._extract_corpus_statistics(call.predictions, reference_streams(refs)),
+                dtype=np.int64,
+            )
+        return StringResult(
+            self.make_signature(call), columns, "score", statistics, self.corpus_from_statistics, [len(r) for r in refs]
+        )
 
     def _num_refs(self, call: Optional[Call]) -> int:
         return nrefs_field([len(r) for r in call.references]) if call is not None and call.references else 1
@@ -166,7 +187,9 @@ class ChrFScorer(SacreBLEUScorer):
     def __init__(self, char_order: int = 6, word_order: int = 0, multiref: str = JOINT, **runtime_options: Any) -> None:
         for option, value in (("char_order", char_order), ("word_order", word_order)):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if option == "char_order" else 0):
-                raise ArgumentError(f"{option} must be an integer >= {1 if option == 'char_order' else 0}, got {value!r}")
+                raise ArgumentError(
+                    f"{option} must be an integer >= {1 if option == 'char_order' else 0}, got {value!r}"
+                )
         super().__init__(multiref, **runtime_options)
         self.char_order, self.word_order = char_order, word_order
 
@@ -212,7 +235,9 @@ class BLEUScorer(SacreBLEUScorer):
             return tokenized[text]
 
         metric = self.corpus_metric()  # BLEU's corpus defaults on the one sentence (no effective order)
-        return lambda prediction, references: metric.corpus_score([moses(prediction)], [[moses(r)] for r in references]).score
+        return lambda prediction, references: (
+            metric.corpus_score([moses(prediction)], [[moses(r)] for r in references]).score
+        )
 
     def corpus_metric(self) -> Any:
         return _sacrebleu("BLEU").BLEU()
@@ -227,7 +252,11 @@ class BLEUScorer(SacreBLEUScorer):
             moses = version("sacremoses")
         except PackageNotFoundError:
             moses = "unknown"
-        return {"pretok": "moses-en-escape", "sacremoses": moses, **_sacrebleu_fields(self.corpus_metric(), BLEUSignature, num_refs)}
+        return {
+            "pretok": "moses-en-escape",
+            "sacremoses": moses,
+            **_sacrebleu_fields(self.corpus_metric(), BLEUSignature, num_refs),
+        }
 
 
 class RougeScorer(StringScorer):
@@ -248,7 +277,9 @@ class RougeScorer(StringScorer):
     def _make_pair(self) -> Callable[[str, List[str]], float]:
         module = require("rouge_score.rouge_scorer", "meta", "the ROUGE metrics")
         scorer, kind = module.RougeScorer([self.rouge_type], use_stemmer=True), self.rouge_type
-        return lambda prediction, references: max(scorer.score(reference, prediction)[kind].fmeasure for reference in references)
+        return lambda prediction, references: max(
+            scorer.score(reference, prediction)[kind].fmeasure for reference in references
+        )
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         try:

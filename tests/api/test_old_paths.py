@@ -14,8 +14,13 @@ from nlgscore import _deprecated
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nlgscore"
 # submodule paths users named under a moved package (README recipes, CONTRIBUTING, the Hub cards)
-SUBMODULES = ("nlgscore.runs.mbr.decode", "nlgscore.runs.stream.readers", "nlgscore.runs.outputs.driver", "nlgscore.runs.stream.row_windows",
-              "nlgscore.runs.stream.windows")
+SUBMODULES = (
+    "nlgscore.runs.mbr.decode",
+    "nlgscore.runs.stream.readers",
+    "nlgscore.runs.outputs.driver",
+    "nlgscore.runs.stream.row_windows",
+    "nlgscore.runs.stream.windows",
+)
 
 # Run in a fresh interpreter: each old path imported twice, the warnings of each import recorded.
 PROBE = r"""
@@ -72,11 +77,13 @@ def test_an_old_submodule_path_is_the_new_submodule(probed, old):
 
 
 def test_the_stream_recipe_works_at_both_paths():
-    code = ("import warnings; warnings.simplefilter('ignore', FutureWarning)\n"
-            "from nlgscore.runs.stream import dataset, score_stream, score_to_file, table_file, text_files\n"
-            "import nlgscore.stream as new\n"
-            "assert (dataset, score_stream, score_to_file, table_file, text_files) == "
-            "(new.dataset, new.score_stream, new.score_to_file, new.table_file, new.text_files)")
+    code = (
+        "import warnings; warnings.simplefilter('ignore', FutureWarning)\n"
+        "from nlgscore.runs.stream import dataset, score_stream, score_to_file, table_file, text_files\n"
+        "import nlgscore.stream as new\n"
+        "assert (dataset, score_stream, score_to_file, table_file, text_files) == "
+        "(new.dataset, new.score_stream, new.score_to_file, new.table_file, new.text_files)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -95,15 +102,29 @@ def test_no_module_of_the_package_is_covered_by_an_old_path():
 
 def _old_imports(path: Path):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
         for name in names:
-            if _deprecated._row(name) or name in _deprecated.OLD_PACKAGES or name.startswith(tuple(p + "." for p in _deprecated.OLD_PACKAGES)):
+            if (
+                _deprecated._row(name)
+                or name in _deprecated.OLD_PACKAGES
+                or name.startswith(tuple(p + "." for p in _deprecated.OLD_PACKAGES))
+            ):
                 yield name
 
 
 def test_package_code_imports_no_old_path():
     # nlgscore/bench is the benchmark harness, leaving the package for benchmarks/
-    found = {str(p.relative_to(PACKAGE)): sorted(set(_old_imports(p))) for p in PACKAGE.rglob("*.py") if "bench" not in p.parts}
+    found = {
+        str(p.relative_to(PACKAGE)): sorted(set(_old_imports(p)))
+        for p in PACKAGE.rglob("*.py")
+        if "bench" not in p.parts
+    }
     assert not {k: v for k, v in found.items() if v}
 
 

@@ -34,7 +34,12 @@ def imported(source: str):
 
 
 def _public(module: str) -> bool:
-    return not module.startswith("nlgscore") or module in FACES or module.startswith(tuple(p + "." for p in ALSO_PUBLIC)) or module in ALSO_PUBLIC
+    return (
+        not module.startswith("nlgscore")
+        or module in FACES
+        or module.startswith(tuple(p + "." for p in ALSO_PUBLIC))
+        or module in ALSO_PUBLIC
+    )
 
 
 SOURCES = dict(_sources())
@@ -49,5 +54,7 @@ def test_imports_only_public_faces(where):
 def test_the_check_sees_an_internal_import():
     assert list(imported("from nlgscore.backend.tables import table")) == ["nlgscore.backend.tables"]
     assert list(imported(">>> import nlgscore.core.base\n[0.9]")) == ["nlgscore.core.base"]
-    assert not _public("nlgscore.backend.tables") and _public("nlgscore.extend") and _public("nlgscore.integrations.trl")
+    assert (
+        not _public("nlgscore.backend.tables") and _public("nlgscore.extend") and _public("nlgscore.integrations.trl")
+    )
     assert len(SOURCES) > 10  # the modules, the apps and the cards' blocks were found

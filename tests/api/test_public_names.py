@@ -46,7 +46,11 @@ def test_the_package_face_has_every_scorer_class_and_error_class():
         if "cli" in path.parts:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and node.name.endswith(("Error", "Cancelled")):
+            if (
+                isinstance(node, ast.ClassDef)
+                and not node.name.startswith("_")
+                and node.name.endswith(("Error", "Cancelled"))
+            ):
                 defined.add(node.name)
     # serve's internal answers of a refused request (a 400 naming the field), never raised to a caller
     defined -= {"HTTPError", "FieldError"}

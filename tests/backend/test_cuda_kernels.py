@@ -14,7 +14,12 @@ from nlgscore.backend.cuda_kernels import ENV_SWITCH, cuda_backends, forward_att
 
 def _flags():
     cuda = torch.backends.cuda
-    return (cuda.cudnn_sdp_enabled(), cuda.flash_sdp_enabled(), cuda.mem_efficient_sdp_enabled(), cuda.math_sdp_enabled())
+    return (
+        cuda.cudnn_sdp_enabled(),
+        cuda.flash_sdp_enabled(),
+        cuda.mem_efficient_sdp_enabled(),
+        cuda.math_sdp_enabled(),
+    )
 
 
 @pytest.fixture(autouse=True)

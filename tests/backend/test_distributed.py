@@ -108,8 +108,11 @@ def test_long_inputs_two_processes_equal_one(ranks, tmp_path):
     from nlgscore.seq2seq.prism import PrismScorer
 
     bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), max_length=48).compute(
-        [TARGET, LONG, SHORT, TAIL_A], references=[TAIL_A, SHORT, [LONG, SHORT], TAIL_A])
-    prism = PrismScorer(str(short_prism(tmp_path / "p")), mode="src").compute([TARGET, LONG, SHORT, TAIL_A], sources=[TAIL_A, SHORT, LONG, TAIL_A])
+        [TARGET, LONG, SHORT, TAIL_A], references=[TAIL_A, SHORT, [LONG, SHORT], TAIL_A]
+    )
+    prism = PrismScorer(str(short_prism(tmp_path / "p")), mode="src").compute(
+        [TARGET, LONG, SHORT, TAIL_A], sources=[TAIL_A, SHORT, LONG, TAIL_A]
+    )
     assert min(bart.windows) > 1 and min(prism.windows) > 1
     for report in ranks:
         assert list(report["bartscore_long"]["scores"]) == list(bart.scores)

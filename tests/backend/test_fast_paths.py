@@ -11,10 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nlgscore.bertscore import packed_encoder
 from nlgscore.backend import gemm, product_rows
-from nlgscore.bertscore.embedding import _content_ids
 from nlgscore.backend.models import resolve
+from nlgscore.bertscore import packed_encoder
+from nlgscore.bertscore.embedding import _content_ids
 
 
 @pytest.fixture
@@ -110,8 +110,13 @@ def _bert(act: str, seed: int = 0):
 
     torch.manual_seed(seed)
     config = BertConfig(
-        hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
-        vocab_size=80, max_position_embeddings=512, hidden_act=act,
+        hidden_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=96,
+        vocab_size=80,
+        max_position_embeddings=512,
+        hidden_act=act,
     )
     return BertModel(config).eval()
 
@@ -240,12 +245,20 @@ def test_products_run_on_few_shapes_with_the_bits_of_a_large_product(onednn_swit
             out, rows = _product_rows(lambda count=count: gemm.linear(x[:count], w, b, "gelu"))
             assert out.shape == (count, 24) and out.is_contiguous()
             assert torch.equal(out, large[:count]), count
-            assert sum(rows) == gemm.bucketed_rows(count, x, w) >= count and sum(rows) - count < max(product_rows.MIN_ROWS, count // 16 + product_rows.MIN_ROWS)
-            assert len(rows) <= 2 and all(r % product_rows.ROW_BUCKET == 0 for r in rows[:-1]) and rows[-1] % product_rows.MIN_ROWS == 0
+            assert sum(rows) == gemm.bucketed_rows(count, x, w) >= count and sum(rows) - count < max(
+                product_rows.MIN_ROWS, count // 16 + product_rows.MIN_ROWS
+            )
+            assert (
+                len(rows) <= 2
+                and all(r % product_rows.ROW_BUCKET == 0 for r in rows[:-1])
+                and rows[-1] % product_rows.MIN_ROWS == 0
+            )
             shapes.update(rows)
         _, rows = _product_rows(lambda: gemm.linear(x[:25].view(1, 25, width), w, b))
         assert rows == [32]  # one 25-token text: 32 rows, not 128
-    assert shapes <= set(range(product_rows.MIN_ROWS, product_rows.ROW_BUCKET, product_rows.MIN_ROWS)) | set(range(product_rows.ROW_BUCKET, 2049, product_rows.ROW_BUCKET))
+    assert shapes <= set(range(product_rows.MIN_ROWS, product_rows.ROW_BUCKET, product_rows.MIN_ROWS)) | set(
+        range(product_rows.ROW_BUCKET, 2049, product_rows.ROW_BUCKET)
+    )
     assert gemm.bucketed_rows(37, x, w) == 37  # gradients on: the F.linear path, nothing to pad
 
 
@@ -292,7 +305,9 @@ def test_a_packed_weight_gives_the_plain_weights_bits_and_follows_its_changes(on
     assert packed_weights.packed_bytes() == held  # packed again, in the old copy's place
     del w
     gc.collect()
-    assert packed_weights.packed_bytes() <= held - 96 * 64 * torch.tensor([], dtype=dtype).element_size()  # dropped with its weight
+    assert (
+        packed_weights.packed_bytes() <= held - 96 * 64 * torch.tensor([], dtype=dtype).element_size()
+    )  # dropped with its weight
     monkeypatch.setattr(packed_weights, "PACKED_BYTES_MAX", 0)
     other = torch.randn(8, 64, generator=generator).to(dtype)
     assert packed_weights.packed(other) is other

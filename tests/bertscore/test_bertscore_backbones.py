@@ -28,10 +28,19 @@ def modernbert(tmp_path_factory):
     tokenizer.model_max_length = 8192
     torch.manual_seed(0)
     config = ModernBertConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
-        max_position_embeddings=8192, pad_token_id=tokenizer.pad_token_id, cls_token_id=tokenizer.cls_token_id,
-        sep_token_id=tokenizer.sep_token_id, bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
-        global_attn_every_n_layers=2, local_attention=16,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        max_position_embeddings=8192,
+        pad_token_id=tokenizer.pad_token_id,
+        cls_token_id=tokenizer.cls_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        global_attn_every_n_layers=2,
+        local_attention=16,
     )
     ModernBertModel(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -47,12 +56,30 @@ def qwen3(tmp_path_factory):
     vocab = {"<unk>": 0, "<|endoftext|>": 1, **{w: i + 2 for i, w in enumerate(WORDS)}}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    backend.post_processor = processors.TemplateProcessing(single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", 1)])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", pad_token="<|endoftext|>",
-                                        eos_token="<|endoftext|>", model_max_length=64)
+    backend.post_processor = processors.TemplateProcessing(
+        single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", 1)]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="<unk>",
+        pad_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        model_max_length=64,
+    )
     torch.manual_seed(0)
-    config = Qwen3Config(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
-                         num_key_value_heads=2, head_dim=8, max_position_embeddings=64, pad_token_id=1, eos_token_id=1, bos_token_id=1)
+    config = Qwen3Config(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=64,
+        pad_token_id=1,
+        eos_token_id=1,
+        bos_token_id=1,
+    )
     Qwen3Model(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
@@ -76,7 +103,9 @@ def _full_model_rows(folder: str, auto_class: str, ids):
 def test_modernbert_folder_scores_with_its_8192_positions(modernbert):
     scorer = BERTScorer(model_type=modernbert, num_layers=3)
     assert scorer.encoder.max_length == 8192 and not scorer.encoder.causal
-    assert scorer.encoder.zero_weight_ids == sorted({scorer.encoder.tokenizer.cls_token_id, scorer.encoder.tokenizer.sep_token_id})
+    assert scorer.encoder.zero_weight_ids == sorted(
+        {scorer.encoder.tokenizer.cls_token_id, scorer.encoder.tokenizer.sep_token_id}
+    )
     text = "the cat sat on the mat near the old river bank"
     ids = scorer.encoder.tokenize([text])[0][0]
     # the truncated stack at its last layer is the model's own output (final norm included)

@@ -60,7 +60,9 @@ def test_one_shot_function_reuses_its_scorer():
     assert list(module._ONE_SHOT.values()) == scorers  # same options: no new model load
     third = nlgscore.bertscore(CANDS, REFS, model_type="minilm", num_layers=3)
     assert len(module._ONE_SHOT) == 2 and third.signature["L"] == "3"
-    np.testing.assert_allclose(first.f1, nlgscore.bertscore(CANDS, REFS, model_type="minilm", num_layers=4).f1, atol=1e-7)
+    np.testing.assert_allclose(
+        first.f1, nlgscore.bertscore(CANDS, REFS, model_type="minilm", num_layers=4).f1, atol=1e-7
+    )
     assert not np.allclose(second.f1, first.f1)
 
 

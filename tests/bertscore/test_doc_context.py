@@ -63,7 +63,9 @@ def test_context_changes_scores_and_first_lines_score_as_sentences(doc_golden, b
 @pytest.mark.parametrize("batch_size, max_tokens", [(1, 2048), (5, 256), (64, 8192)])
 def test_item_scores_alone_as_in_any_batch(doc_golden, bertscore_golden, minilm_scorer, batch_size, max_tokens):
     cands, refs, docs = bertscore_golden["cands"][:22], bertscore_golden["refs"][:22], doc_golden["doc_ids"][:22]
-    whole = _quiet(minilm_scorer.compute, cands, refs, context=2, doc_ids=docs, batch_size=batch_size, max_tokens=max_tokens).scores
+    whole = _quiet(
+        minilm_scorer.compute, cands, refs, context=2, doc_ids=docs, batch_size=batch_size, max_tokens=max_tokens
+    ).scores
     # Line 13 alone, with only its document's previous lines given as context lines (scored too).
     start = docs.index(docs[13])
     alone = _quiet(minilm_scorer.compute, cands[start:14], refs[start:14], context=2, doc_ids=docs[start:14]).scores
@@ -84,14 +86,17 @@ def test_signature_records_context(minilm_scorer):
     assert "ctx:" not in str(minilm_scorer.compute(["a b"], ["a c"]).signature)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"context": -1, "doc_ids": ["d", "d"]}, "context must be >= 0"),
-    ({"context": 1.5, "doc_ids": ["d", "d"]}, "context must be an int"),
-    ({"context": 2}, "context=2 needs doc_ids"),
-    ({"context": 1, "doc_ids": ["d"]}, "doc_ids has 1 items but there are 2 predictions"),
-    ({"context": 1, "doc_ids": "dd"}, "doc_ids must be a list"),
-    ({"context": 1, "doc_ids": ["d", None]}, r"doc_ids\[1\] must be a str or int"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"context": -1, "doc_ids": ["d", "d"]}, "context must be >= 0"),
+        ({"context": 1.5, "doc_ids": ["d", "d"]}, "context must be an int"),
+        ({"context": 2}, "context=2 needs doc_ids"),
+        ({"context": 1, "doc_ids": ["d"]}, "doc_ids has 1 items but there are 2 predictions"),
+        ({"context": 1, "doc_ids": "dd"}, "doc_ids must be a list"),
+        ({"context": 1, "doc_ids": ["d", None]}, r"doc_ids\[1\] must be a str or int"),
+    ],
+)
 def test_bad_context_arguments_are_named(minilm_scorer, kwargs, message):
     with pytest.raises((ArgumentError, TypeError), match=message):
         minilm_scorer.compute(["a", "b"], ["a", "b"], **kwargs)

@@ -7,7 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-C = ["The cat sat on the mat.", "A cat was sitting on the mat.", "", "Stocks fell on Monday.", "Rain.", "A very long sentence " * 12]
+C = [
+    "The cat sat on the mat.",
+    "A cat was sitting on the mat.",
+    "",
+    "Stocks fell on Monday.",
+    "Rain.",
+    "A very long sentence " * 12,
+]
 R = ["A cat sat on a mat.", "Markets dropped on Monday.", "The cat sat on the mat.", ""]
 
 

@@ -16,12 +16,14 @@ import pytest
 import nlgscore.bertscore.pairs as pairs_module
 from nlgscore.bertscore import BERTScorer
 from nlgscore.bertscore.windows import WindowPlan, window_spans
-from nlgscore.errors import ArgumentError
 from nlgscore.core.long_inputs import LongInputError
+from nlgscore.errors import ArgumentError
 
 LIMIT = 32
-HEAD = ("The committee met on Monday to discuss the budget for next year. Members agreed that road repairs "
-        "come first. The mayor said taxes will not rise. Several residents asked about the new library.")
+HEAD = (
+    "The committee met on Monday to discuss the budget for next year. Members agreed that road repairs "
+    "come first. The mayor said taxes will not rise. Several residents asked about the new library."
+)
 TAIL_A = "Later a fire broke out in the old bakery and firefighters rescued two cats from the roof."
 TAIL_B = "In the evening the orchestra played Mozart while children danced in the square."
 
@@ -169,18 +171,27 @@ def test_max_length_without_room_for_a_text_token_is_refused():
     """A 2-position window holds [CLS] and [SEP] only; max_length=2 grew memory
     without bound. Refused at construction, before anything is scored."""
     for mode in ("auto", "truncate"):
-        with pytest.raises(ArgumentError, match=r"max_length must be at least 3 for 'all-MiniLM-L6-v2' \(2 special tokens and one text token\), got 2"):
+        with pytest.raises(
+            ArgumentError,
+            match=r"max_length must be at least 3 for 'all-MiniLM-L6-v2' \(2 special tokens and one text token\), got 2",
+        ):
             BERTScorer(model_type="minilm", num_layers=4, max_length=2, long_inputs=mode)
-    assert BERTScorer(model_type="minilm", num_layers=4, max_length=3).compute(["The cat sat."], ["A dog."]).windows == [4]  # one window per token of "the cat sat ."
+    assert BERTScorer(model_type="minilm", num_layers=4, max_length=3).compute(
+        ["The cat sat."], ["A dog."]
+    ).windows == [4]  # one window per token of "the cat sat ."
 
 
 def test_window_loop_is_bounded_by_the_text():
     """A window that cannot advance is refused; on the unfixed code this loop filled memory, so it
     runs in a child process capped at 2 GiB of address space."""
-    code = ("import resource; from nlgscore.bertscore.windows import window_spans; "
-            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); window_spans(3, room=0, stride=1)")
+    code = (
+        "import resource; from nlgscore.bertscore.windows import window_spans; "
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); window_spans(3, room=0, stride=1)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "ValueError: a window needs room >= 1 and stride >= 1" in done.stderr, done.stderr[-500:]
+    assert done.returncode == 1 and "ValueError: a window needs room >= 1 and stride >= 1" in done.stderr, done.stderr[
+        -500:
+    ]
 
 
 def test_window_stride_changes_long_scores_only(auto):
@@ -194,11 +205,32 @@ def test_cli_long_inputs(tmp_path):
     cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
     cands.write_text(f"{TAIL_B}\nshort\n", encoding="utf-8")
     refs.write_text(f"{HEAD} {TAIL_A} {TAIL_B}\nshort\n", encoding="utf-8")
-    base = [sys.executable, "-m", "nlgscore", "bertscore", "-m", "minilm", "-l", "4", "-c", str(cands), "-r", str(refs), "--no-progress", "--json"]
-    error = subprocess.run(base + ["--long-inputs", "error", "--max-length", str(LIMIT)], capture_output=True, text=True)
+    base = [
+        sys.executable,
+        "-m",
+        "nlgscore",
+        "bertscore",
+        "-m",
+        "minilm",
+        "-l",
+        "4",
+        "-c",
+        str(cands),
+        "-r",
+        str(refs),
+        "--no-progress",
+        "--json",
+    ]
+    error = subprocess.run(
+        base + ["--long-inputs", "error", "--max-length", str(LIMIT)], capture_output=True, text=True
+    )
     # the command names the file and its 1-based line, not the 0-based references[0]
     assert error.returncode == 2 and f"error: {refs}:1 has" in error.stderr and "Traceback" not in error.stderr
-    ok = subprocess.run(base + ["--long-inputs", "auto", "--window-stride", "10", "--max-length", str(LIMIT)], capture_output=True, text=True)
+    ok = subprocess.run(
+        base + ["--long-inputs", "auto", "--window-stride", "10", "--max-length", str(LIMIT)],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
     assert "long_inputs:auto|window_stride:10" in ok.stdout
 
@@ -211,6 +243,18 @@ def test_the_score_command_names_the_line_of_the_corpus_not_of_its_window(tmp_pa
     cands, refs = tmp_path / "c.txt", tmp_path / "r.txt"
     cands.write_text("a\nb\nc\n", encoding="utf-8")
     refs.write_text("short\n" + "word " * 600 + "\nshort\n", encoding="utf-8")  # line 2 is over MiniLM's 512 tokens
-    argv = ["score", "bertscore:minilm", "--long-inputs", "error", "--window", "1", "-c", str(cands), "-r", str(refs), "--no-progress"]
+    argv = [
+        "score",
+        "bertscore:minilm",
+        "--long-inputs",
+        "error",
+        "--window",
+        "1",
+        "-c",
+        str(cands),
+        "-r",
+        str(refs),
+        "--no-progress",
+    ]
     assert main(argv) == 2
     assert f"error: {refs}:2 has 602 tokens, more than the 512" in capsys.readouterr().err

@@ -20,14 +20,41 @@ from nlgscore.calibration.recipe import calibrate
 from nlgscore.errors import ArgumentError, DataError
 
 REFS = [
-    "The committee approved the budget on Monday.", "Two cats were rescued from the roof.", "The river flooded the old town.",
-    "Prices rose sharply in the spring.", "The orchestra played Mozart in the square.", "A new library opens next week.",
-    "The mayor promised lower taxes.", "Farmers expect a good harvest this year.", "The train was delayed by snow.",
-    "Scientists found water on the moon.", "The museum shows paintings from Spain.", "The team won the final match.",
+    "The committee approved the budget on Monday.",
+    "Two cats were rescued from the roof.",
+    "The river flooded the old town.",
+    "Prices rose sharply in the spring.",
+    "The orchestra played Mozart in the square.",
+    "A new library opens next week.",
+    "The mayor promised lower taxes.",
+    "Farmers expect a good harvest this year.",
+    "The train was delayed by snow.",
+    "Scientists found water on the moon.",
+    "The museum shows paintings from Spain.",
+    "The team won the final match.",
 ]
-SWAPS = {"committee": "board", "budget": "plan", "cats": "dogs", "roof": "tree", "river": "lake", "town": "city", "Prices": "Costs",
-         "spring": "winter", "Mozart": "Bach", "square": "park", "library": "school", "mayor": "governor", "taxes": "rents",
-         "harvest": "season", "train": "bus", "snow": "rain", "water": "ice", "moon": "mars", "museum": "gallery", "team": "club"}
+SWAPS = {
+    "committee": "board",
+    "budget": "plan",
+    "cats": "dogs",
+    "roof": "tree",
+    "river": "lake",
+    "town": "city",
+    "Prices": "Costs",
+    "spring": "winter",
+    "Mozart": "Bach",
+    "square": "park",
+    "library": "school",
+    "mayor": "governor",
+    "taxes": "rents",
+    "harvest": "season",
+    "train": "bus",
+    "snow": "rain",
+    "water": "ice",
+    "moon": "mars",
+    "museum": "gallery",
+    "team": "club",
+}
 
 
 def _degrade(text: str, k: int) -> str:
@@ -72,7 +99,9 @@ def test_the_layer_is_the_best_segment_pearson(calibrated):
     # a best layer by these correlations, 1e-5 apart from the file's (a near-tie may go either way)
     assert expected[fields["layer"]] >= max(expected) - 2e-5
     assert fields["model"] == "all-MiniLM-L6-v2"
-    assert len(fields["baseline"]) == 7 and fields["baseline_pairs"] == 300 and fields["baseline_sentences"] == len(REFS)
+    assert (
+        len(fields["baseline"]) == 7 and fields["baseline_pairs"] == 300 and fields["baseline_sentences"] == len(REFS)
+    )
     assert max(expected) > 0.5  # the folder's scores carry signal
 
 
@@ -84,7 +113,9 @@ def test_the_baseline_is_below_related_pairs_and_rescales_the_scorer(calibrated)
     assert plain.num_layers == fields["layer"]
     raw = plain.compute(validation.hyps[:5], validation.refs[:5])
     assert (baseline[fields["layer"], 2] < np.asarray(raw.f1)).all()  # unrelated pairs score below related ones
-    rescaled = BERTScorer(model_type="minilm", calibration=str(path), rescale_with_baseline=True).compute(validation.hyps[:5], validation.refs[:5])
+    rescaled = BERTScorer(model_type="minilm", calibration=str(path), rescale_with_baseline=True).compute(
+        validation.hyps[:5], validation.refs[:5]
+    )
     b = baseline[fields["layer"], 2]
     np.testing.assert_allclose(rescaled.f1, (np.asarray(raw.f1) - b) / (1 - b), atol=1e-6)
     assert rescaled.signature["rescale"].startswith("calibration:") and rescaled.signature["L"] == str(fields["layer"])
@@ -131,9 +162,18 @@ def test_cli_calibrates_a_new_model_then_scores_with_it(folder, tmp_path):
     model = tmp_path / "tiny-modernbert"
     tokenizer = AutoTokenizer.from_pretrained(resolve("minilm").path)
     torch.manual_seed(0)
-    config = ModernBertConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                              num_attention_heads=4, pad_token_id=tokenizer.pad_token_id, cls_token_id=tokenizer.cls_token_id,
-                              sep_token_id=tokenizer.sep_token_id, bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
+    config = ModernBertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        pad_token_id=tokenizer.pad_token_id,
+        cls_token_id=tokenizer.cls_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
     ModernBertModel(config).eval().save_pretrained(model)
     tokenizer.save_pretrained(model)
     out = tmp_path / "tiny.calibration.json"

@@ -66,7 +66,10 @@ def test_cli_writes_means_of_bertscore_on_the_sampled_pairs(tmp_path, every_laye
     out = tmp_path / "en" / "model.tsv"
     script = _load_script()
     monkeypatch.setattr(script, "all_layers_scorer", lambda model, **options: every_layer)
-    assert script.main(["--model", "minilm", "--corpus", str(corpus), "--pairs", "30", "--seed", "7", "--out", str(out)]) == 0
+    assert (
+        script.main(["--model", "minilm", "--corpus", str(corpus), "--pairs", "30", "--seed", "7", "--out", str(out)])
+        == 0
+    )
 
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "LAYER,P,R,F"
@@ -109,8 +112,14 @@ def test_corpus_from_text_and_darr_jsonl(tmp_path):
     text = tmp_path / "refs.txt"
     text.write_text("a b c\n\nd e f\na b c\n", encoding="utf-8")
     darr = tmp_path / "wmt-xx-en.jsonl"
-    record = {"id": 0, "lp": "xx-en", "src": "s", "ref": "g h i", "better": {"system": "A", "text": "x"},
-              "worse": {"system": "B", "text": "y"}}
+    record = {
+        "id": 0,
+        "lp": "xx-en",
+        "src": "s",
+        "ref": "g h i",
+        "better": {"system": "A", "text": "x"},
+        "worse": {"system": "B", "text": "y"},
+    }
     darr.write_text("\n".join(json.dumps(dict(record, id=i)) for i in range(3)) + "\n", encoding="utf-8")
     # daRR files repeat the reference for every pair; only the references are sentences here.
     assert load_corpora([text, darr]) == ["a b c", "d e f", "g h i"]
@@ -141,7 +150,9 @@ def test_shipped_minilm_baseline_rescales_unrelated_pairs_to_about_zero():
     result = scorer.score([UNRELATED[i] for i in pairs[:, 0]], [UNRELATED[j] for j in pairs[:, 1]])
     assert abs(float(np.mean(result.f1))) < 0.15
     # Unrescaled scores of the same pairs sit well above 0: the baseline did the work.
-    raw = BERTScorer(model_type="minilm").score([UNRELATED[i] for i in pairs[:, 0]], [UNRELATED[j] for j in pairs[:, 1]])
+    raw = BERTScorer(model_type="minilm").score(
+        [UNRELATED[i] for i in pairs[:, 0]], [UNRELATED[j] for j in pairs[:, 1]]
+    )
     assert float(np.mean(raw.f1)) > 0.2
 
 
@@ -161,8 +172,12 @@ def test_the_readmes_baseline_command_on_a_slice(tmp_path, every_layer):
     block = re.search(r"<!-- baseline-recipe:.*?-->\n```bash notest\n(.*?)```", text, re.S)
     assert block, "docs/metrics/bertscore.md lost its baseline-recipe block"
     command = block.group(1)
-    for old, new in (("D=data", f"D={data}"), ("python scripts/", f"{sys.executable} scripts/"),
-                     ("--pairs 24000", "--pairs 240"), ("--out baselines/en/all-MiniLM-L6-v2.tsv", f"--out {tmp_path}/b.tsv")):
+    for old, new in (
+        ("D=data", f"D={data}"),
+        ("python scripts/", f"{sys.executable} scripts/"),
+        ("--pairs 24000", "--pairs 240"),
+        ("--out baselines/en/all-MiniLM-L6-v2.tsv", f"--out {tmp_path}/b.tsv"),
+    ):
         assert old in command
         command = command.replace(old, new)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}

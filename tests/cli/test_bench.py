@@ -40,7 +40,11 @@ def test_bench_without_bert_score_says_how_to_install_it(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "bert_score", None)  # as in an environment without it
     assert main(["bench", "-c", CANDS, "-r", REFS]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("nlgscore bench: error:") and 'pip install "nlgscore[bench]"' in err and len(err.splitlines()) == 1
+    assert (
+        err.startswith("nlgscore bench: error:")
+        and 'pip install "nlgscore[bench]"' in err
+        and len(err.splitlines()) == 1
+    )
 
 
 def test_bench_refuses_misaligned_files(tmp_path, capsys):

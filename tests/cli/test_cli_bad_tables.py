@@ -36,7 +36,10 @@ def good_parquet(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "good.parquet"
-    pq.write_table(pa.table({"prediction": [f"a cat {k}" for k in range(200)], "reference": [f"the cat {k}" for k in range(200)]}), path)
+    pq.write_table(
+        pa.table({"prediction": [f"a cat {k}" for k in range(200)], "reference": [f"the cat {k}" for k in range(200)]}),
+        path,
+    )
     return path
 
 
@@ -63,7 +66,9 @@ def test_a_csv_field_over_the_csv_modules_default_limit_is_read(tmp_path, capsys
     long_text = "word " * 50_000  # 250,000 characters: over csv's 131,072 default
     path = tmp_path / "long.csv"
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows([("prediction", "reference"), ("a short one", "a short one"), (long_text, "words")])
+        csv.writer(handle).writerows(
+            [("prediction", "reference"), ("a short one", "a short one"), (long_text, "words")]
+        )
     status, out, err = run(capsys, "-i", str(path), "--json")
     assert status == 0, err
     scores = json.loads(out)["f1"]
@@ -73,6 +78,8 @@ def test_a_csv_field_over_the_csv_modules_default_limit_is_read(tmp_path, capsys
 @pytest.mark.parametrize("suffix, sep", [(".csv", ","), (".tsv", "\t")])
 def test_a_header_with_a_repeated_column_name_is_refused_naming_it(tmp_path, capsys, suffix, sep):
     path = tmp_path / f"dup{suffix}"
-    path.write_text(sep.join(["prediction", "reference", "reference"]) + "\n" + sep.join(["a cat", "the cat", "a dog"]) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        sep.join(["prediction", "reference", "reference"]) + "\n" + sep.join(["a cat", "the cat", "a dog"]) + "\n",
+        encoding="utf-8",
+    )
     assert_error(capsys, ["-i", str(path)], f"{path}:1", "column 'reference' appears 2 times")

@@ -48,9 +48,27 @@ def test_sources_json_and_options(files, capsys):
     code, out, _ = run_cli(capsys, "-c", files["hyp"], "-s", files["src"], "--json")
     data = json.loads(out)
     assert code == 0 and "|direction:src|" in data["signature"]
-    assert data["scores"] == pytest.approx([c["scores"]["batch_size_4"]["faithfulness_src_to_hyp"] for c in CASES], abs=1e-5)
-    code, out, _ = run_cli(capsys, "-c", files["hyp"], "-r", files["ref"], "-r", files["src"], "--agg", "max",
-                           "--direction", "recall", "--prompt", "Such as", "--prompt-side", "decoder", "--json")
+    assert data["scores"] == pytest.approx(
+        [c["scores"]["batch_size_4"]["faithfulness_src_to_hyp"] for c in CASES], abs=1e-5
+    )
+    code, out, _ = run_cli(
+        capsys,
+        "-c",
+        files["hyp"],
+        "-r",
+        files["ref"],
+        "-r",
+        files["src"],
+        "--agg",
+        "max",
+        "--direction",
+        "recall",
+        "--prompt",
+        "Such as",
+        "--prompt-side",
+        "decoder",
+        "--json",
+    )
     sig = json.loads(out)["signature"]
     assert code == 0 and "max|" in sig and "|prompt:Such_as|side:decoder|" in sig
 

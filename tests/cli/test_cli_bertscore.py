@@ -14,7 +14,24 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_seg_and_system_line(capsys, minilm_scorer):
-    assert main(["bertscore", "--model", "minilm", "-l", "4", "-c", str(EXAMPLES / "cands.txt"), "-r", str(EXAMPLES / "refs.txt"), "--seg", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "bertscore",
+                "--model",
+                "minilm",
+                "-l",
+                "4",
+                "-c",
+                str(EXAMPLES / "cands.txt"),
+                "-r",
+                str(EXAMPLES / "refs.txt"),
+                "--seg",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().split("\n")
     cands = (EXAMPLES / "cands.txt").read_text().strip().split("\n")
     refs = (EXAMPLES / "refs.txt").read_text().strip().split("\n")
@@ -28,7 +45,9 @@ def test_seg_and_system_line(capsys, minilm_scorer):
 
 def test_json_multi_reference(capsys):
     cands, refs = str(EXAMPLES / "cands.txt"), str(EXAMPLES / "refs.txt")
-    assert main(["bertscore", "--model", "minilm", "-c", cands, "-r", refs, "-r", cands, "--json", "--no-progress"]) == 0
+    assert (
+        main(["bertscore", "--model", "minilm", "-c", cands, "-r", refs, "-r", cands, "--json", "--no-progress"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert {"precision", "recall", "f1", "system", "signature"} <= set(out)
     assert out["f1"] == pytest.approx([1.0] * len(out["f1"]), abs=1e-5)  # the candidate itself is a reference
@@ -53,5 +72,8 @@ def test_missing_file_is_an_error_not_text(capsys):
 def test_line_count_mismatch(tmp_path, capsys):
     short = tmp_path / "short.txt"
     short.write_text("one line\n", encoding="utf-8")
-    assert main(["bertscore", "--model", "minilm", "-c", str(EXAMPLES / "cands.txt"), "-r", str(short), "--no-progress"]) == 2
+    assert (
+        main(["bertscore", "--model", "minilm", "-c", str(EXAMPLES / "cands.txt"), "-r", str(short), "--no-progress"])
+        == 2
+    )
     assert "lines" in capsys.readouterr().err

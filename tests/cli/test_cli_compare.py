@@ -8,8 +8,14 @@ pytest.importorskip("sacrebleu")
 
 from nlgscore.cli import main
 
-REFS = ["the cat sat on the mat", "a dog barked loudly", "it is raining today", "we went home early",
-        "the sun is bright", "she reads a book"]
+REFS = [
+    "the cat sat on the mat",
+    "a dog barked loudly",
+    "it is raining today",
+    "we went home early",
+    "the sun is bright",
+    "she reads a book",
+]
 GOOD = REFS
 BAD = ["cats", "noise", "weather", "house", "star", "paper"]
 
@@ -24,8 +30,25 @@ def _files(tmp_path):
 
 def test_compare_bootstrap_json(tmp_path, capsys):
     p = _files(tmp_path)
-    rc = main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(p["good"]), "-c", str(p["bad"]),
-               "--metric", "chrf", "--paired-bs", "--n-samples", "200", "--json"])
+    rc = main(
+        [
+            "compare",
+            "-r",
+            str(p["refs"]),
+            "-c",
+            str(p["bad"]),
+            "-c",
+            str(p["good"]),
+            "-c",
+            str(p["bad"]),
+            "--metric",
+            "chrf",
+            "--paired-bs",
+            "--n-samples",
+            "200",
+            "--json",
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     bad, good, same = out["systems"]
@@ -39,8 +62,22 @@ def test_compare_bootstrap_json(tmp_path, capsys):
 
 def test_compare_ar_table(tmp_path, capsys):
     p = _files(tmp_path)
-    rc = main(["compare", "-r", str(p["refs"]), "-c", str(p["bad"]), "-c", str(p["good"]),
-               "--metric", "sentbleu", "--paired-ar", "--n-samples", "500"])
+    rc = main(
+        [
+            "compare",
+            "-r",
+            str(p["refs"]),
+            "-c",
+            str(p["bad"]),
+            "-c",
+            str(p["good"]),
+            "--metric",
+            "sentbleu",
+            "--paired-ar",
+            "--n-samples",
+            "500",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "(baseline)" in out and "test:ar|n:500" in out and "system:mean-of-segments" in out
     # 6 segments all favouring one system: only 2 of 64 sign patterns are as extreme
@@ -70,22 +107,50 @@ def test_compare_empty_files_are_a_clear_error(tmp_path, capsys, metric):
 
 def _tiny_wmt19(tmp_path, worse):
     """wmt-xx-en.jsonl: one daRR pair per reference, the reference itself better than ``worse``."""
-    pairs = [{"id": i, "lp": "xx-en", "src": "s", "ref": ref,
-              "better": {"system": "A", "text": ref}, "worse": {"system": "B", "text": bad}}
-             for i, (ref, bad) in enumerate(zip(REFS, worse))]
+    pairs = [
+        {
+            "id": i,
+            "lp": "xx-en",
+            "src": "s",
+            "ref": ref,
+            "better": {"system": "A", "text": ref},
+            "worse": {"system": "B", "text": bad},
+        }
+        for i, (ref, bad) in enumerate(zip(REFS, worse))
+    ]
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
 
 
 def test_meta_wmt19_end_to_end(tmp_path, capsys):
     _tiny_wmt19(tmp_path, BAD)
     out_json, out_csv = tmp_path / "out.json", tmp_path / "out.csv"
-    rc = main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--metric", "sentbleu",
-               "--bootstrap", "100", "--json-out", str(out_json), "--csv", str(out_csv), "--quiet"])
+    rc = main(
+        [
+            "meta",
+            "wmt19",
+            "--data",
+            str(tmp_path),
+            "--metric",
+            "chrf",
+            "--metric",
+            "sentbleu",
+            "--bootstrap",
+            "100",
+            "--json-out",
+            str(out_json),
+            "--csv",
+            str(out_csv),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     results = json.loads(out_json.read_text())["results"]
     assert [(r["dataset"], r["metric"], r["level"], r["measure"], r["value"]) for r in results] == [
-        ("xx-en", "chrf", "segment", "tau", 1.0), ("xx-en", "chrf", "segment", "metric-ties", 0.0),
-        ("xx-en", "sentbleu", "segment", "tau", 1.0), ("xx-en", "sentbleu", "segment", "metric-ties", 0.0)]
+        ("xx-en", "chrf", "segment", "tau", 1.0),
+        ("xx-en", "chrf", "segment", "metric-ties", 0.0),
+        ("xx-en", "sentbleu", "segment", "tau", 1.0),
+        ("xx-en", "sentbleu", "segment", "metric-ties", 0.0),
+    ]
     assert set(results[0]) == {"dataset", "metric", "level", "measure", "value", "ci_low", "ci_high", "signature"}
     assert results[0]["ci_low"] == results[0]["ci_high"] == 1.0
     assert out_csv.read_text().splitlines()[0] == "dataset,metric,level,measure,value,ci_low,ci_high,signature"
@@ -97,16 +162,33 @@ def test_meta_plot(tmp_path):
     pytest.importorskip("matplotlib")
     _tiny_wmt19(tmp_path, BAD[::-1])
     plot = tmp_path / "plot.png"
-    assert main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
-                 "--plot", str(plot)]) == 0
+    assert (
+        main(["meta", "wmt19", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50", "--plot", str(plot)])
+        == 0
+    )
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_meta_wmt21_end_to_end(tmp_path, capsys):
     _tiny_wmt21(tmp_path)
     out_json = tmp_path / "out.json"
-    assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "50",
-                 "--json-out", str(out_json)]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "wmt21",
+                "--data",
+                str(tmp_path),
+                "--metric",
+                "chrf",
+                "--bootstrap",
+                "50",
+                "--json-out",
+                str(out_json),
+            ]
+        )
+        == 0
+    )
     rows = {(r["level"], r["measure"]): r["value"] for r in json.loads(out_json.read_text())["results"]}
     assert rows[("segment", "tau")] == 1.0  # 4 segments x 3 pairs, all concordant
     assert rows[("system", "pearson-z")] > 0.9
@@ -130,7 +212,9 @@ def _sacrebleu_reference(metric, systems, refs, test, n, seed=12345):
     return next(v for k, v in scores.items() if k != "System")
 
 
-@pytest.mark.parametrize("metric,test,n", [("chrf", "bs", 1000), ("bleu", "bs", 300), ("chrf", "ar", 500), ("bleu", "ar", 500)])
+@pytest.mark.parametrize(
+    "metric,test,n", [("chrf", "bs", 1000), ("bleu", "bs", 300), ("chrf", "ar", 500), ("bleu", "ar", 500)]
+)
 def test_compare_equals_sacrebleu_paired_test_on_wmt21_systems(tmp_path, capsys, metric, test, n):
     from pathlib import Path
 
@@ -143,8 +227,23 @@ def test_compare_equals_sacrebleu_paired_test_on_wmt21_systems(tmp_path, capsys,
         texts[name] = (folder / name).read_text(encoding="utf-8").split("\n")[:200]
         (tmp_path / name).write_text("\n".join(texts[name]) + "\n", encoding="utf-8")
     cands = [a for name in names[1:] for a in ("-c", str(tmp_path / name))]
-    assert main(["compare", "-r", str(tmp_path / names[0]), *cands, "--metric", metric, f"--paired-{test}",
-                 "--n-samples", str(n), "--json"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "-r",
+                str(tmp_path / names[0]),
+                *cands,
+                "--metric",
+                metric,
+                f"--paired-{test}",
+                "--n-samples",
+                str(n),
+                "--json",
+            ]
+        )
+        == 0
+    )
     ours = json.loads(capsys.readouterr().out)["systems"]
     theirs = _sacrebleu_reference(metric, [texts[name] for name in names[1:]], texts[names[0]], test, n)
     for mine, result in zip(ours, theirs):
@@ -177,8 +276,25 @@ def test_meta_wmt21_scores_mixed_with_metric_and_errors(tmp_path, capsys):
     good = {"UF": 3.0, "Online-W": 2.0, "NVIDIA-NeMo": 1.0}
     rows = [f"{s}\t{line}\t{good[s]}" for s in outputs for line in range(1, 5)]
     (tmp_path / "mine.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    assert main(["meta", "wmt21", "--data", str(tmp_path), "--metric", "chrf", "--scores", f"mine={tmp_path / 'mine.tsv'}",
-                 "--bootstrap", "0", "--json", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "wmt21",
+                "--data",
+                str(tmp_path),
+                "--metric",
+                "chrf",
+                "--scores",
+                f"mine={tmp_path / 'mine.tsv'}",
+                "--bootstrap",
+                "0",
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     values = {(r["metric"], r["level"], r["measure"]): r["value"] for r in out["results"]}
     assert values[("mine", "segment", "tau")] == 1.0 and values[("mine", "system", "pearson-z")] == pytest.approx(1.0)
@@ -193,12 +309,32 @@ def test_meta_wmt21_scores_mixed_with_metric_and_errors(tmp_path, capsys):
 def test_meta_summeval_progress_significance_and_rouge(tmp_path, capsys):
     docs = []
     for d in range(4):
-        systems = {f"M{k}": {"text": " ".join(REFS[d].split()[: 6 - k]) or "x",
-                             "scores": {"coherence": 5 - k + 0.1 * d, "fluency": 1 + (k + d) % 3}} for k in range(4)}
+        systems = {
+            f"M{k}": {
+                "text": " ".join(REFS[d].split()[: 6 - k]) or "x",
+                "scores": {"coherence": 5 - k + 0.1 * d, "fluency": 1 + (k + d) % 3},
+            }
+            for k in range(4)
+        }
         docs.append({"id": f"d{d}", "src": "src", "refs": [REFS[d], REFS[d + 1]], "systems": systems})
     (tmp_path / "sum-summeval.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "rouge1", "--metric", "chrf",
-                 "--bootstrap", "100"]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "summeval",
+                "--data",
+                str(tmp_path),
+                "--metric",
+                "rouge1",
+                "--metric",
+                "chrf",
+                "--bootstrap",
+                "100",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "\x1b" not in captured.err and "%|" not in captured.err  # a stderr that is not a terminal gets no bars
     assert "summeval-coherence Spearman" in captured.out and "paired bootstrap" in captured.out

@@ -32,7 +32,11 @@ def write(path: Path, lines, bom: bool = False) -> Path:
 
 @pytest.fixture()
 def files(tmp_path):
-    return {"c": write(tmp_path / "c.txt", P), "r": write(tmp_path / "r.txt", R), "empty": write(tmp_path / "e.txt", [])}
+    return {
+        "c": write(tmp_path / "c.txt", P),
+        "r": write(tmp_path / "r.txt", R),
+        "empty": write(tmp_path / "e.txt", []),
+    }
 
 
 def one_line_error(capsys, code, want_code=2):
@@ -47,16 +51,22 @@ def test_bom_does_not_change_scores(files, tmp_path, capsys):
     bom_r = write(tmp_path / "bom_r.txt", R, bom=True)
     outs = []
     for c, r in ((files["c"], files["r"]), (bom_c, bom_r)):
-        assert main(["bartscore", "--checkpoint", str(TINY_BART), "-c", str(c), "-r", str(r), "--json", "--no-progress"]) == 0
+        assert (
+            main(["bartscore", "--checkpoint", str(TINY_BART), "-c", str(c), "-r", str(r), "--json", "--no-progress"])
+            == 0
+        )
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0]["scores"] == outs[1]["scores"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["bertscore", "--model", "minilm"],
-    ["prism", "--checkpoint", str(TINY_PRISM)],
-    ["bartscore", "--checkpoint", str(TINY_BART)],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bertscore", "--model", "minilm"],
+        ["prism", "--checkpoint", str(TINY_PRISM)],
+        ["bartscore", "--checkpoint", str(TINY_BART)],
+    ],
+)
 def test_empty_input_is_an_error_naming_the_file_never_nan(files, capsys, argv):
     """An empty corpus is an error: it has no score (it printed NaN/null, exit 0)."""
     code = main([*argv, "-c", str(files["empty"]), "-r", str(files["empty"]), "--json", "--no-progress"])
@@ -72,7 +82,9 @@ def test_show_into_an_existing_folder_is_an_error(tmp_path, capsys):
 
 
 def test_lone_surrogate_is_named(tmp_path, capsys):
-    code = main(["show", "--cand", "a \ud800 cat", "--ref", "the cat", "--model", "minilm", "-o", str(tmp_path / "x.png")])
+    code = main(
+        ["show", "--cand", "a \ud800 cat", "--ref", "the cat", "--model", "minilm", "-o", str(tmp_path / "x.png")]
+    )
     err = one_line_error(capsys, code)
     assert "--cand" in err and "character 2" in err and "surrogate" in err
 
@@ -108,11 +120,14 @@ def _corrupt_spm(folder: Path) -> None:
     (folder / "sentencepiece.bpe.model").write_bytes(b"not a sentencepiece model")
 
 
-@pytest.mark.parametrize("command, source, edit, cause", [
-    ("bartscore", TINY_BART, _truncate, "SafetensorError"),
-    ("bartscore", TINY_BART, _wrong_type, "d_model"),
-    ("prism", TINY_PRISM, _corrupt_spm, "ModelProto"),
-])
+@pytest.mark.parametrize(
+    "command, source, edit, cause",
+    [
+        ("bartscore", TINY_BART, _truncate, "SafetensorError"),
+        ("bartscore", TINY_BART, _wrong_type, "d_model"),
+        ("prism", TINY_PRISM, _corrupt_spm, "ModelProto"),
+    ],
+)
 def test_broken_checkpoints_are_one_line(files, tmp_path, capsys, command, source, edit, cause):
     folder = broken_copy(tmp_path, source, "model", edit)
     argv = [command, "--checkpoint", str(folder), "-c", str(files["c"]), "-r", str(files["r"]), "--no-progress"]
@@ -139,8 +154,22 @@ def test_refused_para_weights(files, tmp_path, capsys):
 
     weights = tmp_path / "bart.pth"
     torch.save({"x": Payload()}, weights)
-    code = main(["bartscore", "--checkpoint", str(TINY_BART), "--variant", "bart-large-cnn-para", "--para-weights", str(weights),
-                 "-c", str(files["c"]), "-r", str(files["r"]), "--no-progress"])
+    code = main(
+        [
+            "bartscore",
+            "--checkpoint",
+            str(TINY_BART),
+            "--variant",
+            "bart-large-cnn-para",
+            "--para-weights",
+            str(weights),
+            "-c",
+            str(files["c"]),
+            "-r",
+            str(files["r"]),
+            "--no-progress",
+        ]
+    )
     err = one_line_error(capsys, code)
     assert f"--para-weights {weights}" in err and "weights_only=False" not in err
 
@@ -170,7 +199,10 @@ def test_ctrl_c_exits_130_without_traceback(files):
     # inherited across exec, and `make test &` in a non-interactive shell starts with it ignored.
     proc = subprocess.Popen(
         [sys.executable, "-m", "nlgscore", "bertscore", "--model", "minilm", "-c", "-", "-r", str(files["r"])],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60

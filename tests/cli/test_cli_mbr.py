@@ -19,8 +19,12 @@ from nlgscore.mbr import MBRItem, decode
 SPEC = "bertscore:minilm:L4"
 ITEMS = [
     {"id": "a", "candidates": ["The cat sat on the mat.", "A cat was sitting on the mat.", "Stocks fell on Monday."]},
-    {"id": 7, "source": "Es regnet.", "candidates": ["It rains.", "Rain is falling.", "It is raining."],
-     "pseudo_references": ["It is raining.", "Rain falls."]},
+    {
+        "id": 7,
+        "source": "Es regnet.",
+        "candidates": ["It rains.", "Rain is falling.", "It is raining."],
+        "pseudo_references": ["It is raining.", "Rain falls."],
+    },
     {"id": "c", "candidates": ["Good morning.", "Good morning!", "Hello there."]},
 ]
 
@@ -39,8 +43,11 @@ def test_round_trip_equals_the_python_api(tmp_path, minilm_scorer):
     out, npz = tmp_path / "chosen.jsonl", tmp_path / "u.npz"
     assert main(["mbr", str(items), "--metric", SPEC, "-o", str(out), "--matrix-out", str(npz), "--no-progress"]) == 0
     rows = read_rows(out)
-    expected = decode(minilm_scorer, [MBRItem(i["candidates"], i.get("pseudo_references"), i.get("source"), i["id"]) for i in ITEMS],
-                      keep_matrices=True)
+    expected = decode(
+        minilm_scorer,
+        [MBRItem(i["candidates"], i.get("pseudo_references"), i.get("source"), i["id"]) for i in ITEMS],
+        keep_matrices=True,
+    )
     assert [r["id"] for r in rows] == ["a", 7, "c"]
     for row, choice in zip(rows, expected):
         assert set(row) == {"id", "best", "best_index", "expected_utility"}
@@ -89,14 +96,17 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
             np.testing.assert_allclose(got[key], whole[key], atol=1e-6, rtol=0)
 
 
-@pytest.mark.parametrize("lines, message", [
-    (['{"id": 1, "candidates": ["a", "b"]}', "not json"], "items.jsonl:2: not valid JSON"),
-    (['{"id": 1}'], "items.jsonl:1: 'candidates' is required"),
-    (['{"candidates": ["a", "b"]}'], "items.jsonl:1: 'id' is required"),
-    (['{"id": 1, "candidates": ["a", 2]}'], r"items.jsonl:1: item 1: candidates\[1\]"),
-    (['{"id": 1, "candidates": ["a", "b"], "refs": []}'], "items.jsonl:1: unknown field"),
-    (['{"id": 1, "candidates": ["a", "b"]}', '{"id": 1, "candidates": ["c", "d"]}'], "more than once"),
-])
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (['{"id": 1, "candidates": ["a", "b"]}', "not json"], "items.jsonl:2: not valid JSON"),
+        (['{"id": 1}'], "items.jsonl:1: 'candidates' is required"),
+        (['{"candidates": ["a", "b"]}'], "items.jsonl:1: 'id' is required"),
+        (['{"id": 1, "candidates": ["a", 2]}'], r"items.jsonl:1: item 1: candidates\[1\]"),
+        (['{"id": 1, "candidates": ["a", "b"], "refs": []}'], "items.jsonl:1: unknown field"),
+        (['{"id": 1, "candidates": ["a", "b"]}', '{"id": 1, "candidates": ["c", "d"]}'], "more than once"),
+    ],
+)
 def test_bad_input_names_file_and_line(tmp_path, capsys, lines, message):
     path = tmp_path / "items.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -133,11 +143,12 @@ def test_wmt21_system_outputs_give_the_brute_force_choices(tmp_path, minilm_scor
     # Brute force: compute over every (candidate, other candidate) pair of every item in one call
     # (the pair path: these pairs cover 1/12 of the call's product), mean, first argmax.
     pairs = [(k, i, j) for k in range(len(items)) for i in range(19) for j in range(19) if i != j]
-    scores = minilm_scorer.compute([items[k]["candidates"][i] for k, i, _ in pairs],
-                                   [items[k]["candidates"][j] for k, _, j in pairs]).scores
+    scores = minilm_scorer.compute(
+        [items[k]["candidates"][i] for k, i, _ in pairs], [items[k]["candidates"][j] for k, _, j in pairs]
+    ).scores
     for k, row in enumerate(rows):
         mine = [s for (owner, _, _), s in zip(pairs, scores) if owner == k]
-        means = [math.fsum(mine[i * 18:(i + 1) * 18]) / 18 for i in range(19)]
+        means = [math.fsum(mine[i * 18 : (i + 1) * 18]) / 18 for i in range(19)]
         np.testing.assert_allclose(row["expected_utility"], means, atol=1e-6, rtol=0)
         best = int(np.argmax(means))
         others = [m for i, m in enumerate(means) if items[k]["candidates"][i] != items[k]["candidates"][best]]

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hubserver import HubServer
 
 import nlgscore
-from hubserver import HubServer
 from nlgscore.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,14 +42,25 @@ def test_python_errors_name_the_keyword(monkeypatch):
 
 
 def run_cli(*argv, env):
-    done = subprocess.run([sys.executable, "-m", "nlgscore", *argv], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, **env}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "nlgscore", *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **env},
+        timeout=120,
+    )
     assert "Traceback" not in done.stderr
     return done.returncode, done.stderr
 
 
 def test_hub_that_does_not_answer(tmp_path):
-    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_ETAG_TIMEOUT": "2", "HF_HOME": str(tmp_path)}
+    env = {
+        "HF_HUB_OFFLINE": "0",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "HF_HUB_ETAG_TIMEOUT": "2",
+        "HF_HOME": str(tmp_path),
+    }
     code, err = run_cli("bertscore", "-m", "roberta-lage", "-c", CANDS, "-r", REFS, env=env)
     assert code == 2 and "the Hub did not answer" in err and "did you mean --model roberta-large?" in err
     assert "hf download" not in err and err.rstrip().endswith("did you mean --model roberta-large?")
@@ -59,4 +70,6 @@ def test_no_such_model_on_the_hub(tmp_path):
     with HubServer() as hub:
         env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub.endpoint, "HF_HOME": str(tmp_path)}
         code, err = run_cli("bartscore", "--checkpoint", "org/no-such-model", "-c", CANDS, "-r", REFS, env=env)
-    assert code == 2 and "there is no model 'org/no-such-model' (revision main) on the Hub (given as --checkpoint)" in err
+    assert (
+        code == 2 and "there is no model 'org/no-such-model' (revision main) on the Hub (given as --checkpoint)" in err
+    )

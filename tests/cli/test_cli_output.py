@@ -27,7 +27,7 @@ class Jaccard(Scorer):
     def _score_items(self, items, state):
         sets = [(set(i.prediction.split()), set(i.reference.split())) for i in items]
         scores = np.array([len(a & b) / len(a | b) for a, b in sets])
-        return {"jaccard": scores, "squared": scores ** 2}
+        return {"jaccard": scores, "squared": scores**2}
 
     def _finish(self, call, columns):
         return Result(self.make_signature(call), columns, "jaccard")
@@ -101,4 +101,3 @@ def test_every_printing_command_takes_format_and_json(command, capsys):
         main([command, "--help"])
     usage = capsys.readouterr().out
     assert "--format {text,json,tsv}" in usage and "--json" in usage
-

@@ -67,7 +67,9 @@ def test_named_pipes_are_read(tmp_path, capsys, expected, command):
 def test_named_pipes_are_read_by_a_resumable_run(tmp_path, capsys, expected):
     feeders = [fifo_with(tmp_path / "cands.fifo", PREDS), fifo_with(tmp_path / "refs.fifo", REFS)]
     out = tmp_path / "scores.jsonl"
-    summary = scores(capsys, "score", SPEC, "-c", str(tmp_path / "cands.fifo"), "-r", str(tmp_path / "refs.fifo"), "-o", str(out))
+    summary = scores(
+        capsys, "score", SPEC, "-c", str(tmp_path / "cands.fifo"), "-r", str(tmp_path / "refs.fifo"), "-o", str(out)
+    )
     assert summary["items"] == 2
     assert [json.loads(line)["f1"] for line in out.read_text().splitlines()] == pytest.approx(expected, abs=1e-6)
     for feeder in feeders:
@@ -75,7 +77,10 @@ def test_named_pipes_are_read_by_a_resumable_run(tmp_path, capsys, expected):
 
 
 def test_mbr_reads_its_items_from_a_named_pipe(tmp_path, capsys):
-    rows = [json.dumps({"id": "a", "candidates": PREDS + REFS[:1]}), json.dumps({"id": "b", "candidates": REFS + PREDS[:1]})]
+    rows = [
+        json.dumps({"id": "a", "candidates": PREDS + REFS[:1]}),
+        json.dumps({"id": "b", "candidates": REFS + PREDS[:1]}),
+    ]
     (tmp_path / "items.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
     feeder = fifo_with(tmp_path / "items.fifo", rows)
     printed = []
@@ -93,10 +98,18 @@ def test_mbr_reads_its_items_from_a_named_pipe(tmp_path, capsys):
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution needs bash")
 def test_process_substitution_is_read(expected):
-    command = (f"{sys.executable} -m nlgscore score {SPEC} -c <(printf '{PREDS[0]}\\n{PREDS[1]}\\n') "
-               f"-r <(printf '{REFS[0]}\\n{REFS[1]}\\n') --json --no-progress")
-    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"})
+    command = (
+        f"{sys.executable} -m nlgscore score {SPEC} -c <(printf '{PREDS[0]}\\n{PREDS[1]}\\n') "
+        f"-r <(printf '{REFS[0]}\\n{REFS[1]}\\n') --json --no-progress"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["f1"] == pytest.approx(expected, abs=1e-6)
 

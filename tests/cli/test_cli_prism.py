@@ -29,7 +29,22 @@ def scorer():
 
 
 def test_ref_seg_and_system_line(files, capsys, scorer):
-    assert main(["prism", "-c", str(files["cands"]), "-r", str(files["refs"]), "--checkpoint", TINY, "--seg", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "-c",
+                str(files["cands"]),
+                "-r",
+                str(files["refs"]),
+                "--checkpoint",
+                TINY,
+                "--seg",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().split("\n")
     expected = scorer.score(CANDS, refs=REFS)
     assert [float(x) for x in lines[:2]] == pytest.approx(expected.scores, abs=1e-6)
@@ -37,7 +52,24 @@ def test_ref_seg_and_system_line(files, capsys, scorer):
 
 
 def test_src_json(files, capsys, scorer):
-    assert main(["prism", "-c", str(files["cands"]), "-s", str(files["srcs"]), "--checkpoint", TINY, "--temperature", "0.95", "--json", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "prism",
+                "-c",
+                str(files["cands"]),
+                "-s",
+                str(files["srcs"]),
+                "--checkpoint",
+                TINY,
+                "--temperature",
+                "0.95",
+                "--json",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     expected = PrismScorer(TINY, temperature=0.95).score(CANDS, srcs=SRCS)
     assert {"H_cand_given_src", "G_cand_given_src", "system", "signature"} <= set(out)
@@ -53,7 +85,9 @@ def test_refs_and_srcs_are_exclusive(files, capsys):
 def test_missing_file_and_bad_lang_are_one_line_errors(files, capsys):
     assert main(["prism", "-c", "Hi world.", "-r", str(files["refs"]), "--checkpoint", TINY]) == 2
     assert "candidate file not found" in capsys.readouterr().err
-    assert main(["prism", "-c", str(files["cands"]), "-r", str(files["refs"]), "--checkpoint", TINY, "--lang", "xx"]) == 2
+    assert (
+        main(["prism", "-c", str(files["cands"]), "-r", str(files["refs"]), "--checkpoint", TINY, "--lang", "xx"]) == 2
+    )
     assert "lang 'xx'" in capsys.readouterr().err
 
 

@@ -21,8 +21,15 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "
 
 
 def nlgscore(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nlgscore", *args], stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, env=ENV, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "nlgscore", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -30,7 +37,9 @@ def small_disk(tmp_path):
     """A real 64 KiB file system, unmounted afterwards."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here (needs root): {done.stderr.strip()}")
     try:
@@ -64,20 +73,35 @@ def assert_one_line_write_error(done: subprocess.CompletedProcess, command: str,
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert lines[0].startswith(f"nlgscore {command}: error: cannot write") and "No space left on device" in lines[0], lines[0]
+    assert lines[0].startswith(f"nlgscore {command}: error: cannot write") and "No space left on device" in lines[0], (
+        lines[0]
+    )
     assert names in lines[0], lines[0]
 
 
 def test_stdout_into_a_full_disk_is_exit_2(small_disk, corpus):
     """One large write that fills the disk part-way (the case Python 3.11 dropped silently)."""
     with open(small_disk / "out.txt", "w") as out:
-        done = nlgscore("bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--seg", "--no-progress", stdout=out)
+        done = nlgscore(
+            "bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--seg", "--no-progress", stdout=out
+        )
     assert_one_line_write_error(done, "bertscore", "stdout")
 
 
 def test_stdout_on_dev_full_is_exit_2(corpus):
     with open("/dev/full", "w") as out:
-        done = nlgscore("bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--json", "--no-progress", stdout=out)
+        done = nlgscore(
+            "bertscore",
+            "-c",
+            str(corpus),
+            "-r",
+            str(corpus),
+            "--model",
+            "minilm",
+            "--json",
+            "--no-progress",
+            stdout=out,
+        )
     assert_one_line_write_error(done, "bertscore", "stdout")
 
 
@@ -101,13 +125,17 @@ def test_show_output_on_a_full_disk_is_exit_2(small_disk):
 def test_meta_json_out_on_a_full_disk_is_exit_2(small_disk):
     fill(small_disk)
     out = small_disk / "table.json"
-    done = nlgscore("meta", "wmt19", "--data", str(DATA), "--lp", "kk-en", "--metric", "chrf", "--json-out", str(out), "--quiet")
+    done = nlgscore(
+        "meta", "wmt19", "--data", str(DATA), "--lp", "kk-en", "--metric", "chrf", "--json-out", str(out), "--quiet"
+    )
     assert_one_line_write_error(done, "meta", f"--json-out {out}")
 
 
 def test_output_written_in_full_when_there_is_room(tmp_path, corpus):
     """The checked stdout changes nothing when the disk has room: every line arrives."""
     with open(tmp_path / "out.txt", "w") as out:
-        done = nlgscore("bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--seg", "--no-progress", stdout=out)
+        done = nlgscore(
+            "bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--seg", "--no-progress", stdout=out
+        )
     assert done.returncode == 0, done.stderr
     assert len((tmp_path / "out.txt").read_text().splitlines()) == 6001

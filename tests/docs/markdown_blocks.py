@@ -51,11 +51,19 @@ def blocks(path: Path) -> list[Block]:
     found, end = [], 0
     for match in FENCE.finditer(text):
         info = match.group("info").split()
-        before = HTML_COMMENT.sub("", text[end:match.start()]).strip()
+        before = HTML_COMMENT.sub("", text[end : match.start()]).strip()
         paragraph = before.split("\n\n")[-1].strip() if before else ""
-        code = "\n".join(line[len(match.group("indent")):] for line in match.group("code").splitlines())
-        found.append(Block(path, text.count("\n", 0, match.start()) + 1, info[0] if info else "",
-                           tuple(info[1:]), code + "\n", paragraph))
+        code = "\n".join(line[len(match.group("indent")) :] for line in match.group("code").splitlines())
+        found.append(
+            Block(
+                path,
+                text.count("\n", 0, match.start()) + 1,
+                info[0] if info else "",
+                tuple(info[1:]),
+                code + "\n",
+                paragraph,
+            )
+        )
         end = match.end()
     return found
 

@@ -38,8 +38,13 @@ def data_dir() -> Path:
 
 
 def shell_env() -> dict:
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "NLGSCORE_DATA": str(data_dir())}
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "NLGSCORE_DATA": str(data_dir()),
+    }
 
 
 def remove_new(before: set) -> None:
@@ -68,8 +73,14 @@ def test_page_runs_top_to_bottom(page, monkeypatch):
             if block.language == "python":
                 exec(compile(block.code, block.where, "exec"), namespace)
                 continue
-            done = subprocess.run(["bash", "-e", "-c", commands(block)], cwd=ROOT, env=shell_env(),
-                                  capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                ["bash", "-e", "-c", commands(block)],
+                cwd=ROOT,
+                env=shell_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert done.returncode == 0, f"{block.where} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     finally:
         remove_new(before)
@@ -78,7 +89,9 @@ def test_page_runs_top_to_bottom(page, monkeypatch):
 @pytest.mark.parametrize("page", pages(), ids=page_id)
 def test_every_block_has_a_known_language(page):
     for block in blocks(page):
-        assert block.language in LANGUAGES, f"{block.where}: fence it as one of {', '.join(LANGUAGES)}, not {block.language!r}"
+        assert block.language in LANGUAGES, (
+            f"{block.where}: fence it as one of {', '.join(LANGUAGES)}, not {block.language!r}"
+        )
         assert set(block.flags) <= {"notest"}, f"{block.where}: unknown fence flags {block.flags}"
 
 
@@ -87,8 +100,9 @@ def test_a_block_left_out_says_why(page):
     for block in blocks(page):
         if "notest" in block.flags:
             reason = " ".join(block.before.split())
-            assert re.search(r"\b(not run|do not run)\b", reason) and re.search(r"\b(because|since)\b", reason), \
+            assert re.search(r"\b(not run|do not run)\b", reason) and re.search(r"\b(because|since)\b", reason), (
                 f"{block.where}: the paragraph before a notest block must say why it is not run (…not run… because/since …), got {reason[-200:]!r}"
+            )
 
 
 def test_the_block_reader_sees_what_mktestdocs_sees():

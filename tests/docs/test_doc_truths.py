@@ -63,8 +63,13 @@ def test_every_flag_in_a_documented_command_is_the_commands():
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_takes_the_torch_index():
     assert "TORCH_INDEX=https://download.pytorch.org/whl/cpu" in README
-    with_index = subprocess.run(["make", "-n", "-B", "install", "TORCH_INDEX=https://download.pytorch.org/whl/cpu"],
-                                cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    with_index = subprocess.run(
+        ["make", "-n", "-B", "install", "TORCH_INDEX=https://download.pytorch.org/whl/cpu"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert re.search(r"pip install --quiet --index-url https://download.pytorch.org/whl/cpu .*\"torch==", with_index)
     plain = subprocess.run(["make", "-n", "-B", "install"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "--index-url" not in plain and '"torch==' in plain
@@ -92,9 +97,13 @@ def test_the_same_bits_section_names_real_tests_and_constants():
     from nlgscore.backend import batching, gemm
 
     start = BERTSCORE.index("## Same bits, whatever the call holds")
-    section = BERTSCORE[start:BERTSCORE.index("\n## ", start + 1)]
+    section = BERTSCORE[start : BERTSCORE.index("\n## ", start + 1)]
     cited = set(re.findall(r"tests/(?:\w+/)?test_\w+\.py", section))
-    assert {"tests/test_batch_invariance.py", "tests/serve/test_serve_bits.py", "tests/backend/test_distributed.py"} <= cited
+    assert {
+        "tests/test_batch_invariance.py",
+        "tests/serve/test_serve_bits.py",
+        "tests/backend/test_distributed.py",
+    } <= cited
     for path in cited:
         assert " == " in (ROOT / path).read_text(encoding="utf-8"), path
     assert "next multiple of 16" in section and batching.LENGTH_MULTIPLE == 16 and batching.padded_length(16) == 32
@@ -105,5 +114,7 @@ def test_the_embedded_models_default_layer_is_the_tables():
     from nlgscore.backend.tables import table
 
     layer = table("bertscore_model2layers")["all-MiniLM-L6-v2"]
-    assert f"**BERTScore F, layer {layer} (default)**" in (ROOT / "docs" / "embedded_model.md").read_text(encoding="utf-8")
+    assert f"**BERTScore F, layer {layer} (default)**" in (ROOT / "docs" / "embedded_model.md").read_text(
+        encoding="utf-8"
+    )
     assert f"Layer {layer} is the default" in BERTSCORE

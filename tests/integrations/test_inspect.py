@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect-ai is the 'inspect' extra: pip install 'nlgscore[inspect]'")
+inspect_ai = pytest.importorskip(
+    "inspect_ai", reason="inspect-ai is the 'inspect' extra: pip install 'nlgscore[inspect]'"
+)
 httpx = pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 
-from inspect_ai import Task, eval as inspect_eval  # noqa: E402
+from inspect_ai import Task  # noqa: E402
+from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from inspect_ai.solver import generate  # noqa: E402
@@ -28,9 +31,15 @@ from nlgscore.integrations.inspect import scorer  # noqa: E402
 from nlgscore.registry import load  # noqa: E402
 
 GOLDEN = Path(__file__).parents[1] / "golden"
-QUESTIONS = [f"question {k}: where did the {w} sit?" for k, w in enumerate(["cat", "dog", "cow", "fox", "owl", "bee", "elk", "ant", "yak", "emu"])]
+QUESTIONS = [
+    f"question {k}: where did the {w} sit?"
+    for k, w in enumerate(["cat", "dog", "cow", "fox", "owl", "bee", "elk", "ant", "yak", "emu"])
+]
 ANSWERS = [f"the {q.split()[-2]} sat on mat {k % 3}" for k, q in enumerate(QUESTIONS)]
-TARGETS = [[f"a {q.split()[-2]} was sitting on the mat"] if k % 3 else [f"on mat {k}", f"the {q.split()[-2]} sat on a mat"] for k, q in enumerate(QUESTIONS)]
+TARGETS = [
+    [f"a {q.split()[-2]} was sitting on the mat"] if k % 3 else [f"on mat {k}", f"the {q.split()[-2]} sat on a mat"]
+    for k, q in enumerate(QUESTIONS)
+]
 
 
 def _mock_model():
@@ -47,7 +56,11 @@ def _mock_model():
 
 
 def _run(score, tmp_path):
-    task = Task(dataset=[Sample(input=QUESTIONS[k], target=TARGETS[k], id=k) for k in range(len(QUESTIONS))], solver=generate(), scorer=score)
+    task = Task(
+        dataset=[Sample(input=QUESTIONS[k], target=TARGETS[k], id=k) for k in range(len(QUESTIONS))],
+        solver=generate(),
+        scorer=score,
+    )
     log = inspect_eval(task, model=_mock_model(), log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     return log
@@ -106,7 +119,9 @@ def test_a_server_url_scores_each_sample_on_the_server(tmp_path):
         assert [s.value for s in _sample_values(log, "remote_bertscore")] == pytest.approx(expected.scores, abs=1e-6)
         with pytest.raises(ArgumentError, match="max_batch"):
             scorer(url, max_batch=8)
-        text = httpx.get(f"{url}/metrics").text  # the server's own counters: every sample scored once, several per batch
+        text = httpx.get(
+            f"{url}/metrics"
+        ).text  # the server's own counters: every sample scored once, several per batch
         assert float(re.search(r"^nlgscore_predictions_total (\S+)$", text, re.M).group(1)) == len(QUESTIONS)
         assert float(re.search(r"^nlgscore_batch_calls_count (\S+)$", text, re.M).group(1)) < len(QUESTIONS)
     finally:
@@ -139,8 +154,20 @@ def test_the_readmes_offline_command_line_task_runs_as_written(tmp_path, minilm_
     assert block, "docs/guides/rl-rewards.md lost its inspect-offline block"
     (tmp_path / "task.py").write_text(block.group(1), encoding="utf-8")
     inspect_cli = shutil.which("inspect", path=str(Path(sys.executable).parent)) or shutil.which("inspect")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "INSPECT_LOG_DIR": str(tmp_path / "logs")}
-    done = subprocess.run([inspect_cli, "eval", "task.py", "--display", "none"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "INSPECT_LOG_DIR": str(tmp_path / "logs"),
+    }
+    done = subprocess.run(
+        [inspect_cli, "eval", "task.py", "--display", "none"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     [log_file] = (tmp_path / "logs").glob("*.eval")
     log = read_eval_log(str(log_file))

@@ -25,7 +25,14 @@ def test_columns_equal_direct_scores_for_any_batch_size(table, minilm_scorer):
     expected = minilm_scorer.score(PREDS, REFS)
     for batch_size in (2, 1000):  # each map pickles the scorer to fingerprint it: keep these few
         out = table.map(map_function(minilm_scorer), batched=True, batch_size=batch_size)
-        assert out.column_names == ["prediction", "reference", "id", "bertscore_precision", "bertscore_recall", "bertscore_f1"]
+        assert out.column_names == [
+            "prediction",
+            "reference",
+            "id",
+            "bertscore_precision",
+            "bertscore_recall",
+            "bertscore_f1",
+        ]
         for name in ("precision", "recall", "f1"):
             np.testing.assert_allclose(out[f"bertscore_{name}"], getattr(expected, name), atol=1e-6)
         assert out["id"] == list(range(len(PREDS)))  # rows keep their order

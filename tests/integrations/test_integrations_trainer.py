@@ -26,7 +26,9 @@ def count_encoded_texts(scorer):
     """Spy on the encoder's real forward (it still runs): rows of every input batch."""
     seen = []
     # The embeddings run in both the packed and the stock forward, so they count every encoded row.
-    handle = scorer.encoder.model.embeddings.register_forward_pre_hook(lambda module, args, kwargs: seen.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True)
+    handle = scorer.encoder.model.embeddings.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
+    )
     return seen, handle
 
 
@@ -68,22 +70,42 @@ def test_batch_eval_metrics_accumulates_until_compute_result(tokenizer, minilm_s
 def test_seq2seq_trainer_evaluate_twice_encodes_references_once(tokenizer, tmp_path):
     import datasets
     import torch
-    from transformers import BartForConditionalGeneration, DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+    from transformers import (
+        BartForConditionalGeneration,
+        DataCollatorForSeq2Seq,
+        Seq2SeqTrainer,
+        Seq2SeqTrainingArguments,
+    )
 
     torch.manual_seed(0)
     model = BartForConditionalGeneration.from_pretrained(TINY_BART)
     data = datasets.Dataset.from_dict({"src": SOURCES, "tgt": TARGETS}).map(
-        lambda b: {**tokenizer(b["src"]), "labels": tokenizer(text_target=b["tgt"])["input_ids"]}, batched=True, remove_columns=["src", "tgt"]
+        lambda b: {**tokenizer(b["src"]), "labels": tokenizer(text_target=b["tgt"])["input_ids"]},
+        batched=True,
+        remove_columns=["src", "tgt"],
     )
     metrics_fn = compute_metrics(tokenizer, metric="bertscore:minilm", num_layers=4)
     args = Seq2SeqTrainingArguments(
-        output_dir=str(tmp_path), per_device_train_batch_size=3, per_device_eval_batch_size=4, max_steps=3,
-        learning_rate=1e-3, predict_with_generate=True, generation_max_length=8, report_to="none",
-        use_cpu=True, save_strategy="no", logging_strategy="no", disable_tqdm=True,
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=3,
+        per_device_eval_batch_size=4,
+        max_steps=3,
+        learning_rate=1e-3,
+        predict_with_generate=True,
+        generation_max_length=8,
+        report_to="none",
+        use_cpu=True,
+        save_strategy="no",
+        logging_strategy="no",
+        disable_tqdm=True,
     )
     trainer = Seq2SeqTrainer(
-        model=model, args=args, train_dataset=data, eval_dataset=data,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model), compute_metrics=metrics_fn,
+        model=model,
+        args=args,
+        train_dataset=data,
+        eval_dataset=data,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        compute_metrics=metrics_fn,
     )
     trainer.train()
 

@@ -51,7 +51,9 @@ def test_batched_samples_equal_compute_in_one_call(bertscore_metric):
     assert len(calls) == 1, "one compute call (one encoder pass over the distinct texts) per batch"
     expected = scorer.compute(PREDICTIONS, references=GOLDS)
     for column in ("precision", "recall", "f1"):
-        assert [row[f"bertscore_{column}"] for row in rows] == pytest.approx(getattr(expected, column).tolist(), abs=1e-6)
+        assert [row[f"bertscore_{column}"] for row in rows] == pytest.approx(
+            getattr(expected, column).tolist(), abs=1e-6
+        )
     one = bertscore_metric.sample_level_fn.compute(doc=docs[3], model_response=responses[3])
     assert one == pytest.approx(rows[3], abs=1e-6)
 
@@ -107,21 +109,29 @@ def test_importing_the_integrations_imports_neither_lighteval_nor_trl():
         "import sys, nlgscore, nlgscore.integrations.lighteval, nlgscore.integrations.trl; "
         "print(sorted(m for m in ('lighteval', 'trl') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2]
+    )
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("gold_index, message", [
-    (2, r"docs\[1\]\.gold_index 2 is not the index of one of its 2 choices \(0 to 1\)"),
-    ([0, 5], r"docs\[1\]\.gold_index 5 is not the index"),
-    (-1, r"docs\[1\]\.gold_index -1 is not the index"),
-])
+@pytest.mark.parametrize(
+    "gold_index, message",
+    [
+        (2, r"docs\[1\]\.gold_index 2 is not the index of one of its 2 choices \(0 to 1\)"),
+        ([0, 5], r"docs\[1\]\.gold_index 5 is not the index"),
+        (-1, r"docs\[1\]\.gold_index -1 is not the index"),
+    ],
+)
 def test_a_gold_index_out_of_range_is_an_error_naming_the_doc(gold_index, message):
     """An IndexError from inside lighteval before."""
     from nlgscore.errors import NlgscoreError
     from nlgscore.integrations.lighteval import metric
 
-    docs = [Doc(query="q0", choices=["a cat"], gold_index=0), Doc(query="q1", choices=["a dog", "the dog"], gold_index=gold_index)]
+    docs = [
+        Doc(query="q0", choices=["a cat"], gold_index=0),
+        Doc(query="q1", choices=["a dog", "the dog"], gold_index=gold_index),
+    ]
     responses = [ModelResponse(text=["a cat"]), ModelResponse(text=["a dog"])]
     with pytest.raises(NlgscoreError, match=message):
         metric("bertscore:minilm:L2").compute_sample(docs=docs, responses=responses)

@@ -38,8 +38,13 @@ class DiesOnce(ScoreBatches):
 @pytest.fixture(scope="module")
 def local_ray():
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024,
-             runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=100 * 1024 * 1024,
+        runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}},
+    )
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     yield ray
@@ -54,14 +59,18 @@ def expected(minilm_scorer):
 
 
 def _dataset():
-    return ray.data.from_items([{"prediction": p, "reference": r, "id": k} for k, (p, r) in enumerate(zip(PREDS, REFS, strict=True))])
+    return ray.data.from_items(
+        [{"prediction": p, "reference": r, "id": k} for k, (p, r) in enumerate(zip(PREDS, REFS, strict=True))]
+    )
 
 
 def test_map_batches_equals_compute_in_input_order_and_survives_a_killed_actor(local_ray, expected, tmp_path):
     """Two actors, batches of 5; the first batch an actor gets kills its process (once in the run).
     Ray restarts the actor and re-runs the batch: every row comes back once, in input order."""
     marker = tmp_path / "died"
-    rows = score_dataset(_dataset(), SPEC, concurrency=2, num_cpus=0.5, batch_size=5, scorer_class=DiesOnce, marker=str(marker)).take_all()
+    rows = score_dataset(
+        _dataset(), SPEC, concurrency=2, num_cpus=0.5, batch_size=5, scorer_class=DiesOnce, marker=str(marker)
+    ).take_all()
     assert marker.exists()  # an actor's process did die
     assert [row["id"] for row in rows] == list(range(len(PREDS)))  # each row exactly once, in input order
     for name in ("precision", "recall", "f1"):
@@ -80,8 +89,11 @@ def test_an_actor_pool_holding_every_cpu_is_refused_with_the_numbers(local_ray):
     """On the 2-CPU cluster, 2 actors of 1 CPU leave the read task none: refused, rather than left to hang."""
     from nlgscore.errors import NlgscoreError
 
-    with pytest.raises(NlgscoreError, match=r"concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: "
-                                            r"Ray Data's read and write tasks need 1 CPU left.*use concurrency=1 or num_cpus=0.5"):
+    with pytest.raises(
+        NlgscoreError,
+        match=r"concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: "
+        r"Ray Data's read and write tasks need 1 CPU left.*use concurrency=1 or num_cpus=0.5",
+    ):
         score_dataset(_dataset(), SPEC, concurrency=2, num_cpus=1)
     with pytest.warns(UserWarning, match="each of the 2 scoring actors asks for 0.5 CPU so that 1 CPU stays free"):
         score_dataset(_dataset(), SPEC, concurrency=2)  # adapted: lazy, nothing runs here
@@ -104,6 +116,8 @@ def test_nemo_rl_environment_as_a_ray_actor(local_ray, expected):
     env = environment_actor().options(num_cpus=0.5).remote({"spec": SPEC})
     logs = [[{"role": "user", "content": "Say it."}, {"role": "assistant", "content": p}] for p in PREDS]
     out = ray.get(env.step.remote(logs, [{"ground_truth": r} for r in REFS]))
-    np.testing.assert_allclose(out.rewards.numpy(), expected["f1"], rtol=0, atol=1e-6)  # tolerance: as the map_batches test
+    np.testing.assert_allclose(
+        out.rewards.numpy(), expected["f1"], rtol=0, atol=1e-6
+    )  # tolerance: as the map_batches test
     assert out.terminateds.tolist() == [1.0] * len(PREDS)
     ray.kill(env)

@@ -20,8 +20,10 @@ pytest.importorskip("ray", reason="Ray Data is the 'ray' extra: pip install 'nlg
 pq = pytest.importorskip("pyarrow.parquet")
 
 ROOT = Path(__file__).resolve().parents[2]
-CLUSTER = ('ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024, '
-           'runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}})')
+CLUSTER = (
+    "ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024, "
+    'runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}})'
+)
 
 
 def recipe() -> str:
@@ -41,11 +43,21 @@ def test_readme_ray_recipe_makes_progress_on_two_cpus(tmp_path, minilm_scorer):
     (tmp_path / "corpus").mkdir()
     for part in range(3):  # three files: three read tasks, each asking Ray for a CPU
         rows = slice(20 * part, 20 * (part + 1))
-        pq.write_table(pa.table({"prediction": preds[rows], "reference": refs[rows]}), tmp_path / "corpus" / f"part{part}.parquet")
+        pq.write_table(
+            pa.table({"prediction": preds[rows], "reference": refs[rows]}), tmp_path / "corpus" / f"part{part}.parquet"
+        )
     script = code.replace("ray.init()", CLUSTER, 1)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "RAY_DEDUP_LOGS": "0"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+        "RAY_DEDUP_LOGS": "0",
+    }
     try:
-        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=420)
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=420
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the Ray recipe made no progress in 420 s on a 2-CPU cluster (the scoring actors hold every CPU)")
     assert done.returncode == 0, done.stderr[-3000:]

@@ -56,18 +56,39 @@ def test_verifiers_pydantic_messages_and_openai_typeddicts(alone):
     reward = reward_function(spec=SPEC)
     completion = [vf.AssistantMessage(content=TEXT)]
     assert asyncio.run(reward(completion=completion, answer=TEXT)) == alone
-    prompt = [vf.UserMessage(content=[vf.TextContentPart(text="Where "), vf.ImageUrlContentPart(image_url=vf.ImageUrlSource(url="x")),
-                                      vf.TextContentPart(text="is the cat?")])]
+    prompt = [
+        vf.UserMessage(
+            content=[
+                vf.TextContentPart(text="Where "),
+                vf.ImageUrlContentPart(image_url=vf.ImageUrlSource(url="x")),
+                vf.TextContentPart(text="is the cat?"),
+            ]
+        )
+    ]
     assert asyncio.run(reward(prompt=prompt, completion=completion, answer=TEXT)) == alone
-    with pytest.raises(ArgumentTypeError, match=r"completion\[0\]\.content must be a string or a list of text parts, got NoneType"):
+    with pytest.raises(
+        ArgumentTypeError, match=r"completion\[0\]\.content must be a string or a list of text parts, got NoneType"
+    ):
         asyncio.run(reward(completion=[vf.AssistantMessage(content=None)], answer=TEXT))
 
     from openai.types.chat import ChatCompletionAssistantMessageParam, ChatCompletionContentPartTextParam
 
     parts = [ChatCompletionContentPartTextParam(type="text", text=p) for p in PARTS]
-    assert asyncio.run(reward(completion=[ChatCompletionAssistantMessageParam(role="assistant", content=parts)], answer=TEXT)) == alone
-    with pytest.raises(ArgumentError, match=r"completion\[0\]\.content has no text part \(part types: \['image_url'\]\)"):
-        asyncio.run(reward(completion=[{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], answer=TEXT))
+    assert (
+        asyncio.run(
+            reward(completion=[ChatCompletionAssistantMessageParam(role="assistant", content=parts)], answer=TEXT)
+        )
+        == alone
+    )
+    with pytest.raises(
+        ArgumentError, match=r"completion\[0\]\.content has no text part \(part types: \['image_url'\]\)"
+    ):
+        asyncio.run(
+            reward(
+                completion=[{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}],
+                answer=TEXT,
+            )
+        )
 
 
 def test_skyrl_prompt_and_action_messages(alone):
@@ -77,7 +98,9 @@ def test_skyrl_prompt_and_action_messages(alone):
     env = NlgscoreTextEnv({"spec": SPEC}, {"reward_spec": {"ground_truth": TEXT}})
     env.init([{"role": "user", "content": [{"type": "text", "text": "Where is the cat?"}]}])
     assert env.step(TEXT)["reward"] == alone
-    with pytest.raises(ArgumentTypeError, match=r"prompt\[0\]\.content must be a string or a list of text parts, got int"):
+    with pytest.raises(
+        ArgumentTypeError, match=r"prompt\[0\]\.content must be a string or a list of text parts, got int"
+    ):
         env.init([{"role": "user", "content": 5}])
 
 
@@ -85,10 +108,19 @@ def test_nemo_rl_message_log_parts(alone):
     from nlgscore.integrations.nemo_rl import NlgscoreEnvironment
 
     env = NlgscoreEnvironment({"spec": SPEC})
-    log = [{"role": "user", "content": "Where is the cat?"}, {"role": "assistant", "content": [{"type": "text", "text": p} for p in PARTS]}]
+    log = [
+        {"role": "user", "content": "Where is the cat?"},
+        {"role": "assistant", "content": [{"type": "text", "text": p} for p in PARTS]},
+    ]
     assert float(env.step([log], [{"ground_truth": TEXT}]).rewards[0]) == alone
-    with pytest.raises(ArgumentTypeError, match=r"message_log_batch\[1\]\[1\]\.content must be a string or a list of text parts, got NoneType"):
-        env.step([log, [{"role": "user", "content": "?"}, {"role": "assistant", "content": None}]], [{"ground_truth": TEXT}] * 2)
+    with pytest.raises(
+        ArgumentTypeError,
+        match=r"message_log_batch\[1\]\[1\]\.content must be a string or a list of text parts, got NoneType",
+    ):
+        env.step(
+            [log, [{"role": "user", "content": "?"}, {"role": "assistant", "content": None}]],
+            [{"ground_truth": TEXT}] * 2,
+        )
     with pytest.raises(ArgumentError, match=r"message_log_batch\[0\] has no 'assistant' message"):
         env.step([[{"role": "user", "content": "?"}]], [{"ground_truth": TEXT}])
 
@@ -96,6 +128,8 @@ def test_nemo_rl_message_log_parts(alone):
 def test_trl_completion_parts_without_text_are_refused():
     from nlgscore.integrations.trl import completion_texts
 
-    assert completion_texts([[{"role": "assistant", "content": [{"type": "text", "text": p} for p in PARTS]}]]) == [TEXT]
+    assert completion_texts([[{"role": "assistant", "content": [{"type": "text", "text": p} for p in PARTS]}]]) == [
+        TEXT
+    ]
     with pytest.raises(ArgumentError, match=r"completions\[0\]\[0\]\.content has no text part"):
         completion_texts([[{"role": "assistant", "content": [{"type": "image", "image": None}]}]])

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import types
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import time
 
 import pytest
 
@@ -43,11 +43,16 @@ class Refusing(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("retry_after", [
-    lambda: "1",
-    lambda: formatdate(time.time() + 1, usegmt=True),  # an HTTP-date
-    lambda: "nan", lambda: "-5", lambda: "soon",  # not RFC 9110: the backoff instead
-])
+@pytest.mark.parametrize(
+    "retry_after",
+    [
+        lambda: "1",
+        lambda: formatdate(time.time() + 1, usegmt=True),  # an HTTP-date
+        lambda: "nan",
+        lambda: "-5",
+        lambda: "soon",  # not RFC 9110: the backoff instead
+    ],
+)
 def test_group_rm_retries_after_a_503_with_any_retry_after(retry_after):
     from nlgscore.integrations.slime import group_rm
 
@@ -69,7 +74,18 @@ def test_every_wait_is_capped_and_bad_values_are_absent():
     assert wait_seconds(0, 1.0, "86400") == MAX_WAIT
     assert wait_seconds(0, 1.0, formatdate(time.time() + 86400, usegmt=True)) == MAX_WAIT
     assert wait_seconds(40, 1.0, None) == MAX_WAIT
-    for bad in ("nan", "NaN", "-1", "1.5", "inf", "", "  ", "1e3", "Mon, 99 Foo 2015", "\u0661"):  # "\u0661" is an Arabic-Indic digit, not DIGIT
+    for bad in (
+        "nan",
+        "NaN",
+        "-1",
+        "1.5",
+        "inf",
+        "",
+        "  ",
+        "1e3",
+        "Mon, 99 Foo 2015",
+        "\u0661",
+    ):  # "\u0661" is an Arabic-Indic digit, not DIGIT
         assert retry_after_seconds(bad) is None, bad
         assert wait_seconds(1, 0.5, bad) == 1.0, bad
     assert retry_after_seconds(formatdate(0, usegmt=True)) == 0.0  # a date in the past: at once

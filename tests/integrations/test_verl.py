@@ -24,16 +24,18 @@ pytest.importorskip("httpx", reason="the client is the 'serve' extra")
 from servers import ServeProcess
 
 from nlgscore.errors import ArgumentError
-from nlgscore.scheduler.microbatch import shared_batcher
-from nlgscore.registry import cached
 from nlgscore.integrations import verl
-from nlgscore.registry import load
+from nlgscore.registry import cached, load
+from nlgscore.scheduler.microbatch import shared_batcher
 
 SPEC = "bertscore:minilm:L2"
 GOLDEN = Path(__file__).parents[1] / "golden"
 N = 24
 SOLUTIONS = [f"the {w} number {k} sat on the mat" for k, w in enumerate(["cat", "dog", "cow", "fox"] * (N // 4))]
-TRUTHS = [f"a {w} was on a mat" if k % 3 else [f"a {w} sat", f"the {w} is on mat {k}"] for k, w in enumerate(["cat", "dog", "bird", "fox"] * (N // 4))]
+TRUTHS = [
+    f"a {w} was on a mat" if k % 3 else [f"a {w} sat", f"the {w} is on mat {k}"]
+    for k, w in enumerate(["cat", "dog", "bird", "fox"] * (N // 4))
+]
 QUESTIONS = [f"where did the {w} sit?" for w in ["cat", "dog", "cow", "fox"] * (N // 4)]
 
 
@@ -74,7 +76,10 @@ def test_sync_async_and_batch_forms_against_a_server_equal_compute(server, expec
     fn = functools.partial(_call_with_kwargs, verl.compute_score, {"url": server.url})
     truths = [np.array(t) if isinstance(t, list) else t for t in TRUTHS]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        futures = [pool.submit(fn, data_source="chat", solution_str=SOLUTIONS[k], ground_truth=truths[k], extra_info=_extra(k)) for k in range(N)]
+        futures = [
+            pool.submit(fn, data_source="chat", solution_str=SOLUTIONS[k], ground_truth=truths[k], extra_info=_extra(k))
+            for k in range(N)
+        ]
         sync = [f.result() for f in futures]
     assert sync == pytest.approx(expected, abs=1e-6)
 
@@ -84,14 +89,23 @@ def test_sync_async_and_batch_forms_against_a_server_equal_compute(server, expec
     afn = functools.partial(_call_with_kwargs_async, verl.compute_score_async, {})
 
     async def loop():
-        return await asyncio.gather(*(afn(data_source="chat", solution_str=SOLUTIONS[k], ground_truth=TRUTHS[k], extra_info=_extra(k)) for k in range(N)))
+        return await asyncio.gather(
+            *(
+                afn(data_source="chat", solution_str=SOLUTIONS[k], ground_truth=TRUTHS[k], extra_info=_extra(k))
+                for k in range(N)
+            )
+        )
 
     assert list(asyncio.run(loop())) == pytest.approx(expected, abs=1e-6)
     monkeypatch.delenv(verl.ENV_URL)
 
     # batch: the batch manager's one call; the server comes from each sample's extra_info
-    batch = verl.compute_score_batch(data_sources=["chat"] * N, solution_strs=SOLUTIONS, ground_truths=TRUTHS,
-                                     extra_infos=[_extra(k, nlgscore_url=server.url) for k in range(N)])
+    batch = verl.compute_score_batch(
+        data_sources=["chat"] * N,
+        solution_strs=SOLUTIONS,
+        ground_truths=TRUTHS,
+        extra_infos=[_extra(k, nlgscore_url=server.url) for k in range(N)],
+    )
     assert batch == pytest.approx(expected, abs=1e-6)
 
     assert _scored(server) - before == 3 * N  # every prediction scored once on the server: none lost, none twice
@@ -105,10 +119,17 @@ def test_local_spec_and_a_source_based_metric_and_a_column():
     options = {"checkpoint": str(GOLDEN / "tiny-prism"), "lang": "en"}
     kwargs = {"spec": "prism:src", "options": options, "source_key": "question"}
     got = [verl.compute_score("chat", SOLUTIONS[k], None, _extra(k), **kwargs) for k in range(4)]
-    assert got == pytest.approx(load("prism:src", **options).compute(SOLUTIONS[:4], sources=QUESTIONS[:4]).scores, abs=1e-5)
+    assert got == pytest.approx(
+        load("prism:src", **options).compute(SOLUTIONS[:4], sources=QUESTIONS[:4]).scores, abs=1e-5
+    )
 
     async def loop():
-        return await asyncio.gather(*(verl.compute_score_async("chat", SOLUTIONS[k], TRUTHS[k], {"nlgscore_spec": SPEC}, column="recall") for k in range(N)))
+        return await asyncio.gather(
+            *(
+                verl.compute_score_async("chat", SOLUTIONS[k], TRUTHS[k], {"nlgscore_spec": SPEC}, column="recall")
+                for k in range(N)
+            )
+        )
 
     batcher = shared_batcher(cached(SPEC))  # the local scorer's micro-batcher, behind acompute
     before = batcher.batches
@@ -123,7 +144,9 @@ def test_bad_calls_name_what_is_missing(monkeypatch):
     with pytest.raises(ArgumentError, match="NLGSCORE_URL"):
         verl.compute_score("chat", "a", "b", {})
     with pytest.raises(ArgumentError, match="source_key"):
-        verl.compute_score("chat", "a", None, {}, spec="prism:src", options={"checkpoint": str(GOLDEN / "tiny-prism"), "lang": "en"})
+        verl.compute_score(
+            "chat", "a", None, {}, spec="prism:src", options={"checkpoint": str(GOLDEN / "tiny-prism"), "lang": "en"}
+        )
     with pytest.raises(ArgumentError, match="ground_truths has 1 items for 2"):
         verl.compute_score_batch(["chat"] * 2, ["a", "b"], ["c"], None, spec=SPEC)
     with pytest.raises(ArgumentError, match="column"):
@@ -137,5 +160,5 @@ def test_readme_routes_verl_through_a_manager_that_exists():
     # (verl/experimental/reward_loop/reward_manager/*.py, @register); `batch` raises ValueError there
     readme = (Path(__file__).parents[2] / "docs" / "guides" / "rl-rewards.md").read_text(encoding="utf-8")
     for match in re.finditer(r"name=batch", readme):
-        assert "raises" in readme[match.end():match.end() + 30], readme[match.start() - 200:match.end() + 60]
+        assert "raises" in readme[match.end() : match.end() + 30], readme[match.start() - 200 : match.end() + 60]
     assert "name=compute_score_async" in readme

@@ -56,7 +56,7 @@ def _tau(lp, metric):
         pytest.skip(f"WMT19 daRR file not found in {SHARED} (../shared/data next to the repository)")
     data = _darr(lp)
     scores, _ = metric(data.better + data.worse, data.ref * 2)
-    return darr_kendall_tau(scores[: len(data)], scores[len(data):])
+    return darr_kendall_tau(scores[: len(data)], scores[len(data) :])
 
 
 # Published by the BARTScore authors' analysis notebook on the same pairs (sacrebleu 1.5.1);

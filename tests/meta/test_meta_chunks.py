@@ -88,7 +88,13 @@ def _check_chunkings(tmp_path, specs):
     want = _outputs(folder, tmp_path, "whole", specs, Scorers(record=True))  # no cache: one call per metric
     assert all(f'"metric": "{spec}"' in want[0] for spec in specs)
     for chunk in (1, 7, 2048):
-        got = _outputs(folder, tmp_path, str(chunk), specs, Scorers(cache=ScoreCache(tmp_path / f"cache-{chunk}"), chunk=chunk, record=True))
+        got = _outputs(
+            folder,
+            tmp_path,
+            str(chunk),
+            specs,
+            Scorers(cache=ScoreCache(tmp_path / f"cache-{chunk}"), chunk=chunk, record=True),
+        )
         assert got == want, f"chunk={chunk}"
     cache = ScoreCache(tmp_path / "cache-resumed")
     interrupted = _StopAfter(1, cache=cache, chunk=7)

@@ -23,9 +23,11 @@ from nlgscore.meta.tasks.generic import TaskDescriptor, run  # noqa: E402
 from nlgscore.meta.tasks.measures import Measure, item_scores, system_scores  # noqa: E402
 
 REFS = ["the cat sat on the mat", "a dog ran in the park", "it is raining today", "she reads a book", "we eat rice"]
-OUTPUTS = {"good": ["the cat sat on a mat", "a dog ran in the park", "it is raining today", "she reads books", "we eat rice"],
-           "mid": ["the cat sat", "a dog ran", "it rains today", "she reads", "we eat"],
-           "bad": ["cat", "dog ran", "rain", "book", "rice"]}
+OUTPUTS = {
+    "good": ["the cat sat on a mat", "a dog ran in the park", "it is raining today", "she reads books", "we eat rice"],
+    "mid": ["the cat sat", "a dog ran", "it rains today", "she reads", "we eat"],
+    "bad": ["cat", "dog ran", "rain", "book", "rice"],
+}
 HUMAN = {"good": [5, 6, 6, 4, 6], "mid": [3, 2, 4, 3, 2], "bad": [1, 2, 0, 1, 2]}
 
 
@@ -49,15 +51,30 @@ def load_toy(folder, limit=None) -> EvalSet:
             hyps[system], human[system] = [""] * len(refs), np.full(len(refs), np.nan)
         hyps[system][int(item)], human[system][int(item)] = text, float(score)
     seg = np.array([human[s][:n] for s in systems])
-    return EvalSet("toy", systems, [hyps[s][:n] for s in systems], [refs[:n]],
-                   human={"segment": seg, "system": seg.mean(axis=1)}, lines=len(refs))
+    return EvalSet(
+        "toy",
+        systems,
+        [hyps[s][:n] for s in systems],
+        [refs[:n]],
+        human={"segment": seg, "system": seg.mean(axis=1)},
+        lines=len(refs),
+    )
 
 
-TOY = TaskDescriptor("toy", load_toy, (
-    Measure("system", "accuracy", system_scores, pairwise_accuracy),
-    Measure("segment", "pearson", item_scores, lambda h, m: CORRELATIONS["pearson"](h.ravel(), m.ravel()),
-            resampling="bootstrap"),  # (items, systems): the bootstrap resamples items
-))
+TOY = TaskDescriptor(
+    "toy",
+    load_toy,
+    (
+        Measure("system", "accuracy", system_scores, pairwise_accuracy),
+        Measure(
+            "segment",
+            "pearson",
+            item_scores,
+            lambda h, m: CORRELATIONS["pearson"](h.ravel(), m.ravel()),
+            resampling="bootstrap",
+        ),  # (items, systems): the bootstrap resamples items
+    ),
+)
 
 
 def test_a_toy_descriptor_runs_through_the_generic_runner(tmp_path):
@@ -75,19 +92,37 @@ def test_a_toy_descriptor_runs_through_the_generic_runner(tmp_path):
     assert values["system", "accuracy"].signature.endswith("system:corpus")
     # a precomputed score file in mt-metrics-eval's format gives the same rows
     seg_file = tmp_path / "mine.seg.score"
-    seg_file.write_text("".join(f"{s}\t{v!r}\n" for s, row in zip(OUTPUTS, chrf_seg.tolist()) for v in row), encoding="utf-8")
+    seg_file.write_text(
+        "".join(f"{s}\t{v!r}\n" for s, row in zip(OUTPUTS, chrf_seg.tolist()) for v in row), encoding="utf-8"
+    )
     again = run(TOY, scores={"mine": str(seg_file)}, data=folder)
     assert again.rows[1].value == pytest.approx(expected, abs=1e-12) and again.rows[1].signature.startswith("scores:")
 
 
 def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys):
     folder = _toy(tmp_path / "toy")
-    row = descriptors.from_protocol(TOY, "toy judgments", "A toy data set.", "judgments.tsv, ref.txt", "1-6 ratings",
-                                    "ref.txt")  # a bootstrap measure: --bootstrap, derived from the rows
+    row = descriptors.from_protocol(
+        TOY, "toy judgments", "A toy data set.", "judgments.tsv, ref.txt", "1-6 ratings", "ref.txt"
+    )  # a bootstrap measure: --bootstrap, derived from the rows
     assert row.resampling == "bootstrap"
     monkeypatch.setitem(descriptors.DESCRIPTORS, "toy", row)
-    code = main(["meta", "toy", "--data", str(folder), "--metric", "chrf", "--bootstrap", "100", "--json", "--no-cache",
-                 "--quiet", "--limit", "4"])
+    code = main(
+        [
+            "meta",
+            "toy",
+            "--data",
+            str(folder),
+            "--metric",
+            "chrf",
+            "--bootstrap",
+            "100",
+            "--json",
+            "--no-cache",
+            "--quiet",
+            "--limit",
+            "4",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["task"] == "toy"
     assert [(r["level"], r["measure"]) for r in out["results"]] == [("system", "accuracy"), ("segment", "pearson")]
@@ -98,15 +133,21 @@ def test_the_same_descriptor_is_a_meta_subcommand(tmp_path, monkeypatch, capsys)
 
 BAGEL_ROWS = [  # the d2t-bagel.jsonl record layout: one output per sample, several references, aspects
     {"id": i, "src": f"inform(name=X{i})", "refs": [ref, ref.upper()], "text": text, "scores": {"quality": q}}
-    for i, (ref, text, q) in enumerate(zip(REFS, OUTPUTS["mid"], [4.0, 2.5, 5.0, 1.0, 3.5]))]
+    for i, (ref, text, q) in enumerate(zip(REFS, OUTPUTS["mid"], [4.0, 2.5, 5.0, 1.0, 3.5]))
+]
 
 
 def load_bagel_toy(path, limit=None) -> EvalSet:
     """The recipe's loader for a BAGEL-style file: one 'system', the samples as items, the first reference."""
     rows = [json.loads(line) for line in read_lines(path)][:limit]
     human = np.array([[row["scores"]["quality"] for row in rows]])
-    return EvalSet("bagel", ["output"], [[row["text"] for row in rows]], [[row["refs"][0] for row in rows]],
-                   human={"segment": human, "system": human.mean(axis=1)})
+    return EvalSet(
+        "bagel",
+        ["output"],
+        [[row["text"] for row in rows]],
+        [[row["refs"][0] for row in rows]],
+        human={"segment": human, "system": human.mean(axis=1)},
+    )
 
 
 def test_a_bagel_descriptor_with_spearman_runs_by_the_recipe(tmp_path, monkeypatch, capsys):
@@ -114,15 +155,21 @@ def test_a_bagel_descriptor_with_spearman_runs_by_the_recipe(tmp_path, monkeypat
     # reads it from the one table, stats.CORRELATIONS (it was missing there: "internal error").
     path = tmp_path / "bagel.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in BAGEL_ROWS), encoding="utf-8")
-    bagel = TaskDescriptor("bagel", load_bagel_toy, (
-        Measure("segment", "spearman", item_scores, lambda h, m: CORRELATIONS["spearman"](h.ravel(), m.ravel())),),
-        system_level=False)
+    bagel = TaskDescriptor(
+        "bagel",
+        load_bagel_toy,
+        (Measure("segment", "spearman", item_scores, lambda h, m: CORRELATIONS["spearman"](h.ravel(), m.ravel())),),
+        system_level=False,
+    )
     table = run(bagel, ["chrf"], data=path)
     chrf_seg = [sacrebleu.sentence_chrf(row["text"], [row["refs"][0]]).score for row in BAGEL_ROWS]
     expected = scipy_stats.spearmanr([row["scores"]["quality"] for row in BAGEL_ROWS], chrf_seg).statistic
     assert table.rows[0].value == pytest.approx(expected, abs=1e-12)
-    monkeypatch.setitem(descriptors.DESCRIPTORS, "bagel", descriptors.from_protocol(
-        bagel, "BAGEL", "BAGEL data-to-text.", "bagel.jsonl", "quality", "first reference"))
+    monkeypatch.setitem(
+        descriptors.DESCRIPTORS,
+        "bagel",
+        descriptors.from_protocol(bagel, "BAGEL", "BAGEL data-to-text.", "bagel.jsonl", "quality", "first reference"),
+    )
     code = main(["meta", "bagel", "--data", str(path), "--metric", "chrf", "--json", "--no-cache", "--quiet"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["results"][0]["value"] == pytest.approx(expected, abs=1e-12)

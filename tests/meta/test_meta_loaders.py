@@ -24,8 +24,14 @@ def _write_jsonl(path, records):
 
 
 def _pair(i, better="good", worse="bad"):
-    return {"id": i, "lp": "xx-en", "src": f"s{i}", "ref": f"r{i}",
-            "better": {"system": "A.1", "text": better}, "worse": {"system": "B.2", "text": worse}}
+    return {
+        "id": i,
+        "lp": "xx-en",
+        "src": f"s{i}",
+        "ref": f"r{i}",
+        "better": {"system": "A.1", "text": better},
+        "worse": {"system": "B.2", "text": worse},
+    }
 
 
 def test_load_darr_columns_and_head(tmp_path):
@@ -45,9 +51,15 @@ def test_load_darr_missing_field_names_file_and_line(tmp_path):
 
 def test_load_summeval_matrix(tmp_path):
     def doc(i, a, b):
-        return {"id": f"d{i}", "src": "S", "refs": ["R1", "R2"], "systems": {
-            "M1": {"text": f"x{i}", "scores": {"coherence": a, "fluency": 1}},
-            "M0": {"text": f"y{i}", "scores": {"coherence": b, "fluency": 2}}}}
+        return {
+            "id": f"d{i}",
+            "src": "S",
+            "refs": ["R1", "R2"],
+            "systems": {
+                "M1": {"text": f"x{i}", "scores": {"coherence": a, "fluency": 1}},
+                "M0": {"text": f"y{i}", "scores": {"coherence": b, "fluency": 2}},
+            },
+        }
 
     data = load_summeval(_write_jsonl(tmp_path / "s.jsonl", [doc(0, 3, 4), doc(1, 5, 1)]))
     assert data.systems == ["M0", "M1"]  # sorted, so columns are stable
@@ -68,7 +80,8 @@ def _wmt21_folder(tmp_path, seg_lines, systems=("UF", "NVIDIA-NeMo")):
         (tmp_path / f"hyp.{name}.en").write_text(f"{name}1\n{name}2\n{name}3\n", encoding="utf-8")
     (tmp_path / "da-seg-scores.csv").write_text("SYS SID RAW.SCR Z.SCR N \n" + seg_lines, encoding="utf-8")
     (tmp_path / "da-sys-scores.csv").write_text(
-        "RAW.SCR Z.SCR N SYS N.ALL\n70 0.1 2 UF.15 2\n60 -0.2 2 Nemo.7 2\n", encoding="utf-8")
+        "RAW.SCR Z.SCR N SYS N.ALL\n70 0.1 2 UF.15 2\n60 -0.2 2 Nemo.7 2\n", encoding="utf-8"
+    )
     return tmp_path
 
 

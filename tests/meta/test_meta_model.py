@@ -22,7 +22,13 @@ def test_darr_pairs_by_hand():
     # item 0: A-B 30 apart, A-C 30, B-C 60; item 1: A-B 30, A-C 2, B-C 28; item 2: only B-C 60
     item, better, worse = data.darr_pairs(margin=25)
     assert list(zip(item.tolist(), better.tolist(), worse.tolist())) == [
-        (0, 0, 1), (0, 2, 0), (0, 2, 1), (1, 1, 0), (1, 1, 2), (2, 1, 2)]
+        (0, 0, 1),
+        (0, 2, 0),
+        (0, 2, 1),
+        (1, 1, 0),
+        (1, 1, 2),
+        (2, 1, 2),
+    ]
     assert data.darr_pairs(margin=29)[0].tolist() == [0, 0, 0, 1, 2]
     # metric: tau over those pairs, a tie discordant (WMT17-19) or left out
     metric = np.array([[0.5, 0.1, 0.0], [0.2, 0.4, 0.9], [0.5, 0.3, 0.1]])
@@ -31,7 +37,9 @@ def test_darr_pairs_by_hand():
     assert outcomes.tolist() == [1, 0, 1, 1, 1, 1]
     tau, ties = DARR_MEASURES
     assert tau.statistic(outcomes, ties="discordant") == pytest.approx((5 - 1) / 6)
-    assert tau.statistic(outcomes, ties="exclude") == 1.0 and ties.statistic(outcomes, ties="exclude") == pytest.approx(1 / 6)
+    assert tau.statistic(outcomes, ties="exclude") == 1.0 and ties.statistic(outcomes, ties="exclude") == pytest.approx(
+        1 / 6
+    )
 
 
 def test_shapes_are_checked_naming_the_data_set():

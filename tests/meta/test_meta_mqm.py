@@ -35,14 +35,24 @@ def test_shared_folders_give_every_measure_for_chrf_and_bleu_and_mtme_files_equa
     folder = SHARED / name
     if not folder.is_dir():
         pytest.skip(f"{folder} not found (../shared/data)")
-    table = mqm(folder, ["chrf", "bleu"], limit=FOLDERS[name], permutations=50, scorers=Scorers(cache=cache),
-                export_mtme=tmp_path)
+    table = mqm(
+        folder,
+        ["chrf", "bleu"],
+        limit=FOLDERS[name],
+        permutations=50,
+        scorers=Scorers(cache=cache),
+        export_mtme=tmp_path,
+    )
     values = _values(table)
     for metric in ("chrf", "bleu"):
         for level, measure in MEASURES:
             value = values[(metric, level, measure)]
             assert math.isfinite(value), (metric, level, measure)
-            assert (0 <= value <= 1) if measure in ("accuracy", "spa", "acc-t") else (-1 <= value <= 1 or measure.endswith("epsilon"))
+            assert (
+                (0 <= value <= 1)
+                if measure in ("accuracy", "spa", "acc-t")
+                else (-1 <= value <= 1 or measure.endswith("epsilon"))
+            )
     assert {s["metric"] for s in table.summary()} == {"chrf", "bleu"}
     assert any("significance clusters" in note for note in table.notes)
     assert any("not scored as systems: ref" in note for note in table.notes)  # the reference in use
@@ -50,7 +60,7 @@ def test_shared_folders_give_every_measure_for_chrf_and_bleu_and_mtme_files_equa
     files = {m: str(next(tmp_path.glob(f"{m}-refA.seg.score"))) for m in ("chrf", "bleu")}
     again = mqm(folder, scores={f"file-{m}": f for m, f in files.items()}, limit=FOLDERS[name], permutations=0)
     for (metric, level, measure), value in _values(again).items():
-        assert value == values[(metric[len("file-"):], level, measure)], (metric, level, measure)
+        assert value == values[(metric[len("file-") :], level, measure)], (metric, level, measure)
 
 
 def _tiny_folder(folder: Path, seg_rows=None, extra_hyp=True) -> Path:
@@ -90,7 +100,19 @@ def test_cli_cache_reuse_export_and_interrupted_run(tmp_path, capsys, monkeypatc
     folder = _tiny_folder(tmp_path / "tiny")
     cache = tmp_path / "cache"
     out = tmp_path / "out.json"
-    args = ["meta", "mqm", "--data", str(folder), "--metric", "chrf", "--permutations", "0", "--cache", str(cache), "--quiet"]
+    args = [
+        "meta",
+        "mqm",
+        "--data",
+        str(folder),
+        "--metric",
+        "chrf",
+        "--permutations",
+        "0",
+        "--cache",
+        str(cache),
+        "--quiet",
+    ]
     assert main(args + ["--json", "--export-scores", str(tmp_path / "export")]) == 0
     first = json.loads(capsys.readouterr().out)
     assert {tuple(k) for k in [(r["level"], r["measure"]) for r in first["results"]]} == set(MEASURES)
@@ -138,18 +160,24 @@ def test_human_translations_and_bad_score_files(tmp_path):
     assert "not scored as systems: refA, refB" in default.notes[0]
     with_human = mqm(folder, ["chrf"], reference="A", include_human=True, permutations=0)
     assert "not scored as systems: refA" in with_human.notes[0] and "5 systems" in with_human.notes[0]
-    for bad_row, message in (("good\t2.7\t-1", "segment id must be an integer line number, got '2.7'"),
-                             ("good\tinf\t-1", "segment id must be an integer line number, got 'inf'"),
-                             ("good\t4\tinf", "score is 'inf' (NaN or infinite)"),
-                             ("good\t9\t-1", "segment id 9 outside 1..4"),
-                             ("nobody\t1\t-1", "system 'nobody' has no hyp.nobody.* output file"),
-                             ("good\t1\t-3", "second score for system 'good', segment 1 (first at line 1)")):
+    for bad_row, message in (
+        ("good\t2.7\t-1", "segment id must be an integer line number, got '2.7'"),
+        ("good\tinf\t-1", "segment id must be an integer line number, got 'inf'"),
+        ("good\t4\tinf", "score is 'inf' (NaN or infinite)"),
+        ("good\t9\t-1", "segment id 9 outside 1..4"),
+        ("nobody\t1\t-1", "system 'nobody' has no hyp.nobody.* output file"),
+        ("good\t1\t-3", "second score for system 'good', segment 1 (first at line 1)"),
+    ):
         broken = _tiny_folder(tmp_path / "broken", seg_rows=["good\t1\t-1", "mid\t1\t-2", bad_row])
-        with pytest.raises(ValueError, match="mqm-seg-scores.tsv:3: " + message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(
+            ValueError, match="mqm-seg-scores.tsv:3: " + message.replace("(", r"\(").replace(")", r"\)")
+        ):
             mqm(broken, ["chrf"], permutations=0)
-    repeated = _tiny_folder(tmp_path / "repeated", seg_rows=[f"{s}\t{k}\t{-i - k}" for s, i in
-                                                          (("good", 0), ("mid", 2), ("bad", 5), ("worst", 9)) for k in (1, 2)]
-                            + ["good\t1\t-3"])
+    repeated = _tiny_folder(
+        tmp_path / "repeated",
+        seg_rows=[f"{s}\t{k}\t{-i - k}" for s, i in (("good", 0), ("mid", 2), ("bad", 5), ("worst", 9)) for k in (1, 2)]
+        + ["good\t1\t-3"],
+    )
     averaged = mqm(repeated, ["chrf"], repeats="average", permutations=0)
     assert np.isfinite([r.value for r in averaged.rows]).all()
 

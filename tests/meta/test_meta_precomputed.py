@@ -32,16 +32,31 @@ def test_darr_scores_in_file_order_of_ids(tmp_path):
     assert better.tolist() == [0.5, 2.0] and worse.tolist() == [0.25, 1.0]
 
 
-@pytest.mark.parametrize("records,message", [
-    ([{"id": 0, "better": 1, "worse": 0}], r"d\.jsonl: no score for '1' \(1 of 2 items missing\)"),
-    ([{"id": 0, "better": 1, "worse": 0}, {"id": 1, "better": 1, "worse": 0}, {"id": 7, "better": 1, "worse": 0}],
-     r"d\.jsonl:3: unknown item '7'"),
-    ([{"id": 0, "better": 1, "worse": 0}, {"id": 0, "better": 2, "worse": 0}], r"d\.jsonl:2: duplicate item '0' \(first at 1\)"),
-    ([{"id": 0, "better": 1, "worse": 0}, '{"id": 1, "better": NaN, "worse": 0}'], r"d\.jsonl:2: score of '1' is nan"),
-    ([{"id": 0, "better": "high", "worse": 0}], r"d\.jsonl:1: score of '0' is not a number: 'high'"),
-    ([{"id": 0, "worse": 0}], r"d\.jsonl:1: missing field\(s\) \['better'\]"),
-    (["{not json"], r"d\.jsonl:1: not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "records,message",
+    [
+        ([{"id": 0, "better": 1, "worse": 0}], r"d\.jsonl: no score for '1' \(1 of 2 items missing\)"),
+        (
+            [
+                {"id": 0, "better": 1, "worse": 0},
+                {"id": 1, "better": 1, "worse": 0},
+                {"id": 7, "better": 1, "worse": 0},
+            ],
+            r"d\.jsonl:3: unknown item '7'",
+        ),
+        (
+            [{"id": 0, "better": 1, "worse": 0}, {"id": 0, "better": 2, "worse": 0}],
+            r"d\.jsonl:2: duplicate item '0' \(first at 1\)",
+        ),
+        (
+            [{"id": 0, "better": 1, "worse": 0}, '{"id": 1, "better": NaN, "worse": 0}'],
+            r"d\.jsonl:2: score of '1' is nan",
+        ),
+        ([{"id": 0, "better": "high", "worse": 0}], r"d\.jsonl:1: score of '0' is not a number: 'high'"),
+        ([{"id": 0, "worse": 0}], r"d\.jsonl:1: missing field\(s\) \['better'\]"),
+        (["{not json"], r"d\.jsonl:1: not valid JSON"),
+    ],
+)
 def test_darr_score_errors(tmp_path, records, message):
     with pytest.raises(ValueError, match=message):
         read_darr_scores(_darr(tmp_path, records), ["0", "1"])
@@ -50,8 +65,9 @@ def test_darr_score_errors(tmp_path, records, message):
 def test_wmt21_scores_matrix_ignored_systems_and_errors(tmp_path):
     rows = [f"{s}\t{line}\t{i + line / 10}" for i, s in enumerate(["A", "B"]) for line in (1, 2)]
     path = _write(tmp_path, "s.tsv", rows + ["HUMAN\t1\t9"])
-    np.testing.assert_allclose(read_wmt21_scores(path, ["A", "B"], 2, ignored=["A", "B", "HUMAN"]),
-                               [[0.1, 0.2], [1.1, 1.2]])
+    np.testing.assert_allclose(
+        read_wmt21_scores(path, ["A", "B"], 2, ignored=["A", "B", "HUMAN"]), [[0.1, 0.2], [1.1, 1.2]]
+    )
     with pytest.raises(ValueError, match=r"s\.tsv:5: unknown item \('HUMAN', '1'\)"):
         read_wmt21_scores(path, ["A", "B"], 2)  # HUMAN is not a system of this folder
     missing = _write(tmp_path, "m.tsv", rows[:3])
@@ -76,7 +92,10 @@ def test_system_scores(tmp_path):
 
 
 def test_summeval_scores(tmp_path):
-    records = [{"id": d, "system": s, "score": i} for i, (d, s) in enumerate([("d1", "M0"), ("d1", "M1"), ("d0", "M1"), ("d0", "M0")])]
+    records = [
+        {"id": d, "system": s, "score": i}
+        for i, (d, s) in enumerate([("d1", "M0"), ("d1", "M1"), ("d0", "M1"), ("d0", "M0")])
+    ]
     path = _write(tmp_path, "s.jsonl", [json.dumps(r) for r in records])
     assert read_summeval_scores(path, ["d0", "d1"], ["M0", "M1"]).tolist() == [[3, 2], [0, 1]]
     with pytest.raises(ValueError, match=r"s\.jsonl: no score for \('d2', 'M0'\), \('d2', 'M1'\)"):

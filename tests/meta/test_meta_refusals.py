@@ -12,19 +12,29 @@ pytest.importorskip("sacrebleu")
 
 from mqm_folder import mqm_folder
 
+from nlgscore.backend.progress import ItemProgress
 from nlgscore.cli import main
 from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
-from nlgscore.backend.progress import ItemProgress
 from nlgscore.meta import tasks
 from nlgscore.meta.engine import ScoreCache, Scorers
 from nlgscore.meta.report import json_text
 from nlgscore.meta.tasks.human_scores import mqm
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
-PAIR = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat sat",
-        "better": {"system": "A", "text": "the cat sat"}, "worse": {"system": "B", "text": "a dog"}}
-DOC = {"id": "d1", "src": "a text", "refs": ["a b"],
-       "systems": {"A": {"text": "a", "scores": {"coherence": 1}}, "B": {"text": "b", "scores": {"coherence": 2}}}}
+PAIR = {
+    "id": 0,
+    "lp": "xx-en",
+    "src": "s",
+    "ref": "the cat sat",
+    "better": {"system": "A", "text": "the cat sat"},
+    "worse": {"system": "B", "text": "a dog"},
+}
+DOC = {
+    "id": "d1",
+    "src": "a text",
+    "refs": ["a b"],
+    "systems": {"A": {"text": "a", "scores": {"coherence": 1}}, "B": {"text": "b", "scores": {"coherence": 2}}},
+}
 
 
 def _jsonl(path: Path, *records) -> Path:
@@ -50,7 +60,9 @@ def test_negative_seed_is_refused_naming_seed_in_every_meta_task(task, data, cap
     folder = {"wmt21": SHARED / "wmt21-de-en", "mqm": data / "mqm"}.get(task, data)
     if not folder.is_dir():
         pytest.skip(f"{folder} not found")
-    code, err = _cli(["meta", task, "--data", str(folder), "--metric", "chrf", "--seed", "-1", "--no-cache", "--quiet"], capsys)
+    code, err = _cli(
+        ["meta", task, "--data", str(folder), "--metric", "chrf", "--seed", "-1", "--no-cache", "--quiet"], capsys
+    )
     assert code == 2 and "seed must be an integer >= 0 (--seed), got -1" in err
     assert "non-negative" not in err and "bug" not in err
 
@@ -59,8 +71,17 @@ def test_negative_seed_is_refused_naming_seed_in_every_meta_task(task, data, cap
 def test_negative_seed_and_absurd_samples_are_refused_by_compare(metric, tmp_path, capsys):
     for name, lines in (("r", "a b\nc d\n"), ("c1", "a b\nc e\n"), ("c2", "a x\nc d\n")):
         (tmp_path / f"{name}.txt").write_text(lines, encoding="utf-8")
-    base = ["compare", "-r", str(tmp_path / "r.txt"), "-c", str(tmp_path / "c1.txt"), "-c", str(tmp_path / "c2.txt"),
-            "--metric", metric]
+    base = [
+        "compare",
+        "-r",
+        str(tmp_path / "r.txt"),
+        "-c",
+        str(tmp_path / "c1.txt"),
+        "-c",
+        str(tmp_path / "c2.txt"),
+        "--metric",
+        metric,
+    ]
     code, err = _cli(base + ["--seed", "-1"], capsys)
     assert code == 2 and "seed must be an integer >= 0 (--seed), got -1" in err
     code, err = _cli(base + ["--n-samples", "1000000000"], capsys)
@@ -68,8 +89,21 @@ def test_negative_seed_and_absurd_samples_are_refused_by_compare(metric, tmp_pat
 
 
 def test_absurd_resamples_are_refused_before_any_scoring(data, capsys):
-    code, err = _cli(["meta", "mqm", "--data", str(data / "mqm"), "--metric", "chrf", "--permutations", "1000000000",
-                      "--no-cache", "--quiet"], capsys)
+    code, err = _cli(
+        [
+            "meta",
+            "mqm",
+            "--data",
+            str(data / "mqm"),
+            "--metric",
+            "chrf",
+            "--permutations",
+            "1000000000",
+            "--no-cache",
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 2 and "permutations must be at most 100000 (--permutations), got 1000000000" in err
     with pytest.raises(ArgumentError, match=r"bootstrap must be at most 100000 \(--bootstrap\)"):
         tasks.wmt19(data, metrics=["chrf"], bootstrap=10**9)
@@ -83,29 +117,40 @@ def test_mqm_without_a_folder_names_folder():
 
 
 def test_wmt19_limit_too_small_for_the_bootstrap_names_limit(data):
-    with pytest.raises(ArgumentError, match=r"limit=1 leaves 1 daRR pair\(s\) of xx-en; the bootstrap needs at least 2"):
+    with pytest.raises(
+        ArgumentError, match=r"limit=1 leaves 1 daRR pair\(s\) of xx-en; the bootstrap needs at least 2"
+    ):
         tasks.wmt19(data, metrics=["chrf"], limit=1)
     assert tasks.wmt19(data, metrics=["chrf"], limit=1, bootstrap=0).rows[0].value == 1.0
     with pytest.raises(ArgumentError, match=r"limit=1 leaves 1 document\(s\)"):
         tasks.summeval(data, metrics=["chrf"], limit=1)
 
 
-@pytest.mark.parametrize("record, message", [
-    (dict(PAIR, ref=None), r"wmt-xx-en.jsonl:1: field 'ref' must be a string, got None"),
-    (dict(PAIR, better={"system": "A", "text": 5}), r"wmt-xx-en.jsonl:1 \(better\): field 'text' must be a string, got 5"),
-    (dict(PAIR, src=["a"]), r"wmt-xx-en.jsonl:1: field 'src' must be a string"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (dict(PAIR, ref=None), r"wmt-xx-en.jsonl:1: field 'ref' must be a string, got None"),
+        (
+            dict(PAIR, better={"system": "A", "text": 5}),
+            r"wmt-xx-en.jsonl:1 \(better\): field 'text' must be a string, got 5",
+        ),
+        (dict(PAIR, src=["a"]), r"wmt-xx-en.jsonl:1: field 'src' must be a string"),
+    ],
+)
 def test_bad_darr_records_name_file_and_line(record, message, tmp_path):
     _jsonl(tmp_path / "wmt-xx-en.jsonl", record)
     with pytest.raises(DataError, match=message):
         tasks.wmt19(tmp_path, metrics=["chrf"], bootstrap=0)
 
 
-@pytest.mark.parametrize("value, message", [
-    ("high", "human score must be a number, got 'high'"),
-    (float("nan"), r"human score is nan \(NaN or infinite\)"),
-    (True, "human score must be a number, got True"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("high", "human score must be a number, got 'high'"),
+        (float("nan"), r"human score is nan \(NaN or infinite\)"),
+        (True, "human score must be a number, got True"),
+    ],
+)
 def test_bad_summeval_human_scores_name_file_and_line(value, message, tmp_path):
     bad = json.loads(json.dumps(DOC))
     bad["systems"]["B"]["scores"]["coherence"] = value

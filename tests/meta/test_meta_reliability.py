@@ -22,7 +22,11 @@ from nlgscore.meta.data.wmt21 import load_wmt21
 from nlgscore.meta.engine import Scorers, short_name
 
 REFS = ["the cat sat on the mat", "a dog barked loudly", "it is raining today", "we went home early"]
-OUTPUTS = {"UF": REFS, "Online-W": [" ".join(r.split()[:-1]) for r in REFS], "Alpha": ["cats", "noise", "weather", "house"]}
+OUTPUTS = {
+    "UF": REFS,
+    "Online-W": [" ".join(r.split()[:-1]) for r in REFS],
+    "Alpha": ["cats", "noise", "weather", "house"],
+}
 DA = {"UF.15": (95, 1.0), "Online-W.3": (60, 0.0), "Alpha.1": (20, -1.0)}
 
 
@@ -39,13 +43,24 @@ def _wmt21(folder: Path, extra_rows=(), sid=None) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("rows,sid,message", [
-    (["UF.15 2 10 -2.0 1"], None, r"da-seg-scores.csv:14: second DA row for system 'UF.15', SID 2 \(first at line 3\)"),
-    (["Alpha.7 2 10 -2.0 1"], None, r"da-seg-scores.csv:14: DA system 'Alpha.7' and 'Alpha.1' \(.*:10\) are both system 'Alpha'"),
-    ([], "2.7", r"da-seg-scores.csv:2: SID must be an integer line number, got '2.7'"),
-    ([], "inf", r"da-seg-scores.csv:2: SID must be an integer line number, got 'inf'"),
-    (["UF.15 1 nan 0 1"], None, r"da-seg-scores.csv:14: RAW.SCR is 'nan' \(NaN or infinite\)"),
-])
+@pytest.mark.parametrize(
+    "rows,sid,message",
+    [
+        (
+            ["UF.15 2 10 -2.0 1"],
+            None,
+            r"da-seg-scores.csv:14: second DA row for system 'UF.15', SID 2 \(first at line 3\)",
+        ),
+        (
+            ["Alpha.7 2 10 -2.0 1"],
+            None,
+            r"da-seg-scores.csv:14: DA system 'Alpha.7' and 'Alpha.1' \(.*:10\) are both system 'Alpha'",
+        ),
+        ([], "2.7", r"da-seg-scores.csv:2: SID must be an integer line number, got '2.7'"),
+        ([], "inf", r"da-seg-scores.csv:2: SID must be an integer line number, got 'inf'"),
+        (["UF.15 1 nan 0 1"], None, r"da-seg-scores.csv:14: RAW.SCR is 'nan' \(NaN or infinite\)"),
+    ],
+)
 def test_wmt21_da_rows_are_checked(tmp_path, rows, sid, message):
     folder = _wmt21(tmp_path / "wmt21-xx-en", rows, sid)
     with pytest.raises(DataError, match=message):
@@ -58,8 +73,24 @@ def test_wmt21_repeated_judgments_averaged_only_when_asked(tmp_path):
     assert data.seg_raw["UF"][1] == 90.0 and data.seg_z["UF"][1] == 0.75 and data.seg_raw["UF"][0] == 95
     table = tasks.wmt21(folder=folder, metrics=["chrf"], bootstrap=0, repeats="average")
     assert {r.measure for r in table.rows} >= {"tau", "pearson-z"}
-    assert main(["meta", "wmt21", "--data", str(folder), "--metric", "chrf", "--bootstrap", "0", "--no-cache",
-                 "--average-repeats", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "wmt21",
+                "--data",
+                str(folder),
+                "--metric",
+                "chrf",
+                "--bootstrap",
+                "0",
+                "--no-cache",
+                "--average-repeats",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
 
 
 def test_wmt21_reads_mtme_score_files_like_its_own(tmp_path):
@@ -78,8 +109,12 @@ def test_wmt21_reads_mtme_score_files_like_its_own(tmp_path):
 
 def test_task_api_validates_arguments_once_with_the_cli_messages(tmp_path):
     folder = _wmt21(tmp_path / "wmt21-xx-en")
-    for limit, error, text in ((-10, ArgumentError, "--limit N"), (0, ArgumentError, "--limit N"),
-                               (2.5, ArgumentTypeError, "--limit N"), ("5", ArgumentTypeError, "--limit N")):
+    for limit, error, text in (
+        (-10, ArgumentError, "--limit N"),
+        (0, ArgumentError, "--limit N"),
+        (2.5, ArgumentTypeError, "--limit N"),
+        ("5", ArgumentTypeError, "--limit N"),
+    ):
         with pytest.raises(error, match=text):
             tasks.wmt21(folder=folder, metrics=["chrf"], bootstrap=0, limit=limit)
     with pytest.raises(ArgumentTypeError, match="metrics must be a list of strings, got 'sentbleu'"):
@@ -91,16 +126,21 @@ def test_task_api_validates_arguments_once_with_the_cli_messages(tmp_path):
 
 
 def _summeval_doc(d: int, refs):
-    systems = {f"M{k}": {"text": " ".join(REFS[d].split()[: 5 - k]) or "x", "scores": {"coherence": 5 - k + 0.1 * d}}
-               for k in range(4)}
+    systems = {
+        f"M{k}": {"text": " ".join(REFS[d].split()[: 5 - k]) or "x", "scores": {"coherence": 5 - k + 0.1 * d}}
+        for k in range(4)
+    }
     return {"id": f"d{d}", "src": "src", "refs": refs, "systems": systems}
 
 
 def test_summeval_empty_references_bom_and_system_rows(tmp_path):
     path = tmp_path / "sum-summeval.jsonl"
-    path.write_text("".join(json.dumps(_summeval_doc(d, [] if d == 1 else [REFS[d]])) + "\n" for d in range(3)),
-                    encoding="utf-8")
-    with pytest.raises(DataError, match=r"sum-summeval.jsonl:2: refs must be a non-empty list of reference texts, got \[\]"):
+    path.write_text(
+        "".join(json.dumps(_summeval_doc(d, [] if d == 1 else [REFS[d]])) + "\n" for d in range(3)), encoding="utf-8"
+    )
+    with pytest.raises(
+        DataError, match=r"sum-summeval.jsonl:2: refs must be a non-empty list of reference texts, got \[\]"
+    ):
         load_summeval(path)
     text = "".join(json.dumps(_summeval_doc(d, [REFS[d], REFS[d + 1]])) + "\n" for d in range(3))
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))  # a BOM: accepted, as in every other text file
@@ -110,8 +150,14 @@ def test_summeval_empty_references_bom_and_system_rows(tmp_path):
 
 
 def test_one_encoding_rule_for_every_text_file(tmp_path):
-    pair = {"id": 0, "lp": "xx-en", "src": "s", "ref": "the cat", "better": {"system": "A", "text": "the cat"},
-            "worse": {"system": "B", "text": "a dog"}}
+    pair = {
+        "id": 0,
+        "lp": "xx-en",
+        "src": "s",
+        "ref": "the cat",
+        "better": {"system": "A", "text": "the cat"},
+        "worse": {"system": "B", "text": "a dog"},
+    }
     path = tmp_path / "wmt-xx-en.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(pair) + "\n").encode("utf-8"))
     assert load_darr(path).better == ["the cat"]
@@ -127,7 +173,19 @@ def test_one_encoding_rule_for_every_text_file(tmp_path):
 def test_outputs_checked_before_the_work_and_written_atomically(tmp_path, capsys):
     folder = _wmt21(tmp_path / "wmt21-xx-en")
     cache = tmp_path / "cache"
-    base = ["meta", "wmt21", "--data", str(folder), "--metric", "chrf", "--bootstrap", "0", "--cache", str(cache), "--quiet"]
+    base = [
+        "meta",
+        "wmt21",
+        "--data",
+        str(folder),
+        "--metric",
+        "chrf",
+        "--bootstrap",
+        "0",
+        "--cache",
+        str(cache),
+        "--quiet",
+    ]
     assert main(base + ["--json-out", str(tmp_path / "missing" / "out.json")]) == 2
     assert capsys.readouterr().err.strip().endswith(f"folder {tmp_path / 'missing'} does not exist")
     assert not cache.exists() or not any(cache.iterdir())  # nothing was scored
@@ -144,7 +202,9 @@ def test_short_names_and_bartscore_directions_from_one_pass(tmp_path, bart):
     hyps, refs = ["the cat sat", "a dog", "the cat sat"], ["the cat sat on the mat", "a dog barked", "a cat"]
     scorers = Scorers({"device": "cpu"})
     srcs = ["die Katze sass", "ein Hund", "eine Katze"]
-    got = {d: scorers.score(f"bartscore:{tiny}:{d}", hyps, refs, srcs)[0] for d in ("f", "precision", "recall", "harmonic")}
+    got = {
+        d: scorers.score(f"bartscore:{tiny}:{d}", hyps, refs, srcs)[0] for d in ("f", "precision", "recall", "harmonic")
+    }
     # one f pass gave f, precision and recall (the scorer's one_pass); harmonic is a call of its own
     assert scorers.computed == 2
     src = scorers.score(f"bartscore:{tiny}:src", hyps, refs, srcs)[0]
@@ -171,8 +231,25 @@ def test_export_scores_of_wmt21_and_summeval_read_back(tmp_path, capsys):
     assert [(r["measure"], r["value"]) for r in again] == [(r["measure"], r["value"]) for r in first]
     path = tmp_path / "sum-summeval.jsonl"
     path.write_text("".join(json.dumps(_summeval_doc(d, [REFS[d]])) + "\n" for d in range(3)), encoding="utf-8")
-    assert main(["meta", "summeval", "--data", str(tmp_path), "--metric", "chrf", "--bootstrap", "0", "--no-cache",
-                 "--quiet", "--export-scores", str(tmp_path / "summ")]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "summeval",
+                "--data",
+                str(tmp_path),
+                "--metric",
+                "chrf",
+                "--bootstrap",
+                "0",
+                "--no-cache",
+                "--quiet",
+                "--export-scores",
+                str(tmp_path / "summ"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "summ" / "chrf-refmax.seg.score").read_text().count("\n") == 12  # 4 systems x 3 documents
 
 
@@ -185,7 +262,7 @@ def test_compare_header_is_aligned_and_meta_has_a_description(tmp_path, capsys):
     header, first, second = capsys.readouterr().out.splitlines()[:3]
     for column in ("chrf", "mean [95% CI]", "p-value"):  # every column starts where its header does
         start = header.index(column)
-        assert first[start - 2:start] == "  " and first[start] != " " and second[start] != " ", column
+        assert first[start - 2 : start] == "  " and first[start] != " " and second[start] != " ", column
     with pytest.raises(SystemExit):
         main(["meta", "--help"])
     assert "Meta-evaluate metrics against human judgments" in capsys.readouterr().out
@@ -195,8 +272,10 @@ def test_chart_leaves_tie_shares_and_thresholds_off_the_correlation_axis():
     pytest.importorskip("matplotlib")
     from nlgscore.meta.plot import plot_correlations
 
-    rows = [{"dataset": "d", "metric": "m", "level": "segment", "measure": measure, "value": value}
-            for measure, value in (("tau", 0.3), ("metric-ties", 0.15), ("acc-t", 0.5), ("acc-t-epsilon", 2.5))]
+    rows = [
+        {"dataset": "d", "metric": "m", "level": "segment", "measure": measure, "value": value}
+        for measure, value in (("tau", 0.3), ("metric-ties", 0.15), ("acc-t", 0.5), ("acc-t-epsilon", 2.5))
+    ]
     summary = [{"dataset": "d", "metric": "m", "spa": 0.8, "acc-t": 0.5, "average": 0.65}]
     fig = plot_correlations({"results": rows, "summary": summary})
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]

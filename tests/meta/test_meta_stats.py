@@ -70,7 +70,7 @@ def test_accuracy_invariant_to_monotone_transforms():
     rng = np.random.default_rng(3)
     human, metric = rng.normal(size=9), rng.normal(size=9)
     value = stats.pairwise_accuracy(human, metric)
-    for transform in (np.exp, lambda x: 3 * x + 7, lambda x: x ** 3):
+    for transform in (np.exp, lambda x: 3 * x + 7, lambda x: x**3):
         assert stats.pairwise_accuracy(human, transform(metric)) == value
     h, m = _random(4)
     assert stats.acc_eq(h, np.exp(m)) == stats.acc_eq(h, m)  # epsilon 0: only the order counts
@@ -101,7 +101,9 @@ def test_correlations_equal_scipy_no_grouping_and_item_grouped():
     human, metric = _random(7, systems=6, items=15, levels=6)
     rated = ~np.isnan(human)
     assert stats.correlation(human, metric) == pytest.approx(scipy_stats.pearsonr(human[rated], metric[rated])[0])
-    assert stats.correlation(human, metric, "kendall") == pytest.approx(scipy_stats.kendalltau(human[rated], metric[rated])[0])
+    assert stats.correlation(human, metric, "kendall") == pytest.approx(
+        scipy_stats.kendalltau(human[rated], metric[rated])[0]
+    )
     for method, function in (("pearson", scipy_stats.pearsonr), ("kendall", scipy_stats.kendalltau)):
         per_item = []
         for c in range(human.shape[1]):

@@ -132,20 +132,37 @@ def test_summeval_scores_file_equals_metric_and_significance_lines(tmp_path):
         lines += [json.dumps({"id": data.ids[d], "system": s, "score": x}) for s, x in zip(data.systems, scores)]
     path = tmp_path / "chrf.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    table = tasks.summeval(SHARED, metrics=["chrf", "rouge1"], scores={"file": path}, aspects=["coherence"],
-                           refs="first", bootstrap=100, limit=limit)
+    table = tasks.summeval(
+        SHARED,
+        metrics=["chrf", "rouge1"],
+        scores={"file": path},
+        aspects=["coherence"],
+        refs="first",
+        bootstrap=100,
+        limit=limit,
+    )
     values = _values(table)
     for measure in ("spearman", "kendall"):
-        assert values[("summeval-coherence", "file", "summary", measure)] == values[
-            ("summeval-coherence", "chrf", "summary", measure)]
+        assert (
+            values[("summeval-coherence", "file", "summary", measure)]
+            == values[("summeval-coherence", "chrf", "summary", measure)]
+        )
     assert -1 <= values[("summeval-coherence", "rouge1", "summary", "spearman")] <= 1
     assert any("Spearman" in note and "paired bootstrap" in note for note in table.notes)
 
 
 def test_wmt19_scores_file_equals_metric_ties_and_errors(tmp_path):
-    pairs = [{"id": 10 + i, "lp": "xx-en", "src": "s", "ref": "the cat sat on the mat",
-              "better": {"system": "A", "text": better}, "worse": {"system": "B", "text": worse}}
-             for i, (better, worse) in enumerate([("the cat sat", "a dog"), ("cat", "cat"), ("a mat", "the cat sat on")])]
+    pairs = [
+        {
+            "id": 10 + i,
+            "lp": "xx-en",
+            "src": "s",
+            "ref": "the cat sat on the mat",
+            "better": {"system": "A", "text": better},
+            "worse": {"system": "B", "text": worse},
+        }
+        for i, (better, worse) in enumerate([("the cat sat", "a dog"), ("cat", "cat"), ("a mat", "the cat sat on")])
+    ]
     (tmp_path / "wmt-xx-en.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     darr = load_darr(tmp_path / "wmt-xx-en.jsonl")
     scores = chrf(darr.better + darr.worse, darr.ref * 2)
@@ -153,7 +170,11 @@ def test_wmt19_scores_file_equals_metric_ties_and_errors(tmp_path):
     (tmp_path / "s-xx-en.jsonl").write_text("\n".join(lines[::-1]) + "\n", encoding="utf-8")
     table = tasks.wmt19(tmp_path, metrics=["chrf"], scores={"mine": tmp_path / "s-{lp}.jsonl"}, bootstrap=50)
     values = _values(table)
-    assert values[("xx-en", "mine", "segment", "tau")] == values[("xx-en", "chrf", "segment", "tau")] == pytest.approx(-1 / 3)
+    assert (
+        values[("xx-en", "mine", "segment", "tau")]
+        == values[("xx-en", "chrf", "segment", "tau")]
+        == pytest.approx(-1 / 3)
+    )
     assert values[("xx-en", "chrf", "segment", "metric-ties")] == pytest.approx(1 / 3)
     excluded = tasks.wmt19(tmp_path, metrics=["chrf"], ties="exclude", bootstrap=0)
     assert excluded.rows[0].value == 0.0  # one concordant, one discordant, the tie left out

@@ -46,8 +46,11 @@ def test_tau_rejects_nan_and_length_mismatch():
 
 def test_darr_from_da_uses_strict_25_point_margin_and_higher_is_better():
     da = {
-        (1, "A"): 90.0, (1, "B"): 64.0, (1, "C"): 65.0,  # A-B 26 kept, A-C 25 dropped, B-C 1 dropped
-        (2, "A"): 10.0, (2, "B"): 80.0,  # B better
+        (1, "A"): 90.0,
+        (1, "B"): 64.0,
+        (1, "C"): 65.0,  # A-B 26 kept, A-C 25 dropped, B-C 1 dropped
+        (2, "A"): 10.0,
+        (2, "B"): 80.0,  # B better
         (3, "A"): 50.0,  # alone: no pair
     }
     pairs = darr_pairs_from_da(da)
@@ -79,9 +82,7 @@ def test_pearson_needs_three_items_and_variation():
 def _williams_by_determinant(r12, r13, r23, n):
     det = np.linalg.det(np.array([[1, r12, r13], [r12, 1, r23], [r13, r23, 1]]))
     rbar = (r12 + r13) / 2
-    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(
-        2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3
-    )
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3)
     return t, stats.t.sf(t, n - 3)
 
 

@@ -13,8 +13,8 @@ import pytest
 
 sacrebleu = pytest.importorskip("sacrebleu")
 
-from nlgscore.meta import stats  # noqa: E402
 from nlgscore import registry  # noqa: E402
+from nlgscore.meta import stats  # noqa: E402
 from nlgscore.meta.data.mtme import read_mtme  # noqa: E402
 from nlgscore.meta.data.ratings import load_ratings  # noqa: E402
 from nlgscore.meta.tasks.human_scores import mqm  # noqa: E402
@@ -75,12 +75,16 @@ def test_bleu_keeps_the_bartscore_definition_outside_the_wmt22_tasks():
     assert str(result.signature).startswith("nlgscore:bleu|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|")
 
 
-@pytest.mark.skipif(not os.environ.get("NLGSCORE_SLOW_TESTS"),
-                    reason="both full MQM folders take ~2 min; set NLGSCORE_SLOW_TESTS=1 to run it")
+@pytest.mark.skipif(
+    not os.environ.get("NLGSCORE_SLOW_TESTS"),
+    reason="both full MQM folders take ~2 min; set NLGSCORE_SLOW_TESTS=1 to run it",
+)
 def test_readme_mqm_table_is_what_the_full_folders_give():
     from nlgscore.meta.tasks.human_scores import MEASURES
 
-    readme = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "meta-evaluation.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "meta-evaluation.md").read_text(
+        encoding="utf-8"
+    )
     rows = [line.strip("|").split("|") for line in readme.splitlines() if line.startswith("| mqm-")]
     assert len(rows) == 4
     for folder in {r[0].strip() for r in rows}:

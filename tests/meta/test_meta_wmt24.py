@@ -17,8 +17,14 @@ from nlgscore.meta import stats
 from nlgscore.meta.engine import ScoreCache, Scorers
 from nlgscore.meta.tasks.wmt24_25 import wmt24, wmt25
 
-REFS = ["the cat sat on the mat", "a dog ran in the park", "it is raining today", "she reads a good book",
-        "we walk to school", "the sun is hot"]
+REFS = [
+    "the cat sat on the mat",
+    "a dog ran in the park",
+    "it is raining today",
+    "she reads a good book",
+    "we walk to school",
+    "the sun is hot",
+]
 SYSTEMS = {  # (output per line, human score per line): better outputs get higher ESA scores, with noise
     "good": ([r.replace("the ", "a ", 1) for r in REFS], [90, 85, 95, 80, 88, 91]),
     "mid": ([" ".join(r.split()[:3]) for r in REFS], [60, 70, 55, 65, 72, 50]),
@@ -29,12 +35,15 @@ SYSTEMS = {  # (output per line, human score per line): better outputs get highe
 
 def _tree(root: Path, lps=("en-cs", "en-ru")) -> Path:
     for k, lp in enumerate(lps):
-        files = {f"sources/{lp}.txt": ["CANARY", *(f"src {i}" for i in range(6)), "unrated"],
-                 f"references/{lp}.refA.txt": ["CANARY", *REFS, "unrated"],
-                 f"documents/{lp}.docs": ["canary\tcanary", *(f"news\td{i // 3}" for i in range(6)), "news\td2"]}
+        files = {
+            f"sources/{lp}.txt": ["CANARY", *(f"src {i}" for i in range(6)), "unrated"],
+            f"references/{lp}.refA.txt": ["CANARY", *REFS, "unrated"],
+            f"documents/{lp}.docs": ["canary\tcanary", *(f"news\td{i // 3}" for i in range(6)), "news\td2"],
+        }
         files.update({f"system-outputs/{lp}/{s}.txt": ["CANARY", *out, "unrated"] for s, (out, _) in SYSTEMS.items()})
         files[f"human-scores/{lp}.esa.seg.score"] = [
-            f"{s}\t{v}" for s, (_, h) in SYSTEMS.items() for v in (100.0, *(x + k for x in h), "None")]
+            f"{s}\t{v}" for s, (_, h) in SYSTEMS.items() for v in (100.0, *(x + k for x in h), "None")
+        ]
         for name, lines in files.items():
             (root / "wmt24" / name).parent.mkdir(parents=True, exist_ok=True)
             (root / "wmt24" / name).write_text("\n".join(map(str, lines)) + "\n", encoding="utf-8")
@@ -59,7 +68,9 @@ def test_pairs_avg_corr_ranks_and_clusters(tmp_path):
         tasks = [values[f"wmt24-{lp}", metric, m] for lp in ("en-cs", "en-ru") for m in ("spa", "acc-eq")]
         assert values["all", metric, "avg-corr"] == pytest.approx(np.mean(tasks), abs=1e-12)  # summation order only
         assert 1 <= values["all", metric, "avg-rank"] <= 2
-    assert sum("clusters:" in n for n in table.notes) == 4 and any(n.startswith("avg-corr over 4 tasks") for n in table.notes)
+    assert sum("clusters:" in n for n in table.notes) == 4 and any(
+        n.startswith("avg-corr over 4 tasks") for n in table.notes
+    )
 
 
 def test_zero_permutations_rank_by_value_as_mtme(tmp_path):
@@ -74,8 +85,19 @@ def test_zero_permutations_rank_by_value_as_mtme(tmp_path):
 def test_cli_json_export_scores_template_and_cache(tmp_path, capsys):
     root = _tree(tmp_path / "mtme")
     cache, export = tmp_path / "cache", tmp_path / "export"
-    args = ["meta", "wmt24", "--data", str(root), "--metric", "chrf", "--permutations", "0", "--quiet",
-            "--cache", str(cache)]
+    args = [
+        "meta",
+        "wmt24",
+        "--data",
+        str(root),
+        "--metric",
+        "chrf",
+        "--permutations",
+        "0",
+        "--quiet",
+        "--cache",
+        str(cache),
+    ]
     assert main(args + ["--json", "--export-scores", str(export)]) == 0
     first = json.loads(capsys.readouterr().out)
     rows = {(r["dataset"], r["level"], r["measure"]): r["value"] for r in first["results"]}
@@ -113,15 +135,38 @@ def test_score_file_of_every_line_of_the_test_set(tmp_path):
 
 def test_wmt25_paragraph_jsonl(tmp_path, capsys):
     path = tmp_path / "wmt25-genmt-humeval.jsonl"
-    records = [{"doc_id": f"{lp}_#_news_#_d{i // 3}", "src_text": f"src {i}",
-                "tgt_text": {"refA": ref, **{s: out[i] for s, (out, _) in SYSTEMS.items()}},
-                "scores": {s: {"human1": h[i], "errors1": []} for s, (_, h) in SYSTEMS.items()}}
-               for lp in ("en-cs_CZ", "en-ja_JP") for i, ref in enumerate(REFS)]
+    records = [
+        {
+            "doc_id": f"{lp}_#_news_#_d{i // 3}",
+            "src_text": f"src {i}",
+            "tgt_text": {"refA": ref, **{s: out[i] for s, (out, _) in SYSTEMS.items()}},
+            "scores": {s: {"human1": h[i], "errors1": []} for s, (_, h) in SYSTEMS.items()},
+        }
+        for lp in ("en-cs_CZ", "en-ja_JP")
+        for i, ref in enumerate(REFS)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     table = wmt25(path, ["chrf"], permutations=0)
     assert {r.dataset for r in table.rows} == {"wmt25-en-cs_CZ", "wmt25-en-ja_JP", "all"}
-    assert main(["meta", "wmt25", "--data", str(path), "--lp", "en-cs_CZ", "--metric", "chrf", "--permutations", "0",
-                 "--no-cache", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "wmt25",
+                "--data",
+                str(path),
+                "--lp",
+                "en-cs_CZ",
+                "--metric",
+                "chrf",
+                "--permutations",
+                "0",
+                "--no-cache",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "wmt25-en-cs_CZ" in out and "avg-corr" in out and "en-ja_JP" not in out.split("avg-corr over")[0]
 
@@ -139,12 +184,30 @@ def test_pdp_equals_pearson_of_intra_item_differences():
     assert stats.pairwise_difference_pearson(human, metric) == pytest.approx(np.corrcoef(h, m)[0, 1], abs=1e-12)
 
 
-
 def test_cli_export_mtme_and_csv(tmp_path, capsys):
     root = _tree(tmp_path / "mtme", ("en-cs",))
     csv = tmp_path / "out.csv"
-    assert main(["meta", "wmt24", "--data", str(root), "--metric", "chrf", "--permutations", "0", "--no-cache", "--quiet",
-                 "--export-mtme", str(tmp_path / "mtme-out"), "--csv", str(csv)]) == 0
+    assert (
+        main(
+            [
+                "meta",
+                "wmt24",
+                "--data",
+                str(root),
+                "--metric",
+                "chrf",
+                "--permutations",
+                "0",
+                "--no-cache",
+                "--quiet",
+                "--export-mtme",
+                str(tmp_path / "mtme-out"),
+                "--csv",
+                str(csv),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert len((tmp_path / "mtme-out" / "en-cs" / "chrf-refA.seg.score").read_text().splitlines()) == 4 * 7
     assert "all,chrf,overall,avg-corr" in csv.read_text()

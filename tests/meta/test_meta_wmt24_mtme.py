@@ -46,7 +46,9 @@ def _check(table, reference, metrics):
     for metric in metrics:
         mtme = "*" + metric.replace(":", "_")  # mtme's display name of a non-primary metric
         assert values["wmt24-en-cs", metric, "spa"] == pytest.approx(reference["tasks"]["spa"][mtme], abs=TOLERANCE)
-        assert values["wmt24-en-cs", metric, "acc-eq"] == pytest.approx(reference["tasks"]["acc-eq"][mtme], abs=TOLERANCE)
+        assert values["wmt24-en-cs", metric, "acc-eq"] == pytest.approx(
+            reference["tasks"]["acc-eq"][mtme], abs=TOLERANCE
+        )
         assert values["wmt24-en-cs", metric, "pdp"] == pytest.approx(reference["pdp"][mtme], abs=TOLERANCE)
         assert values["all", metric, "avg-corr"] == pytest.approx(reference["avg_corr"][mtme], abs=TOLERANCE)
         assert values["all", metric, "avg-rank"] == reference["avg_rank"][mtme]

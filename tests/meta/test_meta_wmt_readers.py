@@ -47,16 +47,22 @@ def _esa_folder(tmp_path: Path, rows) -> Path:
 
 def test_esa_filters_averages_and_keeps_the_latest_rating(tmp_path):
     rows = [
-        _row("a1", "S1", 1, score=80), _row("a2", "S1", 1, score=60),  # mean over annotators: 70
-        _row("a1", "S1", 2, score=10, t_end=5.0), _row("a1", "S1", 2, score=30, t_end=9.0),  # latest: 30
+        _row("a1", "S1", 1, score=80),
+        _row("a2", "S1", 1, score=60),  # mean over annotators: 70
+        _row("a1", "S1", 2, score=10, t_end=5.0),
+        _row("a1", "S1", 2, score=30, t_end=9.0),  # latest: 30
         _row("a1", "S2", 1, kind="BAD", score=0, doc="d1#bad"),  # quality control
-        _row("a1", "S2", 2, score=0, doc="d1#dup"), _row("a1", "S2", 3, score=0, doc="d2#incomplete"),
-        _row("a1", "S2", 1, score=50), _row("a1", "S3", 1, score=40), _row("a1", "S3", 2, score=90),
+        _row("a1", "S2", 2, score=0, doc="d1#dup"),
+        _row("a1", "S2", 3, score=0, doc="d2#incomplete"),
+        _row("a1", "S2", 1, score=50),
+        _row("a1", "S3", 1, score=40),
+        _row("a1", "S3", 2, score=90),
         "a1,ende-tutorial1,1000001,TGT,eng,ces,0,ende-tutorial1,False,[],1,2",  # tutorial
         _row("a1", "S1", 1, score=5, src="eng", tgt="deu"),  # another pair
     ]
-    seg = read_esa(_esa_folder(tmp_path, rows) / "humeval" / "esa_generalMT2024_wave2.csv", "en-cs", 5,
-                   set(SYSTEMS), DOCS)
+    seg = read_esa(
+        _esa_folder(tmp_path, rows) / "humeval" / "esa_generalMT2024_wave2.csv", "en-cs", 5, set(SYSTEMS), DOCS
+    )
     assert seg["S1"][:3].tolist() == [100.0, 70.0, 30.0]  # the CANARY line scores 100, as WMT's conversion writes
     assert seg["S2"][1] == 50.0 and np.isnan(seg["S2"][2]) and np.isnan(seg["S2"][3])
     data = load_wmt(tmp_path / "wmt24")
@@ -65,17 +71,20 @@ def test_esa_filters_averages_and_keeps_the_latest_rating(tmp_path):
     assert data.human["system"].tolist() == [50.0, 50.0, 65.0]  # means over rated segments, CANARY left out
 
 
-@pytest.mark.parametrize("row, message", [
-    ("a1,S1,1,TGT,eng,ces,80", "12 comma-separated fields"),
-    (_row(line=9, doc="d2"), "line id '9' is not a segment line"),
-    (_row(line=0, doc="canary"), "line id '0'"),
-    (_row(score=120), "outside 0-100"),
-    (_row(score="x"), "ESA score is not a number"),
-    (_row(doc="d2"), "is not the document of line 1"),
-    (_row(system="S9"), "system 'S9' has no output file"),
-    (_row(kind="SRC"), "TGT or BAD"),
-    (_row(src="xxx"), "unknown language code"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("a1,S1,1,TGT,eng,ces,80", "12 comma-separated fields"),
+        (_row(line=9, doc="d2"), "line id '9' is not a segment line"),
+        (_row(line=0, doc="canary"), "line id '0'"),
+        (_row(score=120), "outside 0-100"),
+        (_row(score="x"), "ESA score is not a number"),
+        (_row(doc="d2"), "is not the document of line 1"),
+        (_row(system="S9"), "system 'S9' has no output file"),
+        (_row(kind="SRC"), "TGT or BAD"),
+        (_row(src="xxx"), "unknown language code"),
+    ],
+)
 def test_esa_refuses_malformed_rows_naming_file_and_line(tmp_path, row, message):
     folder = _esa_folder(tmp_path, [_row("a1", "S1", 1), row])
     with pytest.raises(DataError, match=message) as err:
@@ -85,17 +94,27 @@ def test_esa_refuses_malformed_rows_naming_file_and_line(tmp_path, row, message)
 
 def test_mqm_tsv_weights_and_refusals(tmp_path):
     path = tmp_path / "mqm_generalMT2024_encs.tsv"
-    rows = ["system\tdoc\tglobalSegId\trater\tseverity\tcategory",
-            "S1\td1\t1\tr1\tmajor\tAccuracy/Mistranslation", "S1\td1\t1\tr1\tminor\tFluency/Punctuation",
-            "S1\td1\t1\tr2\tcritical\tAccuracy/Omission", "S1\td1\t2\tr1\tminor\tNon-translation!",
-            "S1\td1\t3\tr1\tminor\tStyle/Awkward", "S2\td1\t1\tr1\tNo-error\tNo-error",
-            "S2\td1\t2\tr1\tmajor\tSource issue", "S3\td1\t1\tr1\tneutral\tOther"]
+    rows = [
+        "system\tdoc\tglobalSegId\trater\tseverity\tcategory",
+        "S1\td1\t1\tr1\tmajor\tAccuracy/Mistranslation",
+        "S1\td1\t1\tr1\tminor\tFluency/Punctuation",
+        "S1\td1\t1\tr2\tcritical\tAccuracy/Omission",
+        "S1\td1\t2\tr1\tminor\tNon-translation!",
+        "S1\td1\t3\tr1\tminor\tStyle/Awkward",
+        "S2\td1\t1\tr1\tNo-error\tNo-error",
+        "S2\td1\t2\tr1\tmajor\tSource issue",
+        "S3\td1\t1\tr1\tneutral\tOther",
+    ]
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     seg = read_mqm_tsv(path, 5, set(SYSTEMS))
     assert seg["S1"][1:4].tolist() == [(-5.1 + -5) / 2, -25.0, -1.0] and math.isnan(seg["S1"][0])
     assert seg["S2"][1:3].tolist() == [0.0, 0.0] and seg["S3"][1] == 0.0
-    for bad, message in (("S1\td1\t7\tr1\tminor\tStyle", "globalSegId '7'"), ("S1\td1\t1\tr1\tsevere\tStyle", "unknown MQM severity"),
-                         ("S9\td1\t1\tr1\tminor\tStyle", "system 'S9'"), ("S1\td1\t1", "3 tab-separated fields")):
+    for bad, message in (
+        ("S1\td1\t7\tr1\tminor\tStyle", "globalSegId '7'"),
+        ("S1\td1\t1\tr1\tsevere\tStyle", "unknown MQM severity"),
+        ("S9\td1\t1\tr1\tminor\tStyle", "system 'S9'"),
+        ("S1\td1\t1", "3 tab-separated fields"),
+    ):
         path.write_text("\n".join(rows[:2] + [bad]) + "\n", encoding="utf-8")
         with pytest.raises(DataError, match=message) as err:
             read_mqm_tsv(path, 5, set(SYSTEMS))
@@ -110,7 +129,8 @@ def test_mqm_pair_of_wmt_folder_uses_the_mqm_file(tmp_path):
     _texts(folder / "txt", "en-de", refs=("refA", "refB"))
     (folder / "humeval").mkdir()
     rows = ["system\tdoc\tglobalSegId\trater\tseverity\tcategory"] + [
-        f"{s}\td1\t{k}\tr1\t{sev}\tAccuracy" for s, sev in zip(SYSTEMS, ("minor", "major", "No-error")) for k in (1, 2)]
+        f"{s}\td1\t{k}\tr1\t{sev}\tAccuracy" for s, sev in zip(SYSTEMS, ("minor", "major", "No-error")) for k in (1, 2)
+    ]
     (folder / "humeval" / "mqm_generalMT2024_ende.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     data = load_wmt(folder)
     assert standard("wmt24", "en-de") == ("mqm", "refB") and data.reference == "B"  # the standard en-de reference
@@ -144,8 +164,14 @@ def test_wmt24pp_has_no_gold(tmp_path):
         load_wmt(root, test_set="wmt24pp")
 
 
-@pytest.mark.parametrize("bad, message", [("S1\tmany", "not a number or None"), ("S1\tnan", "NaN or infinite"),
-                                          ("S1 100", "expected <system><TAB><score or None>")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("S1\tmany", "not a number or None"),
+        ("S1\tnan", "NaN or infinite"),
+        ("S1 100", "expected <system><TAB><score or None>"),
+    ],
+)
 def test_mtme_human_scores_refused_naming_file_and_line(tmp_path, bad, message):
     path = tmp_path / "en-cs.esa.seg.score"
     path.write_text(f"S1\t100.0\n{bad}\n", encoding="utf-8")
@@ -175,14 +201,22 @@ def _paragraphs(tmp_path: Path, records) -> Path:
 
 
 def _record(doc="en-cs_CZ_#_news_#_d1", k=0, scores=None):
-    return {"doc_id": doc, "src_text": f"src {k}", "tgt_text": {"refA": f"ref {k}", **{s: f"{s} {k}" for s in SYSTEMS}},
-            "scores": scores if scores is not None else {s: {"human1": 90 - 10 * i + k, "errors1": []}
-                                                         for i, s in enumerate(SYSTEMS)}}
+    return {
+        "doc_id": doc,
+        "src_text": f"src {k}",
+        "tgt_text": {"refA": f"ref {k}", **{s: f"{s} {k}" for s in SYSTEMS}},
+        "scores": scores
+        if scores is not None
+        else {s: {"human1": 90 - 10 * i + k, "errors1": []} for i, s in enumerate(SYSTEMS)},
+    }
 
 
 def test_wmt25_paragraphs(tmp_path):
-    records = [_record(k=0), _record(k=1, scores={"S1": {"human1": 50, "human2": 70, "errors1": []}, "S2": {}}),
-               _record("en-ja_JP_#_news_#_d9", 0)]
+    records = [
+        _record(k=0),
+        _record(k=1, scores={"S1": {"human1": 50, "human2": 70, "errors1": []}, "S2": {}}),
+        _record("en-ja_JP_#_news_#_d9", 0),
+    ]
     texts, seg, _ = read_paragraphs(_paragraphs(tmp_path, records), "en-cs_CZ")
     assert texts.src == ["src 0", "src 1"] and seg["S1"].tolist() == [90.0, 60.0] and math.isnan(seg["S2"][1])
     data = load_wmt(tmp_path / "wmt25-genmt-humeval.jsonl", "en-cs_CZ", test_set="wmt25")
@@ -191,9 +225,15 @@ def test_wmt25_paragraphs(tmp_path):
         load_wmt(tmp_path / "wmt25-genmt-humeval.jsonl", test_set="wmt25")
 
 
-@pytest.mark.parametrize("bad, message", [("{not json", "not JSON"), ({"doc_id": "x"}, "has the fields"),
-                                          (_record(scores={"S9": {"human1": 1}}), "system 'S9' is rated"),
-                                          (_record(scores={"S1": {"human1": "good"}}), "not a finite number")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("{not json", "not JSON"),
+        ({"doc_id": "x"}, "has the fields"),
+        (_record(scores={"S9": {"human1": 1}}), "system 'S9' is rated"),
+        (_record(scores={"S1": {"human1": "good"}}), "not a finite number"),
+    ],
+)
 def test_wmt25_paragraphs_refused_naming_file_and_line(tmp_path, bad, message):
     path = _paragraphs(tmp_path, [_record(k=0), bad])
     with pytest.raises(DataError, match=message) as err:
@@ -204,11 +244,19 @@ def test_wmt25_paragraphs_refused_naming_file_and_line(tmp_path, bad, message):
 def test_esa_waves_are_pooled_before_the_mean(tmp_path):
     """convert_to_metrics.py concatenates the waves: a segment's mean is over every rating of every wave
     (here (80 + 60 + 10) / 3, not the mean of the waves' means)."""
-    folder = _esa_folder(tmp_path, [_row("a1", "S1", 1, score=80), _row("a2", "S1", 1, score=60),
-                                    _row("a1", "S2", 1, score=50), _row("a1", "S3", 1, score=40)])
+    folder = _esa_folder(
+        tmp_path,
+        [
+            _row("a1", "S1", 1, score=80),
+            _row("a2", "S1", 1, score=60),
+            _row("a1", "S2", 1, score=50),
+            _row("a1", "S3", 1, score=40),
+        ],
+    )
     (folder / "humeval" / "esa_generalMT2024_wave3.csv").write_text(
         "\n".join([_row("a1", "S1", 1, score=10), _row("a9", "S1", 1, score=99, src="eng", tgt="deu")]) + "\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     data = load_wmt(folder)
     assert data.human["segment"][0].tolist() == [100.0, 50.0]
     assert "esa_generalMT2024_wave2.csv, esa_generalMT2024_wave3.csv" in data.notes[0]

@@ -53,7 +53,10 @@ def test_compute_is_run_of_make_call_and_concat_splits_back():
     b = scorer.make_call(["x y"], [["x"]])
     whole = scorer.run(Call.concat([a, b]))
     parts = whole.split([a.size, b.size])
-    assert [p.scores for p in parts] == [scorer.compute(["a b", "c"], [["a b", "a"], "d"]).scores, scorer.compute(["x y"], ["x"]).scores]
+    assert [p.scores for p in parts] == [
+        scorer.compute(["a b", "c"], [["a b", "a"], "d"]).scores,
+        scorer.compute(["x y"], ["x"]).scores,
+    ]
     with pytest.raises(ValueError, match="sizes add up"):
         whole.split([1])
     with pytest.raises(ValueError, match="merge_key"):
@@ -152,7 +155,9 @@ def test_the_next_batch_is_prepared_while_the_model_runs():
         assert [p for p, _ in scorer.prepared] == [["hold"], ["a", "a b"]]  # tokenized while the model holds "hold"
         scorer.gate.set()
         assert held.result(20).scores == [1.0] and [f.result(20).scores for f in nxt] == [[1.0], [0.5]]
-    assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {f"nlgscore-microbatch-{scorer.name}"}  # once each, on the feeder
+    assert len(scorer.prepared) == 2 and {name for _, name in scorer.prepared} == {
+        f"nlgscore-microbatch-{scorer.name}"
+    }  # once each, on the feeder
 
 
 def test_run_call_drops_a_call_whose_client_left_or_whose_time_ran_out():
@@ -213,8 +218,12 @@ def test_run_call_is_cancelled_the_moment_its_client_leaves_and_never_for_a_brok
                 watches.append(asyncio.current_task())
                 await stays()
 
-            broke = asyncio.ensure_future(batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20, disconnected=broken))
-            kept = asyncio.ensure_future(batcher.run_call(scorer.make_call(["a b"], ["a"]), timeout=20, disconnected=watched))
+            broke = asyncio.ensure_future(
+                batcher.run_call(scorer.make_call(["a"], ["a"]), timeout=20, disconnected=broken)
+            )
+            kept = asyncio.ensure_future(
+                batcher.run_call(scorer.make_call(["a b"], ["a"]), timeout=20, disconnected=watched)
+            )
             await asyncio.sleep(0.05)
             scorer.gate.set()
             results = [(await broke).scores, (await kept).scores]
@@ -234,7 +243,11 @@ def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
     with MicroBatcher(scorer, max_wait_ms=0, max_batch=3) as batcher:
         first = held(batcher)
         left, late = scorer.make_call(["left"], ["x"]), scorer.make_call(["late"], ["x"])
-        futures = [batcher.submit_call(left), batcher.submit_call(late, deadline=time.monotonic() + 0.3), batcher.submit(["kept"], ["kept"])]
+        futures = [
+            batcher.submit_call(left),
+            batcher.submit_call(late, deadline=time.monotonic() + 0.3),
+            batcher.submit(["kept"], ["kept"]),
+        ]
         while batcher.queued:  # a run's worth (max_batch=3): taken and prepared while "hold" runs
             time.sleep(0.01)
         left.cancel()  # its client leaves, and the other's deadline passes, while the model holds "hold"
@@ -245,7 +258,10 @@ def test_a_batch_prepared_ahead_is_checked_again_before_the_model_runs_it():
         futures[0].result(1)
     with pytest.raises(TimeoutError, match="deadline"):
         futures[1].result(1)
-    assert [p for run in scorer.runs for p in run] == ["hold", "kept"] and batcher.dropped == {"deadline": 1, "cancelled": 1}
+    assert [p for run in scorer.runs for p in run] == ["hold", "kept"] and batcher.dropped == {
+        "deadline": 1,
+        "cancelled": 1,
+    }
 
 
 def answer_a_run(batcher, n):

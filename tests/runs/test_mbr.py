@@ -8,12 +8,18 @@ import random
 
 import numpy as np
 import pytest
+from ties import assert_canonical_best, lowest_best
 
 from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.mbr import MBRItem, best_index, decode, expected_utility
-from ties import assert_canonical_best, lowest_best
 
-CANDS = ["The cat sat on the mat.", "A cat was sitting on the mat.", "The cat sat on the mat.", "Stocks fell on Monday.", "Rain."]
+CANDS = [
+    "The cat sat on the mat.",
+    "A cat was sitting on the mat.",
+    "The cat sat on the mat.",
+    "Stocks fell on Monday.",
+    "Rain.",
+]
 PSEUDO = ["A cat sat on a mat.", "Markets dropped on Monday.", "The cat sat on the mat."]
 
 
@@ -42,7 +48,9 @@ def test_expected_utility_is_the_mean_of_compute_over_the_same_pairs(name, reque
 
 def test_non_primary_column(minilm_scorer):
     [choice] = decode(minilm_scorer, [CANDS], column="precision")
-    np.testing.assert_allclose(choice.expected_utility, brute_force(minilm_scorer, CANDS, CANDS, True, "precision"), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(
+        choice.expected_utility, brute_force(minilm_scorer, CANDS, CANDS, True, "precision"), atol=1e-6, rtol=0
+    )
     with pytest.raises(ArgumentError, match="column"):
         decode(minilm_scorer, [CANDS], column="nope")
 
@@ -131,7 +139,9 @@ def test_qe_reranking_scores_each_distinct_candidate_once(golden_dir, monkeypatc
 
     monkeypatch.setattr(qe, "compute", counting)
     twins = [CANDS[0], CANDS[3], CANDS[0], CANDS[0]]
-    [one, two] = decode(qe, [MBRItem(twins, source="Die Katze.", id=1), MBRItem(twins[::-1], source="Die Katze.", id=2)])
+    [one, two] = decode(
+        qe, [MBRItem(twins, source="Die Katze.", id=1), MBRItem(twins[::-1], source="Die Katze.", id=2)]
+    )
     assert calls == [[CANDS[0], CANDS[3]]]  # each distinct (candidate, source) pair once
     assert one.expected_utility[0] == one.expected_utility[2] == one.expected_utility[3] == two.expected_utility[0]
     assert (one.best_index, two.best_index) == (lowest_best(one.expected_utility), lowest_best(two.expected_utility))
@@ -139,7 +149,10 @@ def test_qe_reranking_scores_each_distinct_candidate_once(golden_dir, monkeypatc
 
 def test_qe_reranking_with_prism_src(golden_dir, prism):
     spec = f"prism:src:{golden_dir / 'tiny-prism'}"
-    items = [MBRItem(CANDS, source="Die Katze saß auf der Matte.", id="a"), MBRItem(CANDS[::-1], source="Es regnet.", id="b")]
+    items = [
+        MBRItem(CANDS, source="Die Katze saß auf der Matte.", id="a"),
+        MBRItem(CANDS[::-1], source="Es regnet.", id="b"),
+    ]
     choices = decode(spec, items, lang="en", keep_matrices=True)
     from nlgscore.registry import load
 
@@ -153,14 +166,17 @@ def test_qe_reranking_with_prism_src(golden_dir, prism):
         decode(qe, [MBRItem(CANDS, id="x")])
 
 
-@pytest.mark.parametrize("items, message", [
-    ([["only one"]], "at least 2 texts"),
-    ([{"candidates": []}], "at least one text"),
-    ([{"candidates": ["a", 3]}], r"candidates\[1\]"),
-    ([{"candidates": ["a", "b"], "extra": 1}], "unknown field"),
-    ([{"candidates": ["a", "b"], "id": "x"}, {"candidates": ["c", "d"], "id": "x"}], "more than once"),
-    ("abc", "list of items"),
-])
+@pytest.mark.parametrize(
+    "items, message",
+    [
+        ([["only one"]], "at least 2 texts"),
+        ([{"candidates": []}], "at least one text"),
+        ([{"candidates": ["a", 3]}], r"candidates\[1\]"),
+        ([{"candidates": ["a", "b"], "extra": 1}], "unknown field"),
+        ([{"candidates": ["a", "b"], "id": "x"}, {"candidates": ["c", "d"], "id": "x"}], "more than once"),
+        ("abc", "list of items"),
+    ],
+)
 def test_bad_items_name_the_item(minilm_scorer, items, message):
     with pytest.raises(NlgscoreError, match=message):
         decode(minilm_scorer, items)

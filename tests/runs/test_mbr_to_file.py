@@ -8,15 +8,23 @@ import json
 
 import numpy as np
 import pytest
+from ties import assert_canonical_best
 
 from nlgscore.cli import main
 from nlgscore.errors import ArgumentError
 from nlgscore.mbr import MBRItem, decode, decode_to_file
-from ties import assert_canonical_best
 
 SPEC = "bertscore:minilm:L4"
 ITEMS = [
-    MBRItem(["The cat sat on the mat.", "A cat was sitting on the mat.", "Stocks fell on Monday.", "The cat sat on the mat."], id="a"),
+    MBRItem(
+        [
+            "The cat sat on the mat.",
+            "A cat was sitting on the mat.",
+            "Stocks fell on Monday.",
+            "The cat sat on the mat.",
+        ],
+        id="a",
+    ),
     MBRItem(["It rains.", "Rain is falling.", "It is raining."], ["It is raining.", "Rain falls."], "Es regnet.", 7),
     MBRItem(["Good morning.", "Hello there."], id="c"),
 ]
@@ -61,7 +69,9 @@ def test_a_stream_gets_each_chunk_and_no_nbest_by_default(minilm_scorer):
 
 def test_cli_nbest(tmp_path, capsys):
     path = tmp_path / "items.jsonl"
-    path.write_text("".join(json.dumps({"id": i.id, "candidates": i.candidates}) + "\n" for i in ITEMS), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": i.id, "candidates": i.candidates}) + "\n" for i in ITEMS), encoding="utf-8"
+    )
     assert main(["mbr", str(path), "--metric", SPEC, "--nbest", "2", "--no-progress"]) == 0
     rows = rows_of(capsys.readouterr().out)
     assert [len(r["nbest"]) for r in rows] == [2, 2, 2] and all(r["nbest"][0]["index"] == r["best_index"] for r in rows)
@@ -70,8 +80,15 @@ def test_cli_nbest(tmp_path, capsys):
     assert exit_.value.code == 2 and "--nbest" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("kwargs, message", [({"nbest": 0}, "^nbest must be"), ({"nbest": True}, "^nbest must be"),
-                                             ({"chunk": 0}, "^chunk must be"), ({"matrix_out": "/no/such/u.npz"}, "^matrix_out")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"nbest": 0}, "^nbest must be"),
+        ({"nbest": True}, "^nbest must be"),
+        ({"chunk": 0}, "^chunk must be"),
+        ({"matrix_out": "/no/such/u.npz"}, "^matrix_out"),
+    ],
+)
 def test_bad_arguments_name_the_argument(minilm_scorer, kwargs, message):
     with pytest.raises(ArgumentError, match=message):
         decode_to_file(minilm_scorer, ITEMS, io.StringIO(), **kwargs)

@@ -35,15 +35,33 @@ def _corpus(folder: Path, n: int = 48) -> None:
 
 
 def _score_command(out: Path):
-    return [sys.executable, "-m", "nlgscore", "score", "bertscore:minilm:L1", "-c", "c.txt", "-r", "r.txt", "-o", str(out),
-            "--window", "4", "--no-progress", "--device", "cpu"]
+    return [
+        sys.executable,
+        "-m",
+        "nlgscore",
+        "score",
+        "bertscore:minilm:L1",
+        "-c",
+        "c.txt",
+        "-r",
+        "r.txt",
+        "-o",
+        str(out),
+        "--window",
+        "4",
+        "--no-progress",
+        "--device",
+        "cpu",
+    ]
 
 
 def test_a_second_score_run_on_the_same_output_is_refused_naming_the_pid(tmp_path):
     _corpus(tmp_path)
     out = tmp_path / "scores.tsv"
     checkpoint = tmp_path / "scores.tsv.ckpt.json"
-    first = subprocess.Popen(_score_command(out), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        _score_command(out), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 180
         while first.poll() is None and time.monotonic() < deadline:
@@ -72,7 +90,9 @@ def test_a_second_score_run_on_the_same_output_is_refused_naming_the_pid(tmp_pat
 
 
 def _items(path: Path) -> Path:
-    path.write_text(json.dumps({"id": "a", "candidates": ["A cat sat.", "The cat sat.", "Rain."]}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "a", "candidates": ["A cat sat.", "The cat sat.", "Rain."]}) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -86,7 +106,9 @@ def test_mbr_refuses_an_output_or_matrix_file_another_run_holds(tmp_path, capsys
     try:
         assert main(args) == 2
         err = capsys.readouterr().err
-        assert f"PID {os.getpid()}" in err and "being written by another run" in err and len(err.strip().splitlines()) == 1
+        assert (
+            f"PID {os.getpid()}" in err and "being written by another run" in err and len(err.strip().splitlines()) == 1
+        )
         assert not npz.exists() and not out.exists()
     finally:
         lock.release()

@@ -36,8 +36,25 @@ def _corpus(tmp_path: Path):
 
 
 def _command(out: Path, *extra: str):
-    return [sys.executable, "-m", "nlgscore", "score", "bertscore:minilm:L1", "-c", "c.txt", "-r", "r.txt",
-            "-o", str(out), "--window", str(WINDOW), "--no-progress", "--device", "cpu", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "nlgscore",
+        "score",
+        "bertscore:minilm:L1",
+        "-c",
+        "c.txt",
+        "-r",
+        "r.txt",
+        "-o",
+        str(out),
+        "--window",
+        str(WINDOW),
+        "--no-progress",
+        "--device",
+        "cpu",
+        *extra,
+    ]
 
 
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from nlgscore.cli import main
-from nlgscore.errors import ArgumentError, DataError
 from nlgscore.corpus.outputs.resumable import ResumableOutput, describe_mismatch, sidecar_paths
+from nlgscore.errors import ArgumentError, DataError
 
 SPEC = "bertscore:minilm:L2"
 WORDS = "the a cat dog sat ran on under mat rug".split()
@@ -27,7 +27,10 @@ N, CHUNK = 40, 4
 
 
 def _items(path: Path) -> Path:
-    rows = [{"id": f"s{k}", "candidates": [" ".join(WORDS[(k + j) % 10:(k + j) % 10 + 3]) or "x" for j in range(3)]} for k in range(N)]
+    rows = [
+        {"id": f"s{k}", "candidates": [" ".join(WORDS[(k + j) % 10 : (k + j) % 10 + 3]) or "x" for j in range(3)]}
+        for k in range(N)
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
@@ -38,8 +41,19 @@ def interrupted(tmp_path, monkeypatch):
     from nlgscore.bertscore.scorer import BERTScorer
 
     out, npz = tmp_path / "chosen.jsonl", tmp_path / "u.npz"
-    args = ["mbr", str(_items(tmp_path / "items.jsonl")), "--metric", SPEC, "--chunk", str(CHUNK), "--no-progress",
-            "-o", str(out), "--matrix-out", str(npz)]
+    args = [
+        "mbr",
+        str(_items(tmp_path / "items.jsonl")),
+        "--metric",
+        SPEC,
+        "--chunk",
+        str(CHUNK),
+        "--no-progress",
+        "-o",
+        str(out),
+        "--matrix-out",
+        str(npz),
+    ]
     real, calls = BERTScorer.matrix, []
 
     def interrupt_fourth(self, *a, **k):  # the real matrix; Ctrl-C arrives during the fourth chunk
@@ -140,7 +154,9 @@ def test_resumable_output_with_a_header_counts_item_rows(tmp_path):
 
 def test_a_refused_resume_names_the_field_that_differs(interrupted, capsys):
     args, out, _ = interrupted
-    err = _refused(args + ["--dtype", "bfloat16"], capsys, "cannot resume", "metric dtype: float32 → bfloat16", "--restart")
+    err = _refused(
+        args + ["--dtype", "bfloat16"], capsys, "cannot resume", "metric dtype: float32 → bfloat16", "--restart"
+    )
     assert "nlgscore:bertscore" not in err and "..." not in err  # no truncated signatures
     err = _refused(args + ["--nbest", "2", "--chunk", "8"], capsys, "chunk: 4 → 8", "nbest: None → 2")
     assert err.index("chunk") < err.index("nbest")
@@ -150,7 +166,9 @@ def test_describe_mismatch_of_real_signatures(minilm_scorer, tmp_path):
     from nlgscore.bertscore import BERTScorer
 
     other = BERTScorer(model_type="minilm", num_layers=2, idf=False)
-    text = describe_mismatch({"signature": str(minilm_scorer.signature), "window": 4}, {"signature": str(other.signature), "window": 4})
+    text = describe_mismatch(
+        {"signature": str(minilm_scorer.signature), "window": 4}, {"signature": str(other.signature), "window": 4}
+    )
     assert text == "signature L: 4 → 2"
     ResumableOutput(tmp_path / "o.tsv", {"metric": "a"})  # leaves a checkpoint of another identity
     with pytest.raises(ArgumentError, match="cannot resume .*: metric: 'a' → 'b'; "):

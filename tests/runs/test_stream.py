@@ -20,10 +20,28 @@ from nlgscore.stream.row_windows import score_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore.*empty:UserWarning")  # the empty candidate is on purpose
 
-PREDS = ["it is freezing today", "the cat sat on the mat", "", "dogs bark, at night", "hello world",
-         "a b c", "it is freezing today", 'she said "no"', "the end"]
-REFS = ["the weather is cold today", "a cat was sitting on the mat", "nothing here", "a dog barks", "hello world",
-        "a b d", "the weather is cold today", "she refused", "it ends"]
+PREDS = [
+    "it is freezing today",
+    "the cat sat on the mat",
+    "",
+    "dogs bark, at night",
+    "hello world",
+    "a b c",
+    "it is freezing today",
+    'she said "no"',
+    "the end",
+]
+REFS = [
+    "the weather is cold today",
+    "a cat was sitting on the mat",
+    "nothing here",
+    "a dog barks",
+    "hello world",
+    "a b d",
+    "the weather is cold today",
+    "she refused",
+    "it ends",
+]
 SRCS = [f"source {k}" for k in range(len(PREDS))]
 MULTI = [[r, r.upper()] if k % 3 == 0 else [r] for k, r in enumerate(REFS)]
 
@@ -68,8 +86,12 @@ def test_text_files(minilm_scorer, expected, expected_multi, tmp_path):
 
 def test_jsonl_with_reference_lists(minilm_scorer, expected_multi, tmp_path):
     path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps({"prediction": p, "reference": r, "id": k}) + "\n"
-                            for k, (p, r) in enumerate(zip(PREDS, MULTI))), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"prediction": p, "reference": r, "id": k}) + "\n" for k, (p, r) in enumerate(zip(PREDS, MULTI))
+        ),
+        encoding="utf-8",
+    )
     _check(minilm_scorer, readers.table_file(str(path)), expected_multi)
 
 
@@ -99,7 +121,9 @@ def test_datasets_in_memory_and_streaming(minilm_scorer, expected, tmp_path):
     table = datasets.Dataset.from_dict({"prediction": PREDS, "reference": REFS})
     _check(minilm_scorer, readers.dataset(table, batch_size=2), expected)
     path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps({"prediction": p, "reference": r}) + "\n" for p, r in zip(PREDS, REFS)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"prediction": p, "reference": r}) + "\n" for p, r in zip(PREDS, REFS)), encoding="utf-8"
+    )
     streamed = datasets.load_dataset("json", data_files=str(path), split="train", streaming=True)
     assert isinstance(streamed, datasets.IterableDataset)
     _check(minilm_scorer, readers.dataset(streamed, batch_size=3), expected)
@@ -111,7 +135,9 @@ def test_sources_column(tmp_path):
     scorer = PrismScorer(str(Path(__file__).parents[1] / "golden" / "tiny-prism"), lang="en", mode="src")
     want = scorer.compute(PREDS, sources=SRCS).columns()
     path = tmp_path / "qe.jsonl"
-    path.write_text("".join(json.dumps({"prediction": p, "source": s}) + "\n" for p, s in zip(PREDS, SRCS)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"prediction": p, "source": s}) + "\n" for p, s in zip(PREDS, SRCS)), encoding="utf-8"
+    )
     _check(scorer, readers.table_file(str(path), reference_column=None, source_column="source"), want)
 
 

@@ -10,9 +10,9 @@ import sys
 
 
 def main(model_repo: str, with_file: str, without_file: str) -> None:
+    from nlgscore.backend.tables import table
     from nlgscore.bertscore import BERTScorer
     from nlgscore.bertscore.rescale import find_baseline
-    from nlgscore.backend.tables import table
 
     out = {}
     scorer = BERTScorer(model_type=model_repo, num_layers=1)

@@ -18,7 +18,15 @@ import torch
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CANDS = ["it is freezing today", "the cat sat on the mat", "", "dogs bark at night", "hello world", "a b c", "the end"]
-REFS = ["the weather is cold today", "a cat was sitting on the mat", "nothing here", "a dog barks", "hello world", "a b d", "it ends"]
+REFS = [
+    "the weather is cold today",
+    "a cat was sitting on the mat",
+    "nothing here",
+    "a dog barks",
+    "hello world",
+    "a b d",
+    "it ends",
+]
 # over MiniLM's 512 tokens (long_inputs="auto": windows), scored on a rank of its own
 LONG = (" ".join(f"sentence {i} of a long report on the weather." for i in range(90)), "the weather report")
 

@@ -109,7 +109,9 @@ def test_golden_multi_reference(scorer, size):
         for j in range(3):
             for want in (case["scores"][bs]["recall_hyp_to_ref_per_ref"][j] for bs in ("batch_size_4", "batch_size_1")):
                 assert abs(per_ref[j][i] - want) <= TOL
-            for want in (case["scores"][bs]["precision_ref_to_hyp_per_ref"][j] for bs in ("batch_size_4", "batch_size_1")):
+            for want in (
+                case["scores"][bs]["precision_ref_to_hyp_per_ref"][j] for bs in ("batch_size_4", "batch_size_1")
+            ):
                 assert abs(per_ref_p[j][i] - want) <= TOL
 
 
@@ -121,14 +123,19 @@ def test_literal_pad_text_follows_the_reference(scorer):
     assert abs(got - case["scores"]["batch_size_4"]["precision_ref_to_hyp"]) <= TOL
     assert abs(got - case["audit_not_reference"]["precision_ref_to_hyp"]) > 0.1
     # As a source it is an ordinary attended token, as in the reference.
-    assert abs(scorer.score([case["hyp"]], [case["ref"]])[0] - case["scores"]["batch_size_4"]["recall_hyp_to_ref"]) <= TOL
+    assert (
+        abs(scorer.score([case["hyp"]], [case["ref"]])[0] - case["scores"]["batch_size_4"]["recall_hyp_to_ref"]) <= TOL
+    )
 
 
 def test_literal_special_tokens_scored_as_tokens(scorer):
     case = next(c for c in CASES if c["id"] == "literal_special_tokens")
     ids = scorer._encode([case["hyp"]])[0]
     assert 2 in ids[1:-1] and 999 in ids  # '</s>' and '<mask>' became special ids, as in the reference
-    assert abs(scorer.score([case["ref"]], [case["hyp"]])[0] - case["scores"]["batch_size_4"]["precision_ref_to_hyp"]) <= TOL
+    assert (
+        abs(scorer.score([case["ref"]], [case["hyp"]])[0] - case["scores"]["batch_size_4"]["precision_ref_to_hyp"])
+        <= TOL
+    )
 
 
 def test_truncation_warns_once_per_call(scorer):

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import nlgscore
-from nlgscore.seq2seq.bartscore import BARTScorer, prompt_list
 from nlgscore.core.signature import Signature
+from nlgscore.seq2seq.bartscore import BARTScorer, prompt_list
 
 TINY = str(Path(__file__).parents[1] / "golden" / "tiny-bart")
 HYPS = ["The cat sat on the mat.", "Prices rose sharply.", ""]
@@ -62,7 +62,9 @@ def test_prompts_follow_the_authors_placement(scorer):
     r = np.array(scorer.score([h + " Such as," for h in HYPS[:2]], REFS[:2]))
     np.testing.assert_allclose(enc.scores, (p + r) / 2, atol=1e-12)
     dec = scorer.compute(HYPS[:2], REFS[:2], direction="precision", prompt="In other words", prompt_side="decoder")
-    np.testing.assert_allclose(dec.scores, scorer.score(REFS[:2], ["In other words, " + h for h in HYPS[:2]]), atol=1e-12)
+    np.testing.assert_allclose(
+        dec.scores, scorer.score(REFS[:2], ["In other words, " + h for h in HYPS[:2]]), atol=1e-12
+    )
     both = scorer.compute(HYPS[:2], REFS[:2], direction="precision", prompt=["Such as", "Namely"])
     single = [scorer.compute(HYPS[:2], REFS[:2], direction="precision", prompt=q).scores for q in ("Such as", "Namely")]
     np.testing.assert_allclose(both.scores, np.mean(single, axis=0), atol=1e-12)
@@ -89,7 +91,12 @@ def test_prompt_set_ensemble(scorer):
 def test_signature_and_registry(scorer):
     sig = scorer.signature
     assert sig.metric == "bartscore" and sig["variant"] == "bart-large-cnn" and sig["model"] == "tiny-bart"
-    assert sig["direction"] == "f" and sig["max_length"] == "1024" and sig["dtype"] == "float32" and sig["multiref"] == "mean"
+    assert (
+        sig["direction"] == "f"
+        and sig["max_length"] == "1024"
+        and sig["dtype"] == "float32"
+        and sig["multiref"] == "mean"
+    )
     assert scorer.compute(HYPS, REFS, agg="max").signature["multiref"] == "max"
     assert sig["checkpoint"] == sig["model"] and sig["agg"] == sig["multiref"]  # transitional old keys still read
     loaded = nlgscore.load("bartscore:bart-large:precision", checkpoint=TINY, device="cpu")
@@ -144,7 +151,10 @@ def para_file(tmp_path_factory):
 
     model = AutoModelForSeq2SeqLM.from_pretrained(TINY)
     gen = torch.Generator().manual_seed(0)
-    state = {k: v + 0.05 * torch.randn(v.shape, generator=gen) if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    state = {
+        k: v + 0.05 * torch.randn(v.shape, generator=gen) if v.is_floating_point() else v
+        for k, v in model.state_dict().items()
+    }
     folder = tmp_path_factory.mktemp("para")
     torch.save(state, folder / "bart.pth")
     model.load_state_dict(state)
@@ -156,7 +166,9 @@ def para_file(tmp_path_factory):
 
 def test_para_weights(scorer, para_file):
     folder, _ = para_file
-    para = BARTScorer(checkpoint=TINY, variant="bart-large-cnn-para", para_weights=str(folder / "bart.pth"), device="cpu")
+    para = BARTScorer(
+        checkpoint=TINY, variant="bart-large-cnn-para", para_weights=str(folder / "bart.pth"), device="cpu"
+    )
     merged = BARTScorer(checkpoint=str(folder / "merged"), device="cpu")
     assert para.score(REFS, HYPS) == merged.score(REFS, HYPS)  # the same weights and inputs: the same bits
     assert para.score(REFS, HYPS) != pytest.approx(scorer.score(REFS, HYPS), abs=1e-3)
@@ -174,7 +186,9 @@ def test_para_weights_errors(para_file):
     broken["model.extra.weight"] = torch.zeros(2)
     torch.save(broken, folder / "broken.pth")
     with pytest.raises(ValueError, match=r"fc1.weight.*model.extra.weight"):
-        BARTScorer(checkpoint=TINY, variant="bart-large-cnn-para", para_weights=str(folder / "broken.pth"), device="cpu")
+        BARTScorer(
+            checkpoint=TINY, variant="bart-large-cnn-para", para_weights=str(folder / "broken.pth"), device="cpu"
+        )
     tied = {k: v for k, v in state.items() if k != "lm_head.weight"}  # tied copies may be left out
     torch.save(tied, folder / "tied.pth")
     BARTScorer(checkpoint=TINY, variant="bart-large-cnn-para", para_weights=str(folder / "tied.pth"), device="cpu")
@@ -207,7 +221,17 @@ def test_accelerator_shards(scorer, monkeypatch):
     full = scorer.compute(HYPS, REFS)
     rest = [2]  # rank 1's share of 3 items; its rows are what that process would have sent
     # one row per distinct (prediction, reference) pair: each column's per-prompt values
-    rank1 = [(i, {"scores": np.array([full.scores[i]]), "precision": full.precision[i : i + 1], "recall": full.recall[i : i + 1]}) for i in rest]
+    rank1 = [
+        (
+            i,
+            {
+                "scores": np.array([full.scores[i]]),
+                "precision": full.precision[i : i + 1],
+                "recall": full.recall[i : i + 1],
+            },
+        )
+        for i in rest
+    ]
     monkeypatch.setattr(accelerate.utils, "gather_object", lambda pairs: list(pairs) + rank1)
     state = _TwoRanks()
     scorer.accelerator = state

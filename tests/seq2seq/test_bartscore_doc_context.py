@@ -36,7 +36,11 @@ def _by_hand(tiny, source_context, source, target_context, target):
     target_ids = [bos] + before + content(target) + [eos]
     decoder_input = [model.config.decoder_start_token_id] + target_ids[:-1]
     with torch.inference_mode():
-        logits = model(input_ids=torch.tensor([source_ids]), decoder_input_ids=torch.tensor([decoder_input])).logits[0].float()
+        logits = (
+            model(input_ids=torch.tensor([source_ids]), decoder_input_ids=torch.tensor([decoder_input]))
+            .logits[0]
+            .float()
+        )
     logprobs = torch.log_softmax(logits, dim=-1)[torch.arange(len(target_ids)), torch.tensor(target_ids)]
     start = len(before)  # the separator before the sentence (or <s> without context)
     return float(logprobs[start:].double().sum() / (len(target_ids) - start))

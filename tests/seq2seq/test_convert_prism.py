@@ -32,7 +32,9 @@ LINES = [
 
 
 def _converter():
-    spec = importlib.util.spec_from_file_location("convert_prism_fairseq", ROOT / "scripts" / "convert_prism_fairseq.py")
+    spec = importlib.util.spec_from_file_location(
+        "convert_prism_fairseq", ROOT / "scripts" / "convert_prism_fairseq.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -47,12 +49,19 @@ def _attention(prefix, gen):
 
 
 def _norm(prefix, gen):
-    return {f"{prefix}.weight": 1 + 0.1 * torch.randn(D, generator=gen), f"{prefix}.bias": 0.1 * torch.randn(D, generator=gen)}
+    return {
+        f"{prefix}.weight": 1 + 0.1 * torch.randn(D, generator=gen),
+        f"{prefix}.bias": 0.1 * torch.randn(D, generator=gen),
+    }
 
 
 def _fairseq_state(vocab_size, gen, pre_norm):
     embed = torch.randn(vocab_size, D, generator=gen) * D**-0.5
-    state = {"encoder.version": torch.tensor([3.0]), "encoder.embed_tokens.weight": embed, "encoder.embed_positions._float_tensor": torch.zeros(1)}
+    state = {
+        "encoder.version": torch.tensor([3.0]),
+        "encoder.embed_tokens.weight": embed,
+        "encoder.embed_positions._float_tensor": torch.zeros(1),
+    }
     for side, layers in (("encoder", ENC_LAYERS), ("decoder", DEC_LAYERS)):
         for i in range(layers):
             p = f"{side}.layers.{i}"
@@ -68,7 +77,13 @@ def _fairseq_state(vocab_size, gen, pre_norm):
             state.update(_norm(f"{p}.final_layer_norm", gen))
         if pre_norm:  # fairseq adds a final layer norm only with --*-normalize-before
             state.update(_norm(f"{side}.layer_norm", gen))
-    state.update({"decoder.version": torch.tensor([3.0]), "decoder.embed_tokens.weight": embed, "decoder.output_projection.weight": embed})
+    state.update(
+        {
+            "decoder.version": torch.tensor([3.0]),
+            "decoder.embed_tokens.weight": embed,
+            "decoder.output_projection.weight": embed,
+        }
+    )
     state["decoder.embed_positions._float_tensor"] = torch.zeros(1)
     return state
 
@@ -81,8 +96,14 @@ def fairseq_dir(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("m39tiny")
     (folder / "train.txt").write_text("\n".join(LINES * 3), encoding="utf-8")
     sentencepiece.SentencePieceTrainer.train(
-        input=str(folder / "train.txt"), model_prefix=str(folder / "spm"), vocab_size=40, model_type="unigram",
-        hard_vocab_limit=False, character_coverage=1.0, normalization_rule_name="nmt_nfkc", minloglevel=2,
+        input=str(folder / "train.txt"),
+        model_prefix=str(folder / "spm"),
+        vocab_size=40,
+        model_type="unigram",
+        hard_vocab_limit=False,
+        character_coverage=1.0,
+        normalization_rule_name="nmt_nfkc",
+        minloglevel=2,
     )
     sp = sentencepiece.SentencePieceProcessor(model_file=str(folder / "spm.model"))
     pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_control(i) or sp.is_unknown(i))]
@@ -92,14 +113,23 @@ def fairseq_dir(request, tmp_path_factory):
         (folder / name).write_text(lines, encoding="utf-8")
     size = 8 * math.ceil((4 + len(symbols)) / 8)  # fairseq pads the dictionary to a multiple of 8
     args = argparse.Namespace(
-        arch="transformer", encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_normalize_before=pre_norm,
-        decoder_normalize_before=pre_norm, share_all_embeddings=True, max_source_positions=1024, max_target_positions=1024,
-        activation_fn="relu", dropout=0.1,
+        arch="transformer",
+        encoder_attention_heads=HEADS,
+        decoder_attention_heads=HEADS,
+        encoder_normalize_before=pre_norm,
+        decoder_normalize_before=pre_norm,
+        share_all_embeddings=True,
+        max_source_positions=1024,
+        max_target_positions=1024,
+        activation_fn="relu",
+        dropout=0.1,
     )
     checkpoint = {
         "args": args,
         "model": _fairseq_state(size, torch.Generator().manual_seed(0), pre_norm),
-        "optimizer_history": [{"criterion_name": "LabelSmoothedCrossEntropyCriterion", "optimizer_name": "FairseqAdam", "num_updates": 7}],
+        "optimizer_history": [
+            {"criterion_name": "LabelSmoothedCrossEntropyCriterion", "optimizer_name": "FairseqAdam", "num_updates": 7}
+        ],
         "extra_state": {"epoch": 1},
         "last_optimizer_state": None,
     }
@@ -128,7 +158,11 @@ def _ln(x, s, p):
 
 def _mha(q_in, kv_in, s, p, causal):
     def proj(x, name):
-        return (x @ s[f"{p}.{name}_proj.weight"].T + s[f"{p}.{name}_proj.bias"]).view(len(x), HEADS, D // HEADS).transpose(0, 1)
+        return (
+            (x @ s[f"{p}.{name}_proj.weight"].T + s[f"{p}.{name}_proj.bias"])
+            .view(len(x), HEADS, D // HEADS)
+            .transpose(0, 1)
+        )
 
     q, k, v = proj(q_in, "q") * (D // HEADS) ** -0.5, proj(kv_in, "k"), proj(kv_in, "v")
     scores = q @ k.transpose(1, 2)
@@ -156,15 +190,25 @@ def fairseq_logprobs(state, source, target, eos=2):
     x = math.sqrt(D) * embed[source] + _sinusoids(len(source))
     for i in range(ENC_LAYERS):
         p = f"encoder.layers.{i}"
-        x = _residual(x, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=False), pre_norm)
+        x = _residual(
+            x, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=False), pre_norm
+        )
         x = _residual(x, s, f"{p}.final_layer_norm", lambda h, p=p: _ffn(h, s, p), pre_norm)
     enc = _ln(x, s, "encoder.layer_norm") if pre_norm else x
     decoder_input = [eos] + list(target[:-1])
     y = math.sqrt(D) * embed[decoder_input] + _sinusoids(len(decoder_input))
     for i in range(DEC_LAYERS):
         p = f"decoder.layers.{i}"
-        y = _residual(y, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=True), pre_norm)
-        y = _residual(y, s, f"{p}.encoder_attn_layer_norm", lambda h, p=p: _mha(h, enc, s, f"{p}.encoder_attn", causal=False), pre_norm)
+        y = _residual(
+            y, s, f"{p}.self_attn_layer_norm", lambda h, p=p: _mha(h, h, s, f"{p}.self_attn", causal=True), pre_norm
+        )
+        y = _residual(
+            y,
+            s,
+            f"{p}.encoder_attn_layer_norm",
+            lambda h, p=p: _mha(h, enc, s, f"{p}.encoder_attn", causal=False),
+            pre_norm,
+        )
         y = _residual(y, s, f"{p}.final_layer_norm", lambda h, p=p: _ffn(h, s, p), pre_norm)
     if pre_norm:
         y = _ln(y, s, "decoder.layer_norm")
@@ -173,13 +217,30 @@ def fairseq_logprobs(state, source, target, eos=2):
 
 
 def test_converted_files_and_vocabulary(fairseq_dir, converted):
-    assert {p.name for p in converted.iterdir()} >= {"config.json", "model.safetensors", "spm.model", "prism_vocab.json"}
+    assert {p.name for p in converted.iterdir()} >= {
+        "config.json",
+        "model.safetensors",
+        "spm.model",
+        "prism_vocab.json",
+    }
     config = json.loads((converted / "config.json").read_text())
     assert config["model_type"] == "prism"
-    assert (config["d_model"], config["encoder_layers"], config["decoder_layers"], config["encoder_ffn_dim"]) == (D, ENC_LAYERS, DEC_LAYERS, FFN)
+    assert (config["d_model"], config["encoder_layers"], config["decoder_layers"], config["encoder_ffn_dim"]) == (
+        D,
+        ENC_LAYERS,
+        DEC_LAYERS,
+        FFN,
+    )
     assert (config["pad_token_id"], config["eos_token_id"], config["decoder_start_token_id"]) == (1, 2, 2)
     vocab = json.loads((converted / "prism_vocab.json").read_text(encoding="utf-8"))
-    assert [k for k, _ in sorted(vocab.items(), key=lambda kv: kv[1])][:6] == ["<s>", "<pad>", "</s>", "<unk>", "<en>", "<fr>"]
+    assert [k for k, _ in sorted(vocab.items(), key=lambda kv: kv[1])][:6] == [
+        "<s>",
+        "<pad>",
+        "</s>",
+        "<unk>",
+        "<en>",
+        "<fr>",
+    ]
     assert len(vocab) == config["vocab_size"] and sorted(vocab.values()) == list(range(len(vocab)))
 
 
@@ -223,13 +284,16 @@ def test_port_layout_with_tied_copies_and_missing_weights(fairseq_dir, converted
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     _check_against_fairseq(folder, state)
     if "model.encoder.layer_norm.weight" not in weights:  # post-norm: a base-model save without "model."
-        bare = {k[len("model."):] if k.startswith("model.") else k: v for k, v in weights.items()}
+        bare = {k[len("model.") :] if k.startswith("model.") else k: v for k, v in weights.items()}
         save_file(bare, str(folder / "model.safetensors"), metadata={"format": "pt"})
         _check_against_fairseq(folder, state)
     del weights["model.decoder.layers.0.encoder_attn.v_proj.bias"]
     weights["model.decoder.adapter.weight"] = torch.zeros(2)
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    with pytest.raises(ValueError, match=r"missing weights: model\.decoder\.layers\.0\.encoder_attn\.v_proj\.bias; unexpected weights: model\.decoder\.adapter\.weight"):
+    with pytest.raises(
+        ValueError,
+        match=r"missing weights: model\.decoder\.layers\.0\.encoder_attn\.v_proj\.bias; unexpected weights: model\.decoder\.adapter\.weight",
+    ):
         PrismScorer(str(folder))
 
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from nlgscore.backend.batching import padded_length
-from nlgscore.seq2seq.likelihood import check_seq2seq, load_seq2seq, target_logprobs
 from nlgscore.backend.models import resolve
+from nlgscore.seq2seq.likelihood import check_seq2seq, load_seq2seq, target_logprobs
 
 TINY = Path(__file__).parents[1] / "golden" / "tiny-bart"
 TEXTS = [
@@ -78,7 +78,9 @@ def assert_close(got, want, scale=1.0):
 @pytest.mark.parametrize("max_tokens,max_batch_size", [(100_000, 1), (100_000, None), (60, None), (1, None)])
 def test_matches_plain_forward(loaded, pairs, expected, max_tokens, max_batch_size):
     model, _ = loaded
-    got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=max_tokens, max_batch_size=max_batch_size)
+    got = target_logprobs(
+        model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=max_tokens, max_batch_size=max_batch_size
+    )
     assert_close(got, expected)
 
 
@@ -86,7 +88,9 @@ def test_shuffled_order(loaded, pairs, expected):
     model, _ = loaded
     order = list(range(len(pairs[0])))
     random.Random(3).shuffle(order)
-    got = target_logprobs(model, [pairs[0][i] for i in order], [pairs[1][i] for i in order], pad_id=1, decoder_start_id=2, max_tokens=200)
+    got = target_logprobs(
+        model, [pairs[0][i] for i in order], [pairs[1][i] for i in order], pad_id=1, decoder_start_id=2, max_tokens=200
+    )
     assert_close(got, [expected[i] for i in order])
 
 
@@ -102,7 +106,9 @@ def encoded_rows(model, pairs, **options):
     """Run target_logprobs on ``pairs`` (budget of ~2 pairs a batch, so the 8 pairs of a source
     span several batches); return the results and the number of sources the encoder saw."""
     rows = []
-    handle = model.get_encoder().register_forward_pre_hook(lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    handle = model.get_encoder().register_forward_pre_hook(
+        lambda mod, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
     try:
         got = target_logprobs(model, *pairs, pad_id=1, decoder_start_id=2, max_tokens=60, **options)
     finally:
@@ -123,7 +129,9 @@ def test_duplicate_pairs_computed_once(loaded):
     calls = []
     # The inner encoder-decoder (model.model) runs on every path, also where the LM head is
     # applied by target_logprobs itself to real tokens only.
-    handle = model.model.register_forward_pre_hook(lambda mod, args, kwargs: calls.append(kwargs["decoder_input_ids"].shape[0]), with_kwargs=True)
+    handle = model.model.register_forward_pre_hook(
+        lambda mod, args, kwargs: calls.append(kwargs["decoder_input_ids"].shape[0]), with_kwargs=True
+    )
     try:
         out = target_logprobs(model, [ids[0]] * 5, [ids[1]] * 5, pad_id=1, decoder_start_id=2)
     finally:

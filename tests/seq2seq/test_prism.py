@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nlgscore.seq2seq.prism import PrismResult, PrismScorer
 from nlgscore.core.signature import Signature
+from nlgscore.seq2seq.prism import PrismResult, PrismScorer
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 TINY = str(GOLDEN / "tiny-prism")
@@ -36,7 +36,10 @@ def _check(result_ref, result_src, cases, temperature):
         assert result_src.segment[i] == pytest.approx(gold["prism_src"], abs=TOL), case["id"]
         for name in ("H_cand_given_ref", "H_ref_given_cand"):
             assert cols_ref[name][i] == pytest.approx(gold[name], abs=TOL), (case["id"], name)
-        for name, n in (("G_cand_given_ref", gold["n_scored_tokens_cand"]), ("G_ref_given_cand", gold["n_scored_tokens_ref"])):
+        for name, n in (
+            ("G_cand_given_ref", gold["n_scored_tokens_cand"]),
+            ("G_ref_given_cand", gold["n_scored_tokens_ref"]),
+        ):
             assert cols_ref[name][i] == pytest.approx(gold[name], abs=_g_tolerance(n)), (case["id"], name)
         assert cols_src["H_cand_given_src"][i] == pytest.approx(gold["H_cand_given_src"], abs=TOL), case["id"]
         gold_g, n = gold["G_cand_given_src"], gold["n_scored_tokens_cand"]
@@ -92,11 +95,23 @@ def _check_golden(scorer, batch_size, max_tokens, shuffle):
 def test_result_columns_and_signature(scorer):
     result = scorer.score(["Hi world.", ""], refs=["Hello world.", "Nothing."])
     assert isinstance(result, PrismResult) and len(result) == 2
-    assert set(result.columns()) == {"segment", "H_cand_given_ref", "H_ref_given_cand", "G_cand_given_ref", "G_ref_given_cand"}
+    assert set(result.columns()) == {
+        "segment",
+        "H_cand_given_ref",
+        "H_ref_given_cand",
+        "G_cand_given_ref",
+        "G_ref_given_cand",
+    }
     assert all(math.isfinite(v) and v <= 0 for v in result.segment)  # empty strings are scored
     assert result.score == pytest.approx(sum(result.segment) / 2) and result.system["segment"] == result.score
     sig = Signature.parse(str(result.signature))
-    assert (sig["nlgscore"], sig["model"], sig["revision"], sig["lang"], sig["mode"]) == ("prism", "tiny-prism", "local", "en", "ref")
+    assert (sig["nlgscore"], sig["model"], sig["revision"], sig["lang"], sig["mode"]) == (
+        "prism",
+        "tiny-prism",
+        "local",
+        "en",
+        "ref",
+    )
     assert sig["T"] == f"{scorer.temperature:g}" and sig["seg"] == "avg_log_prob" and sig["dtype"] == "float32"
     assert "transformers" in sig and "torch" in sig
     assert result.to_dict()["system"] == result.system
@@ -138,8 +153,12 @@ def test_multi_reference_is_the_mean_over_references(tiny):
     single = tiny.score([cand, cand], refs=[r1, r2])
     assert multi.segment[0] == pytest.approx((single.segment[0] + single.segment[1]) / 2, abs=1e-12)
     assert multi.segment[1] == pytest.approx(single.segment[0], abs=1e-12)
-    assert multi.columns()["G_ref_given_cand"][0] == pytest.approx(sum(single.columns()["G_ref_given_cand"]) / 2, abs=1e-9)
-    assert multi.signature["multiref"] == "mean" == single.signature["multiref"]  # the rule is recorded for every reference-based call
+    assert multi.columns()["G_ref_given_cand"][0] == pytest.approx(
+        sum(single.columns()["G_ref_given_cand"]) / 2, abs=1e-9
+    )
+    assert (
+        multi.signature["multiref"] == "mean" == single.signature["multiref"]
+    )  # the rule is recorded for every reference-based call
 
 
 @pytest.mark.parametrize("temperature", [0, -1.0, float("nan"), float("inf")])
@@ -205,7 +224,10 @@ README = {
 }
 
 
-@pytest.mark.skipif(not os.environ.get("NLGSCORE_PRISM_CHECKPOINT"), reason="set NLGSCORE_PRISM_CHECKPOINT to a folder with the converted m39v1 weights")
+@pytest.mark.skipif(
+    not os.environ.get("NLGSCORE_PRISM_CHECKPOINT"),
+    reason="set NLGSCORE_PRISM_CHECKPOINT to a folder with the converted m39v1 weights",
+)
 def test_real_m39v1_readme_values():
     scorer = PrismScorer(os.environ["NLGSCORE_PRISM_CHECKPOINT"], lang="en")
     ref = scorer.score(README["cands"], refs=README["refs"])
@@ -225,7 +247,9 @@ def test_default_checkpoint_offline_says_how_to_get_it(monkeypatch):
         nlgscore.PrismScorer(lang="en")
 
 
-@pytest.mark.parametrize("module", ["nlgscore.seq2seq.prism", "nlgscore.seq2seq.prism_loading", "nlgscore.seq2seq.prism_tokenizer"])
+@pytest.mark.parametrize(
+    "module", ["nlgscore.seq2seq.prism", "nlgscore.seq2seq.prism_loading", "nlgscore.seq2seq.prism_tokenizer"]
+)
 def test_docstring_examples_run(module, monkeypatch):
     import doctest
     import importlib

@@ -50,9 +50,13 @@ def _transcribed_h(loaded, source_context, source, target_context, target):
     target_ids = [tok.lang_id("en")] + before + enc(target) + [tok.eos_id]
     decoder_input = [tok.eos_id] + target_ids[:-1]  # fairseq starts decoding from </s>
     with torch.inference_mode():
-        logits = model(input_ids=torch.tensor([source_ids]), decoder_input_ids=torch.tensor([decoder_input])).logits[0].float()
+        logits = (
+            model(input_ids=torch.tensor([source_ids]), decoder_input_ids=torch.tensor([decoder_input]))
+            .logits[0]
+            .float()
+        )
     logprobs = torch.log_softmax(logits, dim=-1)[torch.arange(len(target_ids)), torch.tensor(target_ids)]
-    return float(logprobs[1 + len(before):].double().mean())  # the sentence's tokens and its </s>
+    return float(logprobs[1 + len(before) :].double().mean())  # the sentence's tokens and its </s>
 
 
 def test_matches_transcription_of_their_recipe(prism, loaded, doc_texts):
@@ -98,7 +102,9 @@ def test_context_that_does_not_fit_is_dropped_oldest_first(golden_dir):
 
 def test_prism_score_takes_context(prism, doc_texts):
     cands, refs, docs = doc_texts
-    assert prism.score(cands[:5], refs=refs[:5], context=1, doc_ids=docs[:5]).scores == \
-        prism.compute(cands[:5], refs[:5], context=1, doc_ids=docs[:5]).scores
+    assert (
+        prism.score(cands[:5], refs=refs[:5], context=1, doc_ids=docs[:5]).scores
+        == prism.compute(cands[:5], refs[:5], context=1, doc_ids=docs[:5]).scores
+    )
     with pytest.raises(ArgumentError, match="doc_ids has 2 items but there are 5 predictions"):
         prism.score(cands[:5], refs=refs[:5], context=1, doc_ids=docs[:2])

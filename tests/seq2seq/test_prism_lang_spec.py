@@ -17,12 +17,15 @@ CANDS = ["Hallo Welt.", "Die Katze sitzt auf der Matte."]
 SRCS = ["Hello world.", "The cat sits on the mat."]
 
 
-@pytest.mark.parametrize("spec, expected", [
-    (f"prism:src:{CKPT}:de", {"mode": "src", "checkpoint": CKPT, "lang": "de"}),
-    ("prism:ref:de", {"mode": "ref", "lang": "de"}),
-    (f"prism:ref:{CKPT}", {"mode": "ref", "checkpoint": CKPT}),
-    ("prism:src:org/prism-model:kk", {"mode": "src", "checkpoint": "org/prism-model", "lang": "kk"}),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        (f"prism:src:{CKPT}:de", {"mode": "src", "checkpoint": CKPT, "lang": "de"}),
+        ("prism:ref:de", {"mode": "ref", "lang": "de"}),
+        (f"prism:ref:{CKPT}", {"mode": "ref", "checkpoint": CKPT}),
+        ("prism:src:org/prism-model:kk", {"mode": "src", "checkpoint": "org/prism-model", "lang": "kk"}),
+    ],
+)
 def test_spec_parts(spec, expected):
     assert spec_options(spec)[1] == expected
 
@@ -62,7 +65,18 @@ def test_the_cli_scores_in_the_language_given(files, capsys):
 
 
 def test_lang_for_a_metric_without_one_is_refused(files, capsys):
-    status = main(["score", "bartscore:tests/golden/tiny-bart", "-c", str(files / "c.txt"), "-r", str(files / "s.txt"),
-                   "--lang", "de", "--no-progress"])
+    status = main(
+        [
+            "score",
+            "bartscore:tests/golden/tiny-bart",
+            "-c",
+            str(files / "c.txt"),
+            "-r",
+            str(files / "s.txt"),
+            "--lang",
+            "de",
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err  # the one builder's refusal of an option the metric does not list
     assert status == 2 and "BARTScorer got an unknown option lang=" in err and len(err.strip().splitlines()) == 1

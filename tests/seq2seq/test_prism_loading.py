@@ -12,8 +12,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from nlgscore.seq2seq.prism import PrismScorer
 from nlgscore.backend.tables import table
+from nlgscore.seq2seq.prism import PrismScorer
 
 TINY = Path(__file__).parents[1] / "golden" / "tiny-prism"
 CANDS = ["The cat sat on the mat.", "Prices rose sharply.", ""]
@@ -33,9 +33,13 @@ def prism_layout(folder: Path, spelling: str = "<{}>") -> Path:
     vocab = json.loads((TINY / "vocab.json").read_text(encoding="utf-8"))
     size, codes = len(vocab), FAIRSEQ_LANGUAGE_CODES["m2m100"]
     # Tags inside the vocabulary, at the ids the stock folder gives them, so scores must agree.
-    vocab.update({spelling.format(code): size + codes.index(code) for code in table("prism")["languages"] if code in codes})
+    vocab.update(
+        {spelling.format(code): size + codes.index(code) for code in table("prism")["languages"] if code in codes}
+    )
     (folder / "prism_vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PrismTokenizer", "language_codes": "prism"}))
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PrismTokenizer", "language_codes": "prism"})
+    )
     return folder
 
 

@@ -41,7 +41,9 @@ def test_literal_special_token_text_is_ordinary_text(tok):
 
 def test_language_tag_ids(tok):
     assert tok.lang_id("en") == 819  # len(vocab.json)=801 + index 18 of "en" in M2M100's list
-    assert tok.lang_id("de") == 801 + 16  # "de" is 17th in M2M100's list (af am ar ast az ba be bg bn br bs ca ceb cs cy da de)
+    assert (
+        tok.lang_id("de") == 801 + 16
+    )  # "de" is 17th in M2M100's list (af am ar ast az ba be bg bn br bs ca ceb cs cy da de)
     with pytest.raises(ValueError, match="lang 'xx'"):
         tok.lang_id("xx")
 
@@ -53,7 +55,9 @@ def test_both_tag_spellings_in_vocabulary():
 
 
 def test_truncation_keeps_eos_and_tag(tok):
-    tok = PrismTokenizer(str(GOLDEN / "tiny-prism" / "sentencepiece.bpe.model"), tok.vocab, tok.lang_ids, max_positions=6)
+    tok = PrismTokenizer(
+        str(GOLDEN / "tiny-prism" / "sentencepiece.bpe.model"), tok.vocab, tok.lang_ids, max_positions=6
+    )
     ids = list(range(10, 20))
     assert tok.source(ids) == (ids[:5] + [tok.eos_id], True)
     assert tok.target(ids, "en") == ([819] + ids[:4] + [tok.eos_id], True)

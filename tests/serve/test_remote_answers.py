@@ -15,12 +15,18 @@ import pytest
 pytest.importorskip("httpx")
 
 from nlgscore.core.base import Scorer
-from nlgscore.errors import ArgumentError
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.core.scorer_like import ScorerLike
+from nlgscore.errors import ArgumentError
 from nlgscore.serve.client import RemoteScorer, ServerError
 
-HEALTH = {"status": "ok", "metric": "toy", "signature": "nlgscore:toy|multiref:max", "needs": ["references"], "matrix": True}
+HEALTH = {
+    "status": "ok",
+    "metric": "toy",
+    "signature": "nlgscore:toy|multiref:max",
+    "needs": ["references"],
+    "matrix": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +64,14 @@ def test_a_remote_scorer_is_scorer_like_without_subclassing(server):
     assert isinstance(remote, ScorerLike) and not isinstance(remote, Scorer)
 
 
-@pytest.mark.parametrize("values, error, message", [
-    ([0.5, 0.5], ServerError, "2 scores .* for 3 predictions"),
-    ([0.5] * 4, ServerError, "4 scores .* for 3 predictions"),
-    ([0.5, float("nan"), 0.5], NonFiniteScoreError, "not finite for predictions \\[1\\]"),
-])
+@pytest.mark.parametrize(
+    "values, error, message",
+    [
+        ([0.5, 0.5], ServerError, "2 scores .* for 3 predictions"),
+        ([0.5] * 4, ServerError, "4 scores .* for 3 predictions"),
+        ([0.5, float("nan"), 0.5], NonFiniteScoreError, "not finite for predictions \\[1\\]"),
+    ],
+)
 def test_a_wrong_answer_is_refused_naming_the_mismatch(server, values, error, message):
     url, answers = server
     answers["/v1/score"] = scored(values)
@@ -72,11 +81,14 @@ def test_a_wrong_answer_is_refused_naming_the_mismatch(server, values, error, me
     assert RemoteScorer(url, retries=0).compute(["a", "b", "c"], ["x", "y", "z"]).scores == [0.5, 0.25, 1.0]
 
 
-@pytest.mark.parametrize("grid, error, message", [
-    ([[0.5, 0.5]], ServerError, r"shape \(1, 2\) for 2 predictions x 2 references"),
-    ([0.5, 0.5, 0.5, 0.5], ServerError, r"shape \(4,\)"),
-    ([[0.5, float("inf")], [0.5, 0.5]], NonFiniteScoreError, "not finite"),
-])
+@pytest.mark.parametrize(
+    "grid, error, message",
+    [
+        ([[0.5, 0.5]], ServerError, r"shape \(1, 2\) for 2 predictions x 2 references"),
+        ([0.5, 0.5, 0.5, 0.5], ServerError, r"shape \(4,\)"),
+        ([[0.5, float("inf")], [0.5, 0.5]], NonFiniteScoreError, "not finite"),
+    ],
+)
 def test_a_wrong_matrix_is_refused(server, grid, error, message):
     url, answers = server
     answers["/v1/matrix"] = {"matrix": grid, "column": None, "signature": HEALTH["signature"]}

@@ -106,7 +106,10 @@ def test_verl_and_verifiers_rewards_reuse_the_scorers_client(relay):
 
     async def rewards():
         verl = [await compute_score_async("chat", "The cat sat.", "A cat sat.", url=relay.url) for _ in range(10)]
-        verifiers = [await reward(completion=[{"role": "assistant", "content": "The cat sat."}], answer="A cat sat.") for _ in range(10)]
+        verifiers = [
+            await reward(completion=[{"role": "assistant", "content": "The cat sat."}], answer="A cat sat.")
+            for _ in range(10)
+        ]
         return verl + verifiers
 
     values = asyncio.run(rewards())
@@ -149,9 +152,18 @@ loop.run_until_complete(loop.shutdown_asyncgens())
 loop.close()
 scorer.compute(["a"], ["b"])
 """
-    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", program], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    noise = [line for line in done.stderr.splitlines() if "Warning" in line or "Unclosed" in line or "Exception ignored" in line]
+    noise = [
+        line
+        for line in done.stderr.splitlines()
+        if "Warning" in line or "Unclosed" in line or "Exception ignored" in line
+    ]
     assert noise == [], done.stderr
 
 
@@ -165,7 +177,14 @@ async def ten():
     return {{(await scorer.acompute(["The cat sat."], ["A cat sat."])).scores[0] for _ in range(10)}}
 assert len(asyncio.run(ten())) == 1
 """
-    done = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", program], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert relay.opened == 2, done.stderr  # /health, then one connection for ten awaited calls
-    assert [line for line in done.stderr.splitlines() if "Warning" in line or "Exception ignored" in line] == [], done.stderr
+    assert [line for line in done.stderr.splitlines() if "Warning" in line or "Exception ignored" in line] == [], (
+        done.stderr
+    )

@@ -36,7 +36,9 @@ def local():
 
 @pytest.fixture(scope="module")
 def server():
-    with ServeProcess(SPEC, "--max-batch", "16", "--max-wait-ms", "20", "--max-body-bytes", "20000", "--max-items", "100") as proc:
+    with ServeProcess(
+        SPEC, "--max-batch", "16", "--max-wait-ms", "20", "--max-body-bytes", "20000", "--max-items", "100"
+    ) as proc:
         proc.wait_ready()
         yield proc
         assert proc.terminate() == 0, proc.output()
@@ -63,8 +65,12 @@ def test_served_scores_are_the_offline_bits_under_each_kernel(kernel, kernel_ser
 
     async def main():
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-            return await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]})
-                                          for p, r in zip(PREDS[:16], REFS[:16])))
+            return await asyncio.gather(
+                *(
+                    client.post("/v1/score", json={"predictions": [p], "references": [r]})
+                    for p, r in zip(PREDS[:16], REFS[:16])
+                )
+            )
 
     served = [a.json()["scores"][0] for a in asyncio.run(main())]
     assert served == nlgscore.load(SPEC).compute(PREDS[:16], REFS[:16]).scores
@@ -77,7 +83,9 @@ def _metric(text: str, name: str) -> float:
 def test_concurrent_clients_get_compute_scores(server, local):
     async def main():
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-            answers = await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)))
+            answers = await asyncio.gather(
+                *(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS))
+            )
         return answers
 
     answers = asyncio.run(main())
@@ -89,7 +97,9 @@ def test_concurrent_clients_get_compute_scores(server, local):
     metrics = server.get("/metrics").text
     assert _metric(metrics, "nlgscore_batch_predictions_count") < len(PREDS)  # merged into fewer batches
     assert _metric(metrics, "nlgscore_predictions_total") >= len(PREDS)
-    assert 'nlgscore_requests_total{endpoint="/v1/score",status="200"}' in metrics and "nlgscore_queue_length" in metrics
+    assert (
+        'nlgscore_requests_total{endpoint="/v1/score",status="200"}' in metrics and "nlgscore_queue_length" in metrics
+    )
 
 
 def test_health_and_ragged_references(server, local):
@@ -105,7 +115,9 @@ def test_openrlhf_get_reward(server, local):
     prompts = ["Question: what is the weather?\nAnswer:", "Question: where is the cat?\nAnswer:"]
     responses = [" It is cold today.", " The cat is on the mat."]
     labels = ["It is freezing.", "A cat sits on the mat."]
-    body = server.post("/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts, "labels": labels}).json()
+    body = server.post(
+        "/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts, "labels": labels}
+    ).json()
     assert set(body) == {"rewards", "scores", "extra_logs"}
     np.testing.assert_allclose(body["rewards"], local.compute(responses, labels).scores, atol=1e-6)
     assert body["scores"] == body["rewards"] and body["extra_logs"]["bertscore_f1"] == body["rewards"]
@@ -131,9 +143,24 @@ BAD = [
     ("/v1/score", b'{"predictions": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "nested too deeply"),
     ("/get_reward", {"query": None, "prompts": ["a"]}, 400, "query must be a JSON array of strings, got null"),
     ("/get_reward", {"query": ["a"], "prompts": None}, 400, "prompts must be a JSON array of strings, got null"),
-    ("/v1/matrix", {"predictions": None, "references": ["b"]}, 400, "predictions must be a JSON array of strings, got null"),
-    ("/v1/matrix", {"predictions": ["a"], "references": None}, 400, "references must be a JSON array of strings, got null"),
-    ("/v1/score", {"predictions": None, "references": ["b"]}, 400, "predictions must be a JSON array of strings, got null"),
+    (
+        "/v1/matrix",
+        {"predictions": None, "references": ["b"]},
+        400,
+        "predictions must be a JSON array of strings, got null",
+    ),
+    (
+        "/v1/matrix",
+        {"predictions": ["a"], "references": None},
+        400,
+        "references must be a JSON array of strings, got null",
+    ),
+    (
+        "/v1/score",
+        {"predictions": None, "references": ["b"]},
+        400,
+        "predictions must be a JSON array of strings, got null",
+    ),
 ]
 
 
@@ -146,9 +173,11 @@ def test_bad_requests_get_their_status(server, path, body, status, message):
 def test_a_chunked_body_without_length_is_cut_at_max_body_bytes(server):
     # No Content-Length to refuse up front: the reader counts the chunks as they come (--max-body-bytes 20000)
     body = json.dumps({"predictions": ["a" * 30000], "references": ["a"]}).encode()
-    chunks = (body[i:i + 4096] for i in range(0, len(body), 4096))
+    chunks = (body[i : i + 4096] for i in range(0, len(body), 4096))
     answer = httpx.post(server.url + "/v1/score", content=chunks, timeout=30)
-    assert answer.request.headers.get("transfer-encoding") == "chunked" and "content-length" not in answer.request.headers
+    assert (
+        answer.request.headers.get("transfer-encoding") == "chunked" and "content-length" not in answer.request.headers
+    )
     assert answer.status_code == 413 and "--max-body-bytes" in answer.json()["error"]
     small = json.dumps({"predictions": ["It is cold."], "references": ["It is cold today."]}).encode()
     whole = httpx.post(server.url + "/v1/score", content=iter([small[:10], small[10:]]), timeout=30)
@@ -161,7 +190,11 @@ def test_remote_scorer_compute_matrix_and_mbr(server, local):
     got, expected = remote.compute(PREDS[:6], REFS[:6]), local.compute(PREDS[:6], REFS[:6])
     np.testing.assert_allclose(got.f1, expected.f1, atol=1e-6)
     assert got.primary == "f1" and str(got.signature) == str(expected.signature) and len(got) == 6
-    np.testing.assert_allclose(remote.matrix(PREDS[:3], REFS[:4], column="recall"), local.matrix(PREDS[:3], REFS[:4], column="recall"), atol=1e-6)
+    np.testing.assert_allclose(
+        remote.matrix(PREDS[:3], REFS[:4], column="recall"),
+        local.matrix(PREDS[:3], REFS[:4], column="recall"),
+        atol=1e-6,
+    )
     items = [{"id": "a", "candidates": PREDS[:4]}, {"id": "b", "candidates": PREDS[4:9]}]
     from nlgscore.mbr import decode
 
@@ -198,7 +231,9 @@ def test_lighteval_metric_and_map_function_against_the_server(server, local):
     from nlgscore.integrations.lighteval import metric
 
     docs = [Doc(query="q", choices=[r], gold_index=0) for r in REFS[:3]]
-    rows = metric(server.url).compute_sample(docs=docs, responses=[ModelResponse(text=[p]) for p in PREDS[:3]])["bertscore"]
+    rows = metric(server.url).compute_sample(docs=docs, responses=[ModelResponse(text=[p]) for p in PREDS[:3]])[
+        "bertscore"
+    ]
     np.testing.assert_allclose([row["bertscore_f1"] for row in rows], local.compute(PREDS[:3], REFS[:3]).f1, atol=1e-6)
     columns = map_function(server.url)({"prediction": PREDS[:3], "reference": REFS[:3]})
     np.testing.assert_allclose(columns["bertscore_recall"], local.compute(PREDS[:3], REFS[:3]).recall, atol=1e-6)
@@ -224,10 +259,29 @@ def test_remote_trl_reward_in_a_grpo_step(server, tmp_path):
 
     recorded.__name__ = remote.__name__
     model, tokenizer = _tiny_policy()
-    dataset = Dataset.from_dict({"prompt": [f"Describe the weather ({i})." for i in range(2)], "reference": ["It is cold today.", "The sun is out."]})
-    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, per_device_train_batch_size=2, num_generations=2,
-                      max_completion_length=6, max_steps=1, logging_steps=1, report_to="none", save_strategy="no", seed=0, disable_tqdm=True)
-    GRPOTrainer(model=model, reward_funcs=[recorded], args=args, train_dataset=dataset, processing_class=tokenizer).train()
+    dataset = Dataset.from_dict(
+        {
+            "prompt": [f"Describe the weather ({i})." for i in range(2)],
+            "reference": ["It is cold today.", "The sun is out."],
+        }
+    )
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=6,
+        max_steps=1,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        seed=0,
+        disable_tqdm=True,
+    )
+    GRPOTrainer(
+        model=model, reward_funcs=[recorded], args=args, train_dataset=dataset, processing_class=tokenizer
+    ).train()
     assert seen and all(out == pytest.approx(expected, abs=1e-6) for out, expected in seen)
 
 
@@ -242,17 +296,26 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         assert loading.status_code == 503 and loading.json()["status"] == "loading" and loading.headers["retry-after"]
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers=auth).status_code == 503
         waited = {}
-        waiting = threading.Thread(target=lambda: waited.update(scorer=nlgscore.load(proc.url, api_key="s3cret", backoff=0.05)))
+        waiting = threading.Thread(
+            target=lambda: waited.update(scorer=nlgscore.load(proc.url, api_key="s3cret", backoff=0.05))
+        )
         waiting.start()  # a client started while the model loads polls /health until it is ready
         time.sleep(0.3)
         proc.open_gate()
         proc.wait_ready()
         waiting.join(120)
-        assert waited["scorer"].compute([PREDS[0]], [REFS[0]]).scores == pytest.approx(local.compute([PREDS[0]], [REFS[0]]).scores, abs=1e-6)
+        assert waited["scorer"].compute([PREDS[0]], [REFS[0]]).scores == pytest.approx(
+            local.compute([PREDS[0]], [REFS[0]]).scores, abs=1e-6
+        )
         with pytest.raises(ArgumentError, match="401.*api_key="):
             nlgscore.load(proc.url, api_key="wrong").compute(["a"], ["a"])
         assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}).status_code == 401
-        assert proc.post("/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert (
+            proc.post(
+                "/v1/score", json={"predictions": ["a"], "references": ["a"]}, headers={"Authorization": "Bearer nope"}
+            ).status_code
+            == 401
+        )
         assert proc.get("/metrics", headers=auth).status_code == 200
 
         answers = {}
@@ -262,7 +325,9 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
 
         # An idle worker takes a call at once: a big call keeps it busy, so the next call (it came
         # while the worker was busy) waits for mates (--max-wait-ms 1500) and fills the queue.
-        big = threading.Thread(target=send, args=("big", [f"{p} ({k})" for k in range(10) for p in PREDS], REFS * 10))  # distinct
+        big = threading.Thread(
+            target=send, args=("big", [f"{p} ({k})" for k in range(10) for p in PREDS], REFS * 10)
+        )  # distinct
         first = threading.Thread(target=send, args=("first", PREDS[:3], REFS[:3]))
         big.start()
         time.sleep(0.2)
@@ -271,7 +336,11 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
         send("full", PREDS[:3], REFS[:3])
         first.join()
         big.join()
-        assert answers["full"].status_code == 429 and answers["full"].headers["retry-after"] and "max_queue=4" in answers["full"].json()["error"]
+        assert (
+            answers["full"].status_code == 429
+            and answers["full"].headers["retry-after"]
+            and "max_queue=4" in answers["full"].json()["error"]
+        )
         assert answers["first"].status_code == 200
 
         # SIGTERM with two requests in flight: both answered, then exit 0
@@ -284,7 +353,9 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
             t.join()
         for k in range(2):
             assert answers[f"inflight{k}"].status_code == 200
-            assert answers[f"inflight{k}"].json()["scores"][0] == pytest.approx(local.compute([PREDS[k]], [REFS[k]]).scores[0], abs=1e-6)
+            assert answers[f"inflight{k}"].json()["scores"][0] == pytest.approx(
+                local.compute([PREDS[k]], [REFS[k]]).scores[0], abs=1e-6
+            )
         with pytest.raises(httpx.ConnectError):
             proc.get("/health")
 
@@ -296,7 +367,9 @@ def test_timeout_is_504_in_process(local):
 
     with TestClient(create_app(local, timeout=0.05)) as client:  # 1,000 distinct pairs take longer than 50 ms anywhere
         wait_ready(client)
-        answer = client.post("/v1/score", json={"predictions": [f"item {i}" for i in range(1000)], "references": ["a"] * 1000})
+        answer = client.post(
+            "/v1/score", json={"predictions": [f"item {i}" for i in range(1000)], "references": ["a"] * 1000}
+        )
     assert answer.status_code == 504 and "--timeout" in answer.json()["error"]
 
 
@@ -310,7 +383,9 @@ def test_exposure_port_in_use_and_a_model_that_cannot_load_exit_2(capsys):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         assert main(["serve", SPEC, "--port", str(taken.getsockname()[1])]) == 2  # refused before any model loads
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
-    assert main(["serve", "bertscore:/no/such/model", "--port", "0"]) == 2  # the server stops when its model cannot load
+    assert (
+        main(["serve", "bertscore:/no/such/model", "--port", "0"]) == 2
+    )  # the server stops when its model cannot load
     assert "model folder '/no/such/model' does not exist" in capsys.readouterr().err
 
 
@@ -326,7 +401,9 @@ def test_a_source_based_metric_reads_the_prompt(golden_dir):
     expected = prism.compute(responses, sources=prompts).scores
     with TestClient(create_app(prism)) as client:
         assert wait_ready(client)["needs"] == ["sources"]
-        reward = client.post("/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts}).json()
+        reward = client.post(
+            "/get_reward", json={"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts}
+        ).json()
         scored = client.post("/v1/score", json={"predictions": responses, "sources": prompts}).json()
         missing = client.post("/v1/score", json={"predictions": responses, "references": prompts})
     np.testing.assert_allclose(reward["rewards"], expected, atol=1e-6)

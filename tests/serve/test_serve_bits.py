@@ -21,7 +21,10 @@ httpx = pytest.importorskip("httpx")
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore. 1 empty candidate")  # the empty candidate is meant
 
 SPEC = "bertscore:minilm:L2"
-PREDS = [f"The {w} sat on mat {i}." for i, w in enumerate(["cat", "dog", "bird", "fox", "cow", "owl"] * 2)] + ["", "A long " + "word " * 60]
+PREDS = [f"The {w} sat on mat {i}." for i, w in enumerate(["cat", "dog", "bird", "fox", "cow", "owl"] * 2)] + [
+    "",
+    "A long " + "word " * 60,
+]
 REFS = [f"A {w} is on the mat." for w in ["cat", "dog", "bird"] * 4] + ["A cat is on the mat.", "A dog is on the mat."]
 
 
@@ -59,7 +62,9 @@ def test_a_bf16_server_and_its_client_give_the_offline_bits(kernel, bf16_servers
     """/v1/score (concurrent single-pair requests the server merges), /v1/matrix and the
     RemoteScorer of ``nlgscore.load(URL)``: the bits of the same bfloat16 model offline."""
     if kernel.onednn not in bf16_servers:
-        bf16_servers[kernel.onednn] = ServeProcess(SPEC, "--dtype", "bfloat16", "--max-batch", "8", "--max-wait-ms", "20")
+        bf16_servers[kernel.onednn] = ServeProcess(
+            SPEC, "--dtype", "bfloat16", "--max-batch", "8", "--max-wait-ms", "20"
+        )
         bf16_servers[kernel.onednn].wait_ready()
     server = bf16_servers[kernel.onednn]
     local = nlgscore.load(SPEC, dtype="bfloat16")
@@ -67,7 +72,9 @@ def test_a_bf16_server_and_its_client_give_the_offline_bits(kernel, bf16_servers
 
     async def main():
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-            return await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)))
+            return await asyncio.gather(
+                *(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS))
+            )
 
     assert [a.json()["scores"][0] for a in asyncio.run(main())] == offline.scores
     grid = server.post("/v1/matrix", json={"predictions": PREDS[:4], "references": REFS[4:8]}).json()
@@ -75,4 +82,6 @@ def test_a_bf16_server_and_its_client_give_the_offline_bits(kernel, bf16_servers
     remote = nlgscore.load(server.url)
     assert str(remote.signature) == str(offline.signature) and "bfloat16" in str(offline.signature)
     assert remote.compute(PREDS, REFS).scores == offline.scores
-    assert np.array_equal(remote.matrix(PREDS[:3], REFS[:5], column="recall"), local.matrix(PREDS[:3], REFS[:5], column="recall"))
+    assert np.array_equal(
+        remote.matrix(PREDS[:3], REFS[:5], column="recall"), local.matrix(PREDS[:3], REFS[:5], column="recall")
+    )

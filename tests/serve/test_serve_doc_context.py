@@ -28,19 +28,28 @@ def server():
 def test_context_over_http_gives_the_local_bits(server):
     local = nlgscore.load(SPEC).compute(PREDS, REFS, context=2, doc_ids=DOCS)
     remote = nlgscore.load(server.url).compute(PREDS, REFS, context=2, doc_ids=DOCS)
-    assert remote.scores == local.scores and str(remote.signature) == str(local.signature) and "|ctx:2|" in str(local.signature)
-    raw = server.post("/v1/score", json={"predictions": PREDS, "references": REFS, "context": 2, "doc_ids": DOCS}).json()
+    assert (
+        remote.scores == local.scores
+        and str(remote.signature) == str(local.signature)
+        and "|ctx:2|" in str(local.signature)
+    )
+    raw = server.post(
+        "/v1/score", json={"predictions": PREDS, "references": REFS, "context": 2, "doc_ids": DOCS}
+    ).json()
     assert raw["scores"] == local.scores
     plain = server.post("/v1/score", json={"predictions": PREDS, "references": REFS}).json()
     assert plain["scores"] == nlgscore.load(SPEC).compute(PREDS, REFS).scores and "ctx:" not in plain["signature"]
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"context": 2}, "context=2 needs doc_ids"),
-    ({"context": "2", "doc_ids": DOCS}, "context must be an int"),
-    ({"context": 1, "doc_ids": DOCS[:2]}, "doc_ids has 2 items but there are 5 predictions"),
-    ({"context": 1, "doc_ids": "abc"}, "doc_ids must be a JSON array"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"context": 2}, "context=2 needs doc_ids"),
+        ({"context": "2", "doc_ids": DOCS}, "context must be an int"),
+        ({"context": 1, "doc_ids": DOCS[:2]}, "doc_ids has 2 items but there are 5 predictions"),
+        ({"context": 1, "doc_ids": "abc"}, "doc_ids must be a JSON array"),
+    ],
+)
 def test_bad_context_fields_are_400_naming_them(server, extra, message):
     answer = server.post("/v1/score", json={"predictions": PREDS, "references": REFS, **extra})
     assert answer.status_code == 400 and message in answer.json()["error"]

@@ -24,7 +24,12 @@ def test_flags_a_mode_cannot_honour_are_refused_naming_the_flag(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["serve", SPEC, "--threads", "99999999999999999999"])
     assert exit_.value.code == 2 and "--threads" in capsys.readouterr().err
-    for flag, value in (("--max-concurrent", "1"), ("--body-timeout", "5"), ("--threads", "2"), ("--header-timeout", "5")):
+    for flag, value in (
+        ("--max-concurrent", "1"),
+        ("--body-timeout", "5"),
+        ("--threads", "2"),
+        ("--header-timeout", "5"),
+    ):
         assert main(["serve", SPEC, "--ray", flag, value]) == 2
         err = capsys.readouterr().err
         assert f"{flag} is not applied under --ray" in err and len(err.strip().splitlines()) == 1, err
@@ -36,8 +41,12 @@ def test_references_count_against_max_items_and_stalled_headers_are_closed():
         ok = proc.post("/v1/score", json={"predictions": ["It is cold."], "references": [["It is cold today."] * 4]})
         assert ok.status_code == 200, ok.text
         many = proc.post("/v1/score", json={"predictions": ["It is cold."], "references": [["It is cold today."] * 5]})
-        assert many.status_code == 413 and "5 references" in many.json()["error"] and "--max-items" in many.json()["error"]
-        slime = proc.post("/v1/reward", json={"prompt": "p", "response": "It is cold.", "label": ["a", "b", "c", "d", "e"]})
+        assert (
+            many.status_code == 413 and "5 references" in many.json()["error"] and "--max-items" in many.json()["error"]
+        )
+        slime = proc.post(
+            "/v1/reward", json={"prompt": "p", "response": "It is cold.", "label": ["a", "b", "c", "d", "e"]}
+        )
         assert slime.status_code == 413, slime.text
 
         sock = socket.create_connection(("127.0.0.1", proc.port))
@@ -56,7 +65,9 @@ def test_references_count_against_max_items_and_stalled_headers_are_closed():
 
 def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout_and_roll_polls_go_on():
     drain = 4.0
-    with ServeProcess(SPEC, "--drain-timeout", str(drain), "--threads", "1", "--max-wait-ms", "0", "--max-items", "40000") as proc:
+    with ServeProcess(
+        SPEC, "--drain-timeout", str(drain), "--threads", "1", "--max-wait-ms", "0", "--max-items", "40000"
+    ) as proc:
         proc.wait_ready()
         row = {"prompt": "p", "response": "It is cold.", "reward_info": {"ground_truth": "It is cold today."}}
         key = proc.post("/roll/submit_task", json=row).json()["reward_request_id"]
@@ -65,11 +76,17 @@ def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout_and_roll_p
         def post(name, path, body):
             answers[name] = httpx.post(proc.url + path, json=body, timeout=120)
 
-        many = [f"word{i} sat on the mat number {i} today beside word{i * 7}" for i in range(40000)]  # minutes of work on one thread
-        long = threading.Thread(target=post, args=("long", "/v1/score", {"predictions": ["It is cold."], "references": [many]}))
+        many = [
+            f"word{i} sat on the mat number {i} today beside word{i * 7}" for i in range(40000)
+        ]  # minutes of work on one thread
+        long = threading.Thread(
+            target=post, args=("long", "/v1/score", {"predictions": ["It is cold."], "references": [many]})
+        )
         long.start()
         time.sleep(1.0)  # the long call is on the model; the next call waits behind it
-        queued = threading.Thread(target=post, args=("score", "/v1/score", {"predictions": ["It is cold."], "references": ["It is."]}))
+        queued = threading.Thread(
+            target=post, args=("score", "/v1/score", {"predictions": ["It is cold."], "references": ["It is."]})
+        )
         queued.start()
         time.sleep(0.5)
         start = time.monotonic()
@@ -77,7 +94,9 @@ def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout_and_roll_p
         time.sleep(0.3)
         refused = proc.post("/v1/score", json={"predictions": ["a"], "references": ["b"]})
         assert refused.status_code == 503 and refused.headers["retry-after"]
-        polled = httpx.get(f"{proc.url}/roll/task_result", params={"reward_request_id": key}, timeout=30).json()  # a query-string poll
+        polled = httpx.get(
+            f"{proc.url}/roll/task_result", params={"reward_request_id": key}, timeout=30
+        ).json()  # a query-string poll
         assert polled["errcode"] == 0 and 0 < polled["reward_score"] <= 1, polled
         long.join(60)
         queued.join(60)
@@ -85,4 +104,7 @@ def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout_and_roll_p
         # the stop is bounded by --drain-timeout; the slack is the process's own exit on a loaded 2-core machine
         assert time.monotonic() - start < drain + 6, proc.output()
         for name in ("long", "score"):
-            assert answers[name].status_code == 503 and "--drain-timeout" in answers[name].json()["error"], (name, answers[name].text)
+            assert answers[name].status_code == 503 and "--drain-timeout" in answers[name].json()["error"], (
+                name,
+                answers[name].text,
+            )

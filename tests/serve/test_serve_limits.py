@@ -26,18 +26,37 @@ REFS = [f"A {w} is on the mat." for w in ["cat", "dog", "bird", "fox"] * 6]
 def _stall(port: int, path: str = "/v1/score") -> socket.socket:
     """A client that sends its headers and 10 of the 100 body bytes it announced, then nothing."""
     sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode() + b'{"predicti')
+    sock.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+        + b'{"predicti'
+    )
     return sock
 
 
 def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_compute_apart():
-    flags = ("--max-concurrent", "3", "--max-wait-ms", "1000", "--max-batch", "64", "--body-timeout", "1", "--threads", "1")
+    flags = (
+        "--max-concurrent",
+        "3",
+        "--max-wait-ms",
+        "1000",
+        "--max-batch",
+        "64",
+        "--body-timeout",
+        "1",
+        "--threads",
+        "1",
+    )
     with ServeProcess(SPEC, *flags) as proc:
         proc.wait_ready()
 
         async def burst():
             async with httpx.AsyncClient(base_url=proc.url, timeout=60) as client:
-                return await asyncio.gather(*(client.post("/v1/score", json={"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)))
+                return await asyncio.gather(
+                    *(
+                        client.post("/v1/score", json={"predictions": [p], "references": [r]})
+                        for p, r in zip(PREDS, REFS)
+                    )
+                )
 
         answers = asyncio.run(burst())
         statuses = [a.status_code for a in answers]
@@ -45,7 +64,9 @@ def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_comput
         assert all(a.headers["retry-after"] for a in answers if a.status_code == 429)
         ok = [k for k, s in enumerate(statuses) if s == 200]
         expected = nlgscore.load(SPEC).compute([PREDS[k] for k in ok], [REFS[k] for k in ok]).scores
-        np.testing.assert_allclose([answers[k].json()["scores"][0] for k in ok], expected, rtol=0, atol=1e-6)  # as tests/serve/test_serve.py
+        np.testing.assert_allclose(
+            [answers[k].json()["scores"][0] for k in ok], expected, rtol=0, atol=1e-6
+        )  # as tests/serve/test_serve.py
 
         sock = _stall(proc.port)  # --body-timeout 1: answered 408 instead of holding a slot
         sock.settimeout(30)
@@ -58,7 +79,9 @@ def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_comput
         queued = float(re.search(r"^nlgscore_queue_seconds_sum (\S+)$", text, re.M).group(1))
         # each scored request's wait timed once (an idle worker takes the first at once, so the sum may be small)
         assert float(re.search(r"^nlgscore_queue_seconds_count (\S+)$", text, re.M).group(1)) == len(ok) and queued > 0
-        assert float(re.search(r'^nlgscore_dropped_total\{reason="overload"\} (\S+)$', text, re.M).group(1)) == statuses.count(429)
+        assert float(
+            re.search(r'^nlgscore_dropped_total\{reason="overload"\} (\S+)$', text, re.M).group(1)
+        ) == statuses.count(429)
         assert float(re.search(r'^nlgscore_dropped_total\{reason="disconnect"\} (\S+)$', text, re.M).group(1)) >= 1
         assert float(re.search(r"^nlgscore_pairs_per_second (\S+)$", text, re.M).group(1)) > 0
 
@@ -70,8 +93,12 @@ def test_overload_is_429_a_stalled_body_is_408_and_metrics_keep_queue_and_comput
             return await asyncio.gather(*(remote.acompute([p], [r]) for p, r in zip(PREDS[:12], REFS[:12])))
 
         got = [result.scores[0] for result in asyncio.run(rewards())]
-        np.testing.assert_allclose(got, nlgscore.load(SPEC).compute(PREDS[:12], REFS[:12]).scores, rtol=0, atol=1e-6)  # as above
-        again = float(re.search(r'^nlgscore_dropped_total\{reason="overload"\} (\S+)$', proc.get("/metrics").text, re.M).group(1))
+        np.testing.assert_allclose(
+            got, nlgscore.load(SPEC).compute(PREDS[:12], REFS[:12]).scores, rtol=0, atol=1e-6
+        )  # as above
+        again = float(
+            re.search(r'^nlgscore_dropped_total\{reason="overload"\} (\S+)$', proc.get("/metrics").text, re.M).group(1)
+        )
         assert again > statuses.count(429)  # some of the 12 were refused, then retried
         assert proc.terminate() == 0, proc.output()
 
@@ -90,13 +117,17 @@ def test_a_stalled_client_cannot_hold_sigterm_past_the_drain_timeout():
 
 
 def test_threads_default_to_usable_cpus_minus_one(monkeypatch):
-    from nlgscore.cli import main
     from nlgscore.backend.threads import ENV, available_cpus
+    from nlgscore.cli import main
     from nlgscore.serve import server
 
     seen = {}
     monkeypatch.delenv(ENV, raising=False)
-    monkeypatch.setattr(server, "run_server", lambda *a, **k: seen.update(threads=__import__("os").environ[ENV], drain=k["drain_timeout"]) or 0)
+    monkeypatch.setattr(
+        server,
+        "run_server",
+        lambda *a, **k: seen.update(threads=__import__("os").environ[ENV], drain=k["drain_timeout"]) or 0,
+    )
     assert main(["serve", SPEC, "--port", "0"]) == 0
     assert seen == {"threads": str(max(1, available_cpus() - 1)), "drain": 30.0}
     assert main(["serve", SPEC, "--port", "0", "--threads", "3", "--drain-timeout", "5"]) == 0

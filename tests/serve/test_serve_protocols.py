@@ -66,14 +66,20 @@ def test_slime_remote_rm_one_sample_and_a_group(server, expected):
 
     async def one_by_one():  # slime's remote_rm: one POST per sample, many at once, `await resp.json()` is the reward
         async with httpx.AsyncClient(timeout=60) as client:
-            answers = await asyncio.gather(*(client.post(url, json={"prompt": p, "response": r, "label": lab})
-                                             for p, r, lab in zip(PROMPTS, RESPONSES, LABELS)))
+            answers = await asyncio.gather(
+                *(
+                    client.post(url, json={"prompt": p, "response": r, "label": lab})
+                    for p, r, lab in zip(PROMPTS, RESPONSES, LABELS)
+                )
+            )
         return [a.json() for a in answers]
 
     singles = asyncio.run(one_by_one())
     assert all(isinstance(v, float) for v in singles)  # a bare JSON number
     np.testing.assert_allclose(singles, expected, rtol=0, atol=1e-6)
-    chat = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": p}] for p in PROMPTS]  # a chat-template prompt
+    chat = [
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": p}] for p in PROMPTS
+    ]  # a chat-template prompt
     samples = [types.SimpleNamespace(prompt=p, response=r, label=lab) for p, r, lab in zip(chat, RESPONSES, LABELS)]
     group = asyncio.run(group_rm(types.SimpleNamespace(rm_url=url), samples))  # --group-rm --custom-rm-path
     np.testing.assert_allclose(group, expected, rtol=0, atol=1e-6)
@@ -85,11 +91,24 @@ def test_nemo_gym_seed_session_and_verify(server, expected):
     with httpx.Client(base_url=server.url, timeout=60) as client:
         rewards = []
         for prompt, response, label in zip(PROMPTS, RESPONSES, LABELS):
-            row = {"responses_create_params": {"input": [{"role": "user", "content": prompt}]}, "expected_answer": label, "task_id": "t1"}
+            row = {
+                "responses_create_params": {"input": [{"role": "user", "content": prompt}]},
+                "expected_answer": label,
+                "task_id": "t1",
+            }
             assert client.post("/seed_session", json=row).json() == {}
-            policy = {"id": "resp_1", "object": "response", "output": [
-                {"type": "reasoning", "summary": []},
-                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": response, "annotations": []}]}]}
+            policy = {
+                "id": "resp_1",
+                "object": "response",
+                "output": [
+                    {"type": "reasoning", "summary": []},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": response, "annotations": []}],
+                    },
+                ],
+            }
             answer = client.post("/verify", json={**row, "response": policy}).json()
             assert answer["task_id"] == "t1" and answer["response"] == policy  # the request, echoed, with the reward
             rewards.append(answer["reward"])
@@ -114,8 +133,19 @@ def test_roll_submit_then_poll(server, expected):
     with httpx.Client(base_url=server.url, timeout=60) as client:
         ids = []
         for k, (prompt, response, label) in enumerate(zip(PROMPTS, RESPONSES, LABELS)):
-            payload = {"priority": 1, "project_id": "p", "experiment_id": "e", "global_step": 0, "data_id": str(k), "rollout_id": "r",
-                       "prompt": prompt, "response": response, "reward_info": {"ground_truth": label}, "reward_manager": [], "timeout": 300}
+            payload = {
+                "priority": 1,
+                "project_id": "p",
+                "experiment_id": "e",
+                "global_step": 0,
+                "data_id": str(k),
+                "rollout_id": "r",
+                "prompt": prompt,
+                "response": response,
+                "reward_info": {"ground_truth": label},
+                "reward_manager": [],
+                "timeout": 300,
+            }
             answer = client.post("/roll/submit_task", json=payload).json()
             assert answer["errcode"] == 0
             ids.append(answer["reward_request_id"])
@@ -155,8 +185,19 @@ def test_verifiers_reward_function_called_as_a_rubric_calls_it(server, expected)
     reward = reward_function(url=server.url)
 
     async def rubric():  # verifiers passes the keywords the function takes, awaiting coroutines, concurrently
-        return await asyncio.gather(*(reward(prompt=[{"role": "user", "content": p}], completion=[{"role": "assistant", "content": r}], answer=lab,
-                                             state={}, task="default", info={}) for p, r, lab in zip(PROMPTS, RESPONSES, LABELS)))
+        return await asyncio.gather(
+            *(
+                reward(
+                    prompt=[{"role": "user", "content": p}],
+                    completion=[{"role": "assistant", "content": r}],
+                    answer=lab,
+                    state={},
+                    task="default",
+                    info={},
+                )
+                for p, r, lab in zip(PROMPTS, RESPONSES, LABELS)
+            )
+        )
 
     np.testing.assert_allclose(asyncio.run(rubric()), expected, rtol=0, atol=1e-6)
     assert reward.__name__ == "bertscore"

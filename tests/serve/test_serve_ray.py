@@ -111,7 +111,9 @@ def _free_port():
 def _serve(args, cpus=2, hog=0, drain=30):
     """``nlgscore serve ARGS`` on a Ray of ``cpus`` CPUs (WRAPPER), in a process group of its own."""
     command = [sys.executable, "-c", WRAPPER, str(cpus), str(hog), "serve", *args, "--drain-timeout", str(drain)]
-    return subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def _start_server(servers, deadline):
@@ -119,7 +121,20 @@ def _start_server(servers, deadline):
     taken by another process before Ray's proxy binds it (a shared machine) means another try."""
     for _ in range(3):
         port = _free_port()
-        server = _serve([SPEC, "--ray", "--replicas", str(REPLICAS), "--port", str(port), "--max-batch", "16", "--max-wait-ms", "30"])
+        server = _serve(
+            [
+                SPEC,
+                "--ray",
+                "--replicas",
+                str(REPLICAS),
+                "--port",
+                str(port),
+                "--max-batch",
+                "16",
+                "--max-wait-ms",
+                "30",
+            ]
+        )
         output = Output(server.stderr, "on Ray Serve at")
         servers.append((server, output))
         output.ready.wait(max(1.0, deadline - time.monotonic()))
@@ -142,14 +157,18 @@ def _kill_all(servers):
 def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing():
     deadline = time.monotonic() + HARD_TIMEOUT
     servers = []
-    watchdog = threading.Timer(HARD_TIMEOUT, _kill_all, (servers,))  # the hard timeout: everything below then fails fast
+    watchdog = threading.Timer(
+        HARD_TIMEOUT, _kill_all, (servers,)
+    )  # the hard timeout: everything below then fails fast
     watchdog.start()
     try:
         server, output, port = _start_server(servers, deadline)
         base = f"http://127.0.0.1:{port}"
         replicas = {pid: cmd for pid, cmd in _descendants(server.pid).items() if cmd.startswith(REPLICA_TITLE)}
         assert len(replicas) == REPLICAS, replicas  # every replica placed before it says it serves
-        warned = output.tail().index(f"each of the {REPLICAS} replicas asks for 0.6666 CPU instead of 1, or 1 could never start")
+        warned = output.tail().index(
+            f"each of the {REPLICAS} replicas asks for 0.6666 CPU instead of 1, or 1 could never start"
+        )
         assert warned < output.tail().index("on Ray Serve at")  # said before it serves
         expected = load(SPEC).compute([p for ps in PREDS for p in ps], references=[r for rs in REFS for r in rs])
         remote = load(base)  # the RemoteScorer: what any client of the endpoint uses, with its retries
@@ -157,7 +176,10 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
         with httpx.Client() as client:
             health = client.get(f"{base}/health").json()
             assert health["status"] == "ok" and health["metric"] == "bertscore"
-            assert client.post(f"{base}/v1/score", json={"predictions": ["a", "b"], "references": ["c"]}).status_code == 400
+            assert (
+                client.post(f"{base}/v1/score", json={"predictions": ["a", "b"], "references": ["c"]}).status_code
+                == 400
+            )
 
             with concurrent.futures.ThreadPoolExecutor(16) as pool:
                 futures = [pool.submit(remote.compute, PREDS[k], references=REFS[k]) for k in range(N)]
@@ -186,7 +208,9 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
                     merged = max(merged, float(calls.group(1)) / float(count.group(1)))
             assert merged > 1, "no replica merged two requests into one batch"
             assert frozen > 10_000, "no replica kept its loaded objects out of garbage collections"
-        print(f"requests not done at the kill: {in_flight}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})")
+        print(
+            f"requests not done at the kill: {in_flight}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})"
+        )
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=max(1.0, min(60.0, deadline - time.monotonic()))) == 0, output.tail()
     finally:
@@ -201,9 +225,15 @@ def test_the_client_retries_a_proxy_error_but_not_the_apps_own():
     from nlgscore.serve.client import retryable
 
     assert retryable(httpx.Response(500, text="Internal Server Error"))  # Ray Serve's proxy: the replica died
-    assert retryable(httpx.Response(502, text="Bad Gateway")) and retryable(httpx.Response(503, json={"error": "queue full"}))
-    assert retryable(httpx.Response(429, json={"error": "overloaded"}))  # backs off under overload (tests/serve/test_serve_limits.py)
-    assert not retryable(httpx.Response(500, json={"error": "internal error: ValueError: x"}))  # the app failed: raised at once
+    assert retryable(httpx.Response(502, text="Bad Gateway")) and retryable(
+        httpx.Response(503, json={"error": "queue full"})
+    )
+    assert retryable(
+        httpx.Response(429, json={"error": "overloaded"})
+    )  # backs off under overload (tests/serve/test_serve_limits.py)
+    assert not retryable(
+        httpx.Response(500, json={"error": "internal error: ValueError: x"})
+    )  # the app failed: raised at once
     assert not retryable(httpx.Response(400, json={"error": "references: ..."}))
 
 

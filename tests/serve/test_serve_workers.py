@@ -25,7 +25,10 @@ pytest.importorskip("msgspec")
 pytestmark = pytest.mark.filterwarnings("ignore:BERTScore. 1 empty candidate")  # the empty candidate is meant
 
 SPEC = "bertscore:minilm:L2"
-PREDS = [f"The {w} sat on mat {i}." for i, w in enumerate(["cat", "dog", "bird", "fox", "cow", "owl"] * 2)] + ["", "A long " + "word " * 60]
+PREDS = [f"The {w} sat on mat {i}." for i, w in enumerate(["cat", "dog", "bird", "fox", "cow", "owl"] * 2)] + [
+    "",
+    "A long " + "word " * 60,
+]
 REFS = [f"A {w} is on the mat." for w in ["cat", "dog", "bird"] * 4] + ["A cat is on the mat.", "A dog is on the mat."]
 DRAIN = 5.0
 
@@ -57,15 +60,34 @@ def running(pid: int) -> bool:
 def model_and_workers(proc: ServeProcess):
     """The model process (the one holding the model: the largest) and the workers."""
     kids = children(proc.proc.pid)
-    kids = {pid: rss for pid, rss in kids.items() if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")}
+    kids = {
+        pid: rss
+        for pid, rss in kids.items()
+        if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    }
     model = max(kids, key=kids.get)
     return model, sorted(pid for pid in kids if pid != model)
 
 
 @pytest.fixture(scope="module")
 def server():
-    proc = ServeProcess(SPEC, "--workers", "2", "--threads", "1", "--max-batch", "8", "--max-wait-ms", "20", "--max-concurrent", "16",
-                        "--drain-timeout", str(DRAIN), "--max-items", "40000")
+    proc = ServeProcess(
+        SPEC,
+        "--workers",
+        "2",
+        "--threads",
+        "1",
+        "--max-batch",
+        "8",
+        "--max-wait-ms",
+        "20",
+        "--max-concurrent",
+        "16",
+        "--drain-timeout",
+        str(DRAIN),
+        "--max-items",
+        "40000",
+    )
     try:
         proc.wait_ready()
         yield proc
@@ -75,7 +97,9 @@ def server():
 
 def _concurrent(url, requests):
     async def main():
-        async with httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)) as client:
+        async with httpx.AsyncClient(
+            base_url=url, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
+        ) as client:
             return await asyncio.gather(*(client.request(method, path, json=body) for method, path, body in requests))
 
     return asyncio.run(main())
@@ -84,24 +108,40 @@ def _concurrent(url, requests):
 def test_every_endpoint_answers_with_the_offline_bits(server):
     local = nlgscore.load(SPEC)
     offline = local.compute(PREDS, REFS)
-    answers = _concurrent(server.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)])
-    assert [a.json()["scores"][0] for a in answers] == offline.scores  # merged by the model process, across both workers
+    answers = _concurrent(
+        server.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)]
+    )
+    assert [
+        a.json()["scores"][0] for a in answers
+    ] == offline.scores  # merged by the model process, across both workers
     whole = server.post("/v1/score", json={"predictions": PREDS, "references": REFS}).json()
     assert whole["scores"] == offline.scores and whole["columns"]["precision"] == list(offline.precision)
     assert whole["signature"] == str(offline.signature)
     grid = server.post("/v1/matrix", json={"predictions": PREDS[:4], "references": REFS[4:8]}).json()
     assert np.array_equal(np.asarray(grid["matrix"]), local.matrix(PREDS[:4], REFS[4:8]))
-    reward = server.post("/get_reward", json={"query": ["Q: " + PREDS[0]], "prompts": ["Q: "], "labels": [REFS[0]]}).json()
+    reward = server.post(
+        "/get_reward", json={"query": ["Q: " + PREDS[0]], "prompts": ["Q: "], "labels": [REFS[0]]}
+    ).json()
     assert reward["rewards"] == offline.scores[:1]
-    assert server.post("/v1/reward", json={"prompt": "p", "response": PREDS[1], "label": REFS[1]}).json() == offline.scores[1]
+    assert (
+        server.post("/v1/reward", json={"prompt": "p", "response": PREDS[1], "label": REFS[1]}).json()
+        == offline.scores[1]
+    )
     group = [{"prompt": "p", "response": p, "label": r} for p, r in zip(PREDS[:3], REFS[:3])]
     assert server.post("/v1/reward", json=group).json() == offline.scores[:3]
     assert server.post("/seed_session", json={}).json() == {}
-    row = {"responses_create_params": {"input": "p"}, "expected_answer": REFS[2],
-           "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": PREDS[2]}]}]}}
+    row = {
+        "responses_create_params": {"input": "p"},
+        "expected_answer": REFS[2],
+        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": PREDS[2]}]}]},
+    }
     assert server.post("/verify", json=row).json()["reward"] == offline.scores[2]
-    keys = [server.post("/roll/submit_task", json={"prompt": "p", "response": p, "reward_info": {"ground_truth": r}}).json()["reward_request_id"]
-            for p, r in zip(PREDS[:4], REFS[:4])]
+    keys = [
+        server.post(
+            "/roll/submit_task", json={"prompt": "p", "response": p, "reward_info": {"ground_truth": r}}
+        ).json()["reward_request_id"]
+        for p, r in zip(PREDS[:4], REFS[:4])
+    ]
     got = []
     for key in keys:  # each poll a new connection: any worker answers it
         for _ in range(200):
@@ -117,7 +157,10 @@ def test_every_endpoint_answers_with_the_offline_bits(server):
     remote = nlgscore.load(server.url)
     assert remote.compute(PREDS, REFS).scores == offline.scores
     text = server.get("/metrics").text
-    assert 'nlgscore_requests_total{endpoint="/v1/score",status="200"}' in text and "nlgscore_compute_seconds_count" in text
+    assert (
+        'nlgscore_requests_total{endpoint="/v1/score",status="200"}' in text
+        and "nlgscore_compute_seconds_count" in text
+    )
 
 
 def test_overload_is_429_with_retry_after_across_workers(server):
@@ -139,12 +182,16 @@ def test_a_killed_worker_is_started_again(server):
         time.sleep(0.1)
     assert now[0] == model and len(now[1]) == 2 and workers[0] not in now[1]
     local = nlgscore.load(SPEC)
-    answers = _concurrent(server.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)])
+    answers = _concurrent(
+        server.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)]
+    )
     assert [a.json()["scores"][0] for a in answers] == local.compute(PREDS, REFS).scores
 
 
 def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout(server):
-    many = [f"word{i} sat on the mat number {i} today beside word{i * 7}" for i in range(40000)]  # minutes of work on one thread
+    many = [
+        f"word{i} sat on the mat number {i} today beside word{i * 7}" for i in range(40000)
+    ]  # minutes of work on one thread
     answers = {}
 
     def post(name, body):
@@ -163,15 +210,22 @@ def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout(server):
     assert server.proc.wait(60) == 0, server.output()
     assert time.monotonic() - start < DRAIN + 5, server.output()  # the slack: process exits on a loaded 2-core machine
     for name in ("long", "queued"):
-        assert answers[name].status_code == 503 and "--drain-timeout" in answers[name].json()["error"], (name, answers[name].text)
+        assert answers[name].status_code == 503 and "--drain-timeout" in answers[name].json()["error"], (
+            name,
+            answers[name].text,
+        )
     assert not children(server.proc.pid)
 
 
 def test_bf16_bits_and_a_dead_model_process_answers_503():
-    with ServeProcess(SPEC, "--workers", "2", "--threads", "1", "--dtype", "bfloat16", "--max-batch", "8", "--max-wait-ms", "20") as proc:
+    with ServeProcess(
+        SPEC, "--workers", "2", "--threads", "1", "--dtype", "bfloat16", "--max-batch", "8", "--max-wait-ms", "20"
+    ) as proc:
         proc.wait_ready()
         offline = nlgscore.load(SPEC, dtype="bfloat16").compute(PREDS, REFS)
-        answers = _concurrent(proc.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)])
+        answers = _concurrent(
+            proc.url, [("POST", "/v1/score", {"predictions": [p], "references": [r]}) for p, r in zip(PREDS, REFS)]
+        )
         assert [a.json()["scores"][0] for a in answers] == offline.scores
         model, _ = model_and_workers(proc)
         os.kill(model, signal.SIGKILL)

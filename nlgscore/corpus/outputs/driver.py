@@ -40,9 +40,9 @@ from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
 
 from nlgscore.backend.distributed import broadcast_from_main
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.errors import ArgumentError, NlgscoreError
 from nlgscore.corpus.outputs.lock import OutputLock
 from nlgscore.corpus.outputs.resumable import ResumableOutput, kernel_in_use, same_kernel
+from nlgscore.errors import ArgumentError, NlgscoreError
 
 
 @dataclass

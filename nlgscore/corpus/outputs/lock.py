@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
-from nlgscore.errors import ArgumentError
 from nlgscore.corpus.outputs.resumable import check_output_folder
+from nlgscore.errors import ArgumentError
 
 try:
     import fcntl

@@ -66,7 +66,10 @@ def sidecar_paths(path: Union[str, Path]) -> Dict[str, Path]:
     ['scores.jsonl.ckpt.json', 'scores.jsonl.partial']
     """
     path = Path(path)
-    return {"partial": path.with_name(path.name + PARTIAL_SUFFIX), "checkpoint": path.with_name(path.name + CHECKPOINT_SUFFIX)}
+    return {
+        "partial": path.with_name(path.name + PARTIAL_SUFFIX),
+        "checkpoint": path.with_name(path.name + CHECKPOINT_SUFFIX),
+    }
 
 
 def check_output_folder(path: Path) -> None:
@@ -94,8 +97,11 @@ def _difference(key: str, old: Any, new: Any) -> str:
     if fields_old is None or fields_new is None:
         return f"{key}: {_short(old)} → {_short(new)}"
     names = list(fields_old) + [name for name in fields_new if name not in fields_old]
-    changed = [f"{name}: {fields_old.get(name, 'none')} → {fields_new.get(name, 'none')}"
-               for name in names if fields_old.get(name) != fields_new.get(name)]
+    changed = [
+        f"{name}: {fields_old.get(name, 'none')} → {fields_new.get(name, 'none')}"
+        for name in names
+        if fields_old.get(name) != fields_new.get(name)
+    ]
     return f"{key} " + ", ".join(changed)
 
 
@@ -149,7 +155,9 @@ class ResumableOutput:
     start of a fresh file. ``restart=True`` ignores and replaces an existing checkpoint.
     """
 
-    def __init__(self, path: Union[str, Path], identity: Dict[str, Any], *, header: str = "", restart: bool = False) -> None:
+    def __init__(
+        self, path: Union[str, Path], identity: Dict[str, Any], *, header: str = "", restart: bool = False
+    ) -> None:
         self.path = Path(path)
         sidecars = sidecar_paths(self.path)
         self.partial, self.checkpoint = sidecars["partial"], sidecars["checkpoint"]
@@ -179,11 +187,20 @@ class ResumableOutput:
         try:
             saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
             if saved.get("version") != CHECKPOINT_VERSION:
-                raise ValueError(f"version {saved.get('version')!r}, this nlgscore writes and verifies version {CHECKPOINT_VERSION}")
-            done, size, state, identity = int(saved["done"]), int(saved["bytes"]), dict(saved["state"]), dict(saved["identity"])
+                raise ValueError(
+                    f"version {saved.get('version')!r}, this nlgscore writes and verifies version {CHECKPOINT_VERSION}"
+                )
+            done, size, state, identity = (
+                int(saved["done"]),
+                int(saved["bytes"]),
+                dict(saved["state"]),
+                dict(saved["identity"]),
+            )
             digest, header_lines = str(saved["sha256"]), int(saved["header_lines"])
         except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise DataError(f"checkpoint {self.checkpoint} is unreadable ({err}); delete it or pass --restart") from None
+            raise DataError(
+                f"checkpoint {self.checkpoint} is unreadable ({err}); delete it or pass --restart"
+            ) from None
         if identity != self.identity:
             raise ArgumentError(
                 f"cannot resume {self.path} from {self.checkpoint}: {describe_mismatch(identity, self.identity)}; "
@@ -192,15 +209,21 @@ class ResumableOutput:
         if saved.get("complete") and not self.partial.exists() and self.path.exists():
             os.replace(self.path, self.partial)  # killed between the final rename and the clean-up
         if not self.partial.exists() or self.partial.stat().st_size < size:
-            raise DataError(f"{self.partial} is missing or shorter than its checkpoint {self.checkpoint} says; pass --restart")
+            raise DataError(
+                f"{self.partial} is missing or shorter than its checkpoint {self.checkpoint} says; pass --restart"
+            )
         lines = self._read_prefix(size)
         where = f"cannot resume {self.path}: {self.partial}"
         if self._hash.hexdigest() != digest:
-            raise DataError(f"{where} is not what its checkpoint {self.checkpoint} recorded (its first {size} bytes have another "
-                            "SHA-256: changed after the checkpoint); pass --restart")
+            raise DataError(
+                f"{where} is not what its checkpoint {self.checkpoint} recorded (its first {size} bytes have another "
+                "SHA-256: changed after the checkpoint); pass --restart"
+            )
         if lines != done + header_lines:
-            raise DataError(f"{where} holds {lines - header_lines} item rows but its checkpoint {self.checkpoint} counts {done}; "
-                            "pass --restart")
+            raise DataError(
+                f"{where} holds {lines - header_lines} item rows but its checkpoint {self.checkpoint} counts {done}; "
+                "pass --restart"
+            )
         with open(self.partial, "r+b") as handle:
             handle.truncate(size)  # drop a chunk appended after the last checkpoint
         self.done, self.state, self._bytes, self._header_lines, self.resumed = done, state, size, header_lines, True
@@ -218,8 +241,14 @@ class ResumableOutput:
 
     def _save(self, complete: bool) -> None:
         record = {
-            "version": CHECKPOINT_VERSION, "identity": self.identity, "done": self.done, "bytes": self._bytes,
-            "sha256": self._hash.hexdigest(), "header_lines": self._header_lines, "state": self.state, "complete": complete,
+            "version": CHECKPOINT_VERSION,
+            "identity": self.identity,
+            "done": self.done,
+            "bytes": self._bytes,
+            "sha256": self._hash.hexdigest(),
+            "header_lines": self._header_lines,
+            "state": self.state,
+            "complete": complete,
         }
         write_atomic(self.checkpoint, json.dumps(record, ensure_ascii=False, indent=1))
 

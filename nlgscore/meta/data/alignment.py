@@ -46,13 +46,22 @@ class AlignmentCheck:
     def describe(self) -> str:
         """One line for reports."""
         if self.aligned is None:
-            return (f"alignment check skipped: only {self.n_identical} score pairs of identical outputs "
-                    f"(needs {MIN_IDENTICAL})")
-        verdict = "segment ids follow the text lines" if self.aligned else (
-            "WARNING: the DA segment ids do not seem to follow the lines of the text files; "
-            "segment-level numbers are not meaningful (system level is unaffected)")
-        return (f"alignment check: identical outputs r={self.r_identical:.3f} vs different r={self.r_different:.3f} "
-                f"({self.n_identical} identical pairs), gap {self.gap:.3f}, permutation p={self.p_value:.3f}: {verdict}")
+            return (
+                f"alignment check skipped: only {self.n_identical} score pairs of identical outputs "
+                f"(needs {MIN_IDENTICAL})"
+            )
+        verdict = (
+            "segment ids follow the text lines"
+            if self.aligned
+            else (
+                "WARNING: the DA segment ids do not seem to follow the lines of the text files; "
+                "segment-level numbers are not meaningful (system level is unaffected)"
+            )
+        )
+        return (
+            f"alignment check: identical outputs r={self.r_identical:.3f} vs different r={self.r_different:.3f} "
+            f"({self.n_identical} identical pairs), gap {self.gap:.3f}, permutation p={self.p_value:.3f}: {verdict}"
+        )
 
 
 def _pooled_r(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> float:

@@ -47,17 +47,33 @@ FIELDS = 12
 DROPPED_DOCUMENTS = ("#bad", "#dup", "#incomplete")
 CANARY_SCORE = 100.0
 # upstream humeval/tools.py langcode_mapping (ISO 639-3 of the CSV -> the pair codes of txt/)
-LANG3 = {"eng": "en", "ces": "cs", "hin": "hi", "zho": "zh", "jpn": "ja", "rus": "ru", "ukr": "uk",
-         "deu": "de", "isl": "is", "spa": "es", "hrv": "hr", "plk": "pl"}
+LANG3 = {
+    "eng": "en",
+    "ces": "cs",
+    "hin": "hi",
+    "zho": "zh",
+    "jpn": "ja",
+    "rus": "ru",
+    "ukr": "uk",
+    "deu": "de",
+    "isl": "is",
+    "spa": "es",
+    "hrv": "hr",
+    "plk": "pl",
+}
 
 
 def _dropped(kind: str, document: str, system: str) -> bool:
-    return (kind == "BAD" or document.endswith(DROPPED_DOCUMENTS) or "-tutorial" in document
-            or "tutorial" in system)
+    return kind == "BAD" or document.endswith(DROPPED_DOCUMENTS) or "-tutorial" in document or "tutorial" in system
 
 
-def read_esa(paths: Union[PathLike, Sequence[PathLike]], lp: str, lines: int, systems: Collection[str],
-             docs: Optional[List[str]] = None) -> Dict[str, np.ndarray]:
+def read_esa(
+    paths: Union[PathLike, Sequence[PathLike]],
+    lp: str,
+    lines: int,
+    systems: Collection[str],
+    docs: Optional[List[str]] = None,
+) -> Dict[str, np.ndarray]:
     """Per rated system, ``lines`` segment scores (NaN where unrated) from ESA CSVs (one file or the
     waves together: a segment's mean is over every rating of every wave, as ``convert_to_metrics.py``
     concatenates them), rows of pair ``lp`` only (its base pair: ``en-cs`` of ``en-cs_CZ``).
@@ -65,7 +81,9 @@ def read_esa(paths: Union[PathLike, Sequence[PathLike]], lp: str, lines: int, sy
     document of each line, checked when given."""
     files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     base = lp.split("_")[0]
-    latest: Dict[Tuple[int, str, str, int], Tuple[float, float]] = {}  # (wave, annotator, system, line) -> (t_end, score)
+    latest: Dict[
+        Tuple[int, str, str, int], Tuple[float, float]
+    ] = {}  # (wave, annotator, system, line) -> (t_end, score)
     for wave, path in enumerate(files):
         _read_wave(path, wave, base, lines, systems, docs, latest)
     if not latest:
@@ -85,8 +103,15 @@ def read_esa(paths: Union[PathLike, Sequence[PathLike]], lp: str, lines: int, sy
     return seg
 
 
-def _read_wave(path: Path, wave: int, base: str, lines: int, systems: Collection[str], docs: Optional[List[str]],
-               latest: Dict[Tuple[int, str, str, int], Tuple[float, float]]) -> None:
+def _read_wave(
+    path: Path,
+    wave: int,
+    base: str,
+    lines: int,
+    systems: Collection[str],
+    docs: Optional[List[str]],
+    latest: Dict[Tuple[int, str, str, int], Tuple[float, float]],
+) -> None:
     text = read_text(path, "ESA ratings file")
     for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         where = f"{path}:{number}"
@@ -98,19 +123,25 @@ def _read_wave(path: Path, wave: int, base: str, lines: int, systems: Collection
         if kind not in ("TGT", "BAD"):
             raise DataError(f"{where}: field 4 is TGT or BAD, got {kind!r}")
         if src3 not in LANG3 or tgt3 not in LANG3:
-            raise DataError(f"{where}: unknown language code {src3 if src3 not in LANG3 else tgt3!r} (known: {sorted(LANG3)})")
+            raise DataError(
+                f"{where}: unknown language code {src3 if src3 not in LANG3 else tgt3!r} (known: {sorted(LANG3)})"
+            )
         if f"{LANG3[src3]}-{LANG3[tgt3]}" != base or _dropped(kind, document, system):
             continue
         if not line_id.isdigit() or not 1 <= int(line_id) < lines:
-            raise DataError(f"{where}: line id {line_id!r} is not a segment line of the sources (1..{lines - 1}; "
-                            "line 0 is the CANARY line)")
+            raise DataError(
+                f"{where}: line id {line_id!r} is not a segment line of the sources (1..{lines - 1}; "
+                "line 0 is the CANARY line)"
+            )
         line = int(line_id)
         value = finite_number(score, where, "ESA score")
         if not 0 <= value <= 100:
             raise DataError(f"{where}: ESA score {score} is outside 0-100")
         if docs is not None and docs[line] != document:
-            raise DataError(f"{where}: document {document!r} is not the document of line {line} ({docs[line]!r}); "
-                            "is the file from before the CANARY line was added (upstream humeval/old/)?")
+            raise DataError(
+                f"{where}: document {document!r} is not the document of line {line} ({docs[line]!r}); "
+                "is the file from before the CANARY line was added (upstream humeval/old/)?"
+            )
         if system not in systems:
             raise DataError(f"{where}: system {system!r} has no output file")
         t_end = finite_number(row[11], where, "end time")

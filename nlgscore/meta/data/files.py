@@ -43,8 +43,9 @@ def read_text(path: PathLike, what: str = "data file") -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-                        "save it as UTF-8") from None
+        raise DataError(
+            f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); save it as UTF-8"
+        ) from None
     return text[1:] if text.startswith(BOM) else text
 
 

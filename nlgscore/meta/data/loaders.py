@@ -231,5 +231,3 @@ def load_summeval(path: PathLike) -> SummaryData:
         raise DataError(f"{path}: no documents")
     human = {aspect: np.array(rows) for aspect, rows in scores.items()}
     return SummaryData(ids, srcs, refs, systems, texts, human)
-
-

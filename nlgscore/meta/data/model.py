@@ -50,7 +50,9 @@ class EvalSet:
         shapes = {"segment": (len(self.systems), n), "system": (len(self.systems),)}
         for level, scores in self.human.items():
             if level in shapes and np.shape(scores) != shapes[level]:
-                raise DataError(f"{self.name}: {level} human scores have shape {np.shape(scores)}, expected {shapes[level]}")
+                raise DataError(
+                    f"{self.name}: {level} human scores have shape {np.shape(scores)}, expected {shapes[level]}"
+                )
 
     @property
     def items(self) -> int:
@@ -72,7 +74,7 @@ class EvalSet:
         for i in range(human.shape[1]):
             rated = np.flatnonzero(~np.isnan(human[:, i]))
             for a_pos, a in enumerate(rated):
-                for b in rated[a_pos + 1:]:
+                for b in rated[a_pos + 1 :]:
                     gap = human[a, i] - human[b, i]
                     if abs(gap) > margin:
                         items.append(i)

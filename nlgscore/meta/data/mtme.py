@@ -20,8 +20,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from nlgscore.errors import DataError
 from nlgscore.corpus.outputs.resumable import write_atomic
+from nlgscore.errors import DataError
 from nlgscore.meta.data.files import finite_number, read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -35,7 +35,9 @@ def _entries(path: Path) -> List[Tuple[str, str, float]]:
         where = f"{path}:{number}"
         fields = line.split("\t")
         if len(fields) != 2:
-            raise DataError(f"{where}: expected <system><TAB><score> (mt-metrics-eval format), got {len(fields)} fields")
+            raise DataError(
+                f"{where}: expected <system><TAB><score> (mt-metrics-eval format), got {len(fields)} fields"
+            )
         entries.append((where, fields[0], finite_number(fields[1], where)))
     return entries
 
@@ -48,8 +50,9 @@ def is_mtme_file(path: PathLike) -> bool:
     return False
 
 
-def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Optional[Iterable[str]] = None, first: Optional[int] = None
-              ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+def read_mtme(
+    path: PathLike, systems: Sequence[str], n: int, known: Optional[Iterable[str]] = None, first: Optional[int] = None
+) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
     """``(segment scores (systems, n) or None, system scores or None)`` from an mtme file.
 
     A file with ``n`` lines per system is a segment file (its ``.sys.score`` sibling, if any, gives
@@ -84,8 +87,10 @@ def read_mtme(path: PathLike, systems: Sequence[str], n: int, known: Optional[It
         lines = by_system[system]
         if len(lines) != n:
             where = lines[min(len(lines), n) - 1][0]
-            raise DataError(f"{where}: system {system!r} has {len(lines)} scores; a segment file needs one per "
-                            f"segment ({n}) and a system file one per system")
+            raise DataError(
+                f"{where}: system {system!r} has {len(lines)} scores; a segment file needs one per "
+                f"segment ({n}) and a system file one per system"
+            )
     seg = np.array([[v for _, v in by_system[s]] for s in systems])
     sibling = Path(re.sub(r"\.seg\.score$", ".sys.score", str(path)))
     if sibling != path and sibling.is_file():
@@ -104,8 +109,13 @@ def mtme_name(metric: str, reference: Optional[str], level: str) -> str:
     return f"{safe}-{'ref' + reference if reference else 'src'}.{level}.score"
 
 
-def write_mtme(folder: PathLike, metric: str, reference: Optional[str], seg: Mapping[str, Sequence[float]],
-               system: Mapping[str, float]) -> List[Path]:
+def write_mtme(
+    folder: PathLike,
+    metric: str,
+    reference: Optional[str],
+    seg: Mapping[str, Sequence[float]],
+    system: Mapping[str, float],
+) -> List[Path]:
     """Write a metric's segment and system scores as mtme files in ``folder``; returns their paths.
 
     >>> import tempfile

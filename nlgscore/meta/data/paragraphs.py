@@ -86,8 +86,12 @@ def read_paragraphs(path: PathLike, lp: str) -> Tuple[TextSet, Dict[str, np.ndar
                     raise DataError(f"{where}: a human score of {system!r} is not a finite number: {v!r}")
             if values:
                 seg[system][i] = float(np.mean(values))
-    texts = TextSet(path, lp, [str(r["src_text"]) for _, r in records],
-                    {n: [str(r["tgt_text"][n]) for _, r in records] for n in refs},
-                    {s: [str(r["tgt_text"][s]) for _, r in records] for s in systems},
-                    [str(r["doc_id"]) for _, r in records])
+    texts = TextSet(
+        path,
+        lp,
+        [str(r["src_text"]) for _, r in records],
+        {n: [str(r["tgt_text"][n]) for _, r in records] for n in refs},
+        {s: [str(r["tgt_text"][s]) for _, r in records] for s in systems},
+        [str(r["doc_id"]) for _, r in records],
+    )
     return texts, {s: v for s, v in seg.items() if np.any(~np.isnan(v))}, path.name

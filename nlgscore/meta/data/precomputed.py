@@ -34,8 +34,8 @@ from typing import (
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.corpus.outputs.jsonl import json_records
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -80,8 +80,9 @@ def segment_and_system(name: str, value: object) -> Tuple[PathLike, Optional[Pat
     paths = tuple(value) if isinstance(value, (tuple, list)) else ()
     if 1 <= len(paths) <= 2 and all(isinstance(p, (str, os.PathLike)) for p in paths):
         return paths[0], paths[1] if len(paths) == 2 else None
-    raise ArgumentTypeError(f"scores[{name!r}] must be a score file, 'SEG,SYS' or a (segment file, system file) "
-                            f"pair, got {value!r}")
+    raise ArgumentTypeError(
+        f"scores[{name!r}] must be a score file, 'SEG,SYS' or a (segment file, system file) pair, got {value!r}"
+    )
 
 
 def _text_lines(path: Path) -> Iterator[Tuple[str, str]]:
@@ -141,8 +142,10 @@ def collect(path: PathLike, items: Iterable[Item], expected: Mapping[Hashable, i
     missing = [key for key, i in expected.items() if found[i] is None]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise DataError(f"{path}: no score for {', '.join(repr(k) for k in missing[:3])}{more} "
-                         f"({len(missing)} of {len(expected)} items missing)")
+        raise DataError(
+            f"{path}: no score for {', '.join(repr(k) for k in missing[:3])}{more} "
+            f"({len(missing)} of {len(expected)} items missing)"
+        )
     return found  # type: ignore[return-value]
 
 
@@ -169,9 +172,7 @@ def read_darr_scores(path: PathLike, ids: Sequence[str]) -> Tuple[np.ndarray, np
     return np.array([v[0] for v in values]), np.array([v[1] for v in values])
 
 
-def read_wmt21_scores(
-    path: PathLike, systems: Sequence[str], n_lines: int, ignored: Iterable[str] = ()
-) -> np.ndarray:
+def read_wmt21_scores(path: PathLike, systems: Sequence[str], n_lines: int, ignored: Iterable[str] = ()) -> np.ndarray:
     """``(systems, n_lines)`` scores from ``system<TAB>line<TAB>score`` rows.
 
     Rows of ``ignored`` systems (in the folder but not evaluated, such as ``HUMAN``) are skipped.

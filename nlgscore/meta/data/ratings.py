@@ -55,8 +55,9 @@ class RatingsFolder:
 
     def systems(self, include_human: bool = False) -> List[str]:
         """The evaluated systems (sorted): rated ones, never the reference in use, humans only if asked."""
-        return sorted(s for s in self.seg if s not in self.reference_system
-                      and (include_human or s not in self.human_systems))
+        return sorted(
+            s for s in self.seg if s not in self.reference_system and (include_human or s not in self.human_systems)
+        )
 
 
 def _segment(text: str, where: str, n: int) -> int:
@@ -80,7 +81,9 @@ def _rows(path: Path, fields: int) -> List[Tuple[str, List[str]]]:
     return rows
 
 
-def read_segment_scores(path: PathLike, systems: Dict[str, int], n: int, repeats: str = "error") -> Dict[str, np.ndarray]:
+def read_segment_scores(
+    path: PathLike, systems: Dict[str, int], n: int, repeats: str = "error"
+) -> Dict[str, np.ndarray]:
     """``{system: scores over the n lines, NaN where unrated}`` from a ``system<TAB>seg<TAB>score`` file.
 
     >>> import tempfile, pathlib
@@ -105,9 +108,11 @@ def read_segment_scores(path: PathLike, systems: Dict[str, int], n: int, repeats
         seg = _segment(seg_text, where, n)
         score = finite_number(score_text, where, "score")
         if (system, seg) in first and repeats == "error":
-            raise DataError(f"{where}: second score for system {system!r}, segment {seg} "
-                            f"(first at line {first[system, seg].rsplit(':', 1)[1]}); pass repeats='average' "
-                            "(--average-repeats) to average repeated judgments")
+            raise DataError(
+                f"{where}: second score for system {system!r}, segment {seg} "
+                f"(first at line {first[system, seg].rsplit(':', 1)[1]}); pass repeats='average' "
+                "(--average-repeats) to average repeated judgments"
+            )
         first.setdefault((system, seg), where)
         totals[system][seg - 1] += score
         counts[system][seg - 1] += 1
@@ -124,7 +129,9 @@ def read_system_scores(path: PathLike, systems: Dict[str, int]) -> Dict[str, flo
         if system not in systems:
             raise DataError(f"{where}: system {system!r} has no hyp.{system}.* output file in {path.parent}")
         if system in seen:
-            raise DataError(f"{where}: second score for system {system!r} (first at line {seen[system].rsplit(':', 1)[1]})")
+            raise DataError(
+                f"{where}: second score for system {system!r} (first at line {seen[system].rsplit(':', 1)[1]})"
+            )
         seen[system] = where
         out[system] = finite_number(score_text, where, "score")
     return out
@@ -141,8 +148,9 @@ def _kind(folder: Path, kind: Optional[str]) -> str:
     return kinds[0]
 
 
-def load_ratings(folder: PathLike, reference: Optional[str] = None, kind: Optional[str] = None,
-                 repeats: str = "error") -> RatingsFolder:
+def load_ratings(
+    folder: PathLike, reference: Optional[str] = None, kind: Optional[str] = None, repeats: str = "error"
+) -> RatingsFolder:
     """Read a human-scores folder (layout in the module doc); ``reference`` defaults to the only
     ``ref.<X>`` file, else ``A``."""
     folder = Path(folder)
@@ -156,7 +164,7 @@ def load_ratings(folder: PathLike, reference: Optional[str] = None, kind: Option
     refs: Dict[str, List[str]] = {}
     target_lang = None
     for path in sorted(folder.glob("ref.*.*")):
-        name, target_lang = path.name[len("ref."):].rsplit(".", 1)
+        name, target_lang = path.name[len("ref.") :].rsplit(".", 1)
         refs[name] = read_lines(path)
     if not refs:
         raise DataError(f"{folder}: no ref.<X>.<language> reference file")
@@ -165,8 +173,15 @@ def load_ratings(folder: PathLike, reference: Optional[str] = None, kind: Option
     if reference not in refs:
         raise ArgumentError(f"reference {reference!r} not in {folder}: it has {sorted(refs)} (--ref)")
     src = read_lines(sources[0])
-    hyps = {p.name[len("hyp."): -len(f".{target_lang}")]: read_lines(p) for p in sorted(folder.glob(f"hyp.*.{target_lang}"))}
-    for name, lines in [("src", src), *((f"ref.{k}", v) for k, v in refs.items()), *((f"hyp.{k}", v) for k, v in hyps.items())]:
+    hyps = {
+        p.name[len("hyp.") : -len(f".{target_lang}")]: read_lines(p)
+        for p in sorted(folder.glob(f"hyp.*.{target_lang}"))
+    }
+    for name, lines in [
+        ("src", src),
+        *((f"ref.{k}", v) for k, v in refs.items()),
+        *((f"hyp.{k}", v) for k, v in hyps.items()),
+    ]:
         if len(lines) != len(src):
             raise DataError(f"{folder}: {name} has {len(lines)} lines but src.{source_lang} has {len(src)}")
     index = {s: i for i, s in enumerate(hyps)}
@@ -177,5 +192,6 @@ def load_ratings(folder: PathLike, reference: Optional[str] = None, kind: Option
         sys_scores.setdefault(system, float(np.nanmean(seg[system])))
     human = sorted(s for s, lines in hyps.items() if any(lines == r for r in refs.values()))
     in_use = sorted(s for s, lines in hyps.items() if lines == refs[reference])
-    return RatingsFolder(folder, kind, f"{source_lang}-{target_lang}", reference, src, refs, hyps, seg,
-                         sys_scores, human, in_use)
+    return RatingsFolder(
+        folder, kind, f"{source_lang}-{target_lang}", reference, src, refs, hyps, seg, sys_scores, human, in_use
+    )

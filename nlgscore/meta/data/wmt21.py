@@ -23,8 +23,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from nlgscore.errors import ArgumentError, DataError
 from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentError, DataError
 from nlgscore.meta.data.files import finite_number, read_lines
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.stats.wmt import (
@@ -61,8 +61,14 @@ class Wmt21Data:
         if limit is None:
             return self
         cut = lambda values: {name: v[:limit] for name, v in values.items()}  # noqa: E731
-        return replace(self, src=self.src[:limit], ref=self.ref[:limit], hyps=cut(self.hyps),
-                       seg_raw=cut(self.seg_raw), seg_z=cut(self.seg_z))
+        return replace(
+            self,
+            src=self.src[:limit],
+            ref=self.ref[:limit],
+            hyps=cut(self.hyps),
+            seg_raw=cut(self.seg_raw),
+            seg_z=cut(self.seg_z),
+        )
 
 
 def wmt21_system_name(da_name: str) -> Tuple[str, str]:
@@ -150,8 +156,10 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
         name, stem = wmt21_system_name(da_name)
         first = submission.setdefault(name, (da_name, where))
         if first[0] != da_name:
-            raise DataError(f"{where}: DA system {da_name!r} and {first[0]!r} ({first[1]}) are both system {name!r}: "
-                            "two submissions of one system cannot be told apart; keep one")
+            raise DataError(
+                f"{where}: DA system {da_name!r} and {first[0]!r} ({first[1]}) are both system {name!r}: "
+                "two submissions of one system cannot be told apart; keep one"
+            )
         if name in hyps or name in absent:
             return name if name in hyps else None
         path = folder / f"{stem}.{target_lang}"
@@ -179,8 +187,10 @@ def load_wmt21(folder: PathLike, lp: Optional[str] = None, reference: str = "A",
             continue
         key = (system, sid)
         if key in seen and repeats == "error":
-            raise DataError(f"{where}: second DA row for system {row['SYS']!r}, SID {sid} (first at line "
-                            f"{seen[key].rsplit(':', 1)[1]}); pass repeats='average' (--average-repeats) to average them")
+            raise DataError(
+                f"{where}: second DA row for system {row['SYS']!r}, SID {sid} (first at line "
+                f"{seen[key].rsplit(':', 1)[1]}); pass repeats='average' (--average-repeats) to average them"
+            )
         seen.setdefault(key, where)
         k = counts[key] = counts.get(key, 0) + 1
         for values, value in ((seg_raw, raw), (seg_z, z)):  # running mean of the repeated judgments
@@ -256,7 +266,9 @@ class Wmt21Items:
     sys_metric: np.ndarray
 
 
-def wmt21_items(judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optional[Sequence[float]] = None) -> Wmt21Items:
+def wmt21_items(
+    judgments: Wmt21Judgments, scores: np.ndarray, sys_scores: Optional[Sequence[float]] = None
+) -> Wmt21Items:
     """Split a metric's ``(systems, segments)`` scores into the items of each measure.
 
     The system score is ``sys_scores`` when given (a corpus-level metric such as BLEU), else
@@ -295,5 +307,9 @@ WMT21_PEARSON = (
 def wmt21_measures(items: Wmt21Items, ties: str = "discordant") -> Dict[str, float]:
     """``seg_pearson`` (DA z), ``seg_tau`` (daRR from DA), ``ties`` (share) and ``sys_pearson``."""
     values = {m.key: pearson(*m.items(items)) for m in WMT21_PEARSON if m.key}
-    return {"seg_pearson": values["seg_pearson"], "seg_tau": tau_from_outcomes(items.outcomes, ties),
-            "ties": float(np.mean(items.outcomes == 0)), "sys_pearson": values["sys_pearson"]}
+    return {
+        "seg_pearson": values["seg_pearson"],
+        "seg_tau": tau_from_outcomes(items.outcomes, ties),
+        "ties": float(np.mean(items.outcomes == 0)),
+        "sys_pearson": values["sys_pearson"],
+    }

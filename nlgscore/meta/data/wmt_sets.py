@@ -129,14 +129,23 @@ def pairs_in(data: PathLike, test_set: str = "wmt24") -> List[str]:
         return paragraph_pairs(data)
     root = data / "txt" if (data / "humeval").is_dir() else _mtme_root(data, test_set)
     if root is None or not (root / "sources").is_dir():
-        raise DataError(f"{data}: neither WMT's folder (txt/ and humeval/) nor mt-metrics-eval's "
-                        f"({test_set}/sources and human-scores/) nor a JSONL file")
+        raise DataError(
+            f"{data}: neither WMT's folder (txt/ and humeval/) nor mt-metrics-eval's "
+            f"({test_set}/sources and human-scores/) nor a JSONL file"
+        )
     return sorted(p.stem for p in (root / "sources").glob("*.txt"))
 
 
-def load_wmt(data: PathLike, lp: Optional[str] = None, test_set: str = "wmt24", gold: Optional[str] = None,
-             reference: Optional[str] = None, include_human: bool = False, all_lines: bool = False,
-             limit: Optional[int] = None) -> EvalSet:
+def load_wmt(
+    data: PathLike,
+    lp: Optional[str] = None,
+    test_set: str = "wmt24",
+    gold: Optional[str] = None,
+    reference: Optional[str] = None,
+    include_human: bool = False,
+    all_lines: bool = False,
+    limit: Optional[int] = None,
+) -> EvalSet:
     """Pair ``lp`` (default: the only pair) of a WMT24/WMT25 data folder or JSONL file as an ``EvalSet``."""
     if data is None:
         raise ArgumentError("data is required: the WMT folder or JSONL file (--data)")
@@ -163,13 +172,20 @@ def load_wmt(data: PathLike, lp: Optional[str] = None, test_set: str = "wmt24", 
     else:
         root = _mtme_root(data, test_set)
         if root is None:
-            raise DataError(f"{data}: neither WMT's folder (txt/ and humeval/) nor mt-metrics-eval's "
-                            f"({test_set}/sources and human-scores/) nor a JSONL file")
+            raise DataError(
+                f"{data}: neither WMT's folder (txt/ and humeval/) nor mt-metrics-eval's "
+                f"({test_set}/sources and human-scores/) nor a JSONL file"
+            )
         if gold is None:
-            found = sorted({p.name.split(".")[1] for p in (root / "human-scores").glob(f"{lp}.*.seg.score")}) \
-                if (root / "human-scores").is_dir() else []
-            raise DataError(f"{root}: {test_set} has no human scores for {lp} (WMT24++ is post-edits only)"
-                            + (f"; name one with --gold ({', '.join(found)})" if found else ""))
+            found = (
+                sorted({p.name.split(".")[1] for p in (root / "human-scores").glob(f"{lp}.*.seg.score")})
+                if (root / "human-scores").is_dir()
+                else []
+            )
+            raise DataError(
+                f"{root}: {test_set} has no human scores for {lp} (WMT24++ is post-edits only)"
+                + (f"; name one with --gold ({', '.join(found)})" if found else "")
+            )
         texts = read_text_layout(root, lp)
         path = root / "human-scores" / f"{lp}.{gold}.seg.score"
         if not path.is_file():
@@ -185,17 +201,37 @@ def _system_means(human: np.ndarray, items: np.ndarray, src: List[str]) -> np.nd
     return np.array([float(np.nanmean(r)) if np.any(~np.isnan(r)) else float("nan") for r in rows])
 
 
-def _evalset(name: str, texts: TextSet, seg: Dict[str, np.ndarray], reference: str, gold: str, source: str,
-             include_human: bool, all_lines: bool, limit: Optional[int]) -> EvalSet:
+def _evalset(
+    name: str,
+    texts: TextSet,
+    seg: Dict[str, np.ndarray],
+    reference: str,
+    gold: str,
+    source: str,
+    include_human: bool,
+    all_lines: bool,
+    limit: Optional[int],
+) -> EvalSet:
     if reference not in texts.refs:
-        raise ArgumentError(f"{name}: no reference {reference!r} (references: {sorted(texts.refs)}); choose one with --ref")
+        raise ArgumentError(
+            f"{name}: no reference {reference!r} (references: {sorted(texts.refs)}); choose one with --ref"
+        )
     for system in seg:
         if system not in texts.outputs and system not in texts.refs:
             raise DataError(f"{name}: rated system {system!r} has no output file")
-    humans = {s for s in seg if s in texts.refs or
-              (s in texts.outputs and any(texts.outputs[s] == r for r in texts.refs.values()))}
-    systems = sorted(s for s in seg if s != reference and s in texts.outputs | texts.refs
-                     and np.any(~np.isnan(seg[s])) and (include_human or s not in humans))
+    humans = {
+        s
+        for s in seg
+        if s in texts.refs or (s in texts.outputs and any(texts.outputs[s] == r for r in texts.refs.values()))
+    }
+    systems = sorted(
+        s
+        for s in seg
+        if s != reference
+        and s in texts.outputs | texts.refs
+        and np.any(~np.isnan(seg[s]))
+        and (include_human or s not in humans)
+    )
     if len(systems) < 3:
         raise DataError(f"{name}: meta-evaluation needs at least 3 rated systems, got {systems}")
     human = np.array([seg[s] for s in systems])
@@ -206,14 +242,22 @@ def _evalset(name: str, texts: TextSet, seg: Dict[str, np.ndarray], reference: s
     outputs = {**texts.refs, **texts.outputs}
     pick = lambda lines: [lines[i] for i in items]  # noqa: E731
     human = human[:, items]
-    evalset = EvalSet(name, systems, [pick(outputs[s]) for s in systems], [pick(texts.refs[reference])], pick(texts.src),
-                      {"segment": human, "system": _system_means(human, items, texts.src)},
-                      reference[3:] if reference.startswith("ref") else reference)  # mtme file names add "ref"
+    evalset = EvalSet(
+        name,
+        systems,
+        [pick(outputs[s]) for s in systems],
+        [pick(texts.refs[reference])],
+        pick(texts.src),
+        {"segment": human, "system": _system_means(human, items, texts.src)},
+        reference[3:] if reference.startswith("ref") else reference,
+    )  # mtme file names add "ref"
     if texts.docs is not None:
         evalset.derived("docs", lambda: pick(texts.docs))
     evalset.derived("lines", lambda: items)
     evalset.derived("total", lambda: n)
     left = sorted(set(texts.outputs) - set(systems))
-    evalset.notes.append(f"{name} ({source}, gold {gold}): {len(items)} of {n} lines scored (rated ones), "
-                         f"{len(systems)} systems; reference {reference}; not evaluated: {', '.join(left) or 'none'}")
+    evalset.notes.append(
+        f"{name} ({source}, gold {gold}): {len(items)} of {n} lines scored (rated ones), "
+        f"{len(systems)} systems; reference {reference}; not evaluated: {', '.join(left) or 'none'}"
+    )
     return evalset

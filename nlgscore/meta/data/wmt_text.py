@@ -66,7 +66,7 @@ def read_text_layout(root: PathLike, lp: str) -> TextSet:
     src = read_lines(source, "source file")
     refs = {}
     for path in sorted((root / "references").glob(f"{lp}.*.txt")):
-        name = path.name[len(lp) + 1:-len(".txt")]
+        name = path.name[len(lp) + 1 : -len(".txt")]
         if not name or "." in name:
             raise DataError(f"{path}: a reference file is named <LP>.<REF>.txt")
         refs[name] = _aligned(path, len(src), "reference file")

@@ -41,19 +41,25 @@ def _common(values: Mapping[Task, Mapping[str, float]]) -> List[str]:
     return [m for m in values[tasks[0]] if all(m in values[t] for t in tasks)]
 
 
-def avg_corr(values: Mapping[Task, Mapping[str, float]], ranges: Mapping[Task, Tuple[float, float]],
-             weights: Optional[Mapping[Task, float]] = None) -> Dict[str, float]:
+def avg_corr(
+    values: Mapping[Task, Mapping[str, float]],
+    ranges: Mapping[Task, Tuple[float, float]],
+    weights: Optional[Mapping[Task, float]] = None,
+) -> Dict[str, float]:
     """Per metric present in every task, the weighted mean of its values mapped to [0, 1] by
     each task's ``(low, high)`` range, best first (ties: by name, reversed as mtme's sort keeps
     insertion order; here the name decides, so the order is reproducible)."""
     weight = _weights(list(values), weights)
-    out = {m: sum(weight[t] * (values[t][m] - ranges[t][0]) / (ranges[t][1] - ranges[t][0]) for t in values)
-           for m in _common(values)}
+    out = {
+        m: sum(weight[t] * (values[t][m] - ranges[t][0]) / (ranges[t][1] - ranges[t][0]) for t in values)
+        for m in _common(values)
+    }
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def average_ranks(ranks: Mapping[Task, Mapping[str, int]], weights: Optional[Mapping[Task, float]] = None
-                  ) -> Dict[str, float]:
+def average_ranks(
+    ranks: Mapping[Task, Mapping[str, int]], weights: Optional[Mapping[Task, float]] = None
+) -> Dict[str, float]:
     """Per metric present in every task, the weighted mean of its cluster ranks, best (lowest) first.
 
     >>> average_ranks({"t1": {"a": 1, "b": 2}, "t2": {"a": 2, "b": 1}, "t3": {"a": 1, "b": 1}})
@@ -72,9 +78,13 @@ def _task_draws(draws: Draws, a: str, b: str) -> np.ndarray:
     raise ArgumentError(f"no permutation draws for metrics {a!r} and {b!r}")
 
 
-def avg_corr_clusters(averages: Mapping[str, float], draws: Mapping[Task, Draws],
-                      ranges: Mapping[Task, Tuple[float, float]], weights: Optional[Mapping[Task, float]] = None,
-                      alpha: float = SIG_LEVEL) -> Tuple[List[int], np.ndarray]:
+def avg_corr_clusters(
+    averages: Mapping[str, float],
+    draws: Mapping[Task, Draws],
+    ranges: Mapping[Task, Tuple[float, float]],
+    weights: Optional[Mapping[Task, float]] = None,
+    alpha: float = SIG_LEVEL,
+) -> Tuple[List[int], np.ndarray]:
     """``(cluster ranks, p-value matrix)`` of the metrics of ``averages`` (best first, as ``avg_corr``
     returns them): ``p[i, j]`` is the share of averaged null draws whose difference is >= the
     observed average difference of metrics i and j (mtme ``AverageCorrMatrix``).
@@ -89,8 +99,9 @@ def avg_corr_clusters(averages: Mapping[str, float], draws: Mapping[Task, Draws]
     p = np.zeros((len(metrics), len(metrics)))
     for i in range(len(metrics)):
         for j in range(i + 1, len(metrics)):
-            per_task = [weight[t] * _task_draws(draws[t], metrics[i], metrics[j]) / (ranges[t][1] - ranges[t][0])
-                        for t in tasks]
+            per_task = [
+                weight[t] * _task_draws(draws[t], metrics[i], metrics[j]) / (ranges[t][1] - ranges[t][0]) for t in tasks
+            ]
             longest = max(len(d) for d in per_task)
             if longest == 0:
                 raise ArgumentError("no permutation draws: run the tasks with resamples > 0")

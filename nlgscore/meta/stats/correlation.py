@@ -22,7 +22,9 @@ from nlgscore.errors import ArgumentError
 def _matrices(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     human, metric = np.asarray(human, dtype=float), np.asarray(metric, dtype=float)
     if human.shape != metric.shape or human.ndim != 2:
-        raise ArgumentError(f"human and metric must be (systems, items) arrays of one shape, got {human.shape} and {metric.shape}")
+        raise ArgumentError(
+            f"human and metric must be (systems, items) arrays of one shape, got {human.shape} and {metric.shape}"
+        )
     if not np.all(np.isfinite(metric[~np.isnan(human)])):
         raise ArgumentError("metric scores must be finite wherever there is a human score")
     return human, metric
@@ -88,8 +90,11 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # The one table of correlations by name (every task and measure reads it; NaN for a constant side).
-CORRELATIONS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {"pearson": _pearson, "kendall": _kendall,
-                                                                      "spearman": _spearman}
+CORRELATIONS: Dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "pearson": _pearson,
+    "kendall": _kendall,
+    "spearman": _spearman,
+}
 
 
 def correlation(human: np.ndarray, metric: np.ndarray, method: str = "pearson", by_item: bool = False) -> float:
@@ -119,5 +124,3 @@ def correlation(human: np.ndarray, metric: np.ndarray, method: str = "pearson", 
             values.append(correlate(human[rated, column], metric[rated, column]))
     defined = [v for v in values if not np.isnan(v)]
     return float(np.mean(defined)) if defined else float("nan")
-
-

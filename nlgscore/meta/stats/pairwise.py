@@ -173,8 +173,6 @@ def acc_t(human: np.ndarray, metric: np.ndarray) -> Tuple[float, float]:
     return tie_calibration(item_pairs(human, metric))
 
 
-
-
 def pairwise_difference_pearson(human: np.ndarray, metric: np.ndarray) -> float:
     """Pairwise Difference Pearson (PDP; mt-metrics-eval ``Correlation.Pearson(average_by="item", pdp=True)``).
 

@@ -64,8 +64,10 @@ def check_resamples(value: object, name: str, flag: str, minimum: int = 0) -> in
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ArgumentError(f"{name} must be an integer >= {minimum} ({flag}), got {value!r}")
     if value > MAX_RESAMPLES:
-        raise ArgumentError(f"{name} must be at most {MAX_RESAMPLES} ({flag}), got {value}: 1000 is the usual number "
-                            f"(sacreBLEU, mt-metrics-eval), and {MAX_RESAMPLES} already takes hours on a WMT test set")
+        raise ArgumentError(
+            f"{name} must be at most {MAX_RESAMPLES} ({flag}), got {value}: 1000 is the usual number "
+            f"(sacreBLEU, mt-metrics-eval), and {MAX_RESAMPLES} already takes hours on a WMT test set"
+        )
     return int(value)
 
 
@@ -180,9 +182,7 @@ def paired_bootstrap(
         a, b = _evaluate(statistic, arrays_a, index), _evaluate(statistic, arrays_b, index)
         wins_a += a > b
         wins_b += b > a
-    return PairedBootstrap(
-        _evaluate(statistic, arrays_a), _evaluate(statistic, arrays_b), wins_a, wins_b, n_samples
-    )
+    return PairedBootstrap(_evaluate(statistic, arrays_a), _evaluate(statistic, arrays_b), wins_a, wins_b, n_samples)
 
 
 @dataclass(frozen=True)
@@ -257,7 +257,9 @@ def _system_matrix(baseline: Sequence[float], systems: Sequence[Sequence[float]]
     rows += [as_finite_array(s, f"system {i + 1}") for i, s in enumerate(systems)]
     lengths = {len(r) for r in rows}
     if len(lengths) != 1:
-        raise ArgumentError(f"systems must have one score per segment of the same test set, got lengths {[len(r) for r in rows]}")
+        raise ArgumentError(
+            f"systems must have one score per segment of the same test set, got lengths {[len(r) for r in rows]}"
+        )
     if len(rows[0]) < 2:
         raise ArgumentError("system comparison needs at least 2 segments")
     return np.vstack(rows)
@@ -345,9 +347,7 @@ def compare_systems_randomization(
     p_values: list[Optional[float]] = [None]
     for row in scores[1:]:
         delta = scores[0] - row
-        trial_diffs = np.concatenate(
-            [np.abs(signs[i : i + chunk] @ delta) / n for i in range(0, n_trials, chunk)]
-        )
+        trial_diffs = np.concatenate([np.abs(signs[i : i + chunk] @ delta) / n for i in range(0, n_trials, chunk)])
         p_values.append(_p_value(trial_diffs, abs(delta.sum()) / n))
     index = rng.integers(n, size=(n_confidence, n))
     return _comparisons(scores, _bootstrap_means(scores, index), p_values)

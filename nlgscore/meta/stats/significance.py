@@ -23,8 +23,13 @@ def _zscore(values: np.ndarray) -> np.ndarray:
 
 
 def permutation_test(
-    statistic: Callable[[np.ndarray], float], metric_a: np.ndarray, metric_b: np.ndarray, mask: np.ndarray,
-    resamples: int = SIG_RESAMPLES, seed: int = 0, draws: Optional[List[float]] = None,
+    statistic: Callable[[np.ndarray], float],
+    metric_a: np.ndarray,
+    metric_b: np.ndarray,
+    mask: np.ndarray,
+    resamples: int = SIG_RESAMPLES,
+    seed: int = 0,
+    draws: Optional[List[float]] = None,
 ) -> float:
     """p-value that metric A's ``statistic`` beats B's only by chance (PERM-BOTH, Deutsch et al. 2021).
 
@@ -52,8 +57,14 @@ def permutation_test(
     return hits / max(done, 1)
 
 
-def pairs_permutation_test(outcomes_a: np.ndarray, outcomes_b: np.ndarray, weight: np.ndarray,
-                           resamples: int = SIG_RESAMPLES, seed: int = 0, draws: Optional[List[float]] = None) -> float:
+def pairs_permutation_test(
+    outcomes_a: np.ndarray,
+    outcomes_b: np.ndarray,
+    weight: np.ndarray,
+    resamples: int = SIG_RESAMPLES,
+    seed: int = 0,
+    draws: Optional[List[float]] = None,
+) -> float:
     """p-value for acc-t: A's pairwise outcomes (at A's epsilon) against B's (at B's), swapped pair by
     pair (mtme ``PairwisePermutationSigDiff``, the WMT23/24 acc-t test), same early stopping;
     ``draws`` as in ``permutation_test``."""

@@ -26,9 +26,7 @@ from nlgscore.meta.stats.correlation import as_finite_array, pearson
 DARR_MARGIN = 25.0
 
 
-def darr_concordance(
-    better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False
-) -> np.ndarray:
+def darr_concordance(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> np.ndarray:
     """Per-pair concordance (+1 / -1) of metric scores with daRR better/worse judgments.
 
     WMT17-19 convention (WMT18 findings Eq. 1 and its concordance table): a pair is
@@ -41,9 +39,7 @@ def darr_concordance(
     return np.where(darr_outcomes(better, worse, lower_is_better) > 0, 1, -1)
 
 
-def darr_kendall_tau(
-    better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False
-) -> float:
+def darr_kendall_tau(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> float:
     """WMT daRR Kendall's tau-like ``(C - D) / (C + D)``, metric ties discordant.
 
     ``better[i]`` and ``worse[i]`` are the metric's scores of the translations humans judged
@@ -106,9 +102,7 @@ class DarrPair:
     worse_da: float
 
 
-def darr_pairs_from_da(
-    da: Mapping[Tuple[Hashable, Hashable], float], margin: float = DARR_MARGIN
-) -> list[DarrPair]:
+def darr_pairs_from_da(da: Mapping[Tuple[Hashable, Hashable], float], margin: float = DARR_MARGIN) -> list[DarrPair]:
     """Build daRR pairs from raw DA segment scores, as in WMT18 findings Sec. 3.1.
 
     ``da`` maps ``(segment, system)`` to the raw (0-100) DA score. For every segment, all
@@ -211,7 +205,9 @@ def hybrid_systems(
     human = np.asarray(human, dtype=float)
     metric = np.asarray(metric, dtype=float)
     if human.ndim != 2 or human.shape != metric.shape:
-        raise ArgumentError(f"human and metric must be (systems, segments) arrays of one shape, got {human.shape} and {metric.shape}")
+        raise ArgumentError(
+            f"human and metric must be (systems, segments) arrays of one shape, got {human.shape} and {metric.shape}"
+        )
     n_systems, n_segments = human.shape
     if n_systems < 2:
         raise ArgumentError(f"hybrids need at least 2 systems, got {n_systems}")

@@ -58,10 +58,18 @@ class MetaCommand:
     systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
 
 
-def from_protocol(protocol: TaskDescriptor, help: str, description: str, files: str, human: str, reference: str,
-                  scores_help: str = "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score "
-                                     "sibling used when present; or SEG,SYS)",
-                  resampling: Optional[str] = None, options: Tuple[Option, ...] = ()) -> MetaCommand:
+def from_protocol(
+    protocol: TaskDescriptor,
+    help: str,
+    description: str,
+    files: str,
+    human: str,
+    reference: str,
+    scores_help: str = "mt-metrics-eval file <system><TAB><score> (a .seg.score file, its .sys.score "
+    "sibling used when present; or SEG,SYS)",
+    resampling: Optional[str] = None,
+    options: Tuple[Option, ...] = (),
+) -> MetaCommand:
     """The ``nlgscore meta`` subcommand of a data set the generic runner evaluates: ``--data`` is
     given to ``protocol.load``, the levels and measures come from its ``Measure`` rows.
 
@@ -77,96 +85,209 @@ def from_protocol(protocol: TaskDescriptor, help: str, description: str, files: 
     if resampling is None:
         resampling = "bootstrap" if any(m.resampling == "bootstrap" for m in protocol.measures) else "permutations"
     levels = tuple(dict.fromkeys(m.level for m in protocol.measures))
-    return MetaCommand(protocol.name, help, description, functools.partial(run, protocol), files, "data", human, reference,
-                      levels, tuple(f"{m.level} {m.name}" for m in protocol.measures), scores_help,
-                      resampling=resampling, options=options)
+    return MetaCommand(
+        protocol.name,
+        help,
+        description,
+        functools.partial(run, protocol),
+        files,
+        "data",
+        human,
+        reference,
+        levels,
+        tuple(f"{m.level} {m.name}" for m in protocol.measures),
+        scores_help,
+        resampling=resampling,
+        options=options,
+    )
 
 
-_TIES = Option(("--ties",), "ties", "a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
-               "(tied pairs left out); the share of ties is reported either way",
-               dict(choices=TIES_RULES, default="discordant"))
-_INCLUDE_HUMAN = Option(("--include-human",), "include_human", "also evaluate human translations as systems "
-                        "(default: MT systems only; the reference in use never is one)", dict(action="store_true"))
-_REPEATS = Option(("--average-repeats",), "repeats", "average repeated judgments of one (system, segment) "
-                  "(several raters) instead of refusing the file", dict(action="store_const", const="average", default="error"))
+_TIES = Option(
+    ("--ties",),
+    "ties",
+    "a metric tie on a daRR pair: 'discordant' (WMT17-19 rule, default) or 'exclude' "
+    "(tied pairs left out); the share of ties is reported either way",
+    dict(choices=TIES_RULES, default="discordant"),
+)
+_INCLUDE_HUMAN = Option(
+    ("--include-human",),
+    "include_human",
+    "also evaluate human translations as systems (default: MT systems only; the reference in use never is one)",
+    dict(action="store_true"),
+)
+_REPEATS = Option(
+    ("--average-repeats",),
+    "repeats",
+    "average repeated judgments of one (system, segment) (several raters) instead of refusing the file",
+    dict(action="store_const", const="average", default="error"),
+)
+
 
 def _wmt_command(test_set: str, task: Callable[..., Any], year: str) -> MetaCommand:
     """The ``nlgscore meta wmt24`` / ``wmt25`` subcommand: mt-metrics-eval's task set of that year."""
     return MetaCommand(
-        test_set, f"{year}: SPA and acc-eq per pair, avg-corr and average rank (mt-metrics-eval's {year} tasks)",
+        test_set,
+        f"{year}: SPA and acc-eq per pair, avg-corr and average rank (mt-metrics-eval's {year} tasks)",
         f"The {year} metrics task as mt-metrics-eval runs it: per language pair, system-level soft pairwise "
         "accuracy and segment-level acc-eq (tie-calibrated, item-grouped) with significance clusters from "
         "permutation tests, Pairwise Difference Pearson; over the pairs, avg-corr (each task mapped to [0, 1], "
         "equal weights, clusters from the averaged draws) and the average rank. --data is WMT's folder (txt/ "
         "and humeval/ ESA CSVs or MQM TSVs), mt-metrics-eval's folder (<test set>/ with human-scores/), or "
         "WMT25's paragraph JSONL.",
-        task, "txt/ + humeval/, or mt-metrics-eval's <test set>/ folder, or a paragraph JSONL file", "data",
-        "ESA or MQM (mt-metrics-eval's standard gold per pair, or --gold)", "the pair's standard reference (or --ref)",
-        ("system", "segment"), tuple(f"{m.level} {m.name}" for m in _wmt24_25.WMT_MEASURES),
+        task,
+        "txt/ + humeval/, or mt-metrics-eval's <test set>/ folder, or a paragraph JSONL file",
+        "data",
+        "ESA or MQM (mt-metrics-eval's standard gold per pair, or --gold)",
+        "the pair's standard reference (or --ref)",
+        ("system", "segment"),
+        tuple(f"{m.level} {m.name}" for m in _wmt24_25.WMT_MEASURES),
         "mt-metrics-eval .seg.score file <system><TAB><score> (one line per line of the test set, or per scored "
         "item as --export-scores writes them; {lp} in the path for several pairs)",
         resampling="permutations",
-        options=(Option(("--lp",), "pairs", "language pair as the data spell it (en-cs, en-cs_CZ; repeatable; "
-                        "default: every pair of the data)", dict(action="append", default=None)),
-                 Option(("--gold",), "gold", "human scores to use (default: mt-metrics-eval's standard: esa, mqm, "
-                        "esa-human1)"),
-                 Option(("--ref",), "reference", "reference to use (default: the pair's standard one, e.g. refA)"),
-                 Option(("--include-human",), "include_human", "also evaluate rated human translations as systems "
-                        "(the reference in use never is one)", dict(action="store_true")),
-                 Option(("--all-lines",), "all_lines", "score every line of the test set, not only the rated ones "
-                        "(the measures ignore unrated lines; this only makes --export-scores files complete)",
-                        dict(action="store_true")),
-                 Option(("--export-mtme",), "export_mtme", "write the scored metrics' segment scores to DIR/<LP>/ "
-                        "as mt-metrics-eval files", dict(type=Path, metavar="DIR"))))
+        options=(
+            Option(
+                ("--lp",),
+                "pairs",
+                "language pair as the data spell it (en-cs, en-cs_CZ; repeatable; default: every pair of the data)",
+                dict(action="append", default=None),
+            ),
+            Option(
+                ("--gold",), "gold", "human scores to use (default: mt-metrics-eval's standard: esa, mqm, esa-human1)"
+            ),
+            Option(("--ref",), "reference", "reference to use (default: the pair's standard one, e.g. refA)"),
+            Option(
+                ("--include-human",),
+                "include_human",
+                "also evaluate rated human translations as systems (the reference in use never is one)",
+                dict(action="store_true"),
+            ),
+            Option(
+                ("--all-lines",),
+                "all_lines",
+                "score every line of the test set, not only the rated ones "
+                "(the measures ignore unrated lines; this only makes --export-scores files complete)",
+                dict(action="store_true"),
+            ),
+            Option(
+                ("--export-mtme",),
+                "export_mtme",
+                "write the scored metrics' segment scores to DIR/<LP>/ as mt-metrics-eval files",
+                dict(type=Path, metavar="DIR"),
+            ),
+        ),
+    )
 
 
-DESCRIPTORS: Dict[str, MetaCommand] = {d.name: d for d in (
-    MetaCommand(
-        "wmt19", "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
-        "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
-        "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
-        _wmt19.wmt19, "wmt-<lp>.jsonl", "data_dir", "daRR", "the pair's reference", ("segment",), ("segment tau", "segment metric-ties"),
-        'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
-        options=(Option(("--lp",), "pairs", "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
-                        dict(action="append", default=None)), _TIES), systems=False),
-    MetaCommand(
-        "wmt21", "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
-        "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
-        "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
-        _wmt21.wmt21, "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
-        "data_dir", "DA", "A", ("segment", "system"),
-        ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
-        "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",
-        options=(Option(("--lp",), "lp", "language pair: the folder is <data>/wmt21-<lp> unless --data is the folder "
-                        "itself (default: from its src.<xx> file, else de-en)"),
-                 Option(("--reference",), "reference", "reference file ref.<X>.en (default: A)", dict(default="A")),
-                 Option(("--include-human",), "include_human", "also evaluate the HUMAN translation (ref.B) as a system "
-                        "(default: MT systems only)", dict(action="store_true")),
-                 _TIES, _REPEATS)),
-    MetaCommand(
-        "summeval", "SummEval: summary-level Spearman/Kendall per aspect",
-        "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
-        "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",
-        _summeval.summeval, "sum-summeval.jsonl", "data_dir", "summary ratings", "every reference (combined by --refs)", ("summary", "system"),
-        ("summary spearman", "summary kendall", "system pearson", "system spearman", "system kendall"),
-        'JSONL {"id": <document id>, "system": <name>, "score": x}',
-        options=(Option(("--aspect",), "aspects", "coherence, consistency, fluency or relevance (repeatable; default: all)",
-                        dict(action="append", default=None)),
-                 Option(("--refs",), "refs", "combine scores against the several references (default: max)",
-                        dict(choices=("max", "mean", "first"), default="max")))),
-    from_protocol(
-        _mqm.MQM_TASK, "a human-scores folder (MQM or DA): WMT22-25 measures (SPA, acc-t, pairwise accuracy ...)",
-        "A folder of src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l> and <kind>-seg-scores.tsv (MQM, DA ...): "
-        "system Pearson, pairwise accuracy and soft pairwise accuracy; segment Pearson and Kendall "
-        "(no grouping and item-grouped) and tie-calibrated acc-t, as mt-metrics-eval computes them; "
-        "significance clusters from permutation tests; a WMT24-style summary (SPA, acc-t, average).",
-        "src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l>, <kind>-seg-scores.tsv [, <kind>-sys-scores.tsv]",
-        "MQM or DA segment scores", "--ref (default: the only ref.<X>, else A)",
-        options=(Option(("--ref",), "reference", "reference X of ref.<X>.<l> (default: the only one, else A)"),
-                 Option(("--kind",), "kind", "which <kind>-seg-scores.tsv (default: the only one)"),
-                 _INCLUDE_HUMAN, _REPEATS,
-                 Option(("--export-mtme",), "export_mtme", "write the scored metrics' segment and system scores "
-                        "to DIR as mt-metrics-eval files", dict(type=Path, metavar="DIR")))),
-    _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
-    _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),
-)}
+DESCRIPTORS: Dict[str, MetaCommand] = {
+    d.name: d
+    for d in (
+        MetaCommand(
+            "wmt19",
+            "WMT19 daRR pairs (BARTScore/COMET version): Kendall's tau-like",
+            "WMT19 daRR: per language pair, Kendall's tau-like over relative-ranking pairs built from DA "
+            "(wmt-<lp>.jsonl in --data), with bootstrap CIs.",
+            _wmt19.wmt19,
+            "wmt-<lp>.jsonl",
+            "data_dir",
+            "daRR",
+            "the pair's reference",
+            ("segment",),
+            ("segment tau", "segment metric-ties"),
+            'JSONL {"id": <pair id>, "better": x, "worse": x}; {lp} in FILE for several pairs',
+            options=(
+                Option(
+                    ("--lp",),
+                    "pairs",
+                    "language pair, e.g. kk-en (repeatable; default: every wmt-*.jsonl in --data)",
+                    dict(action="append", default=None),
+                ),
+                _TIES,
+            ),
+            systems=False,
+        ),
+        MetaCommand(
+            "wmt21",
+            "WMT21 DA (any to-English pair): daRR tau, segment and system Pearson",
+            "WMT21 DA of a to-English pair: daRR tau built from raw DA, segment Pearson (raw and z) and "
+            "system Pearson against the official z scores, with bootstrap CIs and Williams tests.",
+            _wmt21.wmt21,
+            "wmt21-<lp>/ with src.<xx>, ref.A.en, hyp.<system>.en, da-seg-scores.csv, da-sys-scores.csv",
+            "data_dir",
+            "DA",
+            "A",
+            ("segment", "system"),
+            ("segment tau", "segment metric-ties", "segment pearson-raw", "segment pearson-z", "system pearson-z"),
+            "TSV system<TAB>line<TAB>score, optionally ',SYS.tsv' with system<TAB>score rows",
+            options=(
+                Option(
+                    ("--lp",),
+                    "lp",
+                    "language pair: the folder is <data>/wmt21-<lp> unless --data is the folder "
+                    "itself (default: from its src.<xx> file, else de-en)",
+                ),
+                Option(("--reference",), "reference", "reference file ref.<X>.en (default: A)", dict(default="A")),
+                Option(
+                    ("--include-human",),
+                    "include_human",
+                    "also evaluate the HUMAN translation (ref.B) as a system (default: MT systems only)",
+                    dict(action="store_true"),
+                ),
+                _TIES,
+                _REPEATS,
+            ),
+        ),
+        MetaCommand(
+            "summeval",
+            "SummEval: summary-level Spearman/Kendall per aspect",
+            "SummEval: per aspect, summary-level Spearman and Kendall (per document across systems, "
+            "averaged; BARTScore protocol) with bootstrap CIs, and system-level correlations.",
+            _summeval.summeval,
+            "sum-summeval.jsonl",
+            "data_dir",
+            "summary ratings",
+            "every reference (combined by --refs)",
+            ("summary", "system"),
+            ("summary spearman", "summary kendall", "system pearson", "system spearman", "system kendall"),
+            'JSONL {"id": <document id>, "system": <name>, "score": x}',
+            options=(
+                Option(
+                    ("--aspect",),
+                    "aspects",
+                    "coherence, consistency, fluency or relevance (repeatable; default: all)",
+                    dict(action="append", default=None),
+                ),
+                Option(
+                    ("--refs",),
+                    "refs",
+                    "combine scores against the several references (default: max)",
+                    dict(choices=("max", "mean", "first"), default="max"),
+                ),
+            ),
+        ),
+        from_protocol(
+            _mqm.MQM_TASK,
+            "a human-scores folder (MQM or DA): WMT22-25 measures (SPA, acc-t, pairwise accuracy ...)",
+            "A folder of src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l> and <kind>-seg-scores.tsv (MQM, DA ...): "
+            "system Pearson, pairwise accuracy and soft pairwise accuracy; segment Pearson and Kendall "
+            "(no grouping and item-grouped) and tie-calibrated acc-t, as mt-metrics-eval computes them; "
+            "significance clusters from permutation tests; a WMT24-style summary (SPA, acc-t, average).",
+            "src.<l>, ref.<X>.<l>, hyp.<SYSTEM>.<l>, <kind>-seg-scores.tsv [, <kind>-sys-scores.tsv]",
+            "MQM or DA segment scores",
+            "--ref (default: the only ref.<X>, else A)",
+            options=(
+                Option(("--ref",), "reference", "reference X of ref.<X>.<l> (default: the only one, else A)"),
+                Option(("--kind",), "kind", "which <kind>-seg-scores.tsv (default: the only one)"),
+                _INCLUDE_HUMAN,
+                _REPEATS,
+                Option(
+                    ("--export-mtme",),
+                    "export_mtme",
+                    "write the scored metrics' segment and system scores to DIR as mt-metrics-eval files",
+                    dict(type=Path, metavar="DIR"),
+                ),
+            ),
+        ),
+        _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
+        _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),
+    )
+}

@@ -59,7 +59,7 @@ def read_mtme_scores(data: EvalSet, name: str, path: Any) -> Scores:
         _, system = read_mtme(sys_path, data.systems, 0)
     signature = f"scores:{Path(seg_path).name}"
     if seg is not None:
-        seg = seg[:, :data.items]
+        seg = seg[:, : data.items]
     if system is None:
         if seg is None:
             raise DataError(f"{seg_path}: neither segment nor system scores")
@@ -90,7 +90,9 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
     n, refs, copies = data.items, data.refs[0], len(data.systems) * len(data.refs)
     srcs = None if data.srcs is None else data.srcs * copies
     hyps = [h for row in data.hyps for h in row] * len(data.refs)  # every output against each reference set
-    flat, signature = scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name)
+    flat, signature = scorers.score(
+        spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name
+    )
     signature += descriptor.scored
     seg = np.array(flat, dtype=float).reshape(len(data.refs), len(data.systems), n)
     if descriptor.combine is not None:  # (systems, items, refs), contiguous: the reduction's summation order
@@ -103,8 +105,16 @@ def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Score
     return seg, np.array(system, dtype=float), f"{signature}|{how}"
 
 
-def _row(run: Run, measure: Measure, data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray,
-         settings: Dict[str, Any], signature: str, **common: str) -> Optional[Row]:
+def _row(
+    run: Run,
+    measure: Measure,
+    data: EvalSet,
+    seg: Optional[np.ndarray],
+    system: np.ndarray,
+    settings: Dict[str, Any],
+    signature: str,
+    **common: str,
+) -> Optional[Row]:
     inputs = measure.inputs(data, seg, system)
     if inputs is None:
         return None
@@ -113,15 +123,29 @@ def _row(run: Run, measure: Measure, data: EvalSet, seg: Optional[np.ndarray], s
     signature += "".join(f"|{name}:{value}" for name, value in used.items()) + measure.signature
     if measure.resampling == "bootstrap":
         return run.row(statistic, inputs, level=measure.level, measure=measure.name, signature=signature, **common)
-    return Row(level=measure.level, measure=measure.name, value=float(statistic(*inputs)), signature=signature, **common)
+    return Row(
+        level=measure.level, measure=measure.name, value=float(statistic(*inputs)), signature=signature, **common
+    )
 
 
 def run(
-    descriptor: TaskDescriptor, metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, *,
-    data: Any = None, bootstrap: int = 0, permutations: int = 0, seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, export_mtme: Any = None, export_scores: Any = None,
-    into: Optional[MetaTable] = None, task: Optional[Run] = None, **options: Any,
+    descriptor: TaskDescriptor,
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, Any]] = None,
+    *,
+    data: Any = None,
+    bootstrap: int = 0,
+    permutations: int = 0,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
+    export_mtme: Any = None,
+    export_scores: Any = None,
+    into: Optional[MetaTable] = None,
+    task: Optional[Run] = None,
+    **options: Any,
 ) -> MetaTable:
     """Every measure of ``descriptor`` for each metric (specs scored here, ``scores`` read from files).
 
@@ -149,15 +173,29 @@ def run(
                 seg, system, signature = _scored(descriptor, evalset, name, scorers)
                 for folder in (export_mtme, export_scores):
                     if folder is not None:
-                        write_mtme(folder, name, evalset.reference, dict(zip(evalset.systems, seg.tolist())),
-                                   dict(zip(evalset.systems, system.tolist())))
+                        write_mtme(
+                            folder,
+                            name,
+                            evalset.reference,
+                            dict(zip(evalset.systems, seg.tolist())),
+                            dict(zip(evalset.systems, system.tolist())),
+                        )
             else:
                 seg, system, signature = descriptor.read_scores(evalset, name, file)
             metric = short_name(name)
             kept[metric] = (seg, system)
             for measure in descriptor.measures:
-                row = _row(task, measure, evalset, seg, system, settings, signature,
-                           dataset=measure.dataset or evalset.name, metric=metric)
+                row = _row(
+                    task,
+                    measure,
+                    evalset,
+                    seg,
+                    system,
+                    settings,
+                    signature,
+                    dataset=measure.dataset or evalset.name,
+                    metric=metric,
+                )
                 if row is not None:
                     table.rows.append(row)
     table.notes += evalset.notes

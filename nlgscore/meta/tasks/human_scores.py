@@ -53,8 +53,14 @@ PathLike = Union[str, "os.PathLike[str]"]
 MEASURES = tuple((m.level, m.name) for m in WMT22_MEASURES)
 
 
-def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[str] = None, kind: Optional[str] = None,
-             include_human: bool = False, repeats: str = "error") -> EvalSet:
+def load_mqm(
+    folder: PathLike,
+    limit: Optional[int] = None,
+    reference: Optional[str] = None,
+    kind: Optional[str] = None,
+    include_human: bool = False,
+    repeats: str = "error",
+) -> EvalSet:
     """A human-scores folder (``nlgscore.meta.data.ratings``) as an ``EvalSet``: the evaluated systems
     (never the reference in use; human translations only with ``include_human``) x the first
     ``limit`` segments; human system scores from ``<kind>-sys-scores.tsv`` unless a limit cuts the set."""
@@ -72,18 +78,29 @@ def load_mqm(folder: PathLike, limit: Optional[int] = None, reference: Optional[
         raise DataError(f"{data.path}: system(s) {empty} have no rated segment in the first {n} lines")
     use_sys_file = limit is None or limit >= len(data.src)
     system = np.array([data.sys[s] if use_sys_file else float(np.nanmean(data.seg[s][:n])) for s in systems])
-    evalset = EvalSet(f"{data.kind}-{data.lp}", systems, [data.hyps[s][:n] for s in systems], [data.ref[:n]],
-                      data.src[:n], {"segment": seg, "system": system}, data.reference, lines=len(data.src))
+    evalset = EvalSet(
+        f"{data.kind}-{data.lp}",
+        systems,
+        [data.hyps[s][:n] for s in systems],
+        [data.ref[:n]],
+        data.src[:n],
+        {"segment": seg, "system": system},
+        data.reference,
+        lines=len(data.src),
+    )
     excluded = sorted(set(data.hyps) - set(systems))
     common = int(spa_human(evalset).common.sum())
-    evalset.notes.append(f"{evalset.name} ({data.path.name}): {n} segments, {int(rated.any(axis=0).sum())} rated, "
-                         f"{len(systems)} systems; reference {data.reference}; not scored as systems: "
-                         f"{', '.join(excluded) or 'none'}; SPA on {common} segments rated for every system")
+    evalset.notes.append(
+        f"{evalset.name} ({data.path.name}): {n} segments, {int(rated.any(axis=0).sum())} rated, "
+        f"{len(systems)} systems; reference {data.reference}; not scored as systems: "
+        f"{', '.join(excluded) or 'none'}; SPA on {common} segments rated for every system"
+    )
     return evalset
 
 
-def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
-                 run: Run, resamples: int) -> List[str]:
+def significance(
+    data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable, run: Run, resamples: int
+) -> List[str]:
     """Cluster ranks per measure from pairwise permutation tests (mtme CompareMetrics + AssignRanks);
     none when ``resamples`` is 0."""
     if resamples <= 0:
@@ -123,21 +140,40 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
         ranks = stats.cluster_ranks(p)
         lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
     if lines:
-        lines.insert(0, f"  significance clusters (rank 1 = best; permutation tests, {resamples} resamples, "
-                        f"seed {seed}, p < {stats.SIG_LEVEL}):")
+        lines.insert(
+            0,
+            f"  significance clusters (rank 1 = best; permutation tests, {resamples} resamples, "
+            f"seed {seed}, p < {stats.SIG_LEVEL}):",
+        )
     return lines
 
 
-MQM_TASK = TaskDescriptor("mqm", load_mqm, WMT22_MEASURES, significance=significance,
-                          progress="{data}: {metric} ({systems} systems x {items} segments)")
+MQM_TASK = TaskDescriptor(
+    "mqm",
+    load_mqm,
+    WMT22_MEASURES,
+    significance=significance,
+    progress="{data}: {metric} ({systems} systems x {items} segments)",
+)
 
 
 def mqm(
-    folder: PathLike, metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, *,
-    reference: Optional[str] = None, kind: Optional[str] = None, include_human: bool = False, repeats: str = "error",
-    permutations: int = stats.SIG_RESAMPLES, seed: int = DEFAULT_SEED, limit: Optional[int] = None,
-    progress: bool = False, load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
-    export_mtme: Optional[PathLike] = None, export_scores: Optional[PathLike] = None,
+    folder: PathLike,
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, Any]] = None,
+    *,
+    reference: Optional[str] = None,
+    kind: Optional[str] = None,
+    include_human: bool = False,
+    repeats: str = "error",
+    permutations: int = stats.SIG_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
+    export_mtme: Optional[PathLike] = None,
+    export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """Every WMT22-25 measure of each metric on the human-scores ``folder`` (layout: ``nlgscore.meta.data.ratings``).
 
@@ -150,7 +186,21 @@ def mqm(
     """
     if folder is None:
         raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
-    return run(MQM_TASK, metrics, scores, data=folder, permutations=permutations, seed=seed, limit=limit,
-               progress=progress, load_options=load_options, scorers=scorers, export_mtme=export_mtme,
-               export_scores=export_scores, reference=reference, kind=kind, include_human=include_human,
-               repeats=repeats)
+    return run(
+        MQM_TASK,
+        metrics,
+        scores,
+        data=folder,
+        permutations=permutations,
+        seed=seed,
+        limit=limit,
+        progress=progress,
+        load_options=load_options,
+        scorers=scorers,
+        export_mtme=export_mtme,
+        export_scores=export_scores,
+        reference=reference,
+        kind=kind,
+        include_human=include_human,
+        repeats=repeats,
+    )

@@ -48,12 +48,16 @@ def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) 
     return data.human["system"], system
 
 
-def segment_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+def segment_scores(
+    data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray
+) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """(human, metric) ``(systems, items)`` matrices; None without metric segment scores."""
     return None if seg is None else (data.human["segment"], seg)
 
 
-def item_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+def item_scores(
+    data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray
+) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """(human, metric) ``(items, systems)`` matrices, items first so a bootstrap resamples items."""
     return None if seg is None else (np.asarray(data.human["segment"]).T, seg.T)
 
@@ -114,7 +118,13 @@ def _metric_ties(outcomes: np.ndarray, ties: str) -> float:
 # WMT17-21 daRR: Kendall's tau-like (the ties rule a run setting) with bootstrap intervals over pairs,
 # and the share of pairs the metric ties.
 DARR_MEASURES: Tuple[Measure, ...] = (
-    Measure("segment", "tau", darr_outcome_inputs, lambda outcomes, ties: tau_from_outcomes(outcomes, ties), "bootstrap",
-            ("ties",)),
+    Measure(
+        "segment",
+        "tau",
+        darr_outcome_inputs,
+        lambda outcomes, ties: tau_from_outcomes(outcomes, ties),
+        "bootstrap",
+        ("ties",),
+    ),
     Measure("segment", "metric-ties", darr_outcome_inputs, _metric_ties, uses=("ties",)),
 )

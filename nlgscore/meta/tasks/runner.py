@@ -68,8 +68,15 @@ class MetaTable:
         for dataset, metric in dict.fromkeys((r.dataset, r.metric) for r in self.rows):
             parts = [values.get((dataset, metric, level, measure)) for level, measure in SUMMARY_MEASURES]
             if all(p is not None for p in parts):
-                out.append({"dataset": dataset, "metric": metric, "spa": parts[0], "acc-t": parts[1],
-                            "average": float(np.mean(parts))})
+                out.append(
+                    {
+                        "dataset": dataset,
+                        "metric": metric,
+                        "spa": parts[0],
+                        "acc-t": parts[1],
+                        "average": float(np.mean(parts)),
+                    }
+                )
         return out
 
     def __str__(self) -> str:
@@ -77,8 +84,15 @@ class MetaTable:
         summary = self.summary()
         if summary:
             lines.append("\nsummary (WMT24: system SPA, segment acc-t and their average)")
-            lines.append(text_table(("dataset", "metric", "spa", "acc-t", "average"), [
-                (s["dataset"], s["metric"], f"{s['spa']:.4f}", f"{s['acc-t']:.4f}", f"{s['average']:.4f}") for s in summary]))
+            lines.append(
+                text_table(
+                    ("dataset", "metric", "spa", "acc-t", "average"),
+                    [
+                        (s["dataset"], s["metric"], f"{s['spa']:.4f}", f"{s['acc-t']:.4f}", f"{s['average']:.4f}")
+                        for s in summary
+                    ],
+                )
+            )
         return "\n".join([*lines, *self.notes])
 
     def to_dict(self) -> Dict[str, Any]:
@@ -150,8 +164,10 @@ class Run:
         """The bootstrap resamples ``n`` items and needs 2: say so, naming ``limit`` when it cut them."""
         if self.bootstrap > 0 and n < 2:
             cause = f"limit={limit} leaves" if limit is not None else "the data hold"
-            raise ArgumentError(f"{cause} {n} {what}; the bootstrap needs at least 2: raise limit (--limit) "
-                                "or set bootstrap=0 (--bootstrap 0)")
+            raise ArgumentError(
+                f"{cause} {n} {what}; the bootstrap needs at least 2: raise limit (--limit) "
+                "or set bootstrap=0 (--bootstrap 0)"
+            )
 
     def row(self, statistic: Callable[..., float], data: Tuple[np.ndarray, ...], **fields: str) -> Row:
         value = float(statistic(*data))
@@ -165,8 +181,9 @@ class Run:
     def tau(self, outcomes: np.ndarray) -> float:
         return tau_from_outcomes(outcomes, self.ties)
 
-    def beaten(self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float],
-               what: str) -> List[str]:
+    def beaten(
+        self, per_metric: Mapping[str, np.ndarray], statistic: Callable[[np.ndarray], float], what: str
+    ) -> List[str]:
         """Paired bootstrap of ``statistic`` between every two metrics: who significantly beats whom.
 
         Items that are NaN for either metric (documents without a correlation) are left out.
@@ -178,7 +195,9 @@ class Run:
             both = ~np.isnan(per_metric[a].astype(float)) & ~np.isnan(per_metric[b].astype(float))
             if both.sum() < 2:
                 continue
-            test = paired_bootstrap(statistic, (per_metric[a][both],), (per_metric[b][both],), self.bootstrap, self.seed)
+            test = paired_bootstrap(
+                statistic, (per_metric[a][both],), (per_metric[b][both],), self.bootstrap, self.seed
+            )
             if test.p_value < SIGNIFICANCE_LEVEL:
                 lines.append(f"  {a} significantly beats {b} on {what} (paired bootstrap, p={test.p_value:.3f})")
         return lines or [f"  {what}: no significant differences between metrics (paired bootstrap, p<0.05)"]
@@ -208,13 +227,16 @@ def keep_finished(table: MetaTable, run: Run, sources: Sequence[Tuple[str, Any]]
         finished = {name for name, count in counts.items() if count == most and count > 0}
         table.rows = Rows(r for r in table.rows if r.metric in finished)
         stopped = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by an error ({err})"
-        table.notes.append(f"INCOMPLETE: run {stopped}; rows of finished metrics only: "
-                           f"{', '.join(sorted(finished)) or 'none'}")
+        table.notes.append(
+            f"INCOMPLETE: run {stopped}; rows of finished metrics only: {', '.join(sorted(finished)) or 'none'}"
+        )
         err.partial_table = table  # type: ignore[attr-defined]
         raise
 
 
-def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]], system_files: bool = False) -> List[Tuple[str, Optional[Any]]]:
+def sources_of(
+    metrics: Any, scores: Optional[Mapping[str, Any]], system_files: bool = False
+) -> List[Tuple[str, Optional[Any]]]:
     """``(name, score file or None)`` per metric, specs first; names must be unique.
 
     A score file is a path; with ``system_files`` (tasks with systems) also ``"SEG,SYS"`` or a
@@ -227,19 +249,23 @@ def sources_of(metrics: Any, scores: Optional[Mapping[str, Any]], system_files: 
     if scores is not None and not isinstance(scores, Mapping):
         raise ArgumentTypeError(f"scores must map a metric name to a score file, got {scores!r}")
     sources = [(spec, None) for spec in specs] + [(name, path) for name, path in (scores or {}).items()]
-    for name, path in sources[len(specs):]:
+    for name, path in sources[len(specs) :]:
         if system_files:
             segment_and_system(name, path)
         elif not isinstance(path, (str, os.PathLike)):
             raise ArgumentTypeError(f"scores[{name!r}] must be a score file path, got {path!r}")
     if not sources:
-        raise ArgumentError("give at least one metric to evaluate: metrics=[SPEC] or scores={NAME: FILE} "
-                            "(command line: at least one --metric SPEC or --scores NAME=FILE)")
+        raise ArgumentError(
+            "give at least one metric to evaluate: metrics=[SPEC] or scores={NAME: FILE} "
+            "(command line: at least one --metric SPEC or --scores NAME=FILE)"
+        )
     from nlgscore.meta.engine import short_name
 
     names = [short_name(name) for name, _ in sources]  # as the tables name them
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise ArgumentError(f"metric name(s) {repeated} given more than once (checkpoints in different folders "
-                            "with one name: name the scores with --scores NAME=FILE)")
+        raise ArgumentError(
+            f"metric name(s) {repeated} given more than once (checkpoints in different folders "
+            "with one name: name the scores with --scores NAME=FILE)"
+        )
     return sources

@@ -50,10 +50,16 @@ def load_summeval_set(data: Optional[PathLike] = None, limit: Optional[int] = No
     summ = loaders.load_summeval(loaders.data_file(SUMMEVAL_FILE, data))
     n = min(len(summ.ids), limit or len(summ.ids))
     n_refs = 1 if refs == "first" else min(len(summ.refs[d]) for d in range(n))
-    evalset = EvalSet("summeval", summ.systems, [[summ.texts[d][s] for d in range(n)] for s in range(len(summ.systems))],
-                      [[summ.refs[d][k] for d in range(n)] for k in range(n_refs)], summ.srcs[:n],
-                      {aspect: scores[:n].T for aspect, scores in summ.human.items()},
-                      None if refs == "first" else refs, lines=len(summ.ids))
+    evalset = EvalSet(
+        "summeval",
+        summ.systems,
+        [[summ.texts[d][s] for d in range(n)] for s in range(len(summ.systems))],
+        [[summ.refs[d][k] for d in range(n)] for k in range(n_refs)],
+        summ.srcs[:n],
+        {aspect: scores[:n].T for aspect, scores in summ.human.items()},
+        None if refs == "first" else refs,
+        lines=len(summ.ids),
+    )
     evalset.derived("ids", lambda: summ.ids)
     evalset.notes.append(DESCRIPTION.format(n=n, systems=len(summ.systems)))
     return evalset
@@ -70,6 +76,7 @@ def _nanmean(values: np.ndarray) -> float:
 
 def document_correlations(aspect: str, method: str):
     """The inputs of a summary-level row: the defined per-document correlations (bootstrap over documents)."""
+
     def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
         correlations = per_document_correlations(*_by_document(data, aspect, seg), method)
         kept = correlations[~np.isnan(correlations)]
@@ -82,6 +89,7 @@ def document_correlations(aspect: str, method: str):
 
 def system_means(aspect: str):
     """Each system's mean human and metric score over the documents (SummEval's system level)."""
+
     def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         human, metric = _by_document(data, aspect, seg)
         return human.mean(axis=0), metric.mean(axis=0)
@@ -98,28 +106,55 @@ def _system_correlation(method: str):
 
 def measures(aspects: Sequence[str]) -> Tuple[Measure, ...]:
     """The rows of ``aspects``: summary Spearman/Kendall (bootstrap), then system Pearson/Spearman/Kendall."""
-    summary = [Measure("summary", method, document_correlations(aspect, method), _nanmean, "bootstrap",
-                       dataset=f"summeval-{aspect}") for aspect in aspects for method in ("spearman", "kendall")]
-    system = [Measure("system", method, system_means(aspect), _system_correlation(method), dataset=f"summeval-{aspect}",
-                      signature="|system:mean-of-documents")
-              for aspect in aspects for method in ("pearson", "spearman", "kendall")]
+    summary = [
+        Measure(
+            "summary",
+            method,
+            document_correlations(aspect, method),
+            _nanmean,
+            "bootstrap",
+            dataset=f"summeval-{aspect}",
+        )
+        for aspect in aspects
+        for method in ("spearman", "kendall")
+    ]
+    system = [
+        Measure(
+            "system",
+            method,
+            system_means(aspect),
+            _system_correlation(method),
+            dataset=f"summeval-{aspect}",
+            signature="|system:mean-of-documents",
+        )
+        for aspect in aspects
+        for method in ("pearson", "spearman", "kendall")
+    ]
     return (*summary, *system)
 
 
 def read_scores(data: EvalSet, name: str, path: Any) -> Scores:
     """JSONL ``{"id", "system", "score"}`` per (document, system)."""
-    seg = precomputed.read_summeval_scores(path, data.derived("ids", lambda: []), data.systems)[:data.items].T
+    seg = precomputed.read_summeval_scores(path, data.derived("ids", lambda: []), data.systems)[: data.items].T
     return seg, seg.mean(axis=1), f"scores:{Path(path).name}"
 
 
 def significance(aspects: Sequence[str]):
     """Paired bootstrap between metrics' per-document Spearman, per aspect."""
-    def notes(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable, task: Run,
-              permutations: int) -> List[str]:
+
+    def notes(
+        data: EvalSet,
+        kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
+        table: MetaTable,
+        task: Run,
+        permutations: int,
+    ) -> List[str]:
         lines = []
         for aspect in aspects:
-            per_doc = {name: per_document_correlations(*_by_document(data, aspect, seg), "spearman")
-                       for name, (seg, _) in kept.items()}
+            per_doc = {
+                name: per_document_correlations(*_by_document(data, aspect, seg), "spearman")
+                for name, (seg, _) in kept.items()
+            }
             lines += task.beaten(per_doc, _nanmean, f"summeval-{aspect} Spearman")
         return lines
 
@@ -127,10 +162,19 @@ def significance(aspects: Sequence[str]):
 
 
 def summeval(
-    data_dir: Optional[PathLike] = None, metrics: Sequence[str] = (), scores: Optional[Mapping[str, PathLike]] = None,
-    *, aspects: Optional[Sequence[str]] = None, refs: str = "max", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, export_scores: Optional[PathLike] = None,
+    data_dir: Optional[PathLike] = None,
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, PathLike]] = None,
+    *,
+    aspects: Optional[Sequence[str]] = None,
+    refs: str = "max",
+    bootstrap: int = 1000,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
+    export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
 
@@ -148,9 +192,28 @@ def summeval(
     unknown = [a for a in aspects if a not in evalset.human]
     if unknown:
         raise ArgumentError(f"unknown aspect(s) {unknown} (--aspect); SummEval has {sorted(evalset.human)}")
-    task = TaskDescriptor("summeval", lambda data, limit=None: evalset, measures(aspects), read_scores, BARTSCORE_SEGMENT,
-                          significance=significance(aspects), bootstrap_items="document(s)", system_level=False,
-                          combine=COMBINE[refs], scored=f"|refs:{refs}",
-                          progress="summeval: {metric} ({items} documents x {systems} systems x {refs} refs)")
-    return run(task, metrics, scores, bootstrap=bootstrap, seed=seed, limit=limit, progress=progress,
-               load_options=load_options, scorers=scorers, export_scores=export_scores)
+    task = TaskDescriptor(
+        "summeval",
+        lambda data, limit=None: evalset,
+        measures(aspects),
+        read_scores,
+        BARTSCORE_SEGMENT,
+        significance=significance(aspects),
+        bootstrap_items="document(s)",
+        system_level=False,
+        combine=COMBINE[refs],
+        scored=f"|refs:{refs}",
+        progress="summeval: {metric} ({items} documents x {systems} systems x {refs} refs)",
+    )
+    return run(
+        task,
+        metrics,
+        scores,
+        bootstrap=bootstrap,
+        seed=seed,
+        limit=limit,
+        progress=progress,
+        load_options=load_options,
+        scorers=scorers,
+        export_scores=export_scores,
+    )

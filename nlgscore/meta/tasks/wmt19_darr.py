@@ -48,19 +48,28 @@ def language_pairs(data_dir: Optional[PathLike], pairs: Optional[Sequence[str]])
     if pairs:
         return check_names(pairs, "pairs")
     folder = loaders.data_file("", data_dir)
-    lps = sorted(p.name[len("wmt-"):-len(".jsonl")] for p in folder.glob("wmt-*.jsonl"))
+    lps = sorted(p.name[len("wmt-") : -len(".jsonl")] for p in folder.glob("wmt-*.jsonl"))
     if not lps:
         raise FileNotFoundError(f"no wmt-<lp>.jsonl daRR files in {folder}")
     return lps
 
 
-def load_darr_set(data: Optional[PathLike] = None, limit: Optional[int] = None, lp: str = "", n_lps: int = 1) -> EvalSet:
+def load_darr_set(
+    data: Optional[PathLike] = None, limit: Optional[int] = None, lp: str = "", n_lps: int = 1
+) -> EvalSet:
     """The first ``limit`` daRR pairs of ``wmt-<lp>.jsonl`` as an ``EvalSet`` (systems: better, worse)."""
     full = loaders.load_darr(loaders.darr_path(lp, data))
     darr = full.head(limit)
     n = len(darr)
-    evalset = EvalSet(lp, ["better", "worse"], [darr.better, darr.worse], [darr.ref], darr.src,
-                      {"segment": np.array([np.ones(n), np.zeros(n)])}, lines=len(full))
+    evalset = EvalSet(
+        lp,
+        ["better", "worse"],
+        [darr.better, darr.worse],
+        [darr.ref],
+        darr.src,
+        {"segment": np.array([np.ones(n), np.zeros(n)])},
+        lines=len(full),
+    )
     evalset.derived("darr", lambda: (np.arange(n), np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)))
     evalset.derived("file", lambda: (full.ids, n_lps))
     evalset.notes.append(f"{lp} ({n} daRR pairs):")
@@ -80,28 +89,53 @@ def read_scores(data: EvalSet, name: str, path: Any) -> Scores:
     """JSONL ``{"id", "better", "worse"}`` per pair of the data file (``{lp}`` in the path for several pairs)."""
     ids, n_lps = data.derived("file", lambda: ([], 1))
     file = _per_lp(path, data.name, n_lps)
-    better, worse = (a[:data.items] for a in precomputed.read_darr_scores(file, ids))
+    better, worse = (a[: data.items] for a in precomputed.read_darr_scores(file, ids))
     seg = np.array([better, worse], dtype=float)
     return seg, seg.mean(axis=1), f"scores:{Path(file).name}"
 
 
-def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
-                 task: Run, permutations: int) -> List[str]:
+def significance(
+    data: EvalSet,
+    kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
+    table: MetaTable,
+    task: Run,
+    permutations: int,
+) -> List[str]:
     """Paired bootstrap between every two metrics' tau: who significantly beats whom."""
-    return task.beaten({name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()},
-                       task.tau, "segment tau")
+    return task.beaten(
+        {name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()},
+        task.tau,
+        "segment tau",
+    )
 
 
-WMT19_TASK = TaskDescriptor("wmt19", load_darr_set, DARR_MEASURES, read_scores, BARTSCORE_SEGMENT, significance=significance,
-                            settings=("ties",), bootstrap_items="daRR pair(s)", system_level=False,
-                            progress="wmt19 {data}: {metric} ({items} pairs)")
+WMT19_TASK = TaskDescriptor(
+    "wmt19",
+    load_darr_set,
+    DARR_MEASURES,
+    read_scores,
+    BARTSCORE_SEGMENT,
+    significance=significance,
+    settings=("ties",),
+    bootstrap_items="daRR pair(s)",
+    system_level=False,
+    progress="wmt19 {data}: {metric} ({items} pairs)",
+)
 
 
 def wmt19(
-    data_dir: Optional[PathLike] = None, pairs: Optional[Sequence[str]] = None, metrics: Sequence[str] = (),
-    scores: Optional[Mapping[str, PathLike]] = None, *, ties: str = "discordant", bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED, limit: Optional[int] = None, progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
+    data_dir: Optional[PathLike] = None,
+    pairs: Optional[Sequence[str]] = None,
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, PathLike]] = None,
+    *,
+    ties: str = "discordant",
+    bootstrap: int = 1000,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
 ) -> MetaTable:
     """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
 
@@ -118,6 +152,17 @@ def wmt19(
     table = MetaTable("wmt19")
     with keep_finished(table, task, sources):
         for lp in lps:
-            run(WMT19_TASK, metrics, scores, data=data_dir, limit=limit, scorers=scorers, into=table, task=task,
-                ties=ties, lp=lp, n_lps=len(lps))
+            run(
+                WMT19_TASK,
+                metrics,
+                scores,
+                data=data_dir,
+                limit=limit,
+                scorers=scorers,
+                into=table,
+                task=task,
+                ties=ties,
+                lp=lp,
+                n_lps=len(lps),
+            )
     return table

@@ -44,27 +44,52 @@ def _folder(data_dir: Optional[PathLike], folder: Optional[PathLike], lp: Option
     return loaders.data_file(f"wmt21-{lp or 'de-en'}", data_dir)
 
 
-def load_wmt21_set(data: Optional[PathLike] = None, limit: Optional[int] = None, lp: Optional[str] = None,
-                   folder: Optional[PathLike] = None, reference: str = "A", include_human: bool = False,
-                   repeats: str = "error") -> EvalSet:
+def load_wmt21_set(
+    data: Optional[PathLike] = None,
+    limit: Optional[int] = None,
+    lp: Optional[str] = None,
+    folder: Optional[PathLike] = None,
+    reference: str = "A",
+    include_human: bool = False,
+    repeats: str = "error",
+) -> EvalSet:
     """The WMT21 DA folder (``folder``, else ``data`` itself when it holds ``da-seg-scores.csv``,
     else ``<data>/wmt21-<lp>``) as an ``EvalSet`` of its systems (HUMAN only with ``include_human``)."""
     path = _folder(data, folder, lp)
     da = load_wmt21(path, lp=lp, reference=reference, repeats=repeats)
     judgments = wmt21_judgments(da, include_human=include_human, limit=limit)  # systems, DA, daRR pairs
     systems, n = judgments.systems, judgments.raw.shape[1]
-    evalset = EvalSet(f"wmt21-{da.lp}", systems, [da.hyps[s][:n] for s in systems], [da.ref[:n]], da.src[:n],
-                      {"raw": judgments.raw, "z": judgments.z, "system": judgments.sys_z}, reference, lines=len(da.ref))
+    evalset = EvalSet(
+        f"wmt21-{da.lp}",
+        systems,
+        [da.hyps[s][:n] for s in systems],
+        [da.ref[:n]],
+        da.src[:n],
+        {"raw": judgments.raw, "z": judgments.z, "system": judgments.sys_z},
+        reference,
+        lines=len(da.ref),
+    )
     row = {s: i for i, s in enumerate(systems)}
-    evalset.derived("darr", lambda: tuple(np.array(column, dtype=np.int64) for column in (
-        [p.segment for p in judgments.pairs], [row[p.better] for p in judgments.pairs], [row[p.worse] for p in judgments.pairs])))
+    evalset.derived(
+        "darr",
+        lambda: tuple(
+            np.array(column, dtype=np.int64)
+            for column in (
+                [p.segment for p in judgments.pairs],
+                [row[p.better] for p in judgments.pairs],
+                [row[p.worse] for p in judgments.pairs],
+            )
+        ),
+    )
     evalset.derived("every system", lambda: sorted(da.hyps))
     pairs = darr_pairs(evalset)
     if not pairs[0].size:
         raise DataError(f"{path}: no daRR pairs in the first {n} segments")
     human = " incl. HUMAN (ref.B)" if include_human else ""
-    evalset.notes.append(f"{evalset.name}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
-                         f"{pairs[0].size} daRR pairs (raw DA more than 25 apart)")
+    evalset.notes.append(
+        f"{evalset.name}: {n} segments, {len(systems)} systems{human}, reference {reference}, "
+        f"{pairs[0].size} daRR pairs (raw DA more than 25 apart)"
+    )
     evalset.notes.append("  " + check_alignment(evalset.hyps, judgments.z).describe())
     return evalset
 
@@ -115,8 +140,13 @@ def read_scores(data: EvalSet, name: str, path: Any) -> Scores:
     return seg, np.asarray(system, dtype=float), f"{signature}|system:{Path(sys_path).name}"
 
 
-def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable,
-                 task: Run, permutations: int) -> List[str]:
+def significance(
+    data: EvalSet,
+    kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
+    table: MetaTable,
+    task: Run,
+    permutations: int,
+) -> List[str]:
     """Paired bootstrap between metrics' tau, and the Williams test between their system correlations."""
     outcomes = {name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()}
     lines = task.beaten(outcomes, task.tau, "segment tau")
@@ -130,16 +160,36 @@ def significance(data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.n
     return lines
 
 
-WMT21_TASK = TaskDescriptor("wmt21", load_wmt21_set, WMT21_MEASURES, read_scores, BARTSCORE_SEGMENT, significance=significance,
-                            settings=("ties",), progress="{data}: {metric} ({systems} systems x {items} segments)")
+WMT21_TASK = TaskDescriptor(
+    "wmt21",
+    load_wmt21_set,
+    WMT21_MEASURES,
+    read_scores,
+    BARTSCORE_SEGMENT,
+    significance=significance,
+    settings=("ties",),
+    progress="{data}: {metric} ({systems} systems x {items} segments)",
+)
 
 
 def wmt21(
-    data_dir: Optional[PathLike] = None, lp: Optional[str] = None, metrics: Sequence[str] = (),
-    scores: Optional[Mapping[str, Any]] = None, *, folder: Optional[PathLike] = None, reference: str = "A",
-    include_human: bool = False, ties: str = "discordant", bootstrap: int = 1000, seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None, progress: bool = False, load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None, repeats: str = "error", export_scores: Optional[PathLike] = None,
+    data_dir: Optional[PathLike] = None,
+    lp: Optional[str] = None,
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, Any]] = None,
+    *,
+    folder: Optional[PathLike] = None,
+    reference: str = "A",
+    include_human: bool = False,
+    ties: str = "discordant",
+    bootstrap: int = 1000,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
+    repeats: str = "error",
+    export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
@@ -150,6 +200,22 @@ def wmt21(
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
     The generic runner over ``WMT21_TASK``.
     """
-    return run(WMT21_TASK, metrics, scores, data=data_dir, bootstrap=bootstrap, seed=seed, limit=limit,
-               progress=progress, load_options=load_options, scorers=scorers, export_scores=export_scores,
-               lp=lp, folder=folder, reference=reference, include_human=include_human, repeats=repeats, ties=ties)
+    return run(
+        WMT21_TASK,
+        metrics,
+        scores,
+        data=data_dir,
+        bootstrap=bootstrap,
+        seed=seed,
+        limit=limit,
+        progress=progress,
+        load_options=load_options,
+        scorers=scorers,
+        export_scores=export_scores,
+        lp=lp,
+        folder=folder,
+        reference=reference,
+        include_human=include_human,
+        repeats=repeats,
+        ties=ties,
+    )

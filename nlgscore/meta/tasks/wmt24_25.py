@@ -76,8 +76,14 @@ def read_scores(data: EvalSet, name: str, path: Any) -> Scores:
     return seg, seg.mean(axis=1), f"scores:{Path(seg_path).name}"
 
 
-def _significance(collector: Dict[str, Any], data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
-                  table: MetaTable, task: Run, resamples: int) -> List[str]:
+def _significance(
+    collector: Dict[str, Any],
+    data: EvalSet,
+    kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
+    table: MetaTable,
+    task: Run,
+    resamples: int,
+) -> List[str]:
     """Per averaged measure: values, cluster ranks and permutation draws (kept for avg-corr)."""
     value = {(r.metric, r.level, r.measure): r.value for r in table.rows if r.dataset == data.name}
     human = np.asarray(data.human["segment"], dtype=float)
@@ -98,15 +104,28 @@ def _significance(collector: Dict[str, Any], data: EvalSet, kept: Dict[str, Tupl
                         pairs = stats.item_pairs(human, kept[name][0])
                         calibrated[name] = (pairs, stats.tie_calibration(pairs)[1])
                 (pa, ea), (pb, eb) = calibrated[names[i]], calibrated[names[j]]
-                p[i, j] = stats.pairs_permutation_test(stats.pair_outcomes(pa, ea), stats.pair_outcomes(pb, eb),
-                                                       pa.weight, resamples, task.seed, draws=record)
+                p[i, j] = stats.pairs_permutation_test(
+                    stats.pair_outcomes(pa, ea),
+                    stats.pair_outcomes(pb, eb),
+                    pa.weight,
+                    resamples,
+                    task.seed,
+                    draws=record,
+                )
             else:
-                p[i, j] = stats.permutation_test(spa_human(data).spa, kept[names[i]][0], kept[names[j]][0], rated,
-                                                 resamples, task.seed, draws=record)
+                p[i, j] = stats.permutation_test(
+                    spa_human(data).spa, kept[names[i]][0], kept[names[j]][0], rated, resamples, task.seed, draws=record
+                )
         ranks = stats.cluster_ranks(p)
-        collector[f"{data.name} {measure}"] = ({n: value[n, level, measure] for n in names}, dict(zip(names, ranks)), draws)
+        collector[f"{data.name} {measure}"] = (
+            {n: value[n, level, measure] for n in names},
+            dict(zip(names, ranks)),
+            draws,
+        )
         if resamples > 0:
-            lines.append(f"  {data.name} {level} {measure} clusters: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
+            lines.append(
+                f"  {data.name} {level} {measure} clusters: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks))
+            )
     return lines
 
 
@@ -126,19 +145,35 @@ def _overall(table: MetaTable, collector: Dict[str, Any], resamples: int, seed: 
     for metric, value in ranks.items():
         table.rows.append(Row("all", metric, "overall", "avg-rank", value, signature=signature))
     header = f"avg-corr over {len(collector)} tasks ({', '.join(collector)}), equal weights"
-    table.notes.append(header + (f"; clusters from averaged permutation draws (p < {stats.SIG_LEVEL}):" if clusters else ":"))
+    table.notes.append(
+        header + (f"; clusters from averaged permutation draws (p < {stats.SIG_LEVEL}):" if clusters else ":")
+    )
     for k, (metric, value) in enumerate(averages.items()):
         cluster = f"  cluster {clusters[k]}" if clusters else ""
-        table.notes.append(f"  {metric:<24} avg-corr {value:.4f}  avg-rank {ranks.get(metric, float('nan')):.2f}{cluster}")
+        table.notes.append(
+            f"  {metric:<24} avg-corr {value:.4f}  avg-rank {ranks.get(metric, float('nan')):.2f}{cluster}"
+        )
 
 
 def wmt_task(
-    test_set: str, data: Optional[PathLike], metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, *,
-    pairs: Optional[Sequence[str]] = None, gold: Optional[str] = None, reference: Optional[str] = None,
-    include_human: bool = False, all_lines: bool = False, permutations: int = stats.SIG_RESAMPLES,
-    seed: int = DEFAULT_SEED, limit: Optional[int] = None, progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None, scorers: Optional[Scorers] = None,
-    export_mtme: Optional[PathLike] = None, export_scores: Optional[PathLike] = None,
+    test_set: str,
+    data: Optional[PathLike],
+    metrics: Sequence[str] = (),
+    scores: Optional[Mapping[str, Any]] = None,
+    *,
+    pairs: Optional[Sequence[str]] = None,
+    gold: Optional[str] = None,
+    reference: Optional[str] = None,
+    include_human: bool = False,
+    all_lines: bool = False,
+    permutations: int = stats.SIG_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    limit: Optional[int] = None,
+    progress: bool = False,
+    load_options: Optional[Dict[str, Any]] = None,
+    scorers: Optional[Scorers] = None,
+    export_mtme: Optional[PathLike] = None,
+    export_scores: Optional[PathLike] = None,
 ) -> MetaTable:
     """The WMT24/WMT25 task set of ``test_set`` on ``data`` (any layout of ``nlgscore.meta.data.wmt_sets``).
 
@@ -156,28 +191,53 @@ def wmt_task(
     if not lps:
         raise DataError(f"{data}: no language pair")
     collector: Dict[str, Any] = {}
-    descriptor = TaskDescriptor(test_set, _load, WMT_MEASURES, read_scores=read_scores,
-                                significance=functools.partial(_significance, collector),
-                                progress=test_set + " {data}: {metric} ({systems} systems x {items} segments)")
+    descriptor = TaskDescriptor(
+        test_set,
+        _load,
+        WMT_MEASURES,
+        read_scores=read_scores,
+        significance=functools.partial(_significance, collector),
+        progress=test_set + " {data}: {metric} ({systems} systems x {items} segments)",
+    )
     table = MetaTable(test_set)
     with keep_finished(table, task, sources):
         for lp in lps:
-            folders = {k: None if v is None else Path(v) / lp for k, v in
-                       (("export_mtme", export_mtme), ("export_scores", export_scores))}
-            run(descriptor, metrics, scores, data=data, permutations=permutations, seed=seed, limit=limit,
-                scorers=scorers, into=table, task=task, lp=lp, test_set=test_set, gold=gold, reference=reference,
-                include_human=include_human, all_lines=all_lines, **folders)
+            folders = {
+                k: None if v is None else Path(v) / lp
+                for k, v in (("export_mtme", export_mtme), ("export_scores", export_scores))
+            }
+            run(
+                descriptor,
+                metrics,
+                scores,
+                data=data,
+                permutations=permutations,
+                seed=seed,
+                limit=limit,
+                scorers=scorers,
+                into=table,
+                task=task,
+                lp=lp,
+                test_set=test_set,
+                gold=gold,
+                reference=reference,
+                include_human=include_human,
+                all_lines=all_lines,
+                **folders,
+            )
         _overall(table, collector, permutations, seed)
     return table
 
 
-def wmt24(data: Optional[PathLike], metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None,
-          **options: Any) -> MetaTable:
+def wmt24(
+    data: Optional[PathLike], metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, **options: Any
+) -> MetaTable:
     """mt-metrics-eval's WMT24 task set (``tasks.WMT24``) on ``data``; options as ``wmt_task``."""
     return wmt_task("wmt24", data, metrics, scores, **options)
 
 
-def wmt25(data: Optional[PathLike], metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None,
-          **options: Any) -> MetaTable:
+def wmt25(
+    data: Optional[PathLike], metrics: Sequence[str] = (), scores: Optional[Mapping[str, Any]] = None, **options: Any
+) -> MetaTable:
     """mt-metrics-eval's WMT25 task set (``tasks.WMT25``: locale pairs, gold ``esa-human1``) on ``data``."""
     return wmt_task("wmt25", data, metrics, scores, **options)

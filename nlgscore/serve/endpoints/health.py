@@ -18,5 +18,13 @@ async def health(request: Any, service: Service) -> Any:
         status = "error" if service.error is not None else "draining" if service.draining else "loading"
         return JSONResponse({"status": status, "error": str(err)}, 503, headers=err.headers)
     scorer = service.scorer
-    return JSONResponse({"status": "ok", "metric": scorer.name, "signature": str(scorer.signature), "queue": batcher.queued,
-                         "needs": list(scorer.needs), "matrix": True})
+    return JSONResponse(
+        {
+            "status": "ok",
+            "metric": scorer.name,
+            "signature": str(scorer.signature),
+            "queue": batcher.queued,
+            "needs": list(scorer.needs),
+            "matrix": True,
+        }
+    )

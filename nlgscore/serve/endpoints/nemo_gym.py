@@ -37,11 +37,16 @@ def output_text(response: Any) -> str:
         if isinstance(item, dict) and item.get("type") == "message":
             content = item.get("content")
             if not isinstance(content, list):
-                raise HTTPError(400, f"response.output[{i}].content must be a list of content parts, got {type(content).__name__}")
+                raise HTTPError(
+                    400, f"response.output[{i}].content must be a list of content parts, got {type(content).__name__}"
+                )
             for k, part in enumerate(content):
                 if isinstance(part, dict) and part.get("type") == "output_text":
                     if not isinstance(part.get("text"), str):
-                        raise HTTPError(400, f"response.output[{i}].content[{k}].text must be a string, got {type(part.get('text')).__name__}")
+                        raise HTTPError(
+                            400,
+                            f"response.output[{i}].content[{k}].text must be a string, got {type(part.get('text')).__name__}",
+                        )
                     texts.append(part["text"])
     return "".join(texts)
 
@@ -53,7 +58,11 @@ def verify_inputs(body: Dict[str, Any]) -> Tuple[str, Any, str]:
         raise HTTPError(400, f"responses_create_params must be an object, got {type(params).__name__}")
     if REFERENCE_FIELD not in body:
         raise HTTPError(400, f"{REFERENCE_FIELD} is required (the reference of this task row)")
-    return output_text(body.get("response")), reference(body[REFERENCE_FIELD], REFERENCE_FIELD), message_text(params.get("input"), "responses_create_params.input")
+    return (
+        output_text(body.get("response")),
+        reference(body[REFERENCE_FIELD], REFERENCE_FIELD),
+        message_text(params.get("input"), "responses_create_params.input"),
+    )
 
 
 async def seed_session(request: Any, service: Service) -> Any:

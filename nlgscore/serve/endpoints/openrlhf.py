@@ -18,4 +18,6 @@ from nlgscore.serve.service import Job, Service
 async def get_reward(request: Any, service: Service) -> Any:
     """OpenRLHF's rewards for a batch of queries."""
     responses, labels, prompts = reward_inputs(await service.read_json(request), service.settings.max_items)
-    return JSONResponse(reward_response(await service.score(Job(responses, labels, prompts), request), service.scorer.name))
+    return JSONResponse(
+        reward_response(await service.score(Job(responses, labels, prompts), request), service.scorer.name)
+    )

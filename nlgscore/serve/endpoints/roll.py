@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 
 from nlgscore.errors import NlgscoreError
 from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import Job, RETRY_AFTER, Service
+from nlgscore.serve.service import RETRY_AFTER, Job, Service
 
 
 class Task:
@@ -41,8 +41,12 @@ async def run_task(service: Service, task: Task, job: Job) -> None:
     """Score ``job`` through ``service.score`` and keep the answer on ``task`` (errors included)."""
     try:
         result = await service.score(job)
-        task.answer = {"errcode": 0, "errmsg": "", "reward_score": float(result.scores[0]),
-                       "dimention_reward_score": {name: {"score": float(values[0])} for name, values in result.columns().items()}}
+        task.answer = {
+            "errcode": 0,
+            "errmsg": "",
+            "reward_score": float(result.scores[0]),
+            "dimention_reward_score": {name: {"score": float(values[0])} for name, values in result.columns().items()},
+        }
     except HTTPError as err:
         task.answer = {"errcode": err.status, "errmsg": str(err)}
     except NlgscoreError as err:  # the argument checks of compute, naming the item
@@ -67,7 +71,11 @@ def task_job(body: Dict[str, Any]) -> Job:
     info = body.get("reward_info")
     if not isinstance(info, dict) or "ground_truth" not in info:
         raise HTTPError(400, "reward_info must be an object with ground_truth (the reference)")
-    return Job([body["response"]], [reference(info["ground_truth"], "reward_info.ground_truth")], [message_text(body.get("prompt"), "prompt")])
+    return Job(
+        [body["response"]],
+        [reference(info["ground_truth"], "reward_info.ground_truth")],
+        [message_text(body.get("prompt"), "prompt")],
+    )
 
 
 async def poll_key(request: Any, service: Any) -> Any:
@@ -85,7 +93,9 @@ async def submit_task(request: Any, service: Service) -> Any:
     tasks = service.tasks
     purge_tasks(tasks, service.settings.task_ttl)
     if len(tasks) >= service.settings.max_queue:
-        raise HTTPError(429, f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER})
+        raise HTTPError(
+            429, f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}
+        )
     key = uuid.uuid4().hex
     task = tasks[key] = Task()
     task.runner = asyncio.get_running_loop().create_task(run_task(service, task, job))
@@ -98,7 +108,9 @@ async def task_result(request: Any, service: Service) -> Any:
     purge_tasks(service.tasks, service.settings.task_ttl)
     task = service.tasks.get(key) if isinstance(key, str) else None
     if task is None:
-        raise HTTPError(404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)")
+        raise HTTPError(
+            404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)"
+        )
     if not task.finished_at:
         return JSONResponse({"errcode": 1, "errmsg": "running"})
     del service.tasks[key]

@@ -27,12 +27,16 @@ def samples(body: Any, max_items: int) -> Tuple[List[str], List[Any], List[str],
     if group and not items:
         raise HTTPError(400, "the group is empty: post at least one {prompt, response, label}")
     if len(items) > max_items:
-        raise HTTPError(413, f"the group has {len(items)} samples; this server takes at most {max_items} per request (--max-items)")
+        raise HTTPError(
+            413, f"the group has {len(items)} samples; this server takes at most {max_items} per request (--max-items)"
+        )
     responses, labels, prompts = [], [], []
     for i, item in enumerate(items):
         where = f"[{i}]." if group else ""
         if not isinstance(item, dict):
-            raise HTTPError(400, f"sample {i} must be a JSON object with {', '.join(FIELDS)}, got {type(item).__name__}")
+            raise HTTPError(
+                400, f"sample {i} must be a JSON object with {', '.join(FIELDS)}, got {type(item).__name__}"
+            )
         sample: Dict[str, Any] = item
         if not isinstance(sample.get("response"), str):
             raise HTTPError(400, f"{where}response must be a string, got {type(sample.get('response')).__name__}")
@@ -44,7 +48,9 @@ def samples(body: Any, max_items: int) -> Tuple[List[str], List[Any], List[str],
 
 async def slime_reward(request: Any, service: Service) -> Any:
     """A bare JSON number (one sample) or an array of numbers (a group)."""
-    responses, labels, prompts, group = samples(await service.read_json(request, arrays=True), service.settings.max_items)
+    responses, labels, prompts, group = samples(
+        await service.read_json(request, arrays=True), service.settings.max_items
+    )
     result = await service.score(Job(responses, labels, prompts), request)  # a metric reads what it needs
     scores = [float(s) for s in result.scores]
     return JSONResponse(scores if group else scores[0])
