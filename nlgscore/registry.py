@@ -218,10 +218,11 @@ def parse_spec(spec: str) -> Tuple[str, List[str]]:
     >>> parse_spec("rougeL"), parse_spec("sentbleu")
     (('rouge', ['L']), ('bleu', ['moses']))
 
-    >>> parse_spec("bertscore::L4")
+    >>> parse_spec("bertscore::L4")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    nlgscore.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':'; bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
+    nlgscore.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':';
+    bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ArgumentTypeError(f"metric spec must be a non-empty string, got {spec!r}")

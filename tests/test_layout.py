@@ -325,6 +325,7 @@ def test_no_module_reads_another_modules_private_attributes():
 def test_private_read_detector_sees_one(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(
-        "def f(scorer):\n    return scorer._cache, self_ok()\n\nclass A:\n    def g(self):\n        return self._x, other._own\n    _own = 1\n"
+        "def f(scorer):\n    return scorer._cache, self_ok()\n\n"
+        "class A:\n    def g(self):\n        return self._x, other._own\n    _own = 1\n"
     )
     assert _private_reads(path) == {"scorer._cache"}

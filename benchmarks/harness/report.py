@@ -182,7 +182,8 @@ def _bertscore_md(report: Dict[str, Any]) -> List[str]:
     ]
     if "max_abs_diff_f1_vs_fp32" in section:
         lines[-1] += (
-            f" bf16 vs fp32 max |ΔF|: {_fmt(section['max_abs_diff_f1_vs_fp32'])}; fp32 vs bert_score: {_fmt(section.get('max_abs_diff_f1_fp32_vs_bert_score'))}."
+            f" bf16 vs fp32 max |ΔF|: {_fmt(section['max_abs_diff_f1_vs_fp32'])}; "
+            f"fp32 vs bert_score: {_fmt(section.get('max_abs_diff_f1_fp32_vs_bert_score'))}."
         )
     if report.get("bert_score_skipped"):
         lines += ["", f"bert_score side skipped: {report['bert_score_skipped']}."]

@@ -158,7 +158,8 @@ def main() -> None:
         load = handle.read().split()[:3]
     print(f"load average before/after: {' '.join(load)}\n")
     print(
-        "| metric | long side | tokens | setting | time s | auto/truncate | peak MiB over the model | chunk pairs | encoder tokens fed / text | decoder tokens fed / target |"
+        "| metric | long side | tokens | setting | time s | auto/truncate | peak MiB over the model | chunk pairs | "
+        "encoder tokens fed / text | decoder tokens fed / target |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -170,7 +171,8 @@ def main() -> None:
         )
         ratio = f"{row['seconds'] / base['seconds']:.2f}x" if row["setting"] == "auto" else ""
         print(
-            f"| {row['metric']} | {row['side']} | {row['size']:,} | {row['setting']} | {row['seconds']:.3f} | {ratio} | {row['peak_mib']:.0f} | "
+            f"| {row['metric']} | {row['side']} | {row['size']:,} | {row['setting']} | {row['seconds']:.3f} | "
+            f"{ratio} | {row['peak_mib']:.0f} | "
             f"{row['windows']} | {row['encoder'] / (row['source_tokens'] + 2):.2f} | {row['decoder'] / (row['target_tokens'] + 2):.2f} |"
         )
 

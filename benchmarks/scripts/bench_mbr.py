@@ -154,7 +154,8 @@ def table(report: Dict[str, Any], sizes: List[int], names: List[str]) -> str:
     of the per-repeat ratios) and how many chosen candidates are the same text as nlgscore's."""
     items = report["items"]
     lines = [
-        "| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | CPU seconds (median) | speed-up in CPU time | same choice as nlgscore |",
+        "| N | side | seconds (median) | items/s | pairs/s | nlgscore speed-up | CPU seconds (median) | "
+        "speed-up in CPU time | same choice as nlgscore |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for n in sizes:
@@ -169,7 +170,8 @@ def table(report: Dict[str, Any], sizes: List[int], names: List[str]) -> str:
                 cpu_speed = f"{statistics.median(a.get('cpu_seconds', 0) / b.get('cpu_seconds', 1) for a, b in zip(runs[name], ours)):.2f}x"
                 same = f"{sum(a == b for a, b in zip(runs[name][0]['best_text'], ours[0]['best_text']))}/{items}"
             lines.append(
-                f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | {cpu:.2f} | {cpu_speed} | {same} |"
+                f"| {n} | {name} | {sec:.2f} | {items / sec:.2f} | {items * n * (n - 1) / sec:.0f} | {speed} | "
+                f"{cpu:.2f} | {cpu_speed} | {same} |"
             )
     return "\n".join(lines)
 

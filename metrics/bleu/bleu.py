@@ -12,7 +12,10 @@ _CITATION = """@inproceedings{papineni-etal-2002-bleu,
   url={https://aclanthology.org/P02-1040}
 }"""
 
-_DESCRIPTION = """BLEU (Papineni et al., 2002) per prediction: sacreBLEU's sentence_bleu (13a, exponential smoothing, effective order), WMT's segment-level BLEU since WMT21, or the BARTScore paper's Moses-tokenised sentBLEU."""
+_DESCRIPTION = (
+    "BLEU (Papineni et al., 2002) per prediction: sacreBLEU's sentence_bleu (13a, exponential smoothing, effective order), "
+    "WMT's segment-level BLEU since WMT21, or the BARTScore paper's Moses-tokenised sentBLEU."
+)
 
 _KWARGS_DESCRIPTION = """
 Args:

@@ -12,7 +12,10 @@ _CITATION = """@inproceedings{popovic-2015-chrf,
   url={https://aclanthology.org/W15-3049}
 }"""
 
-_DESCRIPTION = """chrF (Popović, 2015): the character n-gram F-score (n up to 6, beta 2), sacreBLEU's sentence chrF per prediction, computed through nlgscore's scorer template."""
+_DESCRIPTION = (
+    "chrF (Popović, 2015): the character n-gram F-score (n up to 6, beta 2), sacreBLEU's sentence chrF per prediction, "
+    "computed through nlgscore's scorer template."
+)
 
 _KWARGS_DESCRIPTION = """
 Args:

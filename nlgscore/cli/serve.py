@@ -173,7 +173,8 @@ def register(subparsers) -> None:
     scale.add_argument(
         "--ray",
         action="store_true",
-        help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch (a local Ray, or the cluster in RAY_ADDRESS)",
+        help="serve with Ray Serve: replicas behind Ray's HTTP proxy, batched with @serve.batch "
+        "(a local Ray, or the cluster in RAY_ADDRESS)",
     )
     scale.add_argument("--replicas", type=positive_int, default=None, help="number of replicas (with --ray; default 1)")
     scale.add_argument(

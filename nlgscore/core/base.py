@@ -99,7 +99,8 @@ __all__ = [
 def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np.ndarray:
     """Per-pair ``values`` (pairs first) → per-item values by ``rule`` over each item's pairs.
 
-    >>> aggregate(np.array([1.0, 3.0, 5.0]), [0, 0, 1], 2, "mean").tolist(), aggregate(np.array([1.0, 3.0, 5.0]), [0, 0, 1], 2, "max").tolist()
+    >>> values = np.array([1.0, 3.0, 5.0])
+    >>> aggregate(values, [0, 0, 1], 2, "mean").tolist(), aggregate(values, [0, 0, 1], 2, "max").tolist()
     ([2.0, 5.0], [3.0, 5.0])
     """
     if len(owner) == n:  # one value per item (every item has at least one): nothing to aggregate

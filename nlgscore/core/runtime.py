@@ -127,15 +127,17 @@ class Runtime:
         >>> rt = resolve_runtime("encoder", device="cpu", batch_size=8)
         >>> rt.replace(batch_size=None, max_tokens=256).batch_size, rt.replace(device="cpu") == rt
         (8, True)
-        >>> rt.replace(dtype="bfloat16")
+        >>> rt.replace(dtype="bfloat16")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16'); build another scorer with dtype='bfloat16'
+        nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16');
+        build another scorer with dtype='bfloat16'
         """
         unknown = sorted(set(overrides) - _FIELDS - {"family"})
         if unknown or "family" in overrides:
             raise ArgumentTypeError(
-                f"unknown run-time option(s): {', '.join(unknown or ['family'])}; use device, dtype, batch_size, max_tokens, progress or accelerator"
+                f"unknown run-time option(s): {', '.join(unknown or ['family'])}; "
+                "use device, dtype, batch_size, max_tokens, progress or accelerator"
             )
         changes: Dict[str, Any] = {}
         for name, value in overrides.items():
@@ -154,13 +156,15 @@ class Runtime:
                     continue
                 if resolve_device(value) != self.device:
                     raise ArgumentError(
-                        f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); build another scorer with device={value!r}"
+                        f"device cannot change after the model is loaded (it is {self.device}, got {value!r}); "
+                        f"build another scorer with device={value!r}"
                     )
             elif name == "dtype":
                 wanted = dtype_name(value)
                 if wanted not in (self.dtype, "auto"):
                     raise ArgumentError(
-                        f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); build another scorer with dtype={value!r}"
+                        f"dtype cannot change after the model is loaded (it is {self.dtype}, got {value!r}); "
+                        f"build another scorer with dtype={value!r}"
                     )
         return dataclasses.replace(self, **changes) if changes else self
 
@@ -169,7 +173,8 @@ class Runtime:
         ``max_tokens`` is None where it is the family's default for the device, so that another
         family resolving them gets its own default budget.
 
-        >>> resolve_runtime("encoder", device="cpu", batch_size=8).options()["batch_size"], resolve_runtime("encoder", device="cpu").options()["max_tokens"]
+        >>> options = resolve_runtime("encoder", device="cpu", batch_size=8).options()
+        >>> options["batch_size"], resolve_runtime("encoder", device="cpu").options()["max_tokens"]
         (8, None)
         """
         default = DEFAULT_BUDGETS[self.family]["cpu" if self.device.type == "cpu" else "accelerator"]
@@ -242,9 +247,10 @@ def check_flag(name: str, value: Any) -> bool:
 
 
 def resolve_device(device: Any = None) -> Any:
-    """``None`` → CUDA if available (``cuda:<LOCAL_RANK>`` in a launched multi-process run), else CPU; an int is a CUDA ordinal; a device this machine
-    does not have (``cuda:7`` on a 1-GPU machine, ``cuda`` on CPU-only torch, ``mps`` off a Mac)
-    is an :class:`~nlgscore.errors.ArgumentError` naming ``device``.
+    """``None`` → CUDA if available (``cuda:<LOCAL_RANK>`` in a launched multi-process run), else CPU;
+    an int is a CUDA ordinal; a device this machine does not have (``cuda:7`` on a 1-GPU machine,
+    ``cuda`` on CPU-only torch, ``mps`` off a Mac) is an :class:`~nlgscore.errors.ArgumentError`
+    naming ``device``.
 
     >>> resolve_device("cpu")
     device(type='cpu')

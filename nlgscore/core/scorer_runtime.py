@@ -87,10 +87,11 @@ class ScorerRuntime:
         ...     _score_items = _finish = _signature_fields = None
         >>> Toy(device="cpu", max_tokens=512).runtime.max_tokens
         512
-        >>> Toy(lowercas=True)
+        >>> Toy(lowercas=True)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        nlgscore.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase; run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        nlgscore.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase;
+        run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
         """
         self._runtime = scorer_runtime(type(self), runtime, runtime_options)
 

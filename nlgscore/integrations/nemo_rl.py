@@ -14,7 +14,10 @@ reads), a source-based metric reads the last user message. The batch is one scor
     result = ray.get(env.step.remote(message_logs, [{"ground_truth": "..."}, ...]))
 
 >>> env = NlgscoreEnvironment({"spec": "bertscore:minilm:L2"})
->>> out = env.step([[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "It is cold."}]], [{"ground_truth": "It is cold."}])
+>>> out = env.step(
+...     [[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "It is cold."}]],
+...     [{"ground_truth": "It is cold."}],
+... )
 >>> [round(float(r), 4) for r in out.rewards], out.terminateds.tolist()
 ([1.0], [1.0])
 """

@@ -141,10 +141,12 @@ def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> flo
 
     >>> actor_cpus(2, None, 8.0), actor_cpus(2, 0.5, 2.0)
     (1.0, 0.5)
-    >>> actor_cpus(2, 1, 2.0)
+    >>> actor_cpus(2, 1, 2.0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2: Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever; use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
+    nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2:
+    Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever;
+    use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
     """
     if num_cpus is not None and (
         isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0

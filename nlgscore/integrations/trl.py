@@ -259,5 +259,6 @@ def _check_trl_awaits_callable_classes() -> None:
         return  # no TRL here: the coroutine is still usable on its own
     if not hasattr(utils, "is_async_callable"):
         raise MissingExtraError(
-            "async_reward_function needs a TRL whose trainers await async callable classes (trl 1.16 does): pip install -U 'nlgscore[trl]', or use reward_function"
+            "async_reward_function needs a TRL whose trainers await async callable classes (trl 1.16 does): "
+            "pip install -U 'nlgscore[trl]', or use reward_function"
         )

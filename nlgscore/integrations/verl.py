@@ -166,7 +166,8 @@ def _inputs(scorer: ScorerLike, ground_truths: List[Any], infos: List[Any], sour
     if "sources" in needs:
         if not isinstance(source_key, str) or not source_key:
             raise ArgumentError(
-                "this metric scores against sources: pass source_key= (the extra_info key holding the source, e.g. 'question') in reward_kwargs"
+                "this metric scores against sources: "
+                "pass source_key= (the extra_info key holding the source, e.g. 'question') in reward_kwargs"
             )
         sources = []
         for i, info in enumerate(infos):

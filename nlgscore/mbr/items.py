@@ -8,10 +8,11 @@ an error naming the item and the field (``items[3].candidates[1] must be a str``
 (3, ['a cat', 'the cat', 'a dog'], True)
 >>> MBRItem(["a cat"], pseudo_references=["the cat", "a cat"]).excludes_self
 False
->>> MBRItem(["only one"])
+>>> MBRItem(["only one"])  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-nlgscore.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given (each candidate is excluded from its own expectation), got 1
+nlgscore.errors.ArgumentError: item 0: candidates needs at least 2 texts when pseudo_references are not given
+(each candidate is excluded from its own expectation), got 1
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Meta-evaluation of metrics against human judgments (data -> scores -> statistics -> table).
 
 * ``data/``: readers of human judgments, system outputs and score files (``loaders``: WMT19 daRR,
-  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders; ``wmt_sets``: WMT24/WMT25 in WMT's, mt-metrics-eval's or paragraph-JSONL layout;
+  SummEval; ``wmt21``: WMT21 DA folders; ``ratings``: MQM/DA human-scores folders; ``wmt_sets``:
+  WMT24/WMT25 in WMT's, mt-metrics-eval's or paragraph-JSONL layout;
   ``mtme`` / ``precomputed``: score files; ``files``: the text-file rule and atomic writes;
   ``alignment``: the segment-id check).
 * ``engine``: scores of registry metrics by spec (chrF, BLEU, sentBLEU and ROUGE included:

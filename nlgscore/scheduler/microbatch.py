@@ -36,8 +36,8 @@ The public API: :meth:`MicroBatcher.submit` (a ``concurrent.futures.Future``),
 :meth:`~MicroBatcher.compute` (threads), :meth:`~MicroBatcher.acompute` (coroutines),
 :meth:`~MicroBatcher.submit_call` (an already checked ``Call``/``MatrixCall``, e.g. a server's),
 :meth:`~MicroBatcher.run_call` (a coroutine: submit, await with a timeout, cancel on timeout or
-as soon as ``disconnected()`` returns: the client left), :attr:`~MicroBatcher.queued`, :attr:`~MicroBatcher.batches`, :attr:`~MicroBatcher.dropped`,
-:meth:`~MicroBatcher.close`.
+as soon as ``disconnected()`` returns: the client left), :attr:`~MicroBatcher.queued`,
+:attr:`~MicroBatcher.batches`, :attr:`~MicroBatcher.dropped`, :meth:`~MicroBatcher.close`.
 
 >>> from nlgscore.registry import build
 >>> scorer = build("bertscore:minilm", num_layers=2)

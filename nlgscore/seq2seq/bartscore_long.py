@@ -49,7 +49,8 @@ class BartPairs:
             at = next((k for k in range(len(probe) - len(content) + 1) if probe[k : k + len(content)] == content), None)
             if at is None or not content:
                 raise ArgumentError(
-                    f"long_inputs='auto' cannot find a text between the special tokens of {type(self.tokenizer).__name__}; use long_inputs='truncate'"
+                    "long_inputs='auto' cannot find a text between the special tokens of "
+                    f"{type(self.tokenizer).__name__}; use long_inputs='truncate'"
                 )
             head, tail = tuple(probe[:at]), tuple(probe[at + len(content) :])
             self._side = Side(head, tail, self.max_length - len(head) - len(tail))
@@ -62,7 +63,8 @@ class BartPairs:
     def long_text(self, text: str) -> LongText:
         if not getattr(self.tokenizer, "is_fast", False):  # only a fast tokenizer gives token offsets
             raise ArgumentError(
-                f"long_inputs='auto' needs a fast tokenizer for sentence offsets, got {type(self.tokenizer).__name__}; use long_inputs='truncate'"
+                "long_inputs='auto' needs a fast tokenizer for sentence offsets, "
+                f"got {type(self.tokenizer).__name__}; use long_inputs='truncate'"
             )
         encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return LongText(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]], SPLIT_LANG)
@@ -136,7 +138,8 @@ class BartPairs:
         long = self.long_text(text)
         if self.side().wrap(long.ids) != ids:  # the content ids must be the whole text's, or the layout is not BART's
             raise ArgumentError(
-                "long_inputs='auto': the tokenizer's ids of a text without special tokens do not nest in its ids with them; use long_inputs='truncate'"
+                "long_inputs='auto': the tokenizer's ids of a text without special tokens do not nest in its ids with them; "
+                "use long_inputs='truncate'"
             )
         return long
 

@@ -10,8 +10,10 @@ and the other adapters run against a server unchanged.
   requests at once; a model still loading or a server draining) and a proxy's 500/502 (not the
   app's JSON error: Ray Serve's proxy when a replica dies) are retried with exponential backoff
   (``retries``, ``backoff`` seconds, doubled each time; a ``Retry-After`` is honoured in both
-  RFC 9110 forms, each wait at most 30 s: :mod:`nlgscore.backend.retry_after`), so a trainer's reward backs off under overload; any other refusal raises at once: 400 as :class:`~nlgscore.errors.ArgumentError`
-  with the server's message naming the field, 504 and ``timeout`` as :class:`TimeoutError`.
+  RFC 9110 forms, each wait at most 30 s: :mod:`nlgscore.backend.retry_after`), so a trainer's
+  reward backs off under overload; any other refusal raises at once: 400 as
+  :class:`~nlgscore.errors.ArgumentError` with the server's message naming the field, 504 and
+  ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
 * One pooled HTTP client for blocking calls and one per event loop for ``acompute``
   (:mod:`nlgscore.serve.client_pool`), closed with the scorer: ``close()``, ``await aclose()``,

@@ -193,7 +193,10 @@ def message_text(value: Any, name: str) -> str:
     string or content parts ``[{"type": "input_text", "text"}, ...]``): the last user message's
     text (:mod:`nlgscore.core.messages`).
 
-    >>> message_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}], "prompt")
+    >>> message_text(
+    ...     [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}],
+    ...     "prompt",
+    ... )
     'Hi'
     """
     try:

@@ -180,7 +180,8 @@ def test_cli_calibrates_a_new_model_then_scores_with_it(folder, tmp_path):
     code = (
         "import sys; from nlgscore.cli import main; "
         f"rc = main(['calibrate', {str(model)!r}, '--data', {str(folder)!r}, '-o', {str(out)!r}, '--pairs', '50', '--no-progress']); "
-        f"rc = rc or main(['bertscore', '-m', {str(model)!r}, '--calibration', {str(out)!r}, '--rescale', '-c', {str(folder / 'hyp.good.en')!r}, "
+        f"rc = rc or main(['bertscore', '-m', {str(model)!r}, '--calibration', {str(out)!r}, '--rescale', "
+        f"'-c', {str(folder / 'hyp.good.en')!r}, "
         f"'-r', {str(folder / 'ref.A.en')!r}, '--json', '--no-progress']); sys.exit(rc)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -101,7 +101,8 @@ def test_a_block_left_out_says_why(page):
         if "notest" in block.flags:
             reason = " ".join(block.before.split())
             assert re.search(r"\b(not run|do not run)\b", reason) and re.search(r"\b(because|since)\b", reason), (
-                f"{block.where}: the paragraph before a notest block must say why it is not run (…not run… because/since …), got {reason[-200:]!r}"
+                f"{block.where}: the paragraph before a notest block must say why it is not run "
+                f"(…not run… because/since …), got {reason[-200:]!r}"
             )
 
 

@@ -14,9 +14,10 @@ which mt-metrics-eval leaves out, filled with 0), with::
         ../shared/data/esa-wmt24-en-cs EXPORT OUT.json LIMIT METRIC...
 
 (``full``: LIMIT 0, chrf bleu; ``slice``: LIMIT 12, bertscore:minilm; ``full_three_metrics``, kept for the
-user guide's table: LIMIT 0, chrf bleu bertscore:minilm), where the script runs ``tasks.WMT24(lps=["en-cs"], primary=False, k=0)`` and ``TaskSetResults.AverageCorrs``
-/ ``AverageRanks``, and ``Correlation.Pearson(average_by="item", pdp=True)`` for PDP; ``LIMIT`` 12 keeps the
-gold of the first 12 rated lines only (``--limit 12``), for the BERTScore slice that runs in seconds.
+user guide's table: LIMIT 0, chrf bleu bertscore:minilm), where the script runs
+``tasks.WMT24(lps=["en-cs"], primary=False, k=0)`` and ``TaskSetResults.AverageCorrs`` / ``AverageRanks``,
+and ``Correlation.Pearson(average_by="item", pdp=True)`` for PDP; ``LIMIT`` 12 keeps the gold of the first
+12 rated lines only (``--limit 12``), for the BERTScore slice that runs in seconds.
 
 mt-metrics-eval's PCE takes the systems in the order of a Python set (``data.EvalSet.Correlation``), and a
 permutation whose difference ties the observed one counts for one orientation of a pair only, so its SPA

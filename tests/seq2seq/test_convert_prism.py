@@ -292,7 +292,8 @@ def test_port_layout_with_tied_copies_and_missing_weights(fairseq_dir, converted
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     with pytest.raises(
         ValueError,
-        match=r"missing weights: model\.decoder\.layers\.0\.encoder_attn\.v_proj\.bias; unexpected weights: model\.decoder\.adapter\.weight",
+        match=r"missing weights: model\.decoder\.layers\.0\.encoder_attn\.v_proj\.bias; "
+        r"unexpected weights: model\.decoder\.adapter\.weight",
     ):
         PrismScorer(str(folder))
 

@@ -209,7 +209,8 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
             assert merged > 1, "no replica merged two requests into one batch"
             assert frozen > 10_000, "no replica kept its loaded objects out of garbage collections"
         print(
-            f"requests not done at the kill: {in_flight}; replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})"
+            f"requests not done at the kill: {in_flight}; "
+            f"replicas now: {[p for p, c in _descendants(server.pid).items() if c.startswith(REPLICA_TITLE)]} (killed {victim})"
         )
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=max(1.0, min(60.0, deadline - time.monotonic()))) == 0, output.tail()

@@ -169,10 +169,11 @@ def darr_path(lp: str, data_dir: Optional[PathLike] = None) -> Path:
     >>> _ = (folder / "wmt-kk-en.jsonl").write_text("")
     >>> darr_path("kk-en", folder).name
     'wmt-kk-en.jsonl'
-    >>> darr_path("xx-en", folder)  # doctest: +ELLIPSIS
+    >>> darr_path("xx-en", folder)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    FileNotFoundError: data set 'wmt-xx-en.jsonl' not found: looked in ... (the folder given); pass the data folder (--data / data_dir=) or set NLGSCORE_DATA
+    FileNotFoundError: data set 'wmt-xx-en.jsonl' not found: looked in ... (the folder given);
+    pass the data folder (--data / data_dir=) or set NLGSCORE_DATA
     """
     return data_file(f"wmt-{lp}.jsonl", data_dir)
 

@@ -67,10 +67,11 @@ def segment_and_system(name: str, value: object) -> Tuple[PathLike, Optional[Pat
 
     >>> segment_and_system("mine", "seg.tsv,sys.tsv"), segment_and_system("mine", ("seg.tsv",))
     (('seg.tsv', 'sys.tsv'), ('seg.tsv', None))
-    >>> segment_and_system("mine", ("a", "b", "c"))
+    >>> segment_and_system("mine", ("a", "b", "c"))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    nlgscore.errors.ArgumentTypeError: scores['mine'] must be a score file, 'SEG,SYS' or a (segment file, system file) pair, got ('a', 'b', 'c')
+    nlgscore.errors.ArgumentTypeError: scores['mine'] must be a score file, 'SEG,SYS' or a (segment file, system file) pair,
+    got ('a', 'b', 'c')
     """
     if isinstance(value, (str, os.PathLike)):
         if isinstance(value, str) and "," in value:

@@ -91,10 +91,11 @@ def read_segment_scores(
     >>> _ = f.write_text("A\\t1\\t-1\\nA\\t1\\t-3\\n")
     >>> read_segment_scores(f, {"A": 0}, 2, repeats="average")["A"].tolist()
     [-2.0, nan]
-    >>> read_segment_scores(f, {"A": 0}, 2)  # doctest: +ELLIPSIS
+    >>> read_segment_scores(f, {"A": 0}, 2)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    nlgscore.errors.DataError: ...mqm-seg-scores.tsv:2: second score for system 'A', segment 1 (first at line 1); pass repeats='average' (--average-repeats) to average repeated judgments
+    nlgscore.errors.DataError: ...mqm-seg-scores.tsv:2: second score for system 'A', segment 1 (first at line 1);
+    pass repeats='average' (--average-repeats) to average repeated judgments
     """
     if repeats not in REPEATS:
         raise ArgumentError(f"repeats must be one of {REPEATS}, got {repeats!r}")

@@ -56,10 +56,11 @@ def check_resamples(value: object, name: str, flag: str, minimum: int = 0) -> in
 
     >>> check_resamples(1000, "permutations", "--permutations")
     1000
-    >>> check_resamples(10**9, "permutations", "--permutations")
+    >>> check_resamples(10**9, "permutations", "--permutations")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    nlgscore.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000: 1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
+    nlgscore.errors.ArgumentError: permutations must be at most 100000 (--permutations), got 1000000000:
+    1000 is the usual number (sacreBLEU, mt-metrics-eval), and 100000 already takes hours on a WMT test set
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ArgumentError(f"{name} must be an integer >= {minimum} ({flag}), got {value!r}")
