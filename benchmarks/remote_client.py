@@ -125,7 +125,8 @@ def main(argv: List[str] | None = None) -> None:
         server.wait(30)
     base = statistics.median(times["aiohttp session" if "aiohttp session" in times else "httpx session"])
     print(
-        f"CPU: {_cpu()} ({os.cpu_count()} CPUs); metric {args.spec}; {args.calls} concurrent single-pair calls; median of {args.rounds} rounds"
+        f"CPU: {_cpu()} ({os.cpu_count()} CPUs); metric {args.spec}; {args.calls} concurrent single-pair calls; "
+        f"median of {args.rounds} rounds"
     )
     print(f"| client | s per round | ratio to the {'aiohttp' if 'aiohttp session' in times else 'httpx'} session |")
     print("|---|---:|---:|")

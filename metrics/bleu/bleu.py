@@ -25,12 +25,14 @@ Args:
     tokenize (str): "13a" (sacreBLEU sentence_bleu, default) or "moses" (the BARTScore paper's sentBLEU).
     device (str), verbose (bool): progress bar.
 Returns:
-    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score), sentence_mean (float: the mean of the scores), signature (str).
+    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score),
+    sentence_mean (float: the mean of the scores), signature (str).
 Examples:
     >>> bleu = evaluate.load("metrics/bleu")
     >>> round(bleu.compute(predictions=["the cat sat on a mat"], references=["the cat sat on the mat"])["scores"][0], 4)
     53.7285
-    >>> out = bleu.compute(predictions=["the cat sat on a mat", "a dog"], references=[["the cat sat on the mat", "a cat sat on a mat"], ["the dog ran"]])
+    >>> refs = [["the cat sat on the mat", "a cat sat on a mat"], ["the dog ran"]]
+    >>> out = bleu.compute(predictions=["the cat sat on a mat", "a dog"], references=refs)
     >>> round(out["score"], 4), round(out["sentence_mean"], 4), out["signature"].split("|")[1]
     (81.5492, 65.1633, 'nrefs:var')
 """

@@ -24,7 +24,8 @@ Args:
     multiref (str): "joint" (sacreBLEU's multi-reference score, default) or "max" (the best single-reference score).
     device (str), verbose (bool): progress bar.
 Returns:
-    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score), sentence_mean (float: the mean of the scores), signature (str).
+    scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score),
+    sentence_mean (float: the mean of the scores), signature (str).
 Examples:
     >>> chrf = evaluate.load("metrics/chrf")
     >>> chrf.compute(predictions=["the cat sat"], references=["the cat sat"])["scores"]

@@ -113,7 +113,8 @@ def register(subparsers) -> None:
         "--header-timeout",
         type=_positive_seconds,
         default=None,
-        help=f"seconds a client may take to send its request line and headers (the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})",
+        help=f"seconds a client may take to send its request line and headers "
+        f"(the connection is closed after; default {DEFAULT_HEADER_TIMEOUT:g})",
     )
     net.add_argument(
         "--task-ttl",

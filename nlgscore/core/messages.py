@@ -8,7 +8,8 @@ TRL), ``input_text`` or ``output_text`` (OpenAI Responses). Content with no text
 number, images only) is refused with an error naming the field: an empty text would score as a
 real, wrong answer.
 
->>> content_text([{"type": "text", "text": "The cat "}, {"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "sat."}], "content")
+>>> parts = [{"type": "text", "text": "The cat "}, {"type": "image_url", "image_url": {"url": "x"}}]
+>>> content_text(parts + [{"type": "text", "text": "sat."}], "content")
 'The cat sat.'
 >>> last_text([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}], "assistant", "completion")
 'Hello'
@@ -76,7 +77,8 @@ def last_text(messages: Any, role: str, where: str) -> str:
 def joined_text(messages: Any, role: str, where: str) -> str:
     """The texts of every ``role`` message of a conversation, joined in order (a multi-turn answer).
 
-    >>> joined_text([{"role": "assistant", "content": "A"}, {"role": "user", "content": "?"}, {"role": "assistant", "content": "B"}], "assistant", "log")
+    >>> log = [{"role": "assistant", "content": "A"}, {"role": "user", "content": "?"}, {"role": "assistant", "content": "B"}]
+    >>> joined_text(log, "assistant", "log")
     'AB'
     """
     items = _messages(messages, where)

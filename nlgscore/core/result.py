@@ -176,7 +176,8 @@ class Result:
         """The inverse of :meth:`split`: one result of ``parts``' predictions in order, of the
         last part's class and signature, per-item columns and per-prediction attributes joined.
 
-        >>> parts = [Result(Signature("toy", _versions=False), {"s": [1.0]}, "s"), Result(Signature("toy", _versions=False), {"s": [2.0, 3.0]}, "s", windows=[2, 1])]
+        >>> toy = Signature("toy", _versions=False)
+        >>> parts = [Result(toy, {"s": [1.0]}, "s"), Result(toy, {"s": [2.0, 3.0]}, "s", windows=[2, 1])]
         >>> joined = Result.concat(parts)
         >>> joined.scores, joined.windows
         ([1.0, 2.0, 3.0], [1, 2, 1])

@@ -238,8 +238,8 @@ def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callabl
             max_batch=settings.max_batch,
             max_wait_ms=settings.max_wait_ms,
             max_queue=settings.max_queue,
-            on_batch=service.metrics.observe_batch,
-        )  # type: ignore[union-attr]
+            on_batch=service.metrics.observe_batch,  # type: ignore[union-attr]
+        )
         freeze_heap()  # the loaded model out of the GIL-holding full collections, before /health says ready
         service.batcher, service.scorer = batcher, scorer
         ready.set()

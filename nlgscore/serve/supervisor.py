@@ -82,9 +82,9 @@ def _worker(
         log_level=log_level,
         access_log=False,
         lifespan="on",
-        timeout_graceful_shutdown=CUT_GRACE_S,
+        timeout_graceful_shutdown=CUT_GRACE_S,  # type: ignore[arg-type]
         http=with_header_timeout(header_timeout),
-    )  # type: ignore[arg-type]
+    )
     draining_server(uvicorn.Server, config, service, max(0.0, drain_timeout - STOP_SLACK_S)).run(sockets=[sock])
     os._exit(0)
 

@@ -23,7 +23,8 @@ refs = [" ".join(words[(i * 5 + k * 2) % len(words)] for k in range(4 + i % 25))
 scorer = nlgscore.load("bertscore:minilm")
 one = scorer.compute(preds[:1], refs[:1]).scores
 many = scorer.compute(preds, refs).scores
-print(json.dumps({"threads": torch.get_num_threads(), "policy": os.environ.get("OMP_WAIT_POLICY"), "scores": [x.hex() for x in one + many]}))
+scores = [x.hex() for x in one + many]
+print(json.dumps({"threads": torch.get_num_threads(), "policy": os.environ.get("OMP_WAIT_POLICY"), "scores": scores}))
 """
 
 

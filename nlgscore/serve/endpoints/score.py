@@ -1,4 +1,5 @@
-"""``POST /v1/score``: ``{"predictions", "references"?, "sources"?, "context"?, "doc_ids"?}`` → ``{"scores", "columns", "signature", "primary"}``."""
+"""``POST /v1/score``: ``{"predictions", "references"?, "sources"?, "context"?, "doc_ids"?}``
+→ ``{"scores", "columns", "signature", "primary"}``."""
 
 from __future__ import annotations
 
