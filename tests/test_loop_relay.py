@@ -1,4 +1,4 @@
-"""nlgscore.runs.loop_relay: answers from a worker thread reach their awaiting coroutines as
+"""nlgscore.scheduler.loop_relay: answers from a worker thread reach their awaiting coroutines as
 ``asyncio.wrap_future`` hands them (result, exception, cancellation both ways), many per wake-up."""
 
 import asyncio
@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from nlgscore.runs.loop_relay import relay
+from nlgscore.scheduler.loop_relay import relay
 
 
 def test_results_exceptions_and_cancellations_reach_their_waiters():
