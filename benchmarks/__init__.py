@@ -5,7 +5,10 @@
 * :mod:`benchmarks.gpu`: the GPU check, time-boxed sections on one GPU (``benchmarks/gpu/check.sh``);
 * ``benchmarks/scripts/``: one script per workload (serving, MBR, scale, long inputs, kernels,
   CPU bfloat16, batch invariance), each run as ``python -m benchmarks NAME``;
-* ``benchmarks/results/``: figures by topic, folded into BENCHMARKS.md.
+* ``benchmarks/remote_client.py``, ``serve_workers.py``, ``threads_by_size.py``: run as scripts
+  (``python benchmarks/NAME.py``).
+
+The figures, with the machine and the command of each table, are in BENCHMARKS.md.
 
 Run from the repository root (the harness imports ``benchmarks`` and ``nlgscore`` from it). The
 user-facing comparison is ``nlgscore bench``, which ships.

@@ -1,5 +1,5 @@
 """Host cost of a call, per item: what checks, tokenizing, scheduling and result splitting cost
-when the model costs nearly nothing; the numbers in ``benchmarks/results/call-path.md``.
+when the model costs nearly nothing; the numbers in BENCHMARKS.md, "Host cost of a call".
 
 Two scorers whose model work is close to zero:
 

@@ -4,7 +4,7 @@
 
 The async client is an ``aiohttp.ClientSession`` where aiohttp is installed (the ``serve``
 extra): under hundreds of concurrent requests httpx's async pool costs several times as much CPU
-per request (benchmarks/results/remote-client.md); else an ``httpx.AsyncClient``. Both answer
+per request (BENCHMARKS.md, "The pooled client"); else an ``httpx.AsyncClient``. Both answer
 :meth:`request` with a response read in full (``status_code``, ``headers``, ``json()``, ``text``)
 and raise httpx's ``TimeoutException`` / ``TransportError``, so the scorer has one error path.
 
