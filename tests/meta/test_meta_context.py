@@ -24,7 +24,7 @@ from nlgscore.meta.data.wmt_sets import load_wmt
 from nlgscore.meta.engine import ScoreCache, Scorers
 from nlgscore.meta.tasks.generic import run
 from nlgscore.meta.tasks.human_scores import MQM_TASK
-from nlgscore.meta.tasks.wmt24_25 import wmt24
+from nlgscore.meta.tasks.wmt24_25 import wmt24, wmt25
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "esa-wmt24-en-cs"
 LINES = 36  # the CANARY line and the first five documents of the test set
@@ -135,3 +135,31 @@ def test_bad_uses_are_refused(data, tmp_path, capsys):
         run(MQM_TASK, [METRIC], data=tmp_path, context=2)
     assert main(["meta", "mqm", "--data", str(tmp_path), "--metric", METRIC, "--context", "1", "--quiet"]) != 0
     assert "--context 1: the mqm data set has no documents" in capsys.readouterr().err
+
+
+def test_wmt25_paragraphs_read_their_doc_ids(tmp_path):
+    refs = ["The cat sat.", "She slept.", "It rained.", "Shares fell.", "Asia lost most.", "They may recover."]
+    outputs = {
+        "A": ["A cat sat.", "It slept.", "Rain fell.", "Stocks fell.", "Asia lost.", "They recover."],
+        "B": ["The cat.", "Sleep.", "Rain.", "Shares.", "Asia.", "Recover."],
+        "C": ["Dog.", "Run.", "Sun.", "Bonds.", "Europe.", "No."],
+    }
+    records = [
+        {
+            "doc_id": f"en-cs_CZ_#_news_#_d{i // 3}",
+            "src_text": f"src {i}",
+            "tgt_text": {"refA": ref, **{s: out[i] for s, out in outputs.items()}},
+            # paragraph 1 is unrated: paragraph 2 still reads it as context
+            "scores": {} if i == 1 else {s: {"human1": 90 - 30 * k + i} for k, s in enumerate(outputs)},
+        }
+        for i, ref in enumerate(refs)
+    ]
+    path = tmp_path / "wmt25-genmt-humeval.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    scorers = Scorers(record=True)
+    table = wmt25(path, [METRIC], permutations=0, context=1, scorers=scorers)
+    assert "6 of 6 lines scored (5 rated, 1 as their context only)" in table.notes[0]
+    docs = [r["doc_id"] for r in records]
+    for k, system in enumerate(outputs):
+        expected = registry.cached(METRIC).compute(outputs[system], refs, context=1, doc_ids=docs).scores
+        assert scorers.scored[k][4] == [float(v) for v in expected]
