@@ -5,6 +5,7 @@
     nlgscore meta summeval --metric rouge1 --metric chrf --aspect coherence
     nlgscore meta mqm --data data/mqm-wmt21-zh-en --metric chrf --metric bleu
     nlgscore meta wmt24 --data data/esa-wmt24-en-cs --metric chrf --metric bertscore:minilm
+    nlgscore meta wmt24 --data data/esa-wmt24-en-cs --metric bertscore:minilm --context 2
 
 One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
@@ -110,6 +111,14 @@ def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) ->
         metavar="N",
         help="use only the first N items (pairs, segments or documents) for a quick run",
     )
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        metavar="K",
+        help="score each segment after the previous K segments of its document, documents from the data set "
+        "(BERTScore, Prism, BARTScore; wmt24 and wmt25 data with document ids; default: 0, sentence level)",
+    )
     add_runtime_options(parser, batch_help="most items per batch of a model-based metric")
 
 
@@ -141,9 +150,11 @@ def register(subparsers) -> None:
 def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     from nlgscore.meta.data.precomputed import parse_scores_option
     from nlgscore.meta.engine import ScoreCache, Scorers
+    from nlgscore.meta.tasks.generic import check_context
 
     descriptor: MetaCommand = args.descriptor
     check_device(args.device)
+    check_context(args.context, descriptor.name, descriptor.documents)  # every task, before any work
     cache = None
     if not args.no_cache:
         try:
@@ -168,6 +179,8 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
     options.update({o.param: getattr(args, o.param) for o in descriptor.options})
     if descriptor.systems:
         options["export_scores"] = args.export_scores
+    if descriptor.documents:
+        options["context"] = args.context
     return options
 
 

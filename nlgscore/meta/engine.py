@@ -13,6 +13,9 @@
   exact inputs, so a re-run (after an interruption, or with one more metric) reuses what was
   computed and a changed input or setting is never served stale scores. Code changed without a
   version change is the one thing the key cannot see: ``--no-cache`` then.
+* Document context (``score_in_context``, ``--context k``): one call per system, its segments in
+  the data set's order with their document ids (``nlgscore.meta.doc_context``), cached under a key
+  that holds ``ctx:k`` and the document ids, so scores of another context are never served.
 """
 
 from __future__ import annotations
@@ -237,6 +240,55 @@ class Scorers:
             self.computed += 1
         if self.cache is not None:
             self.cache.put(spec, key, hyps, refs, srcs, scores, signature)
+        return self._record(name or spec, hyps, refs, srcs, scores, signature)
+
+    def check_context(self, spec: str, context: int) -> None:
+        """Refuse ``--context`` for a metric that does not read document context, naming both.
+
+        >>> Scorers().check_context("chrf", 2)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentError: --context 2: metric 'chrf' does not read document context ...
+        """
+        if context > 0 and not getattr(self._scorer(spec), "takes_context", False):
+            raise ArgumentError(
+                f"--context {context}: metric {spec!r} does not read document context (BERTScore, Prism and "
+                "BARTScore do); score it without --context, in a run of its own"
+            )
+
+    def score_in_context(
+        self,
+        spec: str,
+        hyps: Sequence[str],
+        refs: Sequence[str],
+        srcs: Optional[Sequence[str]],
+        doc_ids: Sequence[str],
+        context: int,
+        name: Optional[str] = None,
+    ) -> Tuple[List[float], str]:
+        """One score per segment of one system read after the previous ``context`` segments of its
+        document (``doc_ids``), and the signature (``ctx:k`` in it); from the cache when these inputs
+        were scored with this context and these documents. Never de-duplicated or chunked: a chunk
+        boundary would cut a document.
+
+        >>> scores, signature = Scorers().score_in_context(
+        ...     "bertscore:minilm:L2", ["A cat.", "It slept."], ["The cat.", "It slept."], None, ["d", "d"], 1)
+        >>> len(scores), "|ctx:1|" in signature
+        (2, True)
+        """
+        from nlgscore.meta.doc_context import segment_scores_in_context
+
+        self.check_context(spec, context)
+        scorer = self._scorer(spec)
+        cached_as = f"{spec}|ctx:{context}"
+        key = f"{self._key(spec, scorer)}|ctx:{context}|docs:{_digest(doc_ids)}" if self.cache is not None else ""
+        hit = self.cache.get(cached_as, key, hyps, refs, srcs) if self.cache is not None else None
+        if hit is not None:
+            return self._record(name or spec, hyps, refs, srcs, *hit)
+        scores, signature = segment_scores_in_context(scorer, spec, hyps, refs, srcs, doc_ids, context)
+        self.computed += 1
+        if self.cache is not None:
+            self.cache.put(cached_as, key, hyps, refs, srcs, scores, signature)
         return self._record(name or spec, hyps, refs, srcs, scores, signature)
 
     def _in_chunks(self, spec: str, key: str, model: Any, hyps, refs, srcs) -> Tuple[List[float], str]:

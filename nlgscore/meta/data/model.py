@@ -3,7 +3,8 @@
 After mt-metrics-eval's ``EvalSet``: ``hyps[s][i]`` is system ``s``'s output for item ``i`` (a
 segment, a document); ``refs[k][i]`` is reference ``k`` of item ``i``; ``human["segment"]`` is a
 ``(systems, items)`` matrix with NaN where a (system, item) was not rated and ``human["system"]``
-one score per system. A loader returns an ``EvalSet``; the runner (``nlgscore.meta.tasks.generic``)
+one score per system; ``docs[i]``, where the data set has documents, is item ``i``'s document id
+(what ``--context k`` reads the previous segments of). A loader returns an ``EvalSet``; the runner (``nlgscore.meta.tasks.generic``)
 scores it and computes a descriptor's measures from it. Relative-ranking judgments derive from
 it: ``darr_pairs`` lists the (item, better system, worse system) pairs of a level.
 
@@ -36,6 +37,7 @@ class EvalSet:
     reference: str = ""  # the name of refs[0] (score files name it: <metric>-ref<X>.seg.score)
     lines: Optional[int] = None  # items in the data files when a limit kept the first ``items`` only
     notes: List[str] = field(default_factory=list)
+    docs: Optional[List[str]] = None  # the document of each item (consecutive items of a document), when known
     _derived: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -47,6 +49,8 @@ class EvalSet:
                 raise DataError(f"{self.name}: the outputs of {system} have {len(outputs)} items, the references {n}")
         if any(len(r) != n for r in self.refs) or (self.srcs is not None and len(self.srcs) != n):
             raise DataError(f"{self.name}: references and sources must have one line per item ({n})")
+        if self.docs is not None and len(self.docs) != n:
+            raise DataError(f"{self.name}: {len(self.docs)} document ids for {n} items (one per item)")
         shapes = {"segment": (len(self.systems), n), "system": (len(self.systems),)}
         for level, scores in self.human.items():
             if level in shapes and np.shape(scores) != shapes[level]:

@@ -145,8 +145,12 @@ def load_wmt(
     include_human: bool = False,
     all_lines: bool = False,
     limit: Optional[int] = None,
+    context: int = 0,
 ) -> EvalSet:
-    """Pair ``lp`` (default: the only pair) of a WMT24/WMT25 data folder or JSONL file as an ``EvalSet``."""
+    """Pair ``lp`` (default: the only pair) of a WMT24/WMT25 data folder or JSONL file as an ``EvalSet``.
+
+    ``context``: the items also hold the ``context`` lines before each rated one in its document
+    (unrated, so no measure counts them), for metrics that read them as document context."""
     if data is None:
         raise ArgumentError("data is required: the WMT folder or JSONL file (--data)")
     data = Path(data)
@@ -191,7 +195,29 @@ def load_wmt(
         if not path.is_file():
             raise DataError(f"{path}: no {gold!r} human scores for {lp}")
         seg, source = read_human_scores(path, len(texts.src)), path.name
-    return _evalset(f"{test_set}-{lp}", texts, seg, reference or std_ref, gold, source, include_human, all_lines, limit)
+    if context > 0 and texts.docs is None:
+        raise ArgumentError(
+            f"--context {context}: {lp} of {data} has no document ids (documents/{lp}.docs, or doc_id in the "
+            "JSONL), so there is no document to read the previous segments of; leave --context out"
+        )
+    return _evalset(
+        f"{test_set}-{lp}", texts, seg, reference or std_ref, gold, source, include_human, all_lines, limit, context
+    )
+
+
+def with_context(items: np.ndarray, docs: List[str], context: int) -> np.ndarray:
+    """``items`` (sorted line numbers) and, before each, up to ``context`` lines of its document.
+
+    >>> with_context(np.array([1, 4]), ["a", "a", "a", "b", "b", "b"], 2).tolist()  # line 3 starts document b
+    [0, 1, 3, 4]
+    """
+    lines = set(items.tolist())
+    for i in items.tolist():
+        j = i - 1
+        while j >= 0 and i - j <= context and docs[j] == docs[i]:
+            lines.add(j)
+            j -= 1
+    return np.array(sorted(lines), dtype=items.dtype)
 
 
 def _system_means(human: np.ndarray, items: np.ndarray, src: List[str]) -> np.ndarray:
@@ -211,6 +237,7 @@ def _evalset(
     include_human: bool,
     all_lines: bool,
     limit: Optional[int],
+    context: int = 0,
 ) -> EvalSet:
     if reference not in texts.refs:
         raise ArgumentError(
@@ -239,6 +266,9 @@ def _evalset(
     items = np.arange(n) if all_lines else np.flatnonzero((~np.isnan(human)).any(axis=0))
     if limit is not None:
         items = items[:limit]
+    rated = len(items)
+    if context > 0 and texts.docs is not None and not all_lines:
+        items = with_context(items, texts.docs, context)
     outputs = {**texts.refs, **texts.outputs}
     pick = lambda lines: [lines[i] for i in items]  # noqa: E731
     human = human[:, items]
@@ -252,12 +282,14 @@ def _evalset(
         reference[3:] if reference.startswith("ref") else reference,
     )  # mtme file names add "ref"
     if texts.docs is not None:
-        evalset.derived("docs", lambda: pick(texts.docs))
+        evalset.docs = pick(texts.docs)
     evalset.derived("lines", lambda: items)
     evalset.derived("total", lambda: n)
     left = sorted(set(texts.outputs) - set(systems))
     evalset.notes.append(
-        f"{name} ({source}, gold {gold}): {len(items)} of {n} lines scored (rated ones), "
+        f"{name} ({source}, gold {gold}): {len(items)} of {n} lines scored ("
+        + ("rated ones" if len(items) == rated else f"{rated} rated, {len(items) - rated} as their context only")
+        + "), "
         f"{len(systems)} systems; reference {reference}; not evaluated: {', '.join(left) or 'none'}"
     )
     return evalset

@@ -56,6 +56,7 @@ class MetaCommand:
     resampling: str = "bootstrap"  # "bootstrap" (CIs, paired bootstrap) or "permutations" (WMT significance)
     options: Tuple[Option, ...] = ()
     systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
+    documents: bool = False  # the data set has document ids: the task takes ``context`` (--context K)
 
 
 def from_protocol(
@@ -144,6 +145,7 @@ def _wmt_command(test_set: str, task: Callable[..., Any], year: str) -> MetaComm
         "mt-metrics-eval .seg.score file <system><TAB><score> (one line per line of the test set, or per scored "
         "item as --export-scores writes them; {lp} in the path for several pairs)",
         resampling="permutations",
+        documents=True,
         options=(
             Option(
                 ("--lp",),

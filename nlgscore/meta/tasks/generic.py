@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nlgscore.errors import DataError
+from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.mtme import read_mtme, write_mtme
 from nlgscore.meta.data.precomputed import segment_and_system
@@ -83,16 +83,56 @@ class TaskDescriptor:
     combine: Optional[Callable[[np.ndarray], np.ndarray]] = None  # (systems, items, refs) -> (systems, items)
     scored: str = ""  # appended to a scored metric's signature (e.g. "|refs:max")
     progress: str = "{data}: {metric} ({systems} systems x {items} items)"  # the progress bar's description
+    documents: bool = False  # the loader gives document ids (EvalSet.docs) and takes ``context``: --context works
 
 
-def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers) -> Scores:
+def check_context(context: Any, name: str, documents: bool) -> int:
+    """``context`` (``--context k``) as an int >= 0; above 0 only for a data set with ``documents``.
+
+    >>> check_context(2, "wmt24", True), check_context(0, "mqm", False)
+    (2, 0)
+    >>> check_context(2, "mqm", False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.errors.ArgumentError: --context 2: the mqm data set has no documents to read the previous segments of ...
+    """
+    if isinstance(context, bool) or not isinstance(context, (int, np.integer)):
+        raise ArgumentTypeError(f"context must be an integer >= 0 (--context K), got {context!r}")
+    if context < 0:
+        raise ArgumentError(f"context must be >= 0 (--context K: previous segments to read), got {context}")
+    if context > 0 and not documents:
+        raise ArgumentError(
+            f"--context {context}: the {name} data set has no documents to read the previous segments "
+            "of (document context works with wmt24 and wmt25); leave --context out"
+        )
+    return int(context)
+
+
+def _flat_scores(
+    descriptor: TaskDescriptor, data: EvalSet, spec: str, name: str, scorers: Scorers, context: int
+) -> Tuple[List[float], str]:
+    """Every output against each reference set, systems in order; with ``context``, one call per
+    (reference set, system), so each system's segments read the previous ones of their document."""
+    copies = len(data.systems) * len(data.refs)
+    if context == 0:
+        srcs = None if data.srcs is None else data.srcs * copies
+        hyps = [h for row in data.hyps for h in row] * len(data.refs)
+        return scorers.score(spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name)
+    if data.docs is None:
+        raise ArgumentError(f"--context {context}: {data.name} has no document ids; leave --context out")
+    flat: List[float] = []
+    signature = ""
+    for ref in data.refs:
+        for row in data.hyps:
+            scores, signature = scorers.score_in_context(spec, row, ref, data.srcs, data.docs, context, name=name)
+            flat += scores
+    return flat, signature
+
+
+def _scored(descriptor: TaskDescriptor, data: EvalSet, name: str, scorers: Scorers, context: int = 0) -> Scores:
     spec = descriptor.segment_specs.get(name.lower(), name)
-    n, refs, copies = data.items, data.refs[0], len(data.systems) * len(data.refs)
-    srcs = None if data.srcs is None else data.srcs * copies
-    hyps = [h for row in data.hyps for h in row] * len(data.refs)  # every output against each reference set
-    flat, signature = scorers.score(
-        spec, hyps, [r for ref in data.refs for r in ref * len(data.systems)], srcs, name=name
-    )
+    n, refs = data.items, data.refs[0]
+    flat, signature = _flat_scores(descriptor, data, spec, name, scorers, context)
     signature += descriptor.scored
     seg = np.array(flat, dtype=float).reshape(len(data.refs), len(data.systems), n)
     if descriptor.combine is not None:  # (systems, items, refs), contiguous: the reduction's summation order
@@ -145,6 +185,7 @@ def run(
     export_scores: Any = None,
     into: Optional[MetaTable] = None,
     task: Optional[Run] = None,
+    context: int = 0,
     **options: Any,
 ) -> MetaTable:
     """Every measure of ``descriptor`` for each metric (specs scored here, ``scores`` read from files).
@@ -154,13 +195,21 @@ def run(
     ``export_mtme`` / ``export_scores``: folders the scored metrics' scores are written to as
     mt-metrics-eval files. ``into`` and ``task``: the table and the run of a task over several data
     sets (WMT19's language pairs), so an interruption keeps the metrics that finished every one
-    (the caller then keeps the finished rows: ``runner.keep_finished``).
+    (the caller then keeps the finished rows: ``runner.keep_finished``). ``context``: previous
+    segments of its document each scored segment is read after (``--context k``; data sets with
+    documents only; a metric that cannot read context is refused).
     """
     settings = {name: options.pop(name) for name in descriptor.settings if name in options}
     task = task or Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
     sources, limit = sources_of(metrics, scores, system_files=True), check_limit(limit)
     permutations = check_resamples(permutations, "permutations", "--permutations")
     scorers = scorers or Scorers(load_options)
+    context = check_context(context, descriptor.name, descriptor.documents)
+    if context > 0:  # refused before the data are read and anything is scored
+        for spec, file in sources:
+            if file is None:
+                scorers.check_context(descriptor.segment_specs.get(spec.lower(), spec), context)
+        options["context"] = context
     evalset = descriptor.load(data, limit=limit, **options)
     if descriptor.bootstrap_items and task.bootstrap > 0:
         task.check_items(evalset.items, f"{descriptor.bootstrap_items} of {evalset.name}", limit)
@@ -170,7 +219,7 @@ def run(
     with keep_finished(table, task, sources) if into is None else contextlib.nullcontext():  # else the caller's
         for name, file in task.each(sources, lambda name: descriptor.progress.format(metric=name, **counts)):
             if file is None:
-                seg, system, signature = _scored(descriptor, evalset, name, scorers)
+                seg, system, signature = _scored(descriptor, evalset, name, scorers, context)
                 for folder in (export_mtme, export_scores):
                     if folder is not None:
                         write_mtme(
@@ -199,6 +248,12 @@ def run(
                 if row is not None:
                     table.rows.append(row)
     table.notes += evalset.notes
+    note = (
+        f"document context: each scored segment read after the previous {context} segments of its document "
+        f"(the data set's document ids; the scored metrics' signatures hold ctx:{context})"
+    )
+    if context > 0 and note not in table.notes:
+        table.notes.append(note)
     if descriptor.significance is not None:
         table.notes += descriptor.significance(evalset, kept, table, task, permutations)
     return table

@@ -174,6 +174,7 @@ def wmt_task(
     scorers: Optional[Scorers] = None,
     export_mtme: Optional[PathLike] = None,
     export_scores: Optional[PathLike] = None,
+    context: int = 0,
 ) -> MetaTable:
     """The WMT24/WMT25 task set of ``test_set`` on ``data`` (any layout of ``nlgscore.meta.data.wmt_sets``).
 
@@ -182,6 +183,9 @@ def wmt_task(
     ``permutations``: resamples of the significance tests (0: none; every rank is then 1).
     ``export_mtme`` / ``export_scores``: folders the scored metrics are written to, one subfolder
     per pair (mtme's ``metric-scores/<LP>/`` layout), over the scored items.
+    ``context``: each segment is scored after the previous ``context`` segments of its document
+    (the data set's document ids; BERTScore, Prism and BARTScore; any other metric is refused).
+    The scored items then include those previous segments, unrated, which no measure counts.
     """
     if data is None:
         raise ArgumentError("data is required: the WMT folder or JSONL file (--data)")
@@ -198,6 +202,7 @@ def wmt_task(
         read_scores=read_scores,
         significance=functools.partial(_significance, collector),
         progress=test_set + " {data}: {metric} ({systems} systems x {items} segments)",
+        documents=True,
     )
     table = MetaTable(test_set)
     with keep_finished(table, task, sources):
@@ -223,6 +228,7 @@ def wmt_task(
                 reference=reference,
                 include_human=include_human,
                 all_lines=all_lines,
+                context=context,
                 **folders,
             )
         _overall(table, collector, permutations, seed)
