@@ -467,7 +467,9 @@ class Scorer(ScorerRuntime, ABC):
         ``weight[i]`` input predictions stand behind distinct item ``i`` (what the progress bar counts)."""
 
         def run(indices: List[int]) -> Dict[str, np.ndarray]:
-            call.progress = ItemProgress(int(round(weight[indices].sum())), bool(call.runtime.progress), self.name)
+            call.progress = ItemProgress(
+                int(round(weight[indices].sum())), bool(call.runtime.progress), self.name, call.check_cancelled
+            )
             try:
                 columns = self._score_items([distinct[i] for i in indices], state)
             finally:
