@@ -9,6 +9,7 @@ encoder batch of one text, in the packed forward and in the model's own).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
@@ -204,3 +205,38 @@ def test_the_micro_batcher_answers_every_part_of_a_run_cancelled_whole():
             with pytest.raises(CallCancelled):
                 future.result(WAIT_S)
     assert scorer.batches == 1 + 1  # the merged run stopped after its first batch, and no part ran again
+
+
+def test_acompute_coroutines_cancelled_mid_run_stop_their_merged_run():
+    started, gate, kept = threading.Event(), threading.Event(), {}
+
+    def hook(preds: List[str], done: int) -> None:
+        if preds == ["hold"]:
+            started.set()
+            assert gate.wait(WAIT_S)
+        elif len(preds) > 1 and done == 1:  # the merged run, after its first batch: every caller leaves
+            for task in kept["leaving"]:
+                kept["loop"].call_soon_threadsafe(task.cancel)
+            assert kept["left"].wait(WAIT_S)  # set once the cancels reached their calls (see main)
+
+    scorer = Stepped(hook=hook)
+
+    async def main() -> None:
+        kept["loop"], kept["left"] = asyncio.get_running_loop(), threading.Event()
+        held = asyncio.ensure_future(batcher.acompute(["hold"], ["hold"]))
+        while not started.is_set():  # the worker runs the held call alone
+            await asyncio.sleep(0)
+        kept["leaving"] = [asyncio.ensure_future(batcher.acompute([p], [r])) for p, r in zip(PREDS[:4], REFS[:4])]
+        # A task is done after the callbacks of the future it awaited (acompute's cancel of its call) have run.
+        gathered = asyncio.gather(*kept["leaving"], return_exceptions=True)
+        gathered.add_done_callback(lambda done: kept["left"].set())
+        while batcher.queued < 4:  # every call submitted
+            await asyncio.sleep(0)
+        gate.set()
+        await held
+        assert all(isinstance(answer, asyncio.CancelledError) for answer in await gathered)
+
+    with MicroBatcher(scorer, max_batch=64, max_tokens=1 << 20, max_wait_ms=0) as batcher:
+        asyncio.run(main())
+    assert batcher.batches == 2  # the held run, then one merged run of all four
+    assert scorer.batches == 1 + 1  # the merged run stopped after its first batch

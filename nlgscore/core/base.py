@@ -195,8 +195,9 @@ class Scorer(ScorerRuntime, ABC):
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
         threads, through the same batcher's ``submit``) are merged into one ``run`` by the
         scorer's :meth:`batcher` (build a :class:`nlgscore.serve.MicroBatcher` for other settings);
-        each call gets its own Result, a bad call fails alone. Scores equal :meth:`compute`'s up
-        to float rounding."""
+        each call gets its own Result, a bad call fails alone; cancelling the coroutine cancels
+        its call (a running one stops between its batches once every call of its run is
+        cancelled). Scores equal :meth:`compute`'s up to float rounding."""
         return await self.batcher().acompute(predictions, references, sources, **call_options)
 
     def batcher(self) -> Any:

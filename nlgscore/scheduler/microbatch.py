@@ -207,8 +207,13 @@ class MicroBatcher:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Any:
-        """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
-        return await relay(self.submit(predictions, references, sources, **call_options))
+        """:meth:`submit`, awaited: the call's Result. Cancelling the awaiting coroutine cancels the
+        call: one not yet scored is dropped, a running one stops between its batches (a merged
+        run once every call in it is cancelled)."""
+        call = self.scorer.make_call(predictions, references, sources, **call_options)
+        waiter = relay(self.submit_call(call))
+        waiter.add_done_callback(lambda done: call.cancel() if done.cancelled() else None)
+        return await waiter
 
     def compute(
         self,
