@@ -4,13 +4,15 @@ The toy metric below is a real Scorer (``nlgscore.extend``) whose batch loop is 
 ``run_batches``, one item per batch, with a hook the test uses to cancel a call after a chosen batch
 or to hold a run: the cancel comes from inside the run, at a known batch, with no timing involved.
 BERTScore is cancelled from a PyTorch forward hook on its encoder's embedding layer (one call per
-encoder batch of one text, in the packed forward and in the model's own).
+encoder batch of one text, in the packed forward and in the model's own), BARTScore from one on its
+decoder (one call per forward batch of one pair).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -21,6 +23,7 @@ from nlgscore.extend import Item, Result, Scorer, run_batches
 from nlgscore.registry import load
 from nlgscore.scheduler.microbatch import MicroBatcher
 
+TINY_BART = Path(__file__).resolve().parent / "golden" / "tiny-bart"
 WAIT_S = 60  # a guard against a hang only: every wait below is answered by the run itself
 
 
@@ -100,6 +103,32 @@ def test_bertscore_stops_between_encoder_batches():
         handle.remove()
     # 9 distinct texts, one per batch (new texts: none in the text cache): stopped after the first
     assert total == 9 and len(forwards) == 1
+
+
+def test_bartscore_stops_between_forward_batches():
+    from nlgscore.seq2seq.bartscore import BARTScorer
+
+    scorer = BARTScorer(checkpoint=str(TINY_BART), device="cpu", batch_size=1)
+    preds, refs = [f"The cat number {i} sat." for i in range(6)], [f"A cat {i} sat on a mat." for i in range(6)]
+    decoder, forwards = scorer.model.get_decoder(), []
+    handle = decoder.register_forward_hook(lambda *args: forwards.append(1))
+    try:
+        scorer.compute(preds, refs)
+        total = len(forwards)
+        forwards.clear()
+        call = scorer.make_call(preds, refs)
+
+        def cancel_after_first(*args: Any) -> None:
+            forwards.append(1)
+            call.cancel()
+
+        handle.remove()
+        handle = decoder.register_forward_hook(cancel_after_first)
+        with pytest.raises(CallCancelled):
+            scorer.run(call)
+    finally:
+        handle.remove()
+    assert total > 1 and len(forwards) == 1  # one pair per forward (batch_size=1): stopped after the first
 
 
 def test_a_merged_call_runs_on_while_one_part_is_cancelled_and_stops_once_all_are():
