@@ -187,8 +187,8 @@ class MicroBatcher:
         stop: Optional["asyncio.Future[Any]"] = None,
     ) -> Any:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
-        seconds the call is cancelled (dropped if queued, stopped between chunks if a running
-        matrix) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
+        seconds the call is cancelled (dropped if queued, stopped between its batches if
+        running) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
         once the client has left (a server's :func:`nlgscore.serve.service.until_disconnected`):
         it is awaited beside the call, and if it returns first the call is cancelled at once and
         :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
