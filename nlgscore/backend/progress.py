@@ -22,12 +22,17 @@ True
 (None, 2)
 >>> bar(4, 4), bar.position
 (None, 10)
+>>> def stop():
+...     raise RuntimeError("cancelled")
+>>> ItemProgress(10, check=stop)(1, 4)
+Traceback (most recent call last):
+RuntimeError: cancelled
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 DELAY_S = 2.0  # seconds of work before a bar appears (tqdm's delay)
 
@@ -65,16 +70,29 @@ def progress_bar(*, enabled: bool = True, **options: Any) -> Any:
 
 class ItemProgress:
     """A bar of ``items`` input items (drawn only when ``enabled``, under :func:`progress_bar`'s
-    policy); call it with
-    ``(done, total)`` work units to move it to ``items * done // total``."""
+    policy); call it with ``(done, total)`` work units to move it to ``items * done // total``.
+    ``check``, if given, runs first at each report with work left (a metric reports after each
+    batch): what it raises stops the work there (the template passes the call's cancellation
+    check); the report of the last batch runs no check, so finished work is never thrown away."""
 
-    def __init__(self, items: int, enabled: bool = False, desc: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        items: int,
+        enabled: bool = False,
+        desc: Optional[str] = None,
+        check: Optional[Callable[[], None]] = None,
+    ) -> None:
         self.items = items
         self.position = 0
+        self.check = check
         self.bar: Any = progress_bar(total=items, desc=desc, unit="item") if enabled and draws_bars() else None
 
     def __call__(self, done: int, total: int) -> None:
-        target = self.items if total <= 0 else min(self.items, self.items * done // total)
+        if self.check is not None and done < total:  # work is left: the last report finds it all done
+            self.check()
+        self._move(self.items if total <= 0 else min(self.items, self.items * done // total))
+
+    def _move(self, target: int) -> None:
         if target > self.position:
             if self.bar is not None:
                 self.bar.update(target - self.position)
@@ -85,6 +103,6 @@ class ItemProgress:
         exception propagates (an interrupt, an error: the template's ``finally``), the bar stays where
         the work stopped, so an interrupted run never shows 100 %."""
         if sys.exc_info()[0] is None:
-            self(1, 1)
+            self._move(self.items)  # no check: the work is done, its answer stands
         if self.bar is not None:
             self.bar.close()

@@ -54,7 +54,8 @@ def score_pairs(
     """(P, R, F) per ``(candidate, reference)`` pair of text indices: a ``(pairs, 3, layers)`` array.
 
     ``runtime`` is the call's run-time settings (``max_tokens``, ``batch_size``); ``progress``,
-    if given, is told ``(pairs done, pairs)`` after each chunk. ``starts``: for a text read after
+    if given, is told ``(pairs done, pairs)`` after each encoder batch, each matching batch and
+    each chunk (a cancelled call's progress raises there, so it stops between batches). ``starts``: for a text read after
     its document context, the position of its first scored token (those before weigh 0).
 
     Pairs are ordered by reference (longest first, stable), so all pairs of a reference fall in
@@ -72,6 +73,7 @@ def score_pairs(
     held: Dict[int, Any] = {}  # embeddings of texts that a later chunk needs again
     for c, (start, stop) in enumerate(chunks):
         chunk = order[start:stop]
+        report = None if progress is None else lambda done, n, start=start: progress(start + done, len(order))
         _score_chunk(
             scorer,
             runtime,
@@ -84,6 +86,7 @@ def score_pairs(
             held,
             lambda u, c=c: last_chunk[u] > c,
             starts or {},
+            report,
         )
         for u in [u for u in held if last_chunk[u] <= c]:
             del held[u]
@@ -121,9 +124,11 @@ def _embed_chunk(
     ids: List[List[int]],
     held: Dict[int, Any],
     later: Callable[[int], bool],
+    report: Optional[Callable[[int, int], None]] = None,
 ) -> Dict[int, Any]:
     """Embeddings of the texts ``needed``: from ``held`` (texts of earlier chunks needed again),
-    the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``."""
+    the scorer's text cache, or the encoder; texts that a ``later`` chunk needs go to ``held``.
+    ``report``, if given, is told ``(0, 1)`` after each encoder batch (no pair is done yet)."""
     import torch
 
     cache = scorer.cache
@@ -165,7 +170,9 @@ def _embed_chunk(
             for batch in scorer.encoder.plan_batches([lengths[i] for i in remaining], budget, runtime.batch_size)
         ]
 
-    run_with_backoff(len(windows), plan, encode, runtime.max_tokens)
+    run_with_backoff(
+        len(windows), plan, encode, runtime.max_tokens, progress=None if report is None else lambda _d, _n: report(0, 1)
+    )
     embeddings.update(placed)
     for u in cacheable:  # those found were marked as recently used by cache.get above
         if texts[u] not in cache:  # a copy: a view would keep its whole encoder batch alive after eviction
@@ -186,7 +193,10 @@ def _score_chunk(
     held,
     later,
     starts: Dict[int, int],
+    report: Optional[Callable[[int, int], None]] = None,
 ) -> None:
+    """Score one chunk's ``pairs`` into ``out[slots]``; ``report(pairs done, pairs)`` of the chunk
+    after each encoder and matching batch."""
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
@@ -195,7 +205,7 @@ def _score_chunk(
         cacheable.update(r for _, r in pairs)
     if scorer.cache_candidates:
         cacheable.update(h for h, _ in pairs)
-    embeddings = _embed_chunk(scorer, runtime, needed, cacheable, texts, ids, held, later)
+    embeddings = _embed_chunk(scorer, runtime, needed, cacheable, texts, ids, held, later, report)
 
     weights = weights.to(scorer.encoder.device)
     n_special = scorer.encoder.n_special
@@ -237,7 +247,7 @@ def _score_chunk(
         for k, j in enumerate(batch):
             out[slots[order[j]]] = values[:, :, k]
 
-    run_with_backoff(len(order), plan, match, budget, unit="pair")
+    run_with_backoff(len(order), plan, match, budget, progress=report or False, unit="pair")
 
 
 def _grid_chunk(

@@ -195,8 +195,9 @@ class Scorer(ScorerRuntime, ABC):
         """:meth:`compute` as a coroutine for many concurrent callers: calls from coroutines (and
         threads, through the same batcher's ``submit``) are merged into one ``run`` by the
         scorer's :meth:`batcher` (build a :class:`nlgscore.serve.MicroBatcher` for other settings);
-        each call gets its own Result, a bad call fails alone. Scores equal :meth:`compute`'s up
-        to float rounding."""
+        each call gets its own Result, a bad call fails alone; cancelling the coroutine cancels
+        its call (a running one stops between its batches once every call of its run is
+        cancelled). Scores equal :meth:`compute`'s up to float rounding."""
         return await self.batcher().acompute(predictions, references, sources, **call_options)
 
     def batcher(self) -> Any:
@@ -467,7 +468,9 @@ class Scorer(ScorerRuntime, ABC):
         ``weight[i]`` input predictions stand behind distinct item ``i`` (what the progress bar counts)."""
 
         def run(indices: List[int]) -> Dict[str, np.ndarray]:
-            call.progress = ItemProgress(int(round(weight[indices].sum())), bool(call.runtime.progress), self.name)
+            call.progress = ItemProgress(
+                int(round(weight[indices].sum())), bool(call.runtime.progress), self.name, call.check_cancelled
+            )
             try:
                 columns = self._score_items([distinct[i] for i in indices], state)
             finally:

@@ -11,7 +11,9 @@ one :class:`~nlgscore.core.inputs.Item` per prediction and reference), so whoeve
   cuts the result back by :attr:`Call.size`;
 * :attr:`Call.cost` is the call's size in estimated tokens (a scheduler's token budget);
 * :meth:`Call.cancel` asks a call not to be scored (a client that left, a deadline passed): a
-  queued call is dropped, a running matrix call stops between its chunks.
+  queued call is dropped, a running call stops between its batches (a matrix call between its
+  chunks). A :meth:`Call.concat` call is cancelled only once every one of its calls is: one
+  caller leaving never costs the others their answers.
 
 A :class:`MatrixCall` is the checked form of ``matrix(predictions, references)``: never merged.
 
@@ -24,6 +26,12 @@ A :class:`MatrixCall` is the checked form of ``matrix(predictions, references)``
 (3, [0, 1, 1, 2], ['x', 'y', 'z', 'x'])
 >>> both.merge_key == call(["d"], [["w"]]).merge_key, both.cost > 0
 (True, True)
+>>> parts = [call(["a"], [["x"]]), call(["b"], [["y"]])]
+>>> joined = Call.concat(parts)
+>>> parts[0].cancel(); joined.cancelled
+False
+>>> parts[1].cancel(); joined.cancelled
+True
 """
 
 from __future__ import annotations
@@ -72,13 +80,30 @@ class _Flag:
         return self._set
 
 
+class _AllFlag(_Flag):
+    """The flag of a joined call: set once every part's flag is (setting it sets them all)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts: Sequence[_Flag]) -> None:
+        super().__init__()
+        self._parts = tuple(parts)
+
+    def set(self) -> None:
+        for part in self._parts:
+            part.set()
+
+    def is_set(self) -> bool:
+        return all(part.is_set() for part in self._parts)
+
+
 class _Cancellable:
     """A flag another thread sets and a running call reads between its chunks."""
 
     _flag: _Flag
 
     def cancel(self) -> None:
-        """Ask that this call is not scored (or stops between its chunks)."""
+        """Ask that this call is not scored (or stops between its batches)."""
         self._flag.set()
 
     @property
@@ -87,7 +112,7 @@ class _Cancellable:
         return self._flag.is_set()
 
     def check_cancelled(self) -> None:
-        """Raise :class:`CallCancelled` if the call was cancelled (a run's check between chunks)."""
+        """Raise :class:`CallCancelled` if the call was cancelled (a run's check between batches)."""
         if self._flag.is_set():
             raise CallCancelled("the call was cancelled (its client left or its deadline passed) before it was scored")
 
@@ -100,7 +125,8 @@ class Call(_Cancellable):
     whose inputs depend on it); ``references``/``sources`` are None unless needed; ``items`` the
     call's items and ``owner`` the prediction each belongs to. ``runtime`` holds the call's
     run-time settings (the scorer's, with the call's overrides); ``progress`` is told the work
-    done while items are scored (see :mod:`nlgscore.backend.progress`). ``merges``: whether the
+    done while items are scored (see :mod:`nlgscore.backend.progress`), after each batch, and
+    raises :class:`CallCancelled` there once the call is cancelled. ``merges``: whether the
     scorer's numbers for an item are the same in any call (see :attr:`merge_key`).
     """
 
@@ -149,7 +175,8 @@ class Call(_Cancellable):
     @classmethod
     def concat(cls, calls: Sequence["Call"]) -> "Call":
         """One call of ``calls``' items in order (all of one :attr:`merge_key`); its result
-        splits back by ``[call.size for call in calls]``."""
+        splits back by ``[call.size for call in calls]``. It is cancelled once every one of
+        ``calls`` is (cancelling it cancels them all)."""
         if not calls:
             raise ValueError("Call.concat needs at least one call")
         first = calls[0]
@@ -172,7 +199,7 @@ class Call(_Cancellable):
             progress=None,
             items=[item for call in calls for item in call.items],
             owner=owner,
-            _flag=_Flag(),
+            _flag=_AllFlag([call._flag for call in calls]),
             prepared=False,
             state=None,
         )

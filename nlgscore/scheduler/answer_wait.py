@@ -47,7 +47,7 @@ async def wait_for_answer(
     ``time.monotonic()``) TimeoutError; when ``disconnected()`` returns first (the client left),
     or ``stop`` (a future shared by every waiter: a server's drain ran out of time) is done,
     :class:`~nlgscore.core.call.CallCancelled`. Either way ``call`` is cancelled: a queued call is
-    then dropped, a running matrix stops between its chunks. A ``disconnected()`` that fails (the
+    then dropped, a running call stops between its batches. A ``disconnected()`` that fails (the
     watch broke, not the client) stops the watch only: the call is never refused for it."""
     future = asyncio.wrap_future(queued)
     gone = None if disconnected is None else asyncio.ensure_future(disconnected())

@@ -23,8 +23,10 @@ The schedule (after TEI's ``core/src/queue.rs`` and Infinity's ``batch_handler.p
   (``scorer.prepare``: tokenized) on the feeder thread while a model thread runs the current one,
   one batch ahead at most;
 * a call whose future was cancelled (its client left), whose :meth:`Call.cancel` was called or
-  whose ``deadline`` passed is dropped before it is scored; a running matrix call stops between
-  its chunks once cancelled.
+  whose ``deadline`` passed is dropped before it is scored; a running call stops between its
+  batches once cancelled (a matrix call between its chunks). A merged run stops only once every
+  call in it is cancelled: the others' answers are never cut short by one caller leaving, and a
+  call cancelled during a run that goes on gets :class:`CallCancelled`, not its part.
 
 Failures stay with their call: a merged run that fails is re-run call by call, so only the bad
 call fails; an ``on_batch`` callback that raises is logged, never kills the worker. Scores equal
@@ -185,8 +187,8 @@ class MicroBatcher:
         stop: Optional["asyncio.Future[Any]"] = None,
     ) -> Any:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
-        seconds the call is cancelled (dropped if queued, stopped between chunks if a running
-        matrix) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
+        seconds the call is cancelled (dropped if queued, stopped between its batches if
+        running) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
         once the client has left (a server's :func:`nlgscore.serve.service.until_disconnected`):
         it is awaited beside the call, and if it returns first the call is cancelled at once and
         :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
@@ -205,8 +207,13 @@ class MicroBatcher:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Any:
-        """:meth:`submit`, awaited: the call's Result (cancelling it drops a call not yet scored)."""
-        return await relay(self.submit(predictions, references, sources, **call_options))
+        """:meth:`submit`, awaited: the call's Result. Cancelling the awaiting coroutine cancels the
+        call: one not yet scored is dropped, a running one stops between its batches (a merged
+        run once every call in it is cancelled)."""
+        call = self.scorer.make_call(predictions, references, sources, **call_options)
+        waiter = relay(self.submit_call(call))
+        waiter.add_done_callback(lambda done: call.cancel() if done.cancelled() else None)
+        return await waiter
 
     def compute(
         self,
@@ -402,11 +409,7 @@ class MicroBatcher:
             return False
         with self._cond:
             self.dropped["deadline" if late else "cancelled"] += 1
-        job.future.set_exception(
-            TimeoutError("the call's deadline passed before it was scored")
-            if late
-            else CallCancelled("the call was cancelled before it was scored")
-        )
+        job.future.set_exception(_refusal(late))
         return True
 
     def _score_merged(self, batch: List[QueuedCall], call: Any) -> None:
@@ -415,6 +418,11 @@ class MicroBatcher:
                 call if call is not None else type(batch[0].call).concat([job.call for job in batch])
             )
         except Exception as err:  # some call of the batch is bad: score them apart, so only it fails
+            if isinstance(err, CallCancelled) and all(job.call.cancelled for job in batch):
+                now = time.monotonic()  # every call of the run was cancelled: it stopped between batches
+                for job in batch:
+                    job.future.set_exception(_refusal(job.deadline is not None and now > job.deadline))
+                return
             logger.info(
                 "a merged batch of %d calls failed (%s: %s); scoring them separately",
                 len(batch),
@@ -424,14 +432,25 @@ class MicroBatcher:
             for job in batch:
                 self._score_alone(job)
         else:
+            now = time.monotonic()
             for job, part in zip(batch, merged.split([job.size for job in batch]), strict=True):
-                job.future.set_result(part)
+                if job.call.cancelled:  # its caller left (or its deadline passed) while the others' run went on
+                    job.future.set_exception(_refusal(job.deadline is not None and now > job.deadline))
+                else:
+                    job.future.set_result(part)
 
     def _score_alone(self, job: QueuedCall, call: Any = None) -> None:
         try:
             job.future.set_result(self.scorer.run(call if call is not None else job.call))
         except BaseException as err:  # the caller gets its own error (KeyboardInterrupt included: never hang a caller)
             job.future.set_exception(err)
+
+
+def _refusal(late: bool) -> Exception:
+    """What a call dropped or cut gets: TimeoutError past its deadline, else CallCancelled."""
+    if late:
+        return TimeoutError("the call's deadline passed before it was scored")
+    return CallCancelled("the call was cancelled before it was scored")
 
 
 def check_settings(max_batch: Any, max_wait_ms: Any, max_queue: Any) -> Tuple[int, float, int]:

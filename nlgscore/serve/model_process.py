@@ -108,7 +108,7 @@ class ModelServer:
         kind, rid = message[0], message[1]
         if kind == "cancel":
             call = self.jobs.get((peer, rid))
-            if call is not None:  # a queued call is dropped unscored, a running matrix stops between its chunks
+            if call is not None:  # a queued call is dropped unscored, a running one stops between its batches
                 call.cancel()
         elif kind in ("score", "matrix"):
             self.submit(peer, rid, message)

@@ -111,7 +111,7 @@ class Service:
         """Stop taking scoring requests (503), then wait at most ``seconds`` for the requests in the
         server to be answered and for the ROLL tasks already accepted to be polled (polls are still
         served). Whatever still waits then is answered 503 and its call dropped unscored (a running
-        matrix stops between its chunks)."""
+        call stops between its batches)."""
         self.draining = True
         deadline = time.monotonic() + seconds
         while (self.active or self.tasks) and time.monotonic() < deadline:
@@ -192,7 +192,7 @@ class Service:
         the batcher's queue, so pairs and matrices share one scheduler and nothing borrows a lock.
         A full queue is 429 (with Retry-After); 504 past the timeout, 499 as soon as the
         ``client`` (the Starlette request, its body read) disconnects: a queued call is then never
-        scored and a running matrix stops between its chunks. The time spent queued and the time spent
+        scored and a running call stops between its batches. The time spent queued and the time spent
         computing are recorded separately.
         """
         batcher = self.ready()
