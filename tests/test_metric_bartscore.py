@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 from pathlib import Path
 
@@ -62,7 +63,9 @@ def test_config_name_is_the_variant():
 
 def test_module_contract(metric):  # its examples run in tests/test_evaluate_modules.py
     assert "kwargs" not in str(inspect.signature(metric._compute))
-    assert len((REPO / "metrics" / "bartscore" / "bartscore.py").read_text().splitlines()) < 100
+    # thin: the scoring is the package's; counted in statements, which formatting does not change
+    tree = ast.parse((REPO / "metrics" / "bartscore" / "bartscore.py").read_text())
+    assert sum(isinstance(node, ast.stmt) for node in ast.walk(tree)) < 40
 
 
 def test_mixed_string_and_list_references_score_as_the_core(metric, scorer):

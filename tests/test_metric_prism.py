@@ -1,5 +1,6 @@
 """The evaluate module metrics/prism: offline load with checkpoint=, ref/src configs, doctests."""
 
+import ast
 import inspect
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def test_bad_config_and_missing_input():
 def test_module_contract():  # its examples run in tests/test_evaluate_modules.py
     metric = evaluate.load(MODULE, "ref", checkpoint=TINY)
     assert "kwargs" not in str(inspect.signature(metric._compute))
-    assert len((REPO / "metrics" / "prism" / "prism.py").read_text().splitlines()) < 100
+    # thin: the scoring is the package's; counted in statements, which formatting does not change
+    tree = ast.parse((REPO / "metrics" / "prism" / "prism.py").read_text())
+    assert sum(isinstance(node, ast.stmt) for node in ast.walk(tree)) < 40
     card = (REPO / "metrics" / "prism" / "README.md").read_text(encoding="utf-8")
     for section in (
         "## Metric description",

@@ -239,7 +239,8 @@ def test_make_demo_prints_the_scores_the_signature_and_the_files():
     lines = [line for line in done.stdout.splitlines() if not line.startswith("Installing nlgscore")]
     assert lines[0].startswith("Scoring examples/cands.txt against examples/refs.txt")
     assert lines[1].split("\t") == ["P", "R", "F1"]  # the columns' header
-    assert len(lines) == 3 + len((ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines())
-    assert all(len([float(v) for v in line.split("\t")]) == 3 for line in lines[2:-1])
-    assert lines[-1].startswith("nlgscore:bertscore|") and " F1: " in lines[-1]
+    assert len(lines) == 4 + len((ROOT / "examples" / "cands.txt").read_text(encoding="utf-8").splitlines())
+    assert all(len([float(v) for v in line.split("\t")]) == 3 for line in lines[2:-2])
+    assert lines[-2].startswith("System P/R/F1: ") and len([float(v) for v in lines[-2].split(": ")[1].split()]) == 3
+    assert lines[-1].startswith("Signature: nlgscore:bertscore|")
     assert done.stderr == ""  # no progress bars, no setuptools warnings

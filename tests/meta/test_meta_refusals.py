@@ -4,6 +4,7 @@ run keeps the finished chunks of a model metric (items 4, 8 and the meta parts o
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ import pytest
 pytest.importorskip("sacrebleu")
 
 from mqm_folder import mqm_folder
+from terminal import run_on_terminal
 
-from nlgscore.backend.progress import ItemProgress
 from nlgscore.cli import main
 from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.meta import tasks
@@ -235,15 +236,23 @@ def test_interrupted_model_metric_keeps_finished_chunks_and_the_rerun_scores_onl
 
 
 def test_an_interrupted_progress_bar_stays_where_the_work_stopped():
-    bar = ItemProgress(10, enabled=True, desc="test")
-    with pytest.raises(KeyboardInterrupt):
-        try:
-            bar(1, 4)
-            raise KeyboardInterrupt
-        finally:
-            bar.close()
-    assert bar.position == 2 and bar.bar.n == 2
-    done = ItemProgress(10, enabled=True, desc="test")
-    done(1, 4)
-    done.close()
-    assert done.position == 10 and done.bar.n == 10
+    """On a terminal (where bars are drawn): an interrupted run's bar stays at the items done, a
+    finished one shows them all."""
+    script = """
+from nlgscore.backend.progress import ItemProgress
+bar = ItemProgress(10, enabled=True, desc="test")
+try:
+    try:
+        bar(1, 4)
+        raise KeyboardInterrupt
+    finally:
+        bar.close()
+except KeyboardInterrupt:
+    pass
+done = ItemProgress(10, enabled=True, desc="test")
+done(1, 4)
+done.close()
+print(bar.position, bar.bar.n, done.position, done.bar.n)
+"""
+    code, out, _ = run_on_terminal([sys.executable, "-c", script], timeout=120)
+    assert code == 0 and out.split() == [b"2", b"2", b"10", b"10"], out
