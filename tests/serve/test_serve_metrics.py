@@ -75,13 +75,16 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
             and _value(seen[-1], "nlgscore_pairs_per_second") > 0
         )
 
-        # A small call queued behind a long one (thousands of pairs, seconds of compute) passes its
-        # 1 s deadline while queued: answered 504 and dropped before it is scored.
+        # A long call (thousands of pairs, seconds of compute) passes its 1 s deadline while it runs:
+        # answered 504 and stopped between its batches. A small call queued behind it is answered
+        # once: 504 and dropped unscored if its own deadline passed before the model was free, else
+        # scored (the stopped run frees the model early; which comes first is the machine's timing).
         big = {
             "predictions": [f"sentence number {i} about a cat on a mat" for i in range(4096)],
             "references": [ref] * 4096,
         }  # --max-items
-        long = threading.Thread(target=proc.post, args=("/v1/score",), kwargs={"json": big})
+        answers = []
+        long = threading.Thread(target=lambda: answers.append(proc.post("/v1/score", json=big)))
         long.start()
         time.sleep(0.15)  # the long call is running
         # A client that sends a whole request, then leaves while its call is queued: answered 499
@@ -99,16 +102,15 @@ def test_metrics_count_tokens_padding_cache_hits_and_deadline_drops():
         small = proc.post("/v1/score", json={"predictions": ["The cat sat."], "references": [ref]})
         left = _value(proc.get("/metrics").text, 'nlgscore_dropped_total{reason="disconnect"}')
         long.join()
+        expected = 1 + (small.status_code == 504)  # the client that left, and the small call if it expired
         deadline, dropped = time.monotonic() + 60, 0.0
-        while (
-            dropped < 2 and time.monotonic() < deadline
-        ):  # the long call (504 too) still runs; then both small ones are dropped
+        while dropped < expected and time.monotonic() < deadline:
             time.sleep(0.1)
             text = proc.get("/metrics").text
             dropped = sum(
                 _value(text, f'nlgscore_scheduler_dropped_total{{reason="{why}"}}') for why in ("deadline", "cancelled")
             )
-        assert small.status_code == 504 and dropped == 2
+        assert answers[0].status_code == 504 and small.status_code in (200, 504) and dropped == expected
         assert left == 1  # the client that left was answered 499 while the long call still ran
         assert proc.terminate() == 0, proc.output()
 
