@@ -107,6 +107,13 @@ class StringScorer(Scorer):
         return state
 
 
+def _check_multiref(rule: Any) -> str:
+    """``rule`` if it is one of sacreBLEU's multi-reference rules (the scorer's or a call's)."""
+    if rule not in SACREBLEU_MULTIREF:
+        raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {rule!r}")
+    return rule
+
+
 class SacreBLEUScorer(StringScorer):
     """A sacreBLEU metric: an item's references scored jointly (``multiref="joint"``, sacreBLEU's
     sentence score) or the best single-reference score (``multiref="max"``); the system value is
@@ -115,8 +122,7 @@ class SacreBLEUScorer(StringScorer):
     multiref: ClassVar[str] = JOINT
 
     def __init__(self, multiref: str = JOINT, **runtime_options: Any) -> None:
-        if multiref not in SACREBLEU_MULTIREF:
-            raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {multiref!r}")
+        _check_multiref(multiref)
         super().__init__(**runtime_options)
         self.multiref = multiref  # type: ignore[misc]
 
@@ -130,9 +136,7 @@ class SacreBLEUScorer(StringScorer):
         runtime: Any = None,
         **options: Any,
     ) -> Call:
-        rule = multiref or self.multiref
-        if rule not in SACREBLEU_MULTIREF:
-            raise ArgumentError(f"multiref must be one of {', '.join(SACREBLEU_MULTIREF)}, got {rule!r}")
+        rule = _check_multiref(multiref or self.multiref)
         call = super()._make_call(predictions, references, sources, names, "max", runtime, **options)
         if rule == JOINT:  # one item per prediction, holding all its references
             call.multiref = JOINT
