@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
 from nlgscore.backend.cuda_kernels import forward_attention
@@ -29,6 +29,7 @@ from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve
 from nlgscore.backend.product_rows import ROW_BUCKET
+from nlgscore.backend.text_tokens import content_ids, describe, prepared_text, rust_tokenizer
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -157,6 +158,7 @@ class Encoder:
         self.packed: Optional[PackedEncoder] = None
         self.total_layers = num_layers  # set by load(): layers of the full model
         self.tokens = self.padded_tokens = 0  # encoded so far: real tokens, and with padding (telemetry)
+        self.front_tokenized = 0  # texts whose ids came tokenized from a server's worker (telemetry)
 
     @classmethod
     def load(
@@ -277,20 +279,41 @@ class Encoder:
                 return list(full[:start]), list(full[start + len(bare) :])
         raise ArgumentError(f"cannot locate the content in the special-token template of {self.resolved.name!r}")
 
-    def tokenize(self, texts: Sequence[str], truncate: bool = True) -> Tuple[List[List[int]], int]:
+    def tokenize(
+        self, texts: Sequence[str], truncate: bool = True, given: Optional[Mapping[str, Sequence[int]]] = None
+    ) -> Tuple[List[List[int]], int]:
         """Token ids with special tokens, truncated to ``max_length`` (whole with ``truncate=False``);
-        and how many are longer than ``max_length``."""
-        prepared = [text.strip() for text in texts]
-        if self.prefix_space:
-            prepared = [" " + text if text else text for text in prepared]
+        and how many are longer than ``max_length``. ``given``: content ids already computed for
+        some of ``texts`` by this tokenizer's :meth:`front_tokenizer` (a server's HTTP worker);
+        only the others are tokenized here."""
         # Encoding without special tokens and cutting ourselves works for any tokenizer, never hits
         # the 1e30 model_max_length overflow, and tells us which inputs were truncated.
-        content = _content_ids(self.tokenizer, prepared) if prepared else []
+        content: List[Sequence[int]]
+        if given:
+            content = [given.get(text) for text in texts]  # type: ignore[misc]
+            missing = [u for u, ids in enumerate(content) if ids is None]
+            if missing:
+                fresh = self._content_ids([texts[u] for u in missing])
+                for u, ids in zip(missing, fresh, strict=True):
+                    content[u] = ids
+            self.front_tokenized += len(texts) - len(missing)
+        else:
+            content = self._content_ids(texts)
         room = self.max_length - self.n_special
         truncated = sum(len(ids) > room for ids in content)
         if not truncate:
             return [self.prefix + list(ids) + self.suffix for ids in content], truncated
         return [self.prefix + list(ids[:room]) + self.suffix for ids in content], truncated
+
+    def _content_ids(self, texts: Sequence[str]) -> List[List[int]]:
+        prepared = [prepared_text(text, self.prefix_space) for text in texts]
+        return content_ids(self.tokenizer, prepared) if prepared else []
+
+    def front_tokenizer(self) -> Optional[Dict[str, Any]]:
+        """What another process needs to compute :meth:`tokenize`'s ``given`` ids (the Rust
+        tokenizer's JSON and the text preparation), or None for a tokenizer without a Rust backend."""
+        backend = rust_tokenizer(self.tokenizer)
+        return None if backend is None else describe(backend, self.prefix_space)
 
     @property
     def room(self) -> int:
@@ -370,19 +393,6 @@ class Encoder:
     def decode_tokens(self, ids: Sequence[int]) -> List[str]:
         """One readable string per token id (for similarity heat maps)."""
         return [self.tokenizer.decode([i]) for i in ids]
-
-
-def _content_ids(tokenizer, texts: List[str]) -> List[List[int]]:
-    """Token ids of ``texts`` without special tokens.
-
-    A fast tokenizer's Rust backend is called directly when it has no truncation or padding set:
-    that is what ``tokenizer(texts, add_special_tokens=False)`` runs too, but transformers 5 then
-    spends ~0.2 ms per text in Python building its output dict (~10x the tokenisation itself).
-    """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None and backend.truncation is None and backend.padding is None:
-        return [encoding.ids for encoding in backend.encode_batch(texts, add_special_tokens=False)]
-    return tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
 
 
 def describe_tokenizer(encoder: Encoder) -> str:

@@ -239,14 +239,19 @@ class BERTScorer(Scorer):
 
     def telemetry(self) -> Dict[str, int]:
         """Counters since load, for a server's ``/metrics``: ``tokens`` encoded, ``padded_tokens``
-        (the encoder's batches, real and padding), the text cache's ``cache_hits``/``cache_misses``."""
+        (the encoder's batches, real and padding), the text cache's ``cache_hits``/``cache_misses``,
+        and ``front_tokenized``: texts whose ids a server's HTTP worker computed."""
         encoder, cache = self.encoder, self._ref_cache
         return {
             "tokens": encoder.tokens,
             "padded_tokens": encoder.padded_tokens,
             "cache_hits": cache.hits,
             "cache_misses": cache.misses,
+            "front_tokenized": encoder.front_tokenized,
         }
+
+    def front_tokenizer(self) -> Optional[Dict[str, Any]]:
+        return self.encoder.front_tokenizer()
 
     def clear_reference_cache(self) -> None:
         """Forget the cached embeddings (references and candidates; e.g. when the evaluation set changes)."""
@@ -311,22 +316,25 @@ class BERTScorer(Scorer):
         hyps, refs = side_keys(items, self.encoder.tokenizer.sep_token if call.context else None)
         keys, inverse = unique(hyps + refs)
         texts = [text for text, _ in keys]
-        ids, truncated = self._tokenize(texts, call.predictions, call.references)
+        ids, truncated = self._tokenize(texts, call.predictions, call.references, call.token_ids)
         ref_u = inverse[len(hyps) :]
         starts = scored_starts(self.encoder, keys, ids, self.long_inputs == "truncate") if call.context else {}
         ref_ids = (
             [ids[u] for u in ref_u]
             if not (starts and self.call_dependent)
-            else self._tokenize([i.reference for i in items], [], None)[0]
+            else self._tokenize([i.reference for i in items], [], None, call.token_ids)[0]
         )
         weights = self._weights_for_call(ref_ids)
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
         return _CallState(call, texts, ids, {key: u for u, key in enumerate(keys)}, weights, starts)
 
-    def _tokenize(self, texts: List[str], predictions: List[str], references: Any) -> Tuple[List[List[int]], int]:
+    def _tokenize(
+        self, texts: List[str], predictions: List[str], references: Any, given: Any = None
+    ) -> Tuple[List[List[int]], int]:
         """Token ids of ``texts`` under ``long_inputs``: truncated, whole, or an error naming the
-        first over-long input (found among the call's ``predictions``/``references``)."""
-        ids, over = self.encoder.tokenize(texts, truncate=self.long_inputs == "truncate")
+        first over-long input (found among the call's ``predictions``/``references``); ``given``:
+        content ids a server's worker computed (:meth:`front_tokenizer`)."""
+        ids, over = self.encoder.tokenize(texts, truncate=self.long_inputs == "truncate", given=given)
         if over and self.long_inputs == "error":
             first = next(u for u, x in enumerate(ids) if len(x) > self.encoder.max_length)
             where = name_text(texts[first], predictions, references)

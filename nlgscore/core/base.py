@@ -381,6 +381,18 @@ class Scorer(ScorerRuntime, ABC):
             call.state, call.prepared = self._prepare(call, call.items), True
         return call
 
+    def front_tokenizer(self) -> Optional[Dict[str, Any]]:
+        """What another process needs to tokenize this scorer's texts as it does (for
+        :attr:`Call.token_ids`: a server's HTTP workers tokenize their requests), or None where
+        the metric tokenizes only in its own process (the default). BERTScore gives its fast
+        tokenizer's JSON (:class:`nlgscore.backend.text_tokens.FrontTokenizer` reads it).
+
+        >>> from nlgscore.registry import build
+        >>> build("chrf").front_tokenizer() is None
+        True
+        """
+        return None
+
     def _run(
         self,
         predictions: Any,

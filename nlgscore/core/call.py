@@ -146,6 +146,9 @@ class Call(_Cancellable):
     # What Scorer.prepare did ahead of run (tokenizing, idf), if it was called.
     prepared: bool = field(default=False, repr=False, compare=False)
     state: Any = field(default=None, repr=False, compare=False)
+    # Content token ids of some of the call's texts, computed by the scorer's front tokenizer in
+    # another process (a server's HTTP worker): the metric uses them in place of tokenizing.
+    token_ids: Optional[Dict[str, List[int]]] = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -202,7 +205,18 @@ class Call(_Cancellable):
             _flag=_AllFlag([call._flag for call in calls]),
             prepared=False,
             state=None,
+            token_ids=_joined_token_ids(calls),
         )
+
+
+def _joined_token_ids(calls: Sequence[Call]) -> Optional[Dict[str, List[int]]]:
+    given = [call.token_ids for call in calls if call.token_ids]
+    if not given:
+        return None
+    joined: Dict[str, List[int]] = {}
+    for ids in given:
+        joined.update(ids)  # one tokenizer: a text's ids are the same whichever call sent them
+    return joined
 
 
 @dataclass

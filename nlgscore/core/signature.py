@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import sys
 from importlib import metadata
 from typing import Any, Dict, Iterator, Mapping
@@ -55,6 +56,13 @@ def _installed(name: str) -> str:
     module = sys.modules.get(name)
     if module is not None and isinstance(getattr(module, "__version__", None), str):
         return str(module.__version__)
+    return _distribution_version(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _distribution_version(name: str) -> str:
+    """``name``'s installed distribution version, read once per process: reading a distribution's
+    metadata parses its METADATA file (milliseconds), and a model-free metric signs every call."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -5,8 +5,11 @@ each message one msgpack frame (msgspec): as vLLM's API servers talk to its engi
 a list ``[kind, id, ...]``; its answer ``[id, status, payload]``, ``status`` 200 with the payload
 or an HTTP status with ``[message, headers]``. Kinds:
 
-* ``score`` ``[predictions, references, sources]`` → a Result as
-  ``{"c": columns, "p": primary, "l": layer, "s": signature}``;
+* ``score`` ``[predictions, references, sources, options, tokens]`` → a Result as
+  ``{"c": columns, "p": primary, "l": layer, "s": signature}`` (``options``: the call's document
+  context; ``tokens``: the content token ids of its texts, from the worker's copy of the scorer's
+  tokenizer, or None);
+* ``front`` → the scorer's :meth:`~nlgscore.extend.Scorer.front_tokenizer` (asked once per worker);
 * ``matrix`` ``[predictions, references, column, source]`` → the matrix's rows;
 * ``cancel`` (no answer): the client left, or the worker stopped waiting;
 * ``info`` → ``{"status", "metric", "signature", "needs", "queue", "tasks"}`` (``/health``);
@@ -17,8 +20,8 @@ or an HTTP status with ``[message, headers]``. Kinds:
 
 Floats travel as float64, so the scores a worker returns are the model process's bits.
 
->>> decode(encode(["score", 7, ["It is cold."], ["It is."], None]))
-['score', 7, ['It is cold.'], ['It is.'], None]
+>>> decode(encode(["score", 7, ["It is cold."], ["It is."], None, {}, {"It is.": [2009, 2003, 1012]}]))
+['score', 7, ['It is cold.'], ['It is.'], None, {}, {'It is.': [2009, 2003, 1012]}]
 >>> result_from(result_payload(_toy())).scores
 [0.25, 0.5]
 """

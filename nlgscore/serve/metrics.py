@@ -167,6 +167,7 @@ class _Counters:
         "tokens": ("tokens", "tokens encoded"),
         "cache_hits": ("reference_cache_hits", "text cache lookups that found the text"),
         "cache_misses": ("reference_cache_misses", "text cache lookups that did not"),
+        "front_tokenized": ("worker_tokenized_texts", "texts whose token ids an HTTP worker computed"),
     }
 
     def __init__(self, metrics: ServerMetrics) -> None:

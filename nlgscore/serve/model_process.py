@@ -114,6 +114,9 @@ class ModelServer:
             self.submit(peer, rid, message)
         elif kind == "info":
             self.reply(peer, rid, 200, self.info())
+        elif kind == "front":  # asked once by each worker, once the scorer is loaded
+            front = getattr(self.service.scorer, "front_tokenizer", None)
+            self.reply(peer, rid, 200, front() if callable(front) else None)
         elif kind == "hold":
             asyncio.ensure_future(self.hold(peer, rid, Job(*message[2:5])))
         elif kind == "poll":
@@ -137,7 +140,7 @@ class ModelServer:
             if matrix:
                 job = Job(message[2], message[3], matrix=True, column=message[4], source=message[5])
             else:  # predictions, references, sources and the call options (document context)
-                job = Job(message[2], message[3], message[4], options=message[5])
+                job = Job(message[2], message[3], message[4], options=message[5], tokens=message[6])
             call = service.checked_call(job)
             arrived = time.perf_counter()
             queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Dict, Optional
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 from nlgscore.core.call import CallCancelled
 from nlgscore.scheduler.microbatch import (
@@ -65,6 +65,7 @@ class Job:
     column: Optional[str] = None
     source: Optional[str] = None
     options: Dict[str, Any] = field(default_factory=dict)  # call options of pairs: document context
+    tokens: Optional[Dict[str, List[int]]] = None  # content ids of its texts, from a worker's front tokenizer
 
 
 class Service:
@@ -183,7 +184,9 @@ class Service:
             )
         if job.matrix:
             return scorer.make_matrix_call(job.predictions, job.references, source=job.source, column=job.column)
-        return scorer.make_call(job.predictions, job.references, job.sources, **job.options)
+        call = scorer.make_call(job.predictions, job.references, job.sources, **job.options)
+        call.token_ids = job.tokens
+        return call
 
     async def score(self, job: Job, client: Optional[Any] = None) -> Any:
         """THE way every endpoint scores: a Result (pairs) or a matrix, within ``timeout`` seconds.

@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator, Dict, List, Optional
 
 from starlette.responses import JSONResponse, Response
 
+from nlgscore.backend.text_tokens import FrontTokenizer
 from nlgscore.serve import ipc
 from nlgscore.serve.endpoints.roll import poll_key, task_job
 from nlgscore.serve.protocol import HTTPError
@@ -73,6 +74,7 @@ class WorkerService(Service):
         self.counts = RequestCounts()
         self.metrics = self.counts  # type: ignore[assignment]  # the route's observe_request
         self.facts: Optional[ModelFacts] = None
+        self.front: Optional[FrontTokenizer] = None  # the scorer's tokenizer, where the metric lends it
         self.waiting: Dict[int, asyncio.Future] = {}
         self.ids = itertools.count()
         self.sock: Any = None
@@ -196,7 +198,7 @@ class WorkerService(Service):
         if job.matrix:
             message = ["matrix", None, job.predictions, job.references, job.column, job.source]
         else:
-            message = ["score", None, job.predictions, job.references, job.sources, job.options]
+            message = ["score", None, job.predictions, job.references, job.sources, job.options, self.tokens(job)]
         future = self.send(message)
         rid = message[1]
         cut = self.cut_signal()
@@ -232,6 +234,22 @@ class WorkerService(Service):
             if gone is not None and not gone.done():
                 gone.cancel()
 
+    def tokens(self, job: Job) -> Optional[Dict[str, List[int]]]:
+        """The content ids of the job's texts, tokenized here so that the model process does not
+        (None where the metric lends no tokenizer). Only strings: what is not one is refused by
+        the model process's checks, with their message."""
+        if self.front is None or self.facts is None:
+            return None
+        texts = [text for text in job.predictions if isinstance(text, str)]
+        needs = self.facts.needs  # a side the metric does not read (a prompt for BERTScore) is not tokenized
+        for need, side in (("references", job.references), ("sources", job.sources)):
+            for entry in side if need in needs and isinstance(side, list) else ():
+                if isinstance(entry, str):
+                    texts.append(entry)
+                elif isinstance(entry, list):
+                    texts.extend(text for text in entry if isinstance(text, str))
+        return self.front.content_ids(texts)
+
     async def drain(self, seconds: float) -> None:
         """As :meth:`Service.drain`, with ROLL's tasks held by the model process."""
         self.draining = True
@@ -253,6 +271,8 @@ class WorkerService(Service):
             with contextlib.suppress(HTTPError):
                 info = await self.ask(["info", None], PROBE_TIMEOUT_S)
                 if info["status"] == "ok":
+                    front = await self.ask(["front", None], PROBE_TIMEOUT_S)
+                    self.front = None if front is None else FrontTokenizer.from_description(front)
                     self.facts = ModelFacts(info)
                     return
             await asyncio.sleep(0.1)

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from nlgscore.backend import gemm, product_rows
 from nlgscore.backend.models import resolve
+from nlgscore.backend.text_tokens import FrontTokenizer, content_ids
 from nlgscore.bertscore import packed_encoder
-from nlgscore.bertscore.embedding import _content_ids
 
 
 @pytest.fixture
@@ -198,13 +198,33 @@ def test_content_ids_match_the_tokenizer_call():
     tokenizer = AutoTokenizer.from_pretrained(resolve("minilm").path)
     texts = ["The cat sat.", "", "Ünïcödé [SEP] 日本語", "a " * 700]
     expected = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
-    assert _content_ids(tokenizer, texts) == expected
+    assert content_ids(tokenizer, texts) == expected
     # A backend left with truncation set must not be called directly (it would cut the texts).
     tokenizer.backend_tokenizer.enable_truncation(8)
     try:
-        assert _content_ids(tokenizer, texts) == expected
+        assert content_ids(tokenizer, texts) == expected
     finally:
         tokenizer.backend_tokenizer.no_truncation()
+
+
+@pytest.mark.parametrize("prefix_space", [False, True])
+def test_a_worker_copy_of_the_tokenizer_gives_the_encoders_ids(prefix_space):
+    """A server's HTTP worker tokenizes with a copy built from the tokenizer's JSON: the encoder's
+    ids must not depend on which process computed them (with and without a prefix space)."""
+    from nlgscore.bertscore.embedding import Encoder
+
+    encoder = Encoder.load("minilm", num_layers=1)
+    encoder.prefix_space = prefix_space
+    texts = ["The cat sat.", "  padded  ", "", "Ünïcödé [SEP] 日本語", "a " * 700]
+    front = FrontTokenizer.from_description(encoder.front_tokenizer())
+    given = front.content_ids(texts)
+    assert list(given) == texts
+    for truncate in (True, False):
+        assert encoder.tokenize(texts, truncate, given=given) == encoder.tokenize(texts, truncate)
+    # Texts the worker did not send are tokenized here, in their places.
+    assert encoder.tokenize(texts, given={texts[2]: given[texts[2]]}) == encoder.tokenize(texts)
+    # A given id list is used as given (what makes the worker's ids reach the model).
+    assert encoder.tokenize(["x"], given={"x": [7, 8]})[0] == [encoder.prefix + [7, 8] + encoder.suffix]
 
 
 def _product_rows(fn):

@@ -161,6 +161,9 @@ def test_every_endpoint_answers_with_the_offline_bits(server):
         'nlgscore_requests_total{endpoint="/v1/score",status="200"}' in text
         and "nlgscore_compute_seconds_count" in text
     )
+    # The bits above were scored from the workers' token ids, not the model process's tokenizer.
+    tokenized = [line for line in text.splitlines() if line.startswith("nlgscore_worker_tokenized_texts_total ")]
+    assert tokenized and float(tokenized[0].split()[1]) >= 2 * len(PREDS)
 
 
 def test_overload_is_429_with_retry_after_across_workers(server):
