@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
@@ -125,9 +126,10 @@ def register(subparsers) -> None:
     net.add_argument(
         "--workers",
         type=_workers,
-        default=1,
-        help="HTTP worker processes on the port, feeding one model process (default 1: one process serves "
-        "everything). More workers parse, check and answer requests in parallel where the model "
+        default=None,
+        help="HTTP worker processes on the port, feeding one model process (default: 1 on CPU, where one "
+        "process serves everything and the model needs the cores; on a CUDA machine the cores less two, "
+        "at most 8). More workers parse, check, tokenize and answer requests in parallel where the model "
         "outpaces one core's HTTP (a GPU, a light metric); see docs/guides/serving-workers.md",
     )
     net.add_argument(
@@ -217,6 +219,32 @@ _threads = _at_most(65536, "threads")
 _workers = _at_most(256, "worker processes")
 
 
+MAX_DEFAULT_WORKERS = 8  # where HTTP stops being what bounds a GPU's requests/s (BENCHMARKS "Serving")
+
+
+def default_workers(device: Optional[str]) -> int:
+    """``--workers`` when not given: 1 on CPU (the model's threads need the cores: more processes
+    only add the IPC hop's CPU there, BENCHMARKS "Serving"); on a CUDA machine the cores less two
+    (the model process's feeder and model threads), at most 8. The CUDA check reads NVML, so the
+    server still forks its processes before any of them touches CUDA.
+
+    >>> default_workers("cpu")
+    1
+    """
+    if device is not None and not str(device).startswith("cuda"):
+        return 1
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    try:
+        import torch
+    except ImportError:
+        return 1
+    if not torch.cuda.is_available():
+        return 1
+    from nlgscore.backend.threads import available_cpus
+
+    return max(1, min(MAX_DEFAULT_WORKERS, available_cpus() - 2))
+
+
 def _json_object(text: str) -> Dict[str, Any]:
     import json
 
@@ -282,11 +310,11 @@ def run(args: argparse.Namespace) -> int:
     args.body_timeout = DEFAULT_BODY_TIMEOUT if args.body_timeout is None else args.body_timeout
     args.header_timeout = DEFAULT_HEADER_TIMEOUT if args.header_timeout is None else args.header_timeout
 
-    import os
-
     from nlgscore.backend.threads import ENV as THREADS_ENV
     from nlgscore.backend.threads import available_cpus
 
+    if args.workers is None:
+        args.workers = default_workers(args.device)
     if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
         os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - args.workers))
 
@@ -373,7 +401,7 @@ def _run_ray(args: argparse.Namespace, options: Dict[str, Any], api_key: Any) ->
         fail("pass --replicas or --autoscaling-config, not both")
     # Ray's HTTP proxy reads the bodies and holds the connections, and each replica sets its own
     # threads (ray_actor_options): these flags would not do what they say there, so they are refused.
-    if args.workers > 1:
+    if args.workers is not None:
         fail(
             "--workers is not applied under --ray: Ray Serve runs its own HTTP proxy in front of the replicas (use --replicas)"
         )

@@ -10,6 +10,7 @@ scored sooner, and cost a check per waiting request).
 >>> import asyncio, time
 >>> from concurrent.futures import Future
 >>> from nlgscore.core.call import CallCancelled
+from nlgscore.scheduler.loop_relay import relay
 >>> class Call:
 ...     def cancel(self): self.cancelled = True
 >>> async def left(): return None  # a client that is already gone
@@ -32,6 +33,7 @@ from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, Optional
 
 from nlgscore.core.call import CallCancelled
+from nlgscore.scheduler.loop_relay import relay
 
 __all__ = ["wait_for_answer"]
 
@@ -49,7 +51,7 @@ async def wait_for_answer(
     :class:`~nlgscore.core.call.CallCancelled`. Either way ``call`` is cancelled: a queued call is
     then dropped, a running call stops between its batches. A ``disconnected()`` that fails (the
     watch broke, not the client) stops the watch only: the call is never refused for it."""
-    future = asyncio.wrap_future(queued)
+    future = relay(queued)  # a run's answers reach the loop in one wake-up, not one each
     gone = None if disconnected is None else asyncio.ensure_future(disconnected())
     try:
         while True:

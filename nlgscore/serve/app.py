@@ -108,7 +108,7 @@ def create_app(
     a Ray replica), never a test's or a notebook's.
     """
     require("starlette", "serve", "nlgscore serve")
-    from starlette.applications import Starlette
+    from nlgscore.serve.direct_app import DirectStarlette
 
     check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
     check_positive("max_concurrent", max_concurrent, allow_none=False)
@@ -171,7 +171,7 @@ def create_app(
             while closing.is_alive() and time.monotonic() < give_up:
                 await asyncio.sleep(0.02)
 
-    app = Starlette(routes=routes(service, token), lifespan=lifespan)
+    app = DirectStarlette(routes(service, token), lifespan=lifespan)
     app.state.nlgscore = service
     return app
 

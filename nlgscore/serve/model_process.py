@@ -29,6 +29,7 @@ from nlgscore.errors import NlgscoreError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.serve import ipc
 from nlgscore.serve.heap import freeze_heap
+from nlgscore.serve.loop_socket import LoopSocket
 from nlgscore.serve.metrics import ServerMetrics, scorer_counters
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings
@@ -77,32 +78,29 @@ class ModelServer:
 
     async def serve(self, stop: asyncio.Event) -> None:
         import zmq
-        import zmq.asyncio
 
-        context = zmq.asyncio.Context()
+        context = zmq.Context()
         sock = context.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.LINGER, 0)
+        for option, value in ((zmq.LINGER, 0), (zmq.SNDHWM, 0), (zmq.RCVHWM, 0)):
+            sock.setsockopt(option, value)
         sock.bind(self.address)
-        self.sock = sock
         self.loop = asyncio.get_running_loop()
-        receiving = asyncio.ensure_future(self._receive(sock))
+        self.link = LoopSocket(sock, self._message)
         try:
             await stop.wait()
         finally:
-            receiving.cancel()
-            sock.close(0)
+            self.link.close()
             context.term()
 
-    async def _receive(self, sock: Any) -> None:
-        while True:  # one await per message: no task or wait set per message
-            peer, frame = await sock.recv_multipart(copy=True)
-            try:
-                self.dispatch(peer, ipc.decode(frame))
-            except Exception:  # one bad message never stops the loop that answers every worker
-                logger.exception("nlgscore serve: a message from a worker failed")
+    def _message(self, frames: List[bytes]) -> None:
+        peer, frame = frames
+        try:
+            self.dispatch(peer, ipc.decode(frame))
+        except Exception:  # one bad message never stops the loop that answers every worker
+            logger.exception("nlgscore serve: a message from a worker failed")
 
     def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
-        self.sock.send_multipart([peer, ipc.encode([rid, status, payload])], copy=True)
+        self.link.send([peer, ipc.encode([rid, status, payload])])
 
     def dispatch(self, peer: bytes, message: List[Any]) -> None:
         kind, rid = message[0], message[1]

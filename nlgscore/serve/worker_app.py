@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from nlgscore.backend.text_tokens import FrontTokenizer
 from nlgscore.serve import ipc
 from nlgscore.serve.endpoints.roll import poll_key, task_job
+from nlgscore.serve.loop_socket import LoopSocket
 from nlgscore.serve.protocol import HTTPError
 from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings, until_disconnected
 
@@ -83,37 +84,32 @@ class WorkerService(Service):
     # -- the link ---------------------------------------------------------------------------
     async def start(self) -> None:
         import zmq
-        import zmq.asyncio
 
-        self.context = zmq.asyncio.Context()
-        self.sock = self.context.socket(zmq.DEALER)
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.connect(self.address)
-        self._tasks = [
-            asyncio.ensure_future(self._receive()),
-            asyncio.ensure_future(self._watch_model()),
-            asyncio.ensure_future(self._flush()),
-        ]
+        self.context = zmq.Context()
+        sock = self.context.socket(zmq.DEALER)
+        for option, value in ((zmq.LINGER, 0), (zmq.SNDHWM, 0), (zmq.RCVHWM, 0)):
+            sock.setsockopt(option, value)
+        sock.connect(self.address)
+        self.sock = LoopSocket(sock, self._answer)
+        self._tasks = [asyncio.ensure_future(self._watch_model()), asyncio.ensure_future(self._flush())]
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         if self.sock is not None:
-            self.sock.close(0)
+            self.sock.close()
             self.context.term()
 
-    async def _receive(self) -> None:
-        """Answers to their waiters (one await per message)."""
-        while True:
-            frame = await self.sock.recv(copy=True)
-            try:
-                rid, status, payload = ipc.decode(frame)
-            except Exception:  # never stop answering the other waiters
-                logger.exception("nlgscore serve: an answer from the model process could not be read")
-                continue
-            future = self.waiting.pop(rid, None)
-            if future is not None and not future.done():
-                future.set_result((status, payload))
+    def _answer(self, frames: List[bytes]) -> None:
+        """An answer to its waiter."""
+        try:
+            rid, status, payload = ipc.decode(frames[0])
+        except Exception:  # never stop answering the other waiters
+            logger.exception("nlgscore serve: an answer from the model process could not be read")
+            return
+        future = self.waiting.pop(rid, None)
+        if future is not None and not future.done():
+            future.set_result((status, payload))
 
     async def _watch_model(self) -> None:
         """Every waiter answered 503 once the model process is gone (the parent clears ``alive``)."""
@@ -129,7 +125,7 @@ class WorkerService(Service):
         while True:
             await asyncio.sleep(FLUSH_S)
             if self.counts.pending and self.alive.value:  # no answer awaited: the model process only adds them
-                self.sock.send(ipc.encode(["counts", -1, self.counts.take()]), copy=True)
+                self.sock.send([ipc.encode(["counts", -1, self.counts.take()])])
 
     def send(self, message: List[Any]) -> asyncio.Future:
         """Send ``message`` (its id set here); the future of its ``(status, payload)``."""
@@ -137,7 +133,7 @@ class WorkerService(Service):
             raise HTTPError(503, DEAD, {"Retry-After": RETRY_AFTER})
         rid = message[1] = next(self.ids)
         future = self.waiting[rid] = asyncio.get_running_loop().create_future()
-        self.sock.send(ipc.encode(message), copy=True)
+        self.sock.send([ipc.encode(message)])
         return future
 
     def forget(self, rid: int) -> None:
@@ -219,7 +215,7 @@ class WorkerService(Service):
                     gone = None  # the watch broke, not the client: the call goes on unwatched
                     continue
                 break
-            self.sock.send(ipc.encode(["cancel", rid]), copy=True)
+            self.sock.send([ipc.encode(["cancel", rid])])
             if not done:
                 raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)")
             if self.cut:
@@ -328,9 +324,8 @@ async def task_result(request: Any, service: WorkerService) -> Any:
 
 def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> Any:
     """The Starlette app of one worker."""
-    from starlette.applications import Starlette
-
     from nlgscore.serve.app import routes
+    from nlgscore.serve.direct_app import DirectStarlette
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -347,6 +342,6 @@ def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> 
         "/roll/submit_task": submit_task,
         "/roll/task_result": task_result,
     }
-    app = Starlette(routes=routes(service, token, handlers), lifespan=lifespan)  # type: ignore[arg-type]
+    app = DirectStarlette(routes(service, token, handlers), lifespan=lifespan)  # type: ignore[arg-type]
     app.state.nlgscore = service
     return app
