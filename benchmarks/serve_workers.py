@@ -25,6 +25,21 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
+# Counts the answers of each HTTP status in wrk's threads and prints them once the run is done
+# (wrk's own summary counts the non-2xx answers only), so that a refused run says what it got.
+STATUS_TALLY = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) statuses = {} end
+function response(status, headers, body) statuses[status] = (statuses[status] or 0) + 1 end
+function done(summary, latency, requests)
+  local line = {}
+  for _, thread in ipairs(threads) do
+    for status, count in pairs(thread:get("statuses")) do table.insert(line, status .. "=" .. count) end
+  end
+  io.write("statuses: " .. table.concat(line, " ") .. "\\n")
+end
+"""
 BARE = """
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -95,6 +110,7 @@ def run_wrk(url: str, path: str, post: bool, seconds: int, connections: int, thr
             script.write(
                 f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(BODY))}\nwrk.headers["Content-Type"] = "application/json"\n'
             )
+        script.write(STATUS_TALLY)
     out = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url + path],
         capture_output=True,
@@ -105,7 +121,8 @@ def run_wrk(url: str, path: str, post: bool, seconds: int, connections: int, thr
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
-        raise RuntimeError(f"{url}{path}: {errors.group(1)} error answers\n{out}")
+        tally = re.search(r"statuses: (.*)", out)
+        raise RuntimeError(f"{url}{path}: {errors.group(1)} error answers ({tally.group(1) if tally else '?'})\n{out}")
     return requests
 
 
