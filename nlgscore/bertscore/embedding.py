@@ -30,6 +30,7 @@ from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve
 from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.text_tokens import content_ids, describe, prepared_text, rust_tokenizer
+from nlgscore.backend.transfer import to_device
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -342,10 +343,14 @@ class Encoder:
 
         longest = max(len(ids) for ids in id_lists)
         groups = length_groups([len(ids) for ids in id_lists])
-        inputs = [self._padded_inputs([id_lists[i] for i in group]) for group in groups]
+        host = [self._padded_inputs([id_lists[i] for i in group]) for group in groups]
+        inputs = [(to_device(ids, self.device), to_device(mask, self.device)) for ids, mask in host]
         with torch.inference_mode(), forward_attention(self.device):
             if self.packed is not None:
-                hidden = self.packed.forward_groups(inputs)
+                # The real tokens' positions, found on the host: on a GPU a nonzero() inside the
+                # forward would stop the host until the queued kernels have run.
+                keep = torch.cat([mask.reshape(-1) for _, mask in host]).nonzero().squeeze(1)
+                hidden = self.packed.forward_groups(inputs, to_device(keep, self.device))
             else:
                 hidden = [self._model_forward(input_ids, mask) for input_ids, mask in inputs]
             parts = [(group, self._normalised(emb, mask)) for group, emb, (_, mask) in zip(groups, hidden, inputs)]
@@ -355,11 +360,11 @@ class Encoder:
         out = first.new_zeros((len(id_lists),) + first.shape[1:-2] + (longest, first.shape[-1]))
         for group, emb in parts:
             width = min(longest, emb.shape[-2])
-            out[torch.tensor(group, device=out.device), ..., :width, :] = emb[..., :width, :]
+            out[to_device(torch.tensor(group), out.device), ..., :width, :] = emb[..., :width, :]
         return out
 
     def _padded_inputs(self, id_lists: Sequence[Sequence[int]]):
-        """``(input_ids, mask)`` of texts of one padded length, padded to it, on the model's device."""
+        """``(input_ids, mask)`` of texts of one padded length, padded to it, on the host."""
         import torch
 
         longest = max(len(ids) for ids in id_lists)
@@ -371,7 +376,7 @@ class Encoder:
         mask = (torch.arange(width)[None, :] < lengths[:, None]).long()
         self.tokens += sum(map(len, id_lists))
         self.padded_tokens += len(id_lists) * width
-        return input_ids.to(self.device), mask.to(self.device)
+        return input_ids, mask
 
     def _model_forward(self, input_ids, mask):
         """The chosen layer's hidden state (all layers stacked with all_layers) by the model's own forward."""

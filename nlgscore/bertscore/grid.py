@@ -24,6 +24,7 @@ from typing import Any, List, Sequence, Tuple
 
 from nlgscore.backend.batching import round_up_length, token_sum
 from nlgscore.backend.product_rows import MIN_ROWS
+from nlgscore.backend.transfer import to_device
 
 # Tokens per side of one tile: a tile's similarity block is at most TILE_TOKENS^2 fp32 values
 # (16 MiB), its padded gathers about as much again.
@@ -81,15 +82,16 @@ class _Side:
         import torch
 
         device = flat.device
-        lengths = torch.tensor([n for _, n in spans], device=device)
-        starts = torch.tensor([start for start, _ in spans], device=device)
-        rows = torch.cat([torch.arange(start, start + n, device=device) for start, n in spans])
+        # Index tensors are built on the host and queued to the device (one copy each, no wait).
+        lengths = to_device(torch.tensor([n for _, n in spans]), device)
+        starts = to_device(torch.tensor([start for start, _ in spans]), device)
+        rows = to_device(torch.tensor([row for start, n in spans for row in range(start, start + n)]), device)
         self.emb = flat[rows]
         if self.emb.shape[0] < MIN_ROWS:  # a product of fewer rows takes another kernel path (nlgscore.backend.gemm)
             self.emb = torch.cat([self.emb, self.emb.new_zeros(MIN_ROWS - self.emb.shape[0], self.emb.shape[1])])
         local = torch.cumsum(lengths, 0) - lengths  # each text's first row in self.emb
         # padded as greedy_match's token axes (round_up_length): the sums below add in its order
-        positions = torch.arange(round_up_length(int(lengths.max())), device=device)
+        positions = torch.arange(round_up_length(max(n for _, n in spans)), device=device)
         valid = positions[None, :] < lengths[:, None]
         self.index = torch.where(valid, local[:, None] + positions[None, :], local[:, None])
         weights = token_weights[torch.where(valid, starts[:, None] + positions[None, :], starts[:, None])].to(

@@ -94,7 +94,7 @@ class PackedEncoder:
     def __call__(self, input_ids: Any, mask: Any) -> Any:
         return self.forward_groups([(input_ids, mask)])[0]
 
-    def forward_groups(self, groups: Sequence[Tuple[Any, Any]]) -> List[Any]:
+    def forward_groups(self, groups: Sequence[Tuple[Any, Any]], keep: Any = None) -> List[Any]:
         """The last hidden state of each ``(input_ids, mask)`` group, in one forward.
 
         The projections run once per layer over the real tokens of every group together (a row's
@@ -102,7 +102,9 @@ class PackedEncoder:
         runs per group at the group's own padded length. A batch of texts of several padded
         lengths (:func:`nlgscore.backend.batching.length_groups`) thus costs one forward, with
         the bits each group gets alone (one forward per group cost 21 forwards instead
-        of 15 on the bar-05 workload, and padded rows each).
+        of 15 on the bar-05 workload, and padded rows each). ``keep``: the flat positions of the
+        real tokens, groups one after another, if the caller found them on the host (on a GPU,
+        finding them here would wait for the device).
         """
         import torch
 
@@ -113,8 +115,11 @@ class PackedEncoder:
         shapes = [tuple(ids.shape) for ids, _ in groups]
         sizes = [batch * length for batch, length in shapes]
         cells = sum(sizes)
-        flat_mask = torch.cat([mask.reshape(-1) for _, mask in groups]) if len(groups) > 1 else groups[0][1].reshape(-1)
-        keep = flat_mask.nonzero().squeeze(1)  # flat positions of the real tokens, groups one after another
+        if keep is None:  # flat positions of the real tokens, groups one after another
+            flat_mask = (
+                torch.cat([mask.reshape(-1) for _, mask in groups]) if len(groups) > 1 else groups[0][1].reshape(-1)
+            )
+            keep = flat_mask.nonzero().squeeze(1)
         real = keep.numel()
         # The token matrix gets the row count gemm.linear would pad every product to; the extra
         # rows repeat the first token (finite values) and write their Q/K/V to a spare last row of

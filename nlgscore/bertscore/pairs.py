@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nlgscore.backend.batching import round_up_length, run_with_backoff, unique
+from nlgscore.backend.transfer import to_device
 from nlgscore.bertscore.grid import TILE_TOKENS, dense, grid_match
 from nlgscore.bertscore.matching import greedy_match, greedy_match_blocked
 
@@ -150,11 +151,12 @@ def _embed_chunk(
         if scorer.all_layers:
             rows = [emb[row, :, :n, :].clone() for row, n in enumerate(lengths)]
         else:  # one gather of the real rows, then views of it: no per-sentence copies
-            real = (
-                torch.arange(emb.shape[1], device=emb.device)[None, :]
-                < torch.tensor(lengths, device=emb.device)[:, None]
+            # Their flat positions come from the host: a boolean mask's gather would wait for the GPU.
+            width = emb.shape[1]
+            real = torch.tensor([row * width + j for row, n in enumerate(lengths) for j in range(n)], dtype=torch.long)
+            rows = list(
+                torch.split(emb.reshape(-1, emb.shape[-1]).index_select(0, to_device(real, emb.device)), lengths)
             )
-            rows = list(torch.split(emb[real], lengths))
         for k, row in zip(batch, rows):
             u, window, _ = windows[k]
             if u in placed:  # each token from its best window
@@ -239,8 +241,8 @@ def _score_chunk(
             prf = torch.stack([p, r, f])  # (3, B) or (3, L, B)
             if not scorer.all_layers:
                 prf = prf.unsqueeze(1)
-            empty = torch.tensor(
-                [len(ids[h]) == n_special or len(ids[r_]) == n_special for h, r_ in chosen], device=prf.device
+            empty = to_device(
+                torch.tensor([len(ids[h]) == n_special or len(ids[r_]) == n_special for h, r_ in chosen]), prf.device
             )
             prf = torch.nan_to_num(prf.masked_fill(empty, 0.0), nan=0.0)
         values = prf.cpu().numpy()
@@ -323,7 +325,7 @@ class _TokenStore:
         lengths = [len(ids[u]) for u in uids]
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         self.span = {u: (int(start), n) for u, start, n in zip(uids, starts, lengths)}
-        token_ids = torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long, device=weights.device)
+        token_ids = to_device(torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long), weights.device)
         self.token_weights = weights[token_ids].to(first.device)
         for u in uids if scored_from else ():  # a text's document context: read, not scored
             if u in scored_from:
@@ -335,9 +337,10 @@ class _TokenStore:
         import torch
 
         device = self.flat.device
-        starts = torch.tensor([self.span[u][0] for u in uids], device=device)
-        lengths = torch.tensor([self.span[u][1] for u in uids], device=device)
-        positions = torch.arange(round_up_length(int(lengths.max())), device=device)  # see greedy_match
+        spans = [self.span[u] for u in uids]  # on the host: the longest is read without waiting for the GPU
+        starts = to_device(torch.tensor([start for start, _ in spans]), device)
+        lengths = to_device(torch.tensor([n for _, n in spans]), device)
+        positions = torch.arange(round_up_length(max(n for _, n in spans)), device=device)  # see greedy_match
         mask = positions[None, :] < lengths[:, None]
         index = torch.where(mask, starts[:, None] + positions[None, :], self.padding_row)
         emb = self.flat.index_select(-2, index.reshape(-1))
