@@ -5,9 +5,10 @@
   segment scores and of BARTScore's fields against the seq2seq goldens, each with a pass flag
   at the house tolerance 1e-5. (The bf16 and TF32 bounds on WMT19 kk-en come from the
   throughput sections, which score the same pairs in all three precisions.)
-* ``batch_invariance``: per precision, the first items of the slice scored alone, then within
-  a batch of all of them, then within the batch reversed: how many items' F1 bits differ, and the
-  largest difference.
+* ``batch_invariance``: per precision, with the default forward and with the token forward, the
+  first items of the slice scored alone, then within a batch of all of them, within the batch
+  reversed and under a 256-token budget: how many items' F1 bits differ, and the largest
+  difference.
 """
 
 from __future__ import annotations
@@ -126,26 +127,41 @@ def bart_golden(device: str) -> Dict[str, Any]:
 
 
 def batch_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf16")) -> Dict[str, Any]:
-    """Per precision: items scored alone vs in a batch (and the batch reversed), bit for bit."""
+    """Per precision, with the default forward and with the token forward (``<mode>-tokens``):
+    items scored alone vs in a batch, the batch reversed, and under a small token budget (other
+    batches, other row counts), bit for bit."""
     from nlgscore.bertscore import BERTScorer
+    from nlgscore.bertscore.token_forward import ENV_SWITCH
 
     cands, refs = pairs(config, config.invariance_items)
     out: Dict[str, Any] = {}
     for mode in modes:
-        with precision(mode) as dtype:
-            scorer = BERTScorer(model_type="minilm", num_layers=4, device=config.device, dtype=dtype)
-            alone = np.asarray([scorer.score([c], [r]).f1[0] for c, r in zip(cands, refs)], dtype=np.float32)
-            batch = np.asarray(scorer.score(cands, refs).f1, dtype=np.float32)
-            backwards = np.asarray(scorer.score(cands[::-1], refs[::-1]).f1, dtype=np.float32)[::-1]
-        row: Dict[str, Any] = {"items": len(cands)}
-        for name, other in (("alone_vs_batch", batch), ("batch_vs_reversed", backwards)):
-            differ = alone != other if name == "alone_vs_batch" else batch != other
-            base = alone if name == "alone_vs_batch" else batch
-            row[name] = {
-                "items_with_other_bits": int(differ.sum()),
-                "max_abs_diff": float(np.max(np.abs(base - other))),
-            }
-        out[mode] = row
+        for tokens in (False, True):
+            before = os.environ.pop(ENV_SWITCH, None)
+            if tokens:
+                os.environ[ENV_SWITCH] = "1"  # read when the encoder loads
+            try:
+                with precision(mode) as dtype:
+                    scorer = BERTScorer(model_type="minilm", num_layers=4, device=config.device, dtype=dtype)
+                    alone = np.asarray([scorer.score([c], [r]).f1[0] for c, r in zip(cands, refs)], dtype=np.float32)
+                    batch = np.asarray(scorer.score(cands, refs).f1, dtype=np.float32)
+                    backwards = np.asarray(scorer.score(cands[::-1], refs[::-1]).f1, dtype=np.float32)[::-1]
+                    budget = np.asarray(scorer.compute(cands, refs, max_tokens=256).scores, dtype=np.float32)
+            finally:
+                os.environ.pop(ENV_SWITCH, None)
+                if before is not None:
+                    os.environ[ENV_SWITCH] = before
+            row: Dict[str, Any] = {"items": len(cands), "signature": str(scorer.signature)}
+            for name, base, other in (
+                ("alone_vs_batch", alone, batch),
+                ("batch_vs_reversed", batch, backwards),
+                ("batch_vs_max_tokens_256", batch, budget),
+            ):
+                row[name] = {
+                    "items_with_other_bits": int((base != other).sum()),
+                    "max_abs_diff": float(np.max(np.abs(base - other))),
+                }
+            out[f"{mode}-tokens" if tokens else mode] = row
     return out
 
 

@@ -2,7 +2,9 @@
 
 Sides (all loaded first, then timed in alternating order over the repeats): bert_score 0.3.13 as
 it ships (fp32, TF32 off, 64 sentences per batch), and nlgscore in fp32 (TF32 off), TF32 and bf16,
-and bf16 with SDPA allowed to pick cuDNN attention (what PyTorch does unless told otherwise).
+bf16 with SDPA allowed to pick cuDNN attention (what PyTorch does unless told otherwise), and bf16
+through the token forward (``NLGSCORE_TOKEN_FORWARD=1``: every layer on packed tokens, varlen
+attention, row tiles of one shape; :mod:`nlgscore.bertscore.token_forward`).
 Pairs: the slice's better then worse candidates against their references. Reported per side:
 median seconds, pairs/s, tokens/s (the distinct sentences' tokens, each counted once: the work
 any exact implementation must do), MFU against the bf16 matmul peak of the ``env`` section (useful
@@ -26,6 +28,7 @@ import numpy as np
 
 from benchmarks.gpu.inputs import corpus, pairs
 from benchmarks.gpu.plan import TARGET_MFU_BF16, TARGET_SPEEDUP_VS_BERT_SCORE, CheckConfig, precision
+from nlgscore.bertscore.token_forward import ENV_SWITCH as TOKEN_FORWARD_SWITCH
 
 # (label, side, precision): the nlgscore fp32 scorer serves the TF32 side too (same weights).
 SIDES = (
@@ -34,12 +37,16 @@ SIDES = (
     ("nlgscore-tf32", "nlgscore", "tf32"),
     ("nlgscore-bf16", "nlgscore", "bf16"),
     ("nlgscore-bf16-cudnn", "nlgscore", "bf16"),
+    ("nlgscore-bf16-tokens", "nlgscore", "bf16"),
 )
 # Sides that share another side's loaded scorer (same weights), and those run with SDPA allowed
 # to pick cuDNN attention (nlgscore.backend.cuda_kernels: the default leaves it out; this side is
 # the before/after of that choice in one run).
 SHARED = {"nlgscore-tf32": "nlgscore-fp32", "nlgscore-bf16-cudnn": "nlgscore-bf16"}
 CUDNN_SIDES = ("nlgscore-bf16-cudnn",)
+# Sides loaded with the token forward (NLGSCORE_TOKEN_FORWARD=1, nlgscore.bertscore.token_forward:
+# every layer on packed tokens, varlen attention): the before/after of that path in one run.
+TOKEN_SIDES = ("nlgscore-bf16-tokens",)
 
 MATCHING_OPS = ("aten::amax", "aten::masked_fill", "aten::bmm")  # greedy matching (nlgscore.bertscore.matching)
 
@@ -62,7 +69,7 @@ def _load_sides(config: CheckConfig, model: str, layers: int) -> Dict[str, Any]:
         if label in SHARED:
             loaded[label] = loaded[SHARED[label]]
             continue
-        with precision(mode) as dtype:
+        with precision(mode) as dtype, _switch(TOKEN_FORWARD_SWITCH, label in TOKEN_SIDES):
             loaded[label] = build_side(
                 {
                     "side": side,
@@ -128,7 +135,7 @@ def measure(
     summary = recorder.results["sides"]
     bounds = {
         f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"])))
-        for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn")
+        for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn", "nlgscore-bf16-tokens")
     }
     if "bert_score" in scores:
         bounds["nlgscore-fp32_vs_bert_score"] = float(np.max(np.abs(scores["nlgscore-fp32"] - scores["bert_score"])))
@@ -169,18 +176,25 @@ def _attention(label: str) -> Iterator[None]:
     """``NLGSCORE_CUDNN_ATTENTION=1`` inside the block for the sides of :data:`CUDNN_SIDES`."""
     from nlgscore.backend.cuda_kernels import ENV_SWITCH
 
-    if label not in CUDNN_SIDES:
+    with _switch(ENV_SWITCH, label in CUDNN_SIDES):
+        yield
+
+
+@contextmanager
+def _switch(name: str, on: bool) -> Iterator[None]:
+    """The environment switch ``name`` set to 1 inside the block when ``on`` (restored after)."""
+    if not on:
         yield
         return
-    before = os.environ.get(ENV_SWITCH)
-    os.environ[ENV_SWITCH] = "1"
+    before = os.environ.get(name)
+    os.environ[name] = "1"
     try:
         yield
     finally:
         if before is None:
-            del os.environ[ENV_SWITCH]
+            del os.environ[name]
         else:
-            os.environ[ENV_SWITCH] = before
+            os.environ[name] = before
 
 
 def _summarise(

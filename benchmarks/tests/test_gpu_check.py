@@ -84,6 +84,13 @@ def test_dry_run_checks_the_goldens(dry_run):
     assert (
         invariance["items"] == 4 and invariance["alone_vs_batch"]["max_abs_diff"] <= 1e-5
     )  # fp32 rounding of other batches
+    token_rows = [mode for mode in exact["batch_invariance"] if mode.endswith("-tokens")]
+    assert token_rows == [f"{mode}-tokens" for mode in CheckConfig(".", ".", tiny=True).modes]
+    for mode in token_rows:  # the token forward: the same bits in any batch and budget
+        row = exact["batch_invariance"][mode]
+        assert "forward:tokens" in row["signature"]
+        for name in ("alone_vs_batch", "batch_vs_reversed", "batch_vs_max_tokens_256"):
+            assert row[name]["items_with_other_bits"] == 0, (mode, name, row[name])
 
 
 def test_dry_run_measures_throughput_in_each_precision(dry_run):
@@ -91,14 +98,15 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     assert sections["env"]["matmul"]["bf16"]["flops_per_s"] > 0
     for name in ("bertscore-minilm", "bertscore-large"):
         sides = sections[name]["sides"]
-        for label in ("nlgscore-fp32", "nlgscore-tf32", "nlgscore-bf16"):
+        for label in ("nlgscore-fp32", "nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-tokens"):
             assert (
                 sides[label]["pairs_per_s"] > 0
                 and sides[label]["tokens_per_s"] > 0
                 and sides[label]["mfu_useful_vs_bf16_peak"] > 0
             )
         bounds = sections[name]["max_abs_diff_f1"]
-        assert 0 < bounds["nlgscore-bf16_vs_nlgscore-fp32"] < 0.05  # bf16 rounds; a bound far past this is a bug
+        for label in ("nlgscore-bf16", "nlgscore-bf16-tokens"):  # bf16 rounds; a bound far past this is a bug
+            assert 0 < bounds[f"{label}_vs_nlgscore-fp32"] < 0.05
         assert sections[name]["profile_bf16"]["top_ops"]
     assert "roberta-tiny" in sections["bertscore-large"]["model"]["described"]
     seq2seq = sections["seq2seq"]

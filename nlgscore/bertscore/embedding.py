@@ -32,6 +32,8 @@ from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.text_tokens import content_ids, describe, prepared_text, rust_tokenizer
 from nlgscore.backend.transfer import to_device
 from nlgscore.bertscore.packed_encoder import PackedEncoder
+from nlgscore.bertscore.token_forward import TokenForward
+from nlgscore.bertscore.token_forward import enabled as token_forward_enabled
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -157,6 +159,8 @@ class Encoder:
         self.truncated_stack = False
         # Unpadded forward of the truncated stack where the architecture allows it (see packed_encoder).
         self.packed: Optional[PackedEncoder] = None
+        # Every layer on packed tokens, attention per sequence (NLGSCORE_TOKEN_FORWARD=1; see token_forward).
+        self.tokens_forward: Optional[TokenForward] = None
         self.total_layers = num_layers  # set by load(): layers of the full model
         self.tokens = self.padded_tokens = 0  # encoded so far: real tokens, and with padding (telemetry)
         self.front_tokenized = 0  # texts whose ids came tokenized from a server's worker (telemetry)
@@ -235,6 +239,8 @@ class Encoder:
             encoder.truncated_stack = encoder._truncate(total)
             if encoder.truncated_stack:
                 encoder.packed = PackedEncoder.build(model)
+                if encoder.packed is not None and token_forward_enabled():
+                    encoder.tokens_forward = TokenForward(encoder.packed)
         return encoder
 
     @staticmethod
@@ -346,7 +352,9 @@ class Encoder:
         host = [self._padded_inputs([id_lists[i] for i in group]) for group in groups]
         inputs = [(to_device(ids, self.device), to_device(mask, self.device)) for ids, mask in host]
         with torch.inference_mode(), forward_attention(self.device):
-            if self.packed is not None:
+            if self.tokens_forward is not None:
+                hidden = self.tokens_forward.forward_groups(inputs, host)
+            elif self.packed is not None:
                 # The real tokens' positions, found on the host: on a GPU a nonzero() inside the
                 # forward would stop the host until the queued kernels have run.
                 keep = torch.cat([mask.reshape(-1) for _, mask in host]).nonzero().squeeze(1)

@@ -300,6 +300,7 @@ class BERTScorer(Scorer):
             **kernel_field(self.encoder.device, self.encoder.dtype),
             long_inputs=self.long_inputs,
             **({"window_stride": self.window_stride} if self.long_inputs == "auto" else {}),
+            **({"forward": "tokens"} if self.encoder.tokens_forward is not None else {}),
         )
 
     # --------------------------------------------------------------- scoring
