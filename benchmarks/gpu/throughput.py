@@ -4,7 +4,8 @@ Sides (all loaded first, then timed in alternating order over the repeats): bert
 it ships (fp32, TF32 off, 64 sentences per batch), and nlgscore in fp32 (TF32 off), TF32 and bf16,
 bf16 with SDPA allowed to pick cuDNN attention (what PyTorch does unless told otherwise), and bf16
 through the token forward (``NLGSCORE_TOKEN_FORWARD=1``: every layer on packed tokens, varlen
-attention, row tiles of one shape; :mod:`nlgscore.bertscore.token_forward`).
+attention, row tiles of one shape, a CUDA graph per token bucket; :mod:`nlgscore.bertscore.token_forward`),
+and the same without graphs (``NLGSCORE_CUDA_GRAPHS=0``).
 Pairs: the slice's better then worse candidates against their references. Reported per side:
 median seconds, pairs/s, tokens/s (the distinct sentences' tokens, each counted once: the work
 any exact implementation must do), MFU against the bf16 matmul peak of the ``env`` section (useful
@@ -38,15 +39,23 @@ SIDES = (
     ("nlgscore-bf16", "nlgscore", "bf16"),
     ("nlgscore-bf16-cudnn", "nlgscore", "bf16"),
     ("nlgscore-bf16-tokens", "nlgscore", "bf16"),
+    ("nlgscore-bf16-tokens-eager", "nlgscore", "bf16"),
 )
 # Sides that share another side's loaded scorer (same weights), and those run with SDPA allowed
 # to pick cuDNN attention (nlgscore.backend.cuda_kernels: the default leaves it out; this side is
 # the before/after of that choice in one run).
-SHARED = {"nlgscore-tf32": "nlgscore-fp32", "nlgscore-bf16-cudnn": "nlgscore-bf16"}
+SHARED = {
+    "nlgscore-tf32": "nlgscore-fp32",
+    "nlgscore-bf16-cudnn": "nlgscore-bf16",
+    "nlgscore-bf16-tokens-eager": "nlgscore-bf16-tokens",
+}
 CUDNN_SIDES = ("nlgscore-bf16-cudnn",)
 # Sides loaded with the token forward (NLGSCORE_TOKEN_FORWARD=1, nlgscore.bertscore.token_forward:
 # every layer on packed tokens, varlen attention): the before/after of that path in one run.
 TOKEN_SIDES = ("nlgscore-bf16-tokens",)
+# Sides scored with NLGSCORE_CUDA_GRAPHS=0 (the token forward launched kernel by kernel, not replayed
+# from its bucket's CUDA graph: nlgscore.bertscore.cuda_graphs).
+EAGER_SIDES = ("nlgscore-bf16-tokens-eager",)
 
 MATCHING_OPS = ("aten::amax", "aten::masked_fill", "aten::bmm")  # greedy matching (nlgscore.bertscore.matching)
 
@@ -135,7 +144,13 @@ def measure(
     summary = recorder.results["sides"]
     bounds = {
         f"{label}_vs_nlgscore-fp32": float(np.max(np.abs(scores[label] - scores["nlgscore-fp32"])))
-        for label in ("nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-cudnn", "nlgscore-bf16-tokens")
+        for label in (
+            "nlgscore-tf32",
+            "nlgscore-bf16",
+            "nlgscore-bf16-cudnn",
+            "nlgscore-bf16-tokens",
+            "nlgscore-bf16-tokens-eager",
+        )
     }
     if "bert_score" in scores:
         bounds["nlgscore-fp32_vs_bert_score"] = float(np.max(np.abs(scores["nlgscore-fp32"] - scores["bert_score"])))
@@ -173,21 +188,23 @@ def measure(
 
 @contextmanager
 def _attention(label: str) -> Iterator[None]:
-    """``NLGSCORE_CUDNN_ATTENTION=1`` inside the block for the sides of :data:`CUDNN_SIDES`."""
+    """``NLGSCORE_CUDNN_ATTENTION=1`` inside the block for the sides of :data:`CUDNN_SIDES`, and
+    ``NLGSCORE_CUDA_GRAPHS=0`` for those of :data:`EAGER_SIDES`."""
     from nlgscore.backend.cuda_kernels import ENV_SWITCH
+    from nlgscore.bertscore.cuda_graphs import ENV_SWITCH as GRAPHS_SWITCH
 
-    with _switch(ENV_SWITCH, label in CUDNN_SIDES):
+    with _switch(ENV_SWITCH, label in CUDNN_SIDES), _switch(GRAPHS_SWITCH, label in EAGER_SIDES, "0"):
         yield
 
 
 @contextmanager
-def _switch(name: str, on: bool) -> Iterator[None]:
-    """The environment switch ``name`` set to 1 inside the block when ``on`` (restored after)."""
+def _switch(name: str, on: bool, value: str = "1") -> Iterator[None]:
+    """The environment switch ``name`` set to ``value`` inside the block when ``on`` (restored after)."""
     if not on:
         yield
         return
     before = os.environ.get(name)
-    os.environ[name] = "1"
+    os.environ[name] = value
     try:
         yield
     finally:

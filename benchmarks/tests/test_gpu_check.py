@@ -98,7 +98,13 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     assert sections["env"]["matmul"]["bf16"]["flops_per_s"] > 0
     for name in ("bertscore-minilm", "bertscore-large"):
         sides = sections[name]["sides"]
-        for label in ("nlgscore-fp32", "nlgscore-tf32", "nlgscore-bf16", "nlgscore-bf16-tokens"):
+        for label in (
+            "nlgscore-fp32",
+            "nlgscore-tf32",
+            "nlgscore-bf16",
+            "nlgscore-bf16-tokens",
+            "nlgscore-bf16-tokens-eager",
+        ):
             assert (
                 sides[label]["pairs_per_s"] > 0
                 and sides[label]["tokens_per_s"] > 0

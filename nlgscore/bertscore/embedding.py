@@ -240,7 +240,7 @@ class Encoder:
             if encoder.truncated_stack:
                 encoder.packed = PackedEncoder.build(model)
                 if encoder.packed is not None and token_forward_enabled():
-                    encoder.tokens_forward = TokenForward(encoder.packed)
+                    encoder.tokens_forward = TokenForward(encoder.packed, max_len=encoder.max_length)
         return encoder
 
     @staticmethod

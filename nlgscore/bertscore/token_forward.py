@@ -37,10 +37,19 @@ and on CUDA it is used once the GPU check has measured it (BENCHMARKS.md "GPU").
 from __future__ import annotations
 
 import os
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nlgscore.backend.gemm import linear
 from nlgscore.backend.transfer import to_device
+from nlgscore.bertscore.cuda_graphs import (
+    DEFAULT_MAX_GRAPHS,
+    CapturedForward,
+    GraphCache,
+    bucket_for,
+    graph_plan,
+    slots,
+)
+from nlgscore.bertscore.cuda_graphs import enabled as graphs_enabled
 
 __all__ = ["TokenForward", "ENV_SWITCH", "CUDA_ROW_TILE", "enabled", "cu_seqlens", "varlen_attention", "tiled_linear"]
 
@@ -68,23 +77,34 @@ def cu_seqlens(lengths: Sequence[int]) -> List[int]:
     return starts
 
 
-def varlen_attention(q: Any, k: Any, v: Any, lengths: Sequence[int], cu: Any = None) -> Any:
+def varlen_kernel(x: Any) -> bool:
+    """Whether attention over ``x``'s dtype and device runs as one flash varlen call (CUDA, 16-bit)."""
+    import torch
+
+    return bool(x.is_cuda and x.dtype in (torch.bfloat16, torch.float16))
+
+
+def varlen_attention(
+    q: Any, k: Any, v: Any, lengths: Sequence[int], cu: Any = None, longest: Optional[int] = None
+) -> Any:
     """Attention of packed ``(tokens, heads, head size)`` tensors, each sequence of ``lengths``
     attending to itself only: the flash varlen kernel on CUDA in bfloat16/float16 (``cu``: the
-    :func:`cu_seqlens` on the device, int32), else one attention call per sequence."""
+    :func:`cu_seqlens` on the device, int32; ``longest``: a bound on the longest sequence, the
+    longest of ``lengths`` if None), else one attention call per sequence."""
     import torch
     import torch.nn.functional as F
 
-    if q.is_cuda and q.dtype in (torch.bfloat16, torch.float16):
+    if varlen_kernel(q):
         from torch.nn.attention.varlen import varlen_attn
 
-        longest = max(lengths)
-        return varlen_attn(q, k, v, cu, cu, longest, longest)
+        bound = longest if longest is not None else max(lengths)
+        return varlen_attn(q, k, v, cu, cu, bound, bound)
     out = torch.empty_like(q)
     start = 0
     for n in lengths:
-        part = [t[start : start + n].transpose(0, 1)[None] for t in (q, k, v)]  # (1, heads, n, d)
-        out[start : start + n] = F.scaled_dot_product_attention(*part)[0].transpose(0, 1)
+        if n:
+            part = [t[start : start + n].transpose(0, 1)[None] for t in (q, k, v)]  # (1, heads, n, d)
+            out[start : start + n] = F.scaled_dot_product_attention(*part)[0].transpose(0, 1)
         start += n
     return out
 
@@ -116,13 +136,17 @@ class TokenForward:
     """The last hidden state of packed tokens: ``run(ids, positions, lengths) -> (tokens, hidden)``,
     with the weights of a :class:`~nlgscore.bertscore.packed_encoder.PackedEncoder`."""
 
-    def __init__(self, packed: Any) -> None:
+    def __init__(self, packed: Any, max_len: int = 512, max_graphs: int = DEFAULT_MAX_GRAPHS) -> None:
         self.model, self.layers, self.heads, self.activation = (
             packed.model,
             packed.layers,
             packed.heads,
             packed.activation,
         )
+        self.max_len = max_len  # the longest sequence the model takes (its position table)
+        # CUDA graphs by token bucket, made on first use (CUDA, 16-bit: where attention is one varlen call).
+        self.graphs = GraphCache(self._capture, max_graphs)
+        self._device: Any = None
 
     def positions(self, input_ids: Any, mask: Any) -> Any:
         """The position ids the model's own forward gives a padded ``(batch, length)`` input (BERT
@@ -142,19 +166,23 @@ class TokenForward:
         out = tiled_linear(x, weight, bias)
         return F.gelu(out) if activation == "gelu" else F.relu(out) if activation == "relu" else out
 
-    def run(self, ids: Any, positions: Any, lengths: Sequence[int]) -> Any:
+    def run(
+        self, ids: Any, positions: Any, lengths: Sequence[int], cu: Any = None, longest: Optional[int] = None
+    ) -> Any:
         """Hidden states of the tokens ``ids`` (1-D, sequences one after another, on the model's
-        device) at ``positions``, the sequences being ``lengths`` tokens long."""
+        device) at ``positions``, the sequences being ``lengths`` tokens long (``cu`` and
+        ``longest`` as :func:`varlen_attention` takes them: given by a graph's static inputs)."""
         import torch
 
         tokens = ids.shape[0]
         types = torch.zeros_like(ids)[None]
         x = self.model.embeddings(input_ids=ids[None], position_ids=positions[None], token_type_ids=types)[0]
-        cu = to_device(torch.tensor(cu_seqlens(lengths), dtype=torch.int32), x.device) if x.is_cuda else None
+        if cu is None and varlen_kernel(x):
+            cu = to_device(torch.tensor(cu_seqlens(lengths), dtype=torch.int32), x.device)
         width = x.shape[-1]
         for qkv_w, qkv_b, out_w, out_b, out_norm, up_w, up_b, act, down_w, down_b, norm in self.layers:
             q, k, v = self._linear(x, qkv_w, qkv_b).view(tokens, 3, self.heads, width // self.heads).unbind(1)
-            context = varlen_attention(q, k, v, lengths, cu).reshape(tokens, width)
+            context = varlen_attention(q, k, v, lengths, cu, longest).reshape(tokens, width)
             x = out_norm(self._linear(context, out_w, out_b) + x)
             inner = self._linear(x, up_w, up_b, self.activation) if act is None else act(self._linear(x, up_w, up_b))
             x = norm(self._linear(inner, down_w, down_b) + x)
@@ -172,9 +200,69 @@ class TokenForward:
         ids = torch.cat([g.reshape(-1) for g, _ in host])[keep]
         positions = torch.cat([self.positions(g, m).reshape(-1) for g, m in host])[keep]
         device = groups[0][0].device
-        hidden = self.run(to_device(ids, device), to_device(positions, device), lengths)
+        hidden = self.replayed(ids, positions, lengths, device)
+        if hidden is None:
+            hidden = self.run(to_device(ids, device), to_device(positions, device), lengths)
         shapes = [tuple(g.shape) for g, _ in host]
         sizes = [batch * length for batch, length in shapes]
         out = hidden.new_zeros(sum(sizes), hidden.shape[-1])
         out.index_copy_(0, to_device(keep, device), hidden)
         return [part.view(batch, length, -1) for part, (batch, length) in zip(out.split(sizes), shapes)]
+
+    # -- CUDA graphs ---------------------------------------------------------------------------
+    def uses_graphs(self, device: Any, dtype: Any) -> bool:
+        """Whether batches on ``device`` in ``dtype`` run by a bucket's graph (CUDA, 16-bit,
+        ``NLGSCORE_CUDA_GRAPHS`` not 0)."""
+        import torch
+
+        return (
+            getattr(device, "type", device) == "cuda" and dtype in (torch.bfloat16, torch.float16) and graphs_enabled()
+        )
+
+    def filler(self) -> Dict[str, int]:
+        """The id and position of the tokens that pad a batch to its bucket (a one-token sequence's)."""
+        import torch
+
+        one = torch.zeros(1, 1, dtype=torch.long)
+        return {"id": 0, "position": int(self.positions(one, torch.ones_like(one))[0, 0])}
+
+    def layout(self, ids: Any, positions: Any, lengths: Sequence[int]) -> Optional[Tuple[Any, Any, Any, Any]]:
+        """The host inputs of a bucket's graph for this batch: ``(plan, ids, positions, cu)``
+        padded to the bucket with filler sequences; None where no bucket takes it."""
+        import torch
+
+        bucket = bucket_for(sum(lengths))
+        plan = None if bucket is None else graph_plan(lengths, bucket, self.max_len, slots(bucket, self.max_len))
+        if plan is None:
+            return None
+        filler = self.filler()
+        full_ids = torch.full((plan.bucket,), filler["id"], dtype=torch.long)
+        full_positions = torch.full((plan.bucket,), filler["position"], dtype=torch.long)
+        full_ids[: plan.tokens], full_positions[: plan.tokens] = ids, positions
+        # The filler sequences count positions as real ones do (each from its first), so none
+        # reads past the position table.
+        start = plan.tokens
+        for n in plan.lengths[len(lengths) :]:
+            if n:
+                full_positions[start : start + n] += torch.arange(n)
+            start += n
+        return plan, full_ids, full_positions, torch.tensor(plan.cu, dtype=torch.int32)
+
+    def replayed(self, ids: Any, positions: Any, lengths: Sequence[int], device: Any) -> Any:
+        """The batch's hidden states by its bucket's CUDA graph; None where graphs are not used."""
+        dtype = self.layers[0][0].dtype if self.layers else None
+        if not self.layers or not self.uses_graphs(device, dtype):
+            return None
+        laid = self.layout(ids, positions, lengths)
+        if laid is None:
+            return None
+        plan, full_ids, full_positions, cu = laid
+        self._device = device
+        captured = self.graphs.get(plan.bucket)
+        hidden = captured.replay(
+            to_device(full_ids, device), to_device(full_positions, device), to_device(cu, device), plan.tokens
+        )
+        return hidden.clone()  # the graph's output is overwritten by its next replay
+
+    def _capture(self, bucket: int) -> Any:
+        return CapturedForward(self, bucket, slots(bucket, self.max_len), self.max_len, self._device, self.filler())

@@ -135,3 +135,44 @@ def test_bertscore_with_the_token_forward(monkeypatch):
     assert max(abs(a - b) for a, b in zip(together.scores, plain.scores)) < TOLERANCE
     alone = [scorer.compute([c], [r]).scores[0] for c, r in zip(cands, refs)]
     assert alone == together.scores  # the same bits in any batch
+
+
+def test_a_graphs_padded_layout_leaves_the_real_tokens_bits(kernel):
+    """A CUDA graph runs the batch padded to its bucket: filler sequences of at most max_len tokens
+    and empty slots. Run eagerly on CPU with that layout, the real tokens keep their bits (the
+    filler attends only to itself), and the filler's positions stay inside the position table."""
+    from nlgscore.bertscore.cuda_graphs import BUCKETS, slots
+
+    model = _model("roberta")
+    forward = TokenForward(PackedEncoder.build(model), max_len=40)
+    lengths = [9, 30, 2, 17]
+    ids, mask = _batch(lengths, model.config.pad_token_id, seed=6)
+    real = mask.bool()
+    packed_ids, packed_positions = ids[real], forward.positions(ids, mask)[real]
+    plan, full_ids, full_positions, cu = forward.layout(packed_ids, packed_positions, lengths)
+    assert plan.bucket == BUCKETS[0] and len(plan.lengths) == slots(plan.bucket, 40) and plan.cu[-1] == plan.bucket
+    assert cu.tolist() == plan.cu and max(plan.lengths) <= 40
+    assert int(full_positions.max()) < model.config.max_position_embeddings
+    with torch.inference_mode():
+        eager = forward.run(packed_ids, packed_positions, lengths)
+        laid = forward.run(full_ids, full_positions, plan.lengths, longest=40)
+    assert torch.equal(laid[: plan.tokens], eager)
+    assert not forward.uses_graphs(torch.device("cpu"), torch.bfloat16)  # graphs are CUDA's
+
+
+def test_the_graph_cache_is_bounded_and_switchable(monkeypatch):
+    from nlgscore.bertscore import cuda_graphs
+
+    made = []
+    cache = cuda_graphs.GraphCache(lambda bucket: made.append(bucket) or object(), max_graphs=2)
+    for bucket in [1024, 2048, 1024, 4096, 2048, 2048]:
+        cache.get(bucket)
+    assert len(cache.buckets()) == 2 and made == [1024, 2048, 4096, 2048] and cache.captures == 4
+    with pytest.raises(ValueError, match="max_graphs"):
+        cuda_graphs.GraphCache(lambda bucket: None, max_graphs=0)
+    assert cuda_graphs.graph_plan([600], 1024, 512, 8) is None  # a sequence past max_len: eager
+    assert cuda_graphs.graph_plan([2] * 200, 1024, 512, 130) is None  # more sequences than slots: eager
+    monkeypatch.setenv(cuda_graphs.ENV_SWITCH, "0")
+    assert not cuda_graphs.enabled()
+    monkeypatch.setenv(cuda_graphs.ENV_SWITCH, "1")
+    assert cuda_graphs.enabled()
