@@ -1,10 +1,12 @@
 """``nlgscore serve --workers N``: the parent process, which binds the port, starts the model
 process and N HTTP worker processes, restarts a worker that dies, and stops them all on SIGTERM.
 
-The parent binds the listening socket before anything loads (a port in use is one clear error),
-then forks the model process (:mod:`nlgscore.serve.model_process`) and the workers
-(:mod:`nlgscore.serve.worker_app`), which all inherit the socket: the kernel hands each new
-connection to one worker (as uvicorn's own ``--workers`` and gunicorn do). It forks before any
+The parent binds the listening sockets before anything loads (a port in use is one clear error):
+one per worker on the same port with ``SO_REUSEPORT``, so that the kernel spreads the connections
+evenly (:func:`~nlgscore.serve.server.bind_group`; one shared socket where the system lacks it).
+Then it forks the model process (:mod:`nlgscore.serve.model_process`) and the workers
+(:mod:`nlgscore.serve.worker_app`); a worker started again takes over its slot's socket and the
+connections waiting in it. It forks before any
 model is loaded, so no thread or accelerator state is copied. Shared between them: whether the
 model process is alive (workers answer 503 once it is not) and each worker's requests in
 flight (``--max-concurrent`` over all workers).
@@ -31,7 +33,7 @@ from typing import Any, Callable, List, Optional
 from nlgscore.serve import ipc
 from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
 from nlgscore.serve.model_process import LOAD_FAILED, run_model
-from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, bind, draining_server
+from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, bind_group, draining_server
 from nlgscore.serve.service import Settings
 
 __all__ = ["run_workers"]
@@ -110,9 +112,9 @@ def run_workers(
 ) -> int:
     """Serve with ``workers`` HTTP processes and one model process (``load()`` builds the scorer
     there) until SIGTERM/SIGINT; 0, or 2 if the scorer could not load."""
-    sock = bind(host, port)
+    socks = bind_group(host, port, workers)
     if announce is not None:
-        bound = sock.getsockname()
+        bound = socks[0].getsockname()
         announce(f"http://{f'[{bound[0]}]' if ':' in bound[0] else bound[0]}:{bound[1]}")
     folder = tempfile.mkdtemp(prefix="nlgscore-serve-")
     address = ipc.address(folder)
@@ -132,7 +134,7 @@ def run_workers(
             name=f"nlgscore-serve-worker-{slot}",
             daemon=False,
             args=(
-                sock,
+                socks[slot % len(socks)],
                 settings,
                 address,
                 alive,
@@ -191,5 +193,6 @@ def run_workers(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        sock.close()
+        for sock in socks:
+            sock.close()
         shutil.rmtree(folder, ignore_errors=True)
