@@ -3,7 +3,8 @@
 ``scorer.py`` (BERTScorer: the hooks of the shared Scorer template), ``pairs.py`` (chunk
 planning, encoding with the text cache, matching batches), ``result.py`` (BERTScoreResult),
 ``oneshot.py`` (the one-shot function and its scorer cache), ``embedding.py`` / ``packed_encoder.py``
-(the encoder forward), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
+(the encoder forward), ``token_forward.py`` / ``cuda_graphs.py`` (every layer on packed tokens,
+varlen attention, CUDA graphs by token bucket), ``matching.py`` (greedy cosine matching), ``idf.py``, ``rescale.py``
 (baselines) and ``plot.py`` (the pair heat map); making a baseline from a corpus is
 ``nlgscore.calibration.baseline`` (it reads data sets).
 

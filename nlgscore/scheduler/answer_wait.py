@@ -10,7 +10,6 @@ scored sooner, and cost a check per waiting request).
 >>> import asyncio, time
 >>> from concurrent.futures import Future
 >>> from nlgscore.core.call import CallCancelled
-from nlgscore.scheduler.loop_relay import relay
 >>> class Call:
 ...     def cancel(self): self.cancelled = True
 >>> async def left(): return None  # a client that is already gone
