@@ -38,6 +38,9 @@ PROBE_TIMEOUT_S = 2.0  # seconds /health waits for the model process
 WATCH_S = 0.2  # seconds between looks at whether the model process is alive
 FLUSH_S = 0.5  # seconds between sending the request counts to the model process
 DEAD = "the model process is not running; the server cannot score (restart it)"
+# Texts a worker tokenizes on its event loop; a larger job is tokenized on a thread (40,000
+# references took the loop for about a second, stalling every other connection of the worker).
+INLINE_TOKENIZE_TEXTS = 256
 
 
 class ModelFacts:
@@ -194,7 +197,15 @@ class WorkerService(Service):
         if job.matrix:
             message = ["matrix", None, job.predictions, job.references, job.column, job.source]
         else:
-            message = ["score", None, job.predictions, job.references, job.sources, job.options, self.tokens(job)]
+            message = [
+                "score",
+                None,
+                job.predictions,
+                job.references,
+                job.sources,
+                job.options,
+                await self.tokenized(job),
+            ]
         future = self.send(message)
         rid = message[1]
         cut = self.cut_signal()
@@ -229,6 +240,18 @@ class WorkerService(Service):
             self.forget(rid)
             if gone is not None and not gone.done():
                 gone.cancel()
+
+    async def tokenized(self, job: Job) -> Optional[Dict[str, List[int]]]:
+        """:meth:`tokens`, on a thread for a large job (the Rust tokenizer lets go of the GIL), so
+        that the worker's other connections are served meanwhile."""
+        if self.front is None:
+            return None
+        texts = len(job.predictions) + sum(
+            len(side) for side in (job.references, job.sources) if isinstance(side, list)
+        )
+        if texts <= INLINE_TOKENIZE_TEXTS:
+            return self.tokens(job)
+        return await asyncio.get_running_loop().run_in_executor(None, self.tokens, job)
 
     def tokens(self, job: Job) -> Optional[Dict[str, List[int]]]:
         """The content ids of the job's texts, tokenized here so that the model process does not

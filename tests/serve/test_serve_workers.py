@@ -191,6 +191,14 @@ def test_a_killed_worker_is_started_again(server):
     assert [a.json()["scores"][0] for a in answers] == local.compute(PREDS, REFS).scores
 
 
+def _worker_tokenized(server) -> float:
+    """Texts the model process has scored from its workers' token ids (``/metrics``)."""
+    for line in server.get("/metrics").text.splitlines():
+        if line.startswith("nlgscore_worker_tokenized_texts_total "):
+            return float(line.split()[1])
+    return 0.0
+
+
 def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout(server):
     many = [
         f"word{i} sat on the mat number {i} today beside word{i * 7}" for i in range(40000)
@@ -200,9 +208,14 @@ def test_sigterm_answers_503_to_what_it_cuts_within_the_drain_timeout(server):
     def post(name, body):
         answers[name] = httpx.post(server.url + "/v1/score", json=body, timeout=120)
 
+    tokenized = _worker_tokenized(server)
     long = threading.Thread(target=post, args=("long", {"predictions": ["It is cold."], "references": [many]}))
     long.start()
-    time.sleep(1.5)
+    # The long call is in the model process once its worker's token ids are used there.
+    deadline = time.monotonic() + 60
+    while _worker_tokenized(server) < tokenized + len(many) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     queued = threading.Thread(target=post, args=("queued", {"predictions": ["It is cold."], "references": ["It is."]}))
     queued.start()
     time.sleep(0.5)
