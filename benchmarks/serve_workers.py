@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from nlgscore.serve.supervisor import MODEL_NAME
+
 BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
 # Counts the answers of each HTTP status in wrk's threads and prints them once the run is done
 # (wrk's own summary counts the non-2xx answers only), so that a refused run says what it got.
@@ -77,17 +79,22 @@ def tree(pid: int) -> List[int]:
     return found
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system seconds of ``pid``'s process tree (children that ended are counted by their parent's cutime)."""
+def cpu_seconds(pid: int) -> Tuple[float, float]:
+    """User + system seconds of ``pid``'s process tree, and of its model process alone (the one
+    named ``nlgscore-model``; 0 for a one-process server)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    total = model = 0.0
     for p in tree(pid):
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            head, tail = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)
+            fields = tail.split()
+            seconds = (int(fields[11]) + int(fields[12])) / tick
         except (OSError, IndexError, ValueError):
-            pass
-    return total
+            continue
+        total += seconds
+        if head.split("(", 1)[-1] == MODEL_NAME:
+            model += seconds
+    return total, model
 
 
 def wait_ready(url: str, seconds: float = 180) -> None:
@@ -126,12 +133,15 @@ def run_wrk(url: str, path: str, post: bool, seconds: int, connections: int, thr
     return requests
 
 
-def measure(proc: subprocess.Popen, url: str, path: str, post: bool, args: argparse.Namespace) -> Tuple[float, float]:
-    run_wrk(url, path, post, 2, args.connections, args.wrk_threads)  # warm-up
+def measure(
+    proc: subprocess.Popen, url: str, path: str, post: bool, args: argparse.Namespace, connections: int
+) -> Tuple[float, float, float]:
+    """Requests/s, and the server's CPU µs per request: all its processes, and its model process's."""
+    run_wrk(url, path, post, 2, connections, args.wrk_threads)  # warm-up
     before, start = cpu_seconds(proc.pid), time.monotonic()
-    requests = run_wrk(url, path, post, args.seconds, args.connections, args.wrk_threads)
-    elapsed, cpu = time.monotonic() - start, cpu_seconds(proc.pid) - before
-    return requests / elapsed, cpu / requests * 1e6
+    requests = run_wrk(url, path, post, args.seconds, connections, args.wrk_threads)
+    elapsed, after = time.monotonic() - start, cpu_seconds(proc.pid)
+    return requests / elapsed, (after[0] - before[0]) / requests * 1e6, (after[1] - before[1]) / requests * 1e6
 
 
 def start(command: List[str], env: Dict[str, str], cwd: Optional[str] = None) -> subprocess.Popen:
@@ -167,7 +177,9 @@ def main() -> None:
     parser.add_argument("--spec", default="chrf")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument(
+        "--connections", type=int, nargs="+", default=[64], help="wrk connections; one row per count and server"
+    )
     parser.add_argument("--wrk-threads", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="the model's torch threads")
     parser.add_argument(
@@ -176,6 +188,9 @@ def main() -> None:
         metavar="DIR",
         help="a folder holding another version's nlgscore package: its one-process server is measured too",
     )
+    parser.add_argument(
+        "--baseline-workers", action="store_true", help="measure the --baseline version with --workers N too"
+    )
     args = parser.parse_args()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     rows = []
@@ -183,12 +198,19 @@ def main() -> None:
     bare = start([sys.executable, "-c", BARE, str(port)], env)
     try:
         wait_ready(f"http://127.0.0.1:{port}")
-        rows.append(
-            ("bare Starlette JSON POST on uvicorn", *measure(bare, f"http://127.0.0.1:{port}", "/v1/score", True, args))
-        )
+        for connections in args.connections:
+            rows.append(
+                (
+                    "bare Starlette JSON POST on uvicorn",
+                    connections,
+                    *measure(bare, f"http://127.0.0.1:{port}", "/v1/score", True, args, connections),
+                )
+            )
     finally:
         stop(bare)
-    runs = [(1, None), (args.workers, None)] + ([(1, args.baseline)] if args.baseline else [])
+    runs = [(1, None), (args.workers, None)]
+    if args.baseline:
+        runs += [(1, args.baseline)] + ([(args.workers, args.baseline)] if args.baseline_workers else [])
     for workers, source in runs:
         port = free_port()
         flags = ["--workers", str(workers)] if workers > 1 else []
@@ -217,20 +239,32 @@ def main() -> None:
                 + (f" --workers {workers}" if workers > 1 else " (one process)")
                 + (" [baseline]" if source else "")
             )
-            rows.append((f"{name}: POST /v1/score", *measure(server, url, "/v1/score", True, args)))
-            rows.append((f"{name}: GET /health", *measure(server, url, "/health", False, args)))
+            for connections in args.connections:
+                rows.append(
+                    (
+                        f"{name}: POST /v1/score",
+                        connections,
+                        *measure(server, url, "/v1/score", True, args, connections),
+                    )
+                )
+            health = args.connections[-1]
+            rows.append((f"{name}: GET /health", health, *measure(server, url, "/health", False, args, health)))
         finally:
             stop(server)
     model = offline_cpu_per_item(args.spec)
     print(
-        f"wrk -t{args.wrk_threads} -c{args.connections} -d{args.seconds}s; {args.spec}; the model's own CPU per item offline "
+        f"wrk -t{args.wrk_threads} -d{args.seconds}s; {args.spec}; the model's own CPU per item offline "
         f"(runs of 64): {model:.0f} us\n"
     )
-    print("| server | requests/s | server CPU per request (us) | minus the model's (us) |")
-    print("|---|---:|---:|---:|")
-    for name, rate, cpu in rows:
+    print(
+        "| server | connections | requests/s | server CPU per request (us) | its model process (us) "
+        "| minus the model's (us) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, connections, rate, cpu, model_process in rows:
         front = cpu - model if "/v1/score" in name and "nlgscore" in name else cpu
-        print(f"| {name} | {rate:,.0f} | {cpu:,.0f} | {front:,.0f} |")
+        split = f"{model_process:,.0f}" if "--workers" in name else ""
+        print(f"| {name} | {connections} | {rate:,.0f} | {cpu:,.0f} | {split} | {front:,.0f} |")
 
 
 if __name__ == "__main__":

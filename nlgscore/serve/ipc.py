@@ -18,23 +18,33 @@ or an HTTP status with ``[message, headers]``. Kinds:
   ``[endpoint, status, seconds]`` are added first, so one exposition counts every process);
   ``counts`` ``[observations]`` (no answer): a worker's periodic send of the same.
 
+Messages posted during one pass of a process's event loop travel as one frame per peer
+(:class:`Outbox`): ``["many", [message, ...]]``, read back with :func:`messages`. A frame's receive
+and send cost about as much as a one-pair call's checks, and under load a worker posts tens of
+requests a pass and the model process answers a run's calls at once.
+
 Floats travel as float64, so the scores a worker returns are the model process's bits.
 
 >>> decode(encode(["score", 7, ["It is cold."], ["It is."], None, {}, {"It is.": [2009, 2003, 1012]}]))
 ['score', 7, ['It is cold.'], ['It is.'], None, {}, {'It is.': [2009, 2003, 1012]}]
 >>> result_from(result_payload(_toy())).scores
 [0.25, 0.5]
+>>> messages(encode([MANY, [["info", 1], ["info", 2]]])), messages(encode(["info", 3]))
+([['info', 1], ['info', 2]], [['info', 3]])
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+import asyncio
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
 from nlgscore.backend.extras import require
 
-__all__ = ["encode", "decode", "result_payload", "result_from", "address"]
+__all__ = ["encode", "decode", "messages", "Outbox", "MANY", "result_payload", "result_from", "address"]
+
+MANY = "many"  # the kind of a frame that holds several messages
 
 _msgspec = require("msgspec", "serve", "nlgscore serve --workers")
 _encoder = _msgspec.msgpack.Encoder()
@@ -49,6 +59,44 @@ def encode(message: Any) -> bytes:
 def decode(frame: bytes) -> Any:
     """A msgpack frame back as lists, dicts, strings and numbers."""
     return _decoder.decode(frame)
+
+
+def messages(frame: bytes) -> List[Any]:
+    """The messages of one frame (one, or a :data:`MANY` frame's, in the order they were posted)."""
+    message = decode(frame)
+    return message[1] if message and message[0] == MANY else [message]
+
+
+class Outbox:
+    """Messages posted during one pass of the running event loop, sent at the start of the next
+    pass as one frame per peer (``send(frames)``: the socket's; ``peer``: a ROUTER's peer, None on
+    a DEALER). Order is kept per peer. What waits here is bounded by what the server admits.
+
+    >>> async def main():
+    ...     sent = []
+    ...     outbox = Outbox(sent.append)
+    ...     outbox.post(["info", 1]); outbox.post(["cancel", 0])
+    ...     await asyncio.sleep(0)
+    ...     return [messages(frames[0]) for frames in sent]
+    >>> asyncio.run(main())
+    [[['info', 1], ['cancel', 0]]]
+    """
+
+    def __init__(self, send: Callable[[List[bytes]], None]) -> None:
+        self.send = send
+        self.loop = asyncio.get_running_loop()
+        self.posted: Dict[Optional[bytes], List[Any]] = {}
+
+    def post(self, message: Any, peer: Optional[bytes] = None) -> None:
+        if not self.posted:
+            self.loop.call_soon(self.flush)
+        self.posted.setdefault(peer, []).append(message)
+
+    def flush(self) -> None:
+        posted, self.posted = self.posted, {}
+        for peer, batch in posted.items():
+            frame = encode(batch[0] if len(batch) == 1 else [MANY, batch])
+            self.send([frame] if peer is None else [peer, frame])
 
 
 def address(folder: str) -> str:

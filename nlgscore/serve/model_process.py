@@ -6,8 +6,11 @@ rule holds as in one process: a job becomes one checked call (``make_call``: the
 and their messages; the metric tokenizes on the scheduler's feeder thread), ``--max-queue`` and
 the reference cap are counted here for all workers, a call whose client left (a ``cancel`` from
 its worker) is dropped before it is scored, and ``/metrics`` is this process's exposition with
-the workers' request counts added. SIGTERM (from the parent, once the workers have drained)
-closes the scheduler within a bounded wait and exits 0; a scorer that cannot load exits 2.
+the workers' request counts added. A worker's frame may hold many score jobs (those of one pass of
+its event loop): each is checked alone, and the checked ones that may be scored as one are
+queued as one call, so the scheduler's per-call work is paid once per frame. SIGTERM (from the
+parent, once the workers have drained) closes the scheduler within a bounded wait and exits 0; a
+scorer that cannot load exits 2.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections import deque
 from concurrent.futures import CancelledError
 from typing import Any, Callable, Deque, Dict, List, Tuple
 
-from nlgscore.core.call import CallCancelled
+from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.errors import NlgscoreError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
@@ -67,7 +70,9 @@ class ModelServer:
     def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
         self.service, self.address = service, address
         self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
-        self.finished: Deque[Tuple[bytes, int, bool, Any]] = deque()  # answered calls, for the loop to send
+        self.finished: Deque[Tuple[bytes, List[Tuple[int, Any]], bool, Any]] = (
+            deque()
+        )  # answered calls, for the loop to send
         self.wake_pending = False
         service.metrics = ServerMetrics(
             lambda: service.batcher.queued if service.batcher is not None else 0,
@@ -86,6 +91,7 @@ class ModelServer:
         sock.bind(self.address)
         self.loop = asyncio.get_running_loop()
         self.link = LoopSocket(sock, self._message)
+        self.outbox = ipc.Outbox(self.link.send)  # the answers of one loop pass go as one frame per worker
         try:
             await stop.wait()
         finally:
@@ -95,12 +101,27 @@ class ModelServer:
     def _message(self, frames: List[bytes]) -> None:
         peer, frame = frames
         try:
-            self.dispatch(peer, ipc.decode(frame))
-        except Exception:  # one bad message never stops the loop that answers every worker
-            logger.exception("nlgscore serve: a message from a worker failed")
+            received = ipc.messages(frame)
+        except Exception:  # one bad frame never stops the loop that answers every worker
+            logger.exception("nlgscore serve: a message from a worker could not be read")
+            return
+        scores: List[List[Any]] = []  # a run of score jobs, queued together (in order with the rest)
+        for message in received:
+            try:
+                if message[0] == "score":
+                    scores.append(message)
+                    continue
+                if scores:
+                    self.submit_scores(peer, scores)
+                    scores = []
+                self.dispatch(peer, message)
+            except Exception:  # one bad message never stops the loop that answers every worker
+                logger.exception("nlgscore serve: a message from a worker failed")
+        if scores:
+            self.submit_scores(peer, scores)
 
     def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
-        self.link.send([peer, ipc.encode([rid, status, payload])])
+        self.outbox.post([rid, status, payload], peer)
 
     def dispatch(self, peer: bytes, message: List[Any]) -> None:
         kind, rid = message[0], message[1]
@@ -108,8 +129,10 @@ class ModelServer:
             call = self.jobs.get((peer, rid))
             if call is not None:  # a queued call is dropped unscored, a running one stops between its batches
                 call.cancel()
-        elif kind in ("score", "matrix"):
-            self.submit(peer, rid, message)
+        elif kind == "score":
+            self.submit_scores(peer, [message])
+        elif kind == "matrix":
+            self.submit_matrix(peer, rid, message)
         elif kind == "info":
             self.reply(peer, rid, 200, self.info())
         elif kind == "front":  # asked once by each worker, once the scorer is loaded
@@ -127,31 +150,70 @@ class ModelServer:
         else:
             self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
 
-    def submit(self, peer: bytes, rid: int, message: List[Any]) -> None:
-        """Queue a worker's job on the scheduler; its answer is sent when the call is done.
-
-        No coroutine per call: the scheduler's future calls back into the loop, which replies
-        (the queued call's deadline is ``--timeout``; a worker that stops waiting sends ``cancel``)."""
-        service, timeout = self.service, self.service.settings.timeout
-        matrix = message[0] == "matrix"
-        try:
-            if matrix:
-                job = Job(message[2], message[3], matrix=True, column=message[4], source=message[5])
-            else:  # predictions, references, sources and the call options (document context)
+    def submit_scores(self, peer: bytes, messages: List[List[Any]]) -> None:
+        """Check each of a worker's score jobs (its own answer if refused), then queue the checked
+        calls that may be scored as one (equal merge keys) as one call of at most ``--max-batch``
+        predictions: what the scheduler would merge anyway, without its per-call work for each.
+        The answers are sent when the calls are done; no coroutine per call (the queued call's
+        deadline is ``--timeout``; a worker that stops waiting sends ``cancel``)."""
+        groups: Dict[Any, List[Tuple[int, Any]]] = {}
+        for message in messages:
+            rid = message[1]
+            try:  # predictions, references, sources and the call options (document context)
                 job = Job(message[2], message[3], message[4], options=message[5], tokens=message[6])
-            call = service.checked_call(job)
-            arrived = time.perf_counter()
-            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]
-        except Exception as err:
-            self.reply(peer, rid, *answer_of(err, timeout))
-            return
-        service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]
-        self.jobs[(peer, rid)] = call
-        queued.add_done_callback(lambda future: self.done(peer, rid, matrix, future))
+                call = self.service.checked_call(job)
+            except Exception as err:
+                self.reply(peer, rid, *answer_of(err, self.service.settings.timeout))
+                continue
+            key = call.merge_key
+            groups.setdefault(("alone", rid) if key is None else key, []).append((rid, call))
+        limit = self.service.settings.max_batch
+        for group in groups.values():
+            part: List[Tuple[int, Any]] = []
+            size = 0
+            for entry in group:
+                if part and size + entry[1].size > limit:
+                    self.queue(peer, part)
+                    part, size = [], 0
+                part.append(entry)
+                size += entry[1].size
+            self.queue(peer, part)
 
-    def done(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
+    def submit_matrix(self, peer: bytes, rid: int, message: List[Any]) -> None:
+        try:
+            job = Job(message[2], message[3], matrix=True, column=message[4], source=message[5])
+            call = self.service.checked_call(job)
+        except Exception as err:
+            self.reply(peer, rid, *answer_of(err, self.service.settings.timeout))
+            return
+        self.queue(peer, [(rid, call)], matrix=True)
+
+    def queue(self, peer: bytes, group: List[Tuple[int, Any]], matrix: bool = False) -> None:
+        """Queue ``group``'s calls as one (each keeps its cancel: the joined call is dropped once all are)."""
+        service, timeout = self.service, self.service.settings.timeout
+        call = group[0][1] if len(group) == 1 else Call.concat([call for _, call in group])
+        arrived = time.perf_counter()
+        try:
+            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]
+        except QueueFullError as err:
+            if len(group) > 1:  # as many calls as fit are taken, one by one
+                for entry in group:
+                    self.queue(peer, [entry])
+                return
+            self.reply(peer, group[0][0], *answer_of(err, timeout))
+            return
+        except Exception as err:
+            for rid, _ in group:
+                self.reply(peer, rid, *answer_of(err, timeout))
+            return
+        for rid, part in group:
+            service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]  # one wait per request
+            self.jobs[(peer, rid)] = part
+        queued.add_done_callback(lambda future: self.done(peer, group, matrix, future))
+
+    def done(self, peer: bytes, group: List[Tuple[int, Any]], matrix: bool, future: Any) -> None:
         """On the scheduler's thread: hand the answer to the loop, waking it once for a whole batch."""
-        self.finished.append((peer, rid, matrix, future))
+        self.finished.append((peer, group, matrix, future))
         if not self.wake_pending:
             self.wake_pending = True
             self.loop.call_soon_threadsafe(self.answer_finished)
@@ -163,17 +225,29 @@ class ModelServer:
         while self.finished:
             self.answer(*self.finished.popleft())
 
-    def answer(self, peer: bytes, rid: int, matrix: bool, future: Any) -> None:
-        self.jobs.pop((peer, rid), None)
+    def answer(self, peer: bytes, group: List[Tuple[int, Any]], matrix: bool, future: Any) -> None:
+        jobs, timeout = self.jobs, self.service.settings.timeout
+        for rid, _ in group:
+            jobs.pop((peer, rid), None)
         error = CancelledError() if future.cancelled() else future.exception()
+        if error is not None and len(group) > 1 and not isinstance(error, (CallCancelled, CancelledError)):
+            for entry in group:  # one bad call of the joined ones: each is scored apart, so only it fails
+                if not entry[1].cancelled:
+                    self.queue(peer, [entry])
+            return
         if error is not None:
-            self.reply(peer, rid, *answer_of(error, self.service.settings.timeout))
+            for rid, _ in group:
+                self.reply(peer, rid, *answer_of(error, timeout))
             return
         result = future.result()
-        try:
-            self.reply(peer, rid, 200, result.tolist() if matrix else ipc.result_payload(result))
-        except Exception as err:  # an answer that cannot be sent as msgpack: the worker is told, never left waiting
-            self.reply(peer, rid, *answer_of(err, self.service.settings.timeout))
+        parts = [result] if len(group) == 1 else result.split([call.size for _, call in group])
+        for (rid, call), part in zip(group, parts):
+            if call.cancelled:  # its worker stopped waiting (its client left): nothing to answer
+                continue
+            try:
+                self.reply(peer, rid, 200, part.tolist() if matrix else ipc.result_payload(part))
+            except Exception as err:  # an answer that cannot be sent as msgpack: the worker is told, never left waiting
+                self.reply(peer, rid, *answer_of(err, timeout))
 
     def info(self) -> Dict[str, Any]:
         service = self.service

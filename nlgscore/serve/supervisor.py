@@ -9,7 +9,8 @@ Then it forks the model process (:mod:`nlgscore.serve.model_process`) and the wo
 connections waiting in it. It forks before any
 model is loaded, so no thread or accelerator state is copied. Shared between them: whether the
 model process is alive (workers answer 503 once it is not) and each worker's requests in
-flight (``--max-concurrent`` over all workers).
+flight (``--max-concurrent`` over all workers). ``ps`` and ``top`` show the model process as
+``nlgscore-model`` and the workers as ``nlgscore-http0``, ``nlgscore-http1``, ...
 
 A worker that dies is started again; the connections it held are closed by the kernel (their
 clients see a closed connection, never a hang) and its calls end at their deadline. The model
@@ -36,10 +37,25 @@ from nlgscore.serve.model_process import LOAD_FAILED, run_model
 from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, bind_group, draining_server
 from nlgscore.serve.service import Settings
 
-__all__ = ["run_workers"]
+__all__ = ["run_workers", "MODEL_NAME", "WORKER_NAME"]
 
 TICK_S = 0.1  # how often the parent looks at its children
+# The processes' names in ps/top (/proc/PID/comm): the model process, and each worker by its slot.
+MODEL_NAME = "nlgscore-model"
+WORKER_NAME = "nlgscore-http"
 STOP_SLACK_S = 1.0  # of --drain-timeout, kept for the model process's stop after the workers'
+
+
+def _name_process(name: str) -> None:
+    """Give this process a name that ``ps``, ``top`` and ``/proc/PID/comm`` show (Linux
+    ``PR_SET_NAME``, at most 15 bytes), so that an operator tells the model process from the
+    workers; elsewhere nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)  # 15: PR_SET_NAME
+    except (OSError, AttributeError):
+        return
 
 
 def _die_with_parent(parent: int) -> None:
@@ -72,6 +88,7 @@ def _worker(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handlers, until uvicorn installs its own
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     _die_with_parent(parent)
+    _name_process(f"{WORKER_NAME}{slot}")
     import uvicorn
 
     from nlgscore.serve.header_timeout import with_header_timeout
@@ -94,6 +111,7 @@ def _worker(
 def _model(load: Callable[[], Any], settings: Settings, address: str, slots: Any, ready: Any, parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # until the model process installs its own
     _die_with_parent(parent)
+    _name_process(MODEL_NAME)
     run_model(load, settings, address, lambda: sum(slots), ready)
 
 

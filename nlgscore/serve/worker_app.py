@@ -94,6 +94,7 @@ class WorkerService(Service):
             sock.setsockopt(option, value)
         sock.connect(self.address)
         self.sock = LoopSocket(sock, self._answer)
+        self.outbox = ipc.Outbox(self.sock.send)  # the requests of one loop pass go as one frame
         self._tasks = [asyncio.ensure_future(self._watch_model()), asyncio.ensure_future(self._flush())]
 
     async def stop(self) -> None:
@@ -104,15 +105,17 @@ class WorkerService(Service):
             self.context.term()
 
     def _answer(self, frames: List[bytes]) -> None:
-        """An answer to its waiter."""
+        """Each answer of a frame to its waiter."""
         try:
-            rid, status, payload = ipc.decode(frames[0])
+            answers = ipc.messages(frames[0])
         except Exception:  # never stop answering the other waiters
             logger.exception("nlgscore serve: an answer from the model process could not be read")
             return
-        future = self.waiting.pop(rid, None)
-        if future is not None and not future.done():
-            future.set_result((status, payload))
+        waiting = self.waiting
+        for rid, status, payload in answers:
+            future = waiting.pop(rid, None)
+            if future is not None and not future.done():
+                future.set_result((status, payload))
 
     async def _watch_model(self) -> None:
         """Every waiter answered 503 once the model process is gone (the parent clears ``alive``)."""
@@ -128,7 +131,7 @@ class WorkerService(Service):
         while True:
             await asyncio.sleep(FLUSH_S)
             if self.counts.pending and self.alive.value:  # no answer awaited: the model process only adds them
-                self.sock.send([ipc.encode(["counts", -1, self.counts.take()])])
+                self.outbox.post(["counts", -1, self.counts.take()])
 
     def send(self, message: List[Any]) -> asyncio.Future:
         """Send ``message`` (its id set here); the future of its ``(status, payload)``."""
@@ -136,7 +139,7 @@ class WorkerService(Service):
             raise HTTPError(503, DEAD, {"Retry-After": RETRY_AFTER})
         rid = message[1] = next(self.ids)
         future = self.waiting[rid] = asyncio.get_running_loop().create_future()
-        self.sock.send([ipc.encode(message)])
+        self.outbox.post(message)
         return future
 
     def forget(self, rid: int) -> None:
@@ -226,7 +229,7 @@ class WorkerService(Service):
                     gone = None  # the watch broke, not the client: the call goes on unwatched
                     continue
                 break
-            self.sock.send([ipc.encode(["cancel", rid])])
+            self.outbox.post(["cancel", rid])
             if not done:
                 raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)")
             if self.cut:

@@ -18,6 +18,7 @@ import pytest
 from servers import ServeProcess
 
 import nlgscore
+from nlgscore.serve.supervisor import MODEL_NAME, WORKER_NAME
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("zmq")
@@ -58,15 +59,11 @@ def running(pid: int) -> bool:
 
 
 def model_and_workers(proc: ServeProcess):
-    """The model process (the one holding the model: the largest) and the workers."""
-    kids = children(proc.proc.pid)
-    kids = {
-        pid: rss
-        for pid, rss in kids.items()
-        if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
-    }
-    model = max(kids, key=kids.get)
-    return model, sorted(pid for pid in kids if pid != model)
+    """The model process and the workers, by the names ps and top show."""
+    names = {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in children(proc.proc.pid)}
+    [model] = [pid for pid, name in names.items() if name == MODEL_NAME]
+    workers = sorted(pid for pid, name in names.items() if name.startswith(WORKER_NAME))
+    return model, workers
 
 
 @pytest.fixture(scope="module")
