@@ -17,12 +17,12 @@ pytest.importorskip("zmq")
 pytest.importorskip("msgspec")
 pytest.importorskip("prometheus_client")
 
-from nlgscore.extend import Call, Item, Result, Scorer  # noqa: E402
-from nlgscore.scheduler.microbatch import MicroBatcher  # noqa: E402
-from nlgscore.serve import ipc  # noqa: E402
-from nlgscore.serve.loop_socket import LoopSocket  # noqa: E402
-from nlgscore.serve.model_process import ModelServer  # noqa: E402
-from nlgscore.serve.service import Service, Settings  # noqa: E402
+from nlgscore.extend import Call, Item, Result, Scorer
+from nlgscore.scheduler.microbatch import MicroBatcher
+from nlgscore.serve import ipc
+from nlgscore.serve.loop_socket import LoopSocket
+from nlgscore.serve.model_process import ModelServer
+from nlgscore.serve.service import Service, Settings
 
 BOOM = "boom"  # a prediction this metric cannot score: its run raises
 
