@@ -8,7 +8,7 @@
 * ``batch_invariance``: per precision, with the default forward and with the token forward, the
   first items of the slice scored alone, then within a batch of all of them, within the batch
   reversed and under a 256-token budget: how many items' F1 bits differ, and the largest
-  difference.
+  difference; ``batch_invariance_seq2seq`` the same for BARTScore and Prism-ref.
 """
 
 from __future__ import annotations
@@ -126,42 +126,91 @@ def bart_golden(device: str) -> Dict[str, Any]:
     return {"tiny-bart": {"max_abs_diff": delta, "pass": delta <= TOL}}
 
 
+def _with_switch(on: bool) -> Any:
+    """A context in which ``NLGSCORE_TOKEN_FORWARD`` is 1 (``on``) or unset, restored after."""
+    import contextlib
+
+    from nlgscore.bertscore.token_forward import ENV_SWITCH
+
+    @contextlib.contextmanager
+    def switched() -> Any:
+        before = os.environ.pop(ENV_SWITCH, None)
+        if on:
+            os.environ[ENV_SWITCH] = "1"  # read when a model loads
+        try:
+            yield
+        finally:
+            os.environ.pop(ENV_SWITCH, None)
+            if before is not None:
+                os.environ[ENV_SWITCH] = before
+
+    return switched()
+
+
+def invariance_row(scorer: Any, score: Any, cands: List[str], refs: List[str]) -> Dict[str, Any]:
+    """One scorer's items alone, in a batch of all, the batch reversed and under a 256-token
+    budget: per comparison, how many items' bits differ and by how much. ``score(cands, refs,
+    max_tokens)`` gives the primary scores (``max_tokens`` None: the scorer's budget)."""
+    alone = np.concatenate([score([c], [r], None) for c, r in zip(cands, refs)])
+    batch = score(cands, refs, None)
+    backwards = score(cands[::-1], refs[::-1], None)[::-1]
+    budget = score(cands, refs, 256)
+    row: Dict[str, Any] = {"items": len(cands), "signature": str(scorer.signature)}
+    for name, base, other in (
+        ("alone_vs_batch", alone, batch),
+        ("batch_vs_reversed", batch, backwards),
+        ("batch_vs_max_tokens_256", batch, budget),
+    ):
+        row[name] = {
+            "items_with_other_bits": int((base != other).sum()),
+            "max_abs_diff": float(np.max(np.abs(base - other))),
+        }
+    return row
+
+
 def batch_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf16")) -> Dict[str, Any]:
     """Per precision, with the default forward and with the token forward (``<mode>-tokens``):
-    items scored alone vs in a batch, the batch reversed, and under a small token budget (other
-    batches, other row counts), bit for bit."""
+    BERTScore's F1 (MiniLM, layer 4) by :func:`invariance_row`, as float32."""
     from nlgscore.bertscore import BERTScorer
-    from nlgscore.bertscore.token_forward import ENV_SWITCH
 
     cands, refs = pairs(config, config.invariance_items)
     out: Dict[str, Any] = {}
     for mode in modes:
         for tokens in (False, True):
-            before = os.environ.pop(ENV_SWITCH, None)
-            if tokens:
-                os.environ[ENV_SWITCH] = "1"  # read when the encoder loads
-            try:
-                with precision(mode) as dtype:
-                    scorer = BERTScorer(model_type="minilm", num_layers=4, device=config.device, dtype=dtype)
-                    alone = np.asarray([scorer.score([c], [r]).f1[0] for c, r in zip(cands, refs)], dtype=np.float32)
-                    batch = np.asarray(scorer.score(cands, refs).f1, dtype=np.float32)
-                    backwards = np.asarray(scorer.score(cands[::-1], refs[::-1]).f1, dtype=np.float32)[::-1]
-                    budget = np.asarray(scorer.compute(cands, refs, max_tokens=256).scores, dtype=np.float32)
-            finally:
-                os.environ.pop(ENV_SWITCH, None)
-                if before is not None:
-                    os.environ[ENV_SWITCH] = before
-            row: Dict[str, Any] = {"items": len(cands), "signature": str(scorer.signature)}
-            for name, base, other in (
-                ("alone_vs_batch", alone, batch),
-                ("batch_vs_reversed", batch, backwards),
-                ("batch_vs_max_tokens_256", batch, budget),
-            ):
-                row[name] = {
-                    "items_with_other_bits": int((base != other).sum()),
-                    "max_abs_diff": float(np.max(np.abs(base - other))),
-                }
-            out[f"{mode}-tokens" if tokens else mode] = row
+            with _with_switch(tokens), precision(mode) as dtype:
+                scorer = BERTScorer(model_type="minilm", num_layers=4, device=config.device, dtype=dtype)
+
+                def score(c: List[str], r: List[str], budget: Optional[int], scorer: Any = scorer) -> np.ndarray:
+                    values = scorer.compute(c, r, max_tokens=budget).scores if budget else scorer.score(c, r).f1
+                    return np.asarray(values, dtype=np.float32)
+
+                out[f"{mode}-tokens" if tokens else mode] = invariance_row(scorer, score, cands, refs)
+    return out
+
+
+def seq2seq_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf16")) -> Dict[str, Any]:
+    """:func:`invariance_row` of BARTScore (F, tiny-bart) and Prism-ref (tiny-prism) per
+    precision, with the default forward and the token forward (``<metric>-<mode>[-tokens]``),
+    as float64. The tiny golden checkpoints: what is measured is whether an item's numbers
+    depend on its batch, which every model of the family shares."""
+    from nlgscore.seq2seq.bartscore import BARTScorer
+    from nlgscore.seq2seq.prism import PrismScorer
+
+    cands, refs = pairs(config, config.invariance_items)
+    out: Dict[str, Any] = {}
+    for mode in modes:
+        for tokens in (False, True):
+            suffix = f"{mode}-tokens" if tokens else mode
+            with _with_switch(tokens), precision(mode) as dtype:
+                bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device=config.device, dtype=dtype)
+                prism = PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device=config.device, dtype=dtype)
+                for name, scorer in (("bartscore", bart), ("prism", prism)):
+
+                    def score(c: List[str], r: List[str], budget: Optional[int], scorer: Any = scorer) -> np.ndarray:
+                        extra = {"max_tokens": budget} if budget else {}
+                        return np.asarray(scorer.compute(c, r, **extra).scores, dtype=np.float64)
+
+                    out[f"{name}-{suffix}"] = invariance_row(scorer, score, cands, refs)
     return out
 
 
@@ -177,3 +226,4 @@ def exactness_section(config: CheckConfig, context: Dict[str, Any], recorder: An
     ]
     recorder.put("golden_all_pass", all(results))
     recorder.put("batch_invariance", batch_invariance(config, config.modes))
+    recorder.put("batch_invariance_seq2seq", seq2seq_invariance(config, config.modes))

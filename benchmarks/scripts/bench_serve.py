@@ -141,21 +141,31 @@ def throughput(
             "loadavg": [],
             "latency": [],
         }
+        for workers in args.server_workers[1:]:
+            out[f"http_s_workers{workers}"] = []
         for _ in range(args.rounds):
-            with ServeProcess(args.spec, *flags) as server:  # a fresh server per round: its cache starts empty
-                server.wait_ready(600)
-                asyncio.run(clients_http(server.url, *spare, 64))  # warm-up on other pairs
-                out["loadavg"].append(open("/proc/loadavg").read().split()[0])
-                cold()
-                start = time.perf_counter()
-                scorer.compute(preds, refs)
-                out["offline_s"].append(time.perf_counter() - start)
-                cold()
-                seconds, latencies = asyncio.run(clients_in_process(batcher, preds, refs, clients))
-                out["in_process_s"].append(seconds)
-                out["latency"].extend(latencies)
-                out["http_s"].append(asyncio.run(clients_http(server.url, preds, refs, clients)))
-                server.terminate()
+            for position, workers in enumerate(args.server_workers):
+                # a fresh server per round: its cache starts empty
+                with ServeProcess(args.spec, *flags, *(("--workers", str(workers)) if workers > 1 else ())) as server:
+                    server.wait_ready(600)
+                    asyncio.run(clients_http(server.url, *spare, 64))  # warm-up on other pairs
+                    if position == 0:  # the offline and in-process sides once per round, beside the first server
+                        out["loadavg"].append(open("/proc/loadavg").read().split()[0])
+                        cold()
+                        start = time.perf_counter()
+                        scorer.compute(preds, refs)
+                        out["offline_s"].append(time.perf_counter() - start)
+                        cold()
+                        seconds, latencies = asyncio.run(clients_in_process(batcher, preds, refs, clients))
+                        out["in_process_s"].append(seconds)
+                        out["latency"].extend(latencies)
+                    key = "http_s" if position == 0 else f"http_s_workers{workers}"
+                    out[key].append(asyncio.run(clients_http(server.url, preds, refs, clients)))
+                    server.terminate()
+        for workers in args.server_workers[1:]:
+            ratios = [o / c for o, c in zip(out["offline_s"], out[f"http_s_workers{workers}"])]
+            out[f"ratio_http_workers{workers}_rounds"] = ratios
+            out[f"ratio_http_workers{workers}_median"] = statistics.median(ratios)
         ratios_in = [o / c for o, c in zip(out["offline_s"], out["in_process_s"])]
         ratios_http = [o / c for o, c in zip(out["offline_s"], out["http_s"])]
         offline_item = statistics.median(out["offline_s"]) / len(preds)  # an item's share of the offline call
@@ -325,6 +335,13 @@ def main() -> None:
         type=int,
         default=None,
         help="torch threads, in this process and the server's --threads (default: each one's own)",
+    )
+    parser.add_argument(
+        "--server-workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="the HTTP side's --workers, each its own server in every round (the first is the one-process ratio's)",
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -93,6 +93,20 @@ def test_dry_run_checks_the_goldens(dry_run):
             assert row[name]["items_with_other_bits"] == 0, (mode, name, row[name])
 
 
+def test_dry_run_reports_seq2seq_invariance_per_metric_and_precision(dry_run):
+    rows = dry_run[1]["sections"]["exactness"]["batch_invariance_seq2seq"]
+    modes = CheckConfig(".", ".", tiny=True).modes
+    assert sorted(rows) == sorted(
+        f"{metric}-{mode}{tokens}" for metric in ("bartscore", "prism") for mode in modes for tokens in ("", "-tokens")
+    )
+    for key, row in rows.items():
+        assert row["items"] == 4 and row["signature"].startswith("nlgscore:" + key.split("-")[0])
+        # on CPU every pair's numbers are the same bits in any batch, order and budget (the
+        # likelihood engine's padded-length groups, or the token forward's per-sequence attention)
+        for name in ("alone_vs_batch", "batch_vs_reversed", "batch_vs_max_tokens_256"):
+            assert row[name]["items_with_other_bits"] == 0, (key, name, row[name])
+
+
 def test_dry_run_measures_throughput_in_each_precision(dry_run):
     sections = dry_run[1]["sections"]
     assert sections["env"]["matmul"]["bf16"]["flops_per_s"] > 0
