@@ -22,7 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from benchmarks.gpu.inputs import pairs
-from benchmarks.gpu.plan import CheckConfig, precision
+from benchmarks.gpu.plan import CheckConfig, env_switch, precision
+from nlgscore.bertscore.token_forward import ENV_SWITCH as TOKEN_FORWARD
 
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden"
 TOL = 1e-5
@@ -126,27 +127,6 @@ def bart_golden(device: str) -> Dict[str, Any]:
     return {"tiny-bart": {"max_abs_diff": delta, "pass": delta <= TOL}}
 
 
-def _with_switch(on: bool) -> Any:
-    """A context in which ``NLGSCORE_TOKEN_FORWARD`` is 1 (``on``) or unset, restored after."""
-    import contextlib
-
-    from nlgscore.bertscore.token_forward import ENV_SWITCH
-
-    @contextlib.contextmanager
-    def switched() -> Any:
-        before = os.environ.pop(ENV_SWITCH, None)
-        if on:
-            os.environ[ENV_SWITCH] = "1"  # read when a model loads
-        try:
-            yield
-        finally:
-            os.environ.pop(ENV_SWITCH, None)
-            if before is not None:
-                os.environ[ENV_SWITCH] = before
-
-    return switched()
-
-
 def invariance_row(scorer: Any, score: Any, cands: List[str], refs: List[str]) -> Dict[str, Any]:
     """One scorer's items alone, in a batch of all, the batch reversed and under a 256-token
     budget: per comparison, how many items' bits differ and by how much. ``score(cands, refs,
@@ -177,7 +157,7 @@ def batch_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf16"
     out: Dict[str, Any] = {}
     for mode in modes:
         for tokens in (False, True):
-            with _with_switch(tokens), precision(mode) as dtype:
+            with env_switch(TOKEN_FORWARD, tokens), precision(mode) as dtype:
                 scorer = BERTScorer(model_type="minilm", num_layers=4, device=config.device, dtype=dtype)
 
                 def score(c: List[str], r: List[str], budget: Optional[int], scorer: Any = scorer) -> np.ndarray:
@@ -201,7 +181,7 @@ def seq2seq_invariance(config: CheckConfig, modes: Sequence[str] = ("fp32", "bf1
     for mode in modes:
         for tokens in (False, True):
             suffix = f"{mode}-tokens" if tokens else mode
-            with _with_switch(tokens), precision(mode) as dtype:
+            with env_switch(TOKEN_FORWARD, tokens), precision(mode) as dtype:
                 bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), device=config.device, dtype=dtype)
                 prism = PrismScorer(str(GOLDEN / "tiny-prism"), lang="en", device=config.device, dtype=dtype)
                 for name, scorer in (("bartscore", bart), ("prism", prism)):

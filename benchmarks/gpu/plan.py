@@ -14,6 +14,7 @@ models and small N, for the CPU dry run in ``make test`` (its timings mean nothi
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Optional, Tuple
@@ -152,3 +153,26 @@ def precision(mode: str) -> Iterator[str]:
     finally:
         torch.set_float32_matmul_precision(before[0])
         torch.backends.cudnn.allow_tf32 = before[1]
+
+
+@contextmanager
+def env_switch(name: str, on: bool, value: str = "1") -> Iterator[None]:
+    """The environment switch ``name`` set to ``value`` inside the block when ``on``, and unset
+    when not (so a side measures the default whatever the caller's environment); restored after.
+    Switches are read when a model loads, so a side's scorer is built inside the block.
+
+    >>> with env_switch("NLGSCORE_EXAMPLE_SWITCH", True):
+    ...     os.environ["NLGSCORE_EXAMPLE_SWITCH"]
+    '1'
+    >>> "NLGSCORE_EXAMPLE_SWITCH" in os.environ
+    False
+    """
+    before = os.environ.pop(name, None)
+    if on:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+        if before is not None:
+            os.environ[name] = before

@@ -5,6 +5,7 @@ BART-large-shaped (random weights, byte-level BPE trained on the slice,
 BARTScorer in fp32 and bf16 against the authors' loop (:class:`~benchmarks.harness.sides.ReferenceBartLoop`:
 fp32, 4 pairs per batch, input order). Prism-shaped (m39v1's network, random weights, a
 SentencePiece model trained on the slice): Prism-ref (both directions), nlgscore in fp32 and bf16.
+Both also in bf16 through the token forward (``nlgscore-bf16-tokens``: ``NLGSCORE_TOKEN_FORWARD=1``).
 tokens/s counts the source and target tokens of every pair the model reads (special tokens
 included), as given by the model's own tokenizer. The CPU dry run uses the tiny golden
 checkpoints instead.
@@ -20,7 +21,8 @@ from typing import Any, Callable, Dict, List
 
 from benchmarks.gpu.exactness import GOLDEN
 from benchmarks.gpu.inputs import corpus, pairs
-from benchmarks.gpu.plan import CheckConfig, precision
+from benchmarks.gpu.plan import CheckConfig, env_switch, precision
+from nlgscore.bertscore.token_forward import ENV_SWITCH as TOKEN_FORWARD
 
 
 def _timed(config: CheckConfig, run: Callable[[], Any], repeats: int) -> List[float]:
@@ -71,9 +73,10 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
         ("reference-bart-fp32", ReferenceBartLoop, "fp32"),
         ("nlgscore-fp32", NlgscoreBart, "fp32"),
         ("nlgscore-bf16", NlgscoreBart, "bf16"),
+        ("nlgscore-bf16-tokens", NlgscoreBart, "bf16"),
     ]
     for label, cls, mode in sides:
-        with precision(mode) as dtype:
+        with precision(mode) as dtype, env_switch(TOKEN_FORWARD, label.endswith("-tokens")):
             side = cls({"model": model, "device": config.device, "dtype": dtype, "batch_size": 4})
             side.score(refs[:8], cands[:8])
             out["sides"][label] = _row(
@@ -85,7 +88,7 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
         del side
         recorder.put("bart_large_shaped", out)
     reference = out["sides"]["reference-bart-fp32"]["median_seconds"]
-    for label in ("nlgscore-fp32", "nlgscore-bf16"):
+    for label in ("nlgscore-fp32", "nlgscore-bf16", "nlgscore-bf16-tokens"):
         out["sides"][label]["speedup_vs_reference_fp32"] = reference / out["sides"][label]["median_seconds"]
     recorder.put("bart_large_shaped", out)
 
@@ -108,8 +111,8 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
     # Prism-ref reads each pair twice (cand|ref and ref|cand); source gets </s>, target <lang> and </s>.
     tokens = 2 * (sum(pieces) + 3 * len(cands))
     out: Dict[str, Any] = {"model": described, "pairs": len(cands), "tokens": tokens, "sides": {}}
-    for label, mode in (("nlgscore-fp32", "fp32"), ("nlgscore-bf16", "bf16")):
-        with precision(mode) as dtype:
+    for label, mode in (("nlgscore-fp32", "fp32"), ("nlgscore-bf16", "bf16"), ("nlgscore-bf16-tokens", "bf16")):
+        with precision(mode) as dtype, env_switch(TOKEN_FORWARD, label.endswith("-tokens")):
             scorer = PrismScorer(model, lang="en", device=config.device, dtype=dtype)
             scorer.score(cands[:8], refs=refs[:8])
             out["sides"][label] = _row(

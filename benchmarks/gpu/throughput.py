@@ -28,7 +28,7 @@ from typing import Any, Dict, Iterator, List
 import numpy as np
 
 from benchmarks.gpu.inputs import corpus, pairs
-from benchmarks.gpu.plan import TARGET_MFU_BF16, TARGET_SPEEDUP_VS_BERT_SCORE, CheckConfig, precision
+from benchmarks.gpu.plan import TARGET_MFU_BF16, TARGET_SPEEDUP_VS_BERT_SCORE, CheckConfig, env_switch, precision
 from nlgscore.bertscore.token_forward import ENV_SWITCH as TOKEN_FORWARD_SWITCH
 
 # (label, side, precision): the nlgscore fp32 scorer serves the TF32 side too (same weights).
@@ -78,7 +78,7 @@ def _load_sides(config: CheckConfig, model: str, layers: int) -> Dict[str, Any]:
         if label in SHARED:
             loaded[label] = loaded[SHARED[label]]
             continue
-        with precision(mode) as dtype, _switch(TOKEN_FORWARD_SWITCH, label in TOKEN_SIDES):
+        with precision(mode) as dtype, env_switch(TOKEN_FORWARD_SWITCH, label in TOKEN_SIDES):
             loaded[label] = build_side(
                 {
                     "side": side,
@@ -193,25 +193,8 @@ def _attention(label: str) -> Iterator[None]:
     from nlgscore.backend.cuda_kernels import ENV_SWITCH
     from nlgscore.bertscore.cuda_graphs import ENV_SWITCH as GRAPHS_SWITCH
 
-    with _switch(ENV_SWITCH, label in CUDNN_SIDES), _switch(GRAPHS_SWITCH, label in EAGER_SIDES, "0"):
+    with env_switch(ENV_SWITCH, label in CUDNN_SIDES), env_switch(GRAPHS_SWITCH, label in EAGER_SIDES, "0"):
         yield
-
-
-@contextmanager
-def _switch(name: str, on: bool, value: str = "1") -> Iterator[None]:
-    """The environment switch ``name`` set to ``value`` inside the block when ``on`` (restored after)."""
-    if not on:
-        yield
-        return
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = before
 
 
 def _summarise(
