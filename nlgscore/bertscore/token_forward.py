@@ -14,8 +14,10 @@ other (the reference the tests hold the varlen kernel's layout to).
 LayerNorms are row-wise, and every product runs in row tiles of one shape on CUDA
 (:data:`CUDA_ROW_TILE`: cuBLAS picks its kernel by the row count, so tiles of one shape get one
 kernel whatever the batch) and through :func:`nlgscore.backend.gemm.linear` on CPU (row-invariant
-from ``MIN_ROWS`` rows up). So a text's hidden state has the same bits alone or packed with any
-others, and on CUDA in any token count.
+from ``MIN_ROWS`` rows up): the attention and products of
+:mod:`nlgscore.backend.packed_attention`, which the seq2seq engine's token forward shares. So a
+text's hidden state has the same bits alone or packed with any others, and on CUDA in any token
+count.
 
 ``NLGSCORE_TOKEN_FORWARD=1`` makes a BERTScore encoder use it (the signature then records
 ``forward:tokens``); off by default: on CPU the grouped attention of the packed forward is faster,
@@ -36,10 +38,20 @@ and on CUDA it is used once the GPU check has measured it (BENCHMARKS.md "GPU").
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from nlgscore.backend.gemm import linear
+# The pieces every token forward shares live in the backend (the seq2seq engine has one too);
+# they are re-exported here, where BERTScore's callers and tests have always found them.
+from nlgscore.backend.packed_attention import (
+    CUDA_ROW_TILE,
+    ENV_SWITCH,
+    cu_seqlens,
+    enabled,
+    packed_linear,
+    tiled_linear,
+    varlen_attention,
+    varlen_kernel,
+)
 from nlgscore.backend.transfer import to_device
 from nlgscore.bertscore.cuda_graphs import (
     DEFAULT_MAX_GRAPHS,
@@ -52,84 +64,6 @@ from nlgscore.bertscore.cuda_graphs import (
 from nlgscore.bertscore.cuda_graphs import enabled as graphs_enabled
 
 __all__ = ["TokenForward", "ENV_SWITCH", "CUDA_ROW_TILE", "enabled", "cu_seqlens", "varlen_attention", "tiled_linear"]
-
-ENV_SWITCH = "NLGSCORE_TOKEN_FORWARD"
-# Rows of every CUDA product tile: one shape for every product of a weight, so one cuBLAS kernel
-# (and one set of bits per row) whatever the batch's token count; 128 is a multiple of every
-# tensor-core tile height.
-CUDA_ROW_TILE = 128
-
-
-def enabled() -> bool:
-    """Whether ``NLGSCORE_TOKEN_FORWARD=1`` asks BERTScore encoders for the token forward."""
-    return os.environ.get(ENV_SWITCH, "").strip() == "1"
-
-
-def cu_seqlens(lengths: Sequence[int]) -> List[int]:
-    """The first token of every sequence, then the end (flash-attention's ``cu_seqlens``).
-
-    >>> cu_seqlens([4, 3, 5])
-    [0, 4, 7, 12]
-    """
-    starts = [0]
-    for n in lengths:
-        starts.append(starts[-1] + n)
-    return starts
-
-
-def varlen_kernel(x: Any) -> bool:
-    """Whether attention over ``x``'s dtype and device runs as one flash varlen call (CUDA, 16-bit)."""
-    import torch
-
-    return bool(x.is_cuda and x.dtype in (torch.bfloat16, torch.float16))
-
-
-def varlen_attention(
-    q: Any, k: Any, v: Any, lengths: Sequence[int], cu: Any = None, longest: Optional[int] = None
-) -> Any:
-    """Attention of packed ``(tokens, heads, head size)`` tensors, each sequence of ``lengths``
-    attending to itself only: the flash varlen kernel on CUDA in bfloat16/float16 (``cu``: the
-    :func:`cu_seqlens` on the device, int32; ``longest``: a bound on the longest sequence, the
-    longest of ``lengths`` if None), else one attention call per sequence."""
-    import torch
-    import torch.nn.functional as F
-
-    if varlen_kernel(q):
-        from torch.nn.attention.varlen import varlen_attn
-
-        bound = longest if longest is not None else max(lengths)
-        return varlen_attn(q, k, v, cu, cu, bound, bound)
-    out = torch.empty_like(q)
-    start = 0
-    for n in lengths:
-        if n:
-            part = [t[start : start + n].transpose(0, 1)[None] for t in (q, k, v)]  # (1, heads, n, d)
-            out[start : start + n] = F.scaled_dot_product_attention(*part)[0].transpose(0, 1)
-        start += n
-    return out
-
-
-def tiled_linear(x: Any, weight: Any, bias: Any = None, tile: int = CUDA_ROW_TILE) -> Any:
-    """``F.linear`` of ``(rows, in)`` ``x`` in products of ``tile`` rows each (the last one padded
-    with zero rows): every product of ``weight`` has one shape, so one kernel and one set of bits
-    per row whatever ``rows`` is.
-
-    >>> import torch
-    >>> x, w = torch.randn(300, 8), torch.randn(4, 8)
-    >>> tiled_linear(x, w).shape, bool((tiled_linear(x, w) - x @ w.T).abs().max() < 1e-5)
-    (torch.Size([300, 4]), True)
-    """
-    import torch
-    import torch.nn.functional as F
-
-    rows = x.shape[0]
-    if rows == 0:
-        return F.linear(x, weight, bias)
-    padded = -(-rows // tile) * tile
-    if padded != rows:
-        x = torch.cat([x, x.new_zeros(padded - rows, x.shape[1])])
-    parts = [F.linear(x[start : start + tile], weight, bias) for start in range(0, padded, tile)]
-    return torch.cat(parts)[:rows]
 
 
 class TokenForward:
@@ -159,12 +93,7 @@ class TokenForward:
         return torch.arange(input_ids.shape[1]).expand_as(input_ids)
 
     def _linear(self, x: Any, weight: Any, bias: Any, activation: Any = None) -> Any:
-        if not x.is_cuda:
-            return linear(x, weight, bias, activation)
-        import torch.nn.functional as F
-
-        out = tiled_linear(x, weight, bias)
-        return F.gelu(out) if activation == "gelu" else F.relu(out) if activation == "relu" else out
+        return packed_linear(x, weight, bias, activation)
 
     def run(
         self, ids: Any, positions: Any, lengths: Sequence[int], cu: Any = None, longest: Optional[int] = None

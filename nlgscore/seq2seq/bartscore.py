@@ -52,7 +52,7 @@ from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
 from nlgscore.seq2seq.bartscore_para import load_para_weights
 from nlgscore.seq2seq.chunking import prediction_windows
-from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs
+from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs, uses_token_forward
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
 AGGREGATIONS = MULTIREF_RULES  # the agg= choices are the template's multi-reference rules
@@ -181,6 +181,8 @@ class BARTScorer(Scorer):
         self._truncated = 0  # distinct texts truncated during the current call
         self.pad_id = self.tokenizer.pad_token_id
         self.decoder_start_id = self.model.config.decoder_start_token_id
+        # Read once, at load, so the signature says what every call runs (NLGSCORE_TOKEN_FORWARD=1).
+        self.token_forward = uses_token_forward(self.model)
         self._pairs = BartPairs(self.tokenizer, max_length, self.long_inputs)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
@@ -198,6 +200,7 @@ class BARTScorer(Scorer):
             dtype=dtype_name(self.dtype),
             **kernel_field(self.device, self.dtype),
             long_inputs=self.long_inputs,
+            **({"forward": "tokens"} if self.token_forward else {}),
         )
 
     # -- the reference's BARTScorer.score ---------------------------------------------------
@@ -228,6 +231,7 @@ class BARTScorer(Scorer):
             self.model, plan.sources, plan.targets, pad_id=self.pad_id, decoder_start_id=self.decoder_start_id,
             max_tokens=runtime.max_tokens, max_batch_size=runtime.batch_size,
             progress=runtime.progress if progress is None else progress, desc="bartscore",
+            token_forward=self.token_forward,
         ) if plan.sources else []  # fmt: skip
         logps = plan.assemble(logps, counted(self.pad_id))
         out = np.empty(len(tgts), dtype=np.float64)

@@ -15,6 +15,10 @@ because of four things, none of which changes a number beyond float rounding:
   distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
+With ``NLGSCORE_TOKEN_FORWARD=1`` (or ``token_forward=True``) a batch runs as one token forward
+instead (:mod:`nlgscore.seq2seq.token_forward`: every layer on packed tokens, attention per
+sequence, no padding), for the architectures it rebuilds; the others keep the padded forward.
+
 A pair's numbers are bit-identical whatever else the call holds (batch mates, order, budget):
 every forward holds pairs of one source and one target padded length
 (:func:`~nlgscore.backend.batching.padded_length`), padded to exactly those lengths, so every
@@ -47,8 +51,12 @@ from nlgscore.backend.gemm import linear, use_onednn_linears
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.backend.models import ResolvedModel
+from nlgscore.backend.packed_attention import cu_seqlens
+from nlgscore.backend.packed_attention import enabled as token_forward_enabled
+from nlgscore.backend.transfer import to_device
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.seq2seq.token_forward import Seq2SeqTokenForward, lm_head_bias, supports
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
@@ -128,6 +136,7 @@ def target_logprobs(
     max_batch_size: Optional[int] = None,
     progress: bool = False,
     desc: Optional[str] = None,
+    token_forward: Optional[bool] = None,
 ) -> List[np.ndarray]:
     """Per pair, a float64 array of ``log p(target[t] | target[:t], source)``, in input order.
 
@@ -135,6 +144,8 @@ def target_logprobs(
     decoder input is ``[decoder_start_id] + target[:-1]``. Logits are divided by ``temperature``
     and normalised in float32 (half-precision models included). ``max_tokens`` bounds the
     padded encoder + decoder tokens of a batch, ``max_batch_size`` its number of pairs.
+    ``token_forward``: run each batch as one token forward where the model allows
+    (:func:`uses_token_forward`); None reads ``NLGSCORE_TOKEN_FORWARD``.
     """
     check_seq2seq(model)
     if len(sources) != len(targets):
@@ -160,9 +171,15 @@ def target_logprobs(
             (-len(source_keys[source_of[i]]), source_of[i], -len(distinct[i][1])) for i in range(len(distinct))
         ]
     results: List[Optional[np.ndarray]] = [None] * len(distinct)
-    engine = _Engine(model, pad_id, decoder_start_id, float(temperature), pending, CACHE_BUDGETS * max_tokens)
+    tokens = uses_token_forward(model, token_forward)
+    engine = _Engine(model, pad_id, decoder_start_id, float(temperature), pending, CACHE_BUDGETS * max_tokens, tokens)
 
     def process(batch: List[int]) -> None:
+        if tokens:  # one forward: a pair's bits do not depend on its batch mates (token_forward)
+            scored = engine.run([source_of[i] for i in batch], source_keys, [distinct[i][1] for i in batch])
+            for i, values in zip(batch, scored):
+                results[i] = values
+            return
         # one forward per (source, target) padded length: a pair's bits then depend on it alone
         groups: Dict[Tuple[int, int], List[int]] = {}
         for i in batch:
@@ -185,6 +202,18 @@ def target_logprobs(
     return [results[j].copy() for j in inverse]  # type: ignore[union-attr]
 
 
+def uses_token_forward(model: Any, token_forward: Optional[bool] = None) -> bool:
+    """Whether :func:`target_logprobs` runs ``model`` by the token forward: asked for
+    (``token_forward``, or ``NLGSCORE_TOKEN_FORWARD=1`` where None) and an architecture it rebuilds
+    (:func:`nlgscore.seq2seq.token_forward.supports`). A scorer records it in its signature.
+
+    >>> uses_token_forward(object(), True)
+    False
+    """
+    wanted = token_forward_enabled() if token_forward is None else token_forward
+    return bool(wanted) and supports(model)
+
+
 class _Engine:
     """One model's forward passes, with a cache of encoder states of sources still to be scored.
 
@@ -193,7 +222,14 @@ class _Engine:
     """
 
     def __init__(
-        self, model: Any, pad_id: int, decoder_start_id: int, temperature: float, pending: Counter, cache_tokens: int
+        self,
+        model: Any,
+        pad_id: int,
+        decoder_start_id: int,
+        temperature: float,
+        pending: Counter,
+        cache_tokens: int,
+        token_forward: bool = False,
     ) -> None:
         self.model = model
         self.pad_id = pad_id
@@ -217,6 +253,7 @@ class _Engine:
         self.cache: "OrderedDict[int, Any]" = OrderedDict()  # source index -> encoder states [len, dim]
         self.cached = 0
         self.positions = getattr(model.config, "max_position_embeddings", None) or 1 << 30
+        self.tokens = Seq2SeqTokenForward(model) if token_forward else None
 
     def width(self, seqs: Sequence[Any]) -> int:
         """The padded length of a forward over ``seqs`` (lengths of one padded_length), never
@@ -227,7 +264,12 @@ class _Engine:
     def encode(self, keys: List[int], source_keys: List[Tuple[int, ...]]) -> Dict[int, Any]:
         states = {k: self.cache[k] for k in keys if k in self.cache}
         todo = [k for k in keys if k not in states]
-        if todo:
+        if todo and self.tokens is not None:
+            packed = self.tokens.encode([source_keys[k] for k in todo])
+            first = cu_seqlens([len(source_keys[k]) for k in todo])
+            for row, k in enumerate(todo):
+                states[k] = packed[first[row] : first[row + 1]]
+        elif todo:
             seqs = [source_keys[k] for k in todo]
             ids, mask = _pad(seqs, self.pad_id, self.device, self.width(seqs))
             hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -289,6 +331,8 @@ class _Engine:
         from torch.nn.utils.rnn import pad_sequence
         from transformers.modeling_outputs import BaseModelOutput
 
+        if self.tokens is not None:
+            return self.run_tokens(src_index, source_keys, tgts)
         with torch.inference_mode(), forward_attention(self.device):
             keys, local = unique(src_index)
             states = self.encode(keys, source_keys)
@@ -326,23 +370,36 @@ class _Engine:
                 )
                 with sharing:
                     decoded = self.model.model(**inputs).last_hidden_state[valid]
-                head = self.model.lm_head
-                bias = getattr(self.model, "final_logits_bias", None)
-                if bias is not None:
-                    bias = bias.reshape(-1).to(decoded.device)
-                    bias = bias if head.bias is None else head.bias + bias
-                else:
-                    bias = head.bias
-                logits = linear(decoded, head.weight, bias)
+                logits = linear(decoded, self.model.lm_head.weight, lm_head_bias(self.model))
             else:
                 logits = self.model(**inputs).logits[valid]
             values = _normalise(logits, labels[valid], self.temperature)
             self.done(src_index, states)
-        out, start = [], 0
-        for tgt in tgts:
-            out.append(values[start : start + len(tgt)])
-            start += len(tgt)
-        return out
+        return _split(values, tgts)
+
+    def run_tokens(
+        self, src_index: List[int], source_keys: List[Tuple[int, ...]], tgts: List[Tuple[int, ...]]
+    ) -> List[np.ndarray]:
+        """:meth:`run` by the token forward: the pairs' targets packed into one decoder pass over
+        the distinct sources' encoder states (any lengths in one batch)."""
+        import torch
+
+        assert self.tokens is not None
+        with torch.inference_mode(), forward_attention(self.device):
+            keys, local = unique(src_index)
+            states = self.encode(keys, source_keys)
+            inputs = [(self.decoder_start_id,) + tgt[:-1] for tgt in tgts]
+            hidden = self.tokens.decode(inputs, [states[k] for k in keys], local)
+            gold = torch.tensor([t for tgt in tgts for t in tgt], dtype=torch.long)
+            values = _normalise(self.tokens.logits(hidden), to_device(gold, self.device), self.temperature)
+            self.done(src_index, states)
+        return _split(values, tgts)
+
+
+def _split(values: np.ndarray, tgts: Sequence[Sequence[int]]) -> List[np.ndarray]:
+    """``values`` (every target's tokens, one after another) cut into one array per target."""
+    first = cu_seqlens([len(tgt) for tgt in tgts])
+    return [values[first[i] : first[i + 1]] for i in range(len(tgts))]
 
 
 # Rows of logits normalised at a time: bounds the temporary copies (256 x 50k vocabulary = 50 MB).

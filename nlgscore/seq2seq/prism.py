@@ -144,6 +144,10 @@ class PrismScorer(Scorer):
         self.runtime = runtime.settled(self._loaded.dtype)
         self.tokenizer = self._loaded.tokenizer
         self.lang_id = self.tokenizer.lang_id(lang)  # unknown language: ValueError naming lang
+        from nlgscore.seq2seq.likelihood import uses_token_forward
+
+        # Read once, at load, so the signature says what every call runs (NLGSCORE_TOKEN_FORWARD=1).
+        self.token_forward = uses_token_forward(self._loaded.model)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         mode = self.mode or "auto"
@@ -161,6 +165,7 @@ class PrismScorer(Scorer):
             dtype=self._loaded.dtype,
             **kernel_field(self.device, self._loaded.dtype),
             long_inputs=self.long_inputs,
+            **({"forward": "tokens"} if self.token_forward else {}),
         )
 
     def score(
@@ -371,6 +376,7 @@ class PrismScorer(Scorer):
             max_tokens=call.runtime.max_tokens,
             max_batch_size=call.runtime.batch_size,
             progress=call.progress,
+            token_forward=self.token_forward,
         )
 
 
