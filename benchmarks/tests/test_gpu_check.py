@@ -101,6 +101,7 @@ def test_dry_run_reports_seq2seq_invariance_per_metric_and_precision(dry_run):
     )
     for key, row in rows.items():
         assert row["items"] == 4 and row["signature"].startswith("nlgscore:" + key.split("-")[0])
+        assert ("forward:tokens" in row["signature"]) == key.endswith("-tokens")
         # on CPU every pair's numbers are the same bits in any batch, order and budget (the
         # likelihood engine's padded-length groups, or the token forward's per-sequence attention)
         for name in ("alone_vs_batch", "batch_vs_reversed", "batch_vs_max_tokens_256"):
