@@ -4,7 +4,7 @@
 #   OUT=$OUT benchmarks/gpu/check.sh                     # on the GPU machine, from the repository root, .gpu/ carried
 #   benchmarks/gpu/check.sh --device cpu --tiny          # the CPU dry run (benchmarks/tests/test_gpu_check.py)
 # Writes $OUT/gpu_check.json and $OUT/gpu_check.log (OUT defaults to out/gpu). GPU_DIR (default
-# .gpu) holds data/wmt-kk-en.jsonl and wheels/*.whl; the wheels are installed into a private
+# .gpu) holds data/wmt-kk-en.jsonl, wheels/*.whl and bin/ (wrk); the wheels are installed into a private
 # folder (no network, no dependency resolution: the image has the rest).
 set -euo pipefail
 cd "$(dirname "$0")/../.."  # the repository
@@ -16,6 +16,9 @@ if compgen -G "$DIR/wheels/*.whl" > /dev/null; then
   SITE=$(mktemp -d /tmp/nlgscore-gpu-site.XXXXXX)
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" "$DIR"/wheels/*.whl
   export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if [ -x "$DIR/bin/wrk" ]; then  # the load generator of the http section, with its LuaJIT
+  export PATH="$PWD/$DIR/bin:$PATH" LD_LIBRARY_PATH="$PWD/$DIR/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=${TOKENIZERS_PARALLELISM:-true}
 command -v nvidia-smi > /dev/null && nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true

@@ -6,14 +6,21 @@
   segment ``7k``, then of the following segments, cut at N (the same work per item as N samples
   of one model).
 * ``serve``: ``benchmarks/scripts/bench_serve.py --sections throughput``: 64 concurrent single-item clients
-  against a real ``nlgscore serve`` process on the device, as a ratio to one offline ``compute``
-  of the same items in the same run (its JSON, as printed).
+  against a real ``nlgscore serve`` process on the device, one process and ``--workers`` (the
+  default on the machine: :func:`http_workers`), as a ratio to one offline ``compute`` of the same
+  items in the same run (its JSON, as printed).
+* ``http``: ``benchmarks/serve_workers.py`` with ``wrk`` (carried in ``.gpu/bin`` by
+  ``benchmarks/gpu/wheels.sh``): requests/s of ``nlgscore serve bertscore:minilm --workers N``
+  and of the one-process server, for 64 and 256 connections, each request one distinct pair of
+  the slice or a group of 32, beside the offline call's items/s over the same pairs. Skipped,
+  saying so, where no ``wrk`` is found.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,6 +103,9 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         str(CLIENTS),
         "--rounds",
         "1" if config.tiny else "2",
+        "--server-workers",
+        "1",
+        str(http_workers(config)),
     ]
     recorder.put("command", " ".join(command))
     # Its own process group: on the time box's end the benchmark and the server it started both go.
@@ -120,3 +130,74 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         raise RuntimeError(f"bench_serve.py exited with {child.returncode}: {stderr[-2000:]}")
     rows = json.loads(stdout)["throughput"]  # one row per --clients value
     recorder.put("throughput", next(row for row in rows if row["clients"] == CLIENTS))
+
+
+def http_workers(config: CheckConfig) -> int:
+    """``--workers`` of the serving sections: what ``nlgscore serve`` takes by default on a CUDA
+    machine (the cores less two, at most 8; :func:`nlgscore.cli.serve.default_workers`), 2 in the
+    CPU dry run."""
+    if config.tiny:
+        return 2
+    return max(1, min(8, (os.cpu_count() or 3) - 2))
+
+
+def http_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        recorder.put("skipped", "no wrk on PATH (benchmarks/gpu/wheels.sh carries one in .gpu/bin)")
+        return
+    out = Path(config.out) / "serve_workers.json"
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "serve_workers.py"),
+        "--spec",
+        "bertscore:minilm",
+        "--sides",
+        "workers,one",
+        "--workers",
+        str(http_workers(config)),
+        "--threads",
+        "0",
+        "--data",
+        slice_path(config),
+        "--items",
+        *(("1", "4") if config.tiny else ("1", "32")),
+        "--bodies",
+        "32" if config.tiny else "4096",
+        "--connections",
+        *(("8",) if config.tiny else ("64", "256")),
+        "--seconds",
+        "1" if config.tiny else "4",
+        "--wrk",
+        wrk,
+        "--wrk-threads",
+        "1" if config.tiny else "2",
+        "--json",
+        str(out),
+    ]
+    recorder.put("command", " ".join(command))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    if not config.device.startswith("cuda"):
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        start_new_session=True,  # on the time box's end the benchmark and its servers go together
+    )
+    try:
+        stdout, stderr = child.communicate(timeout=max(10.0, config.budget("http") - 5))
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        stdout, stderr = child.communicate()
+        recorder.put("stderr_tail", (stderr or "")[-3000:])
+        raise
+    finally:
+        if out.exists():  # written row by row: what was measured is kept
+            recorder.put("report", json.loads(out.read_text(encoding="utf-8")))
+    if child.returncode != 0:
+        raise RuntimeError(f"serve_workers.py exited with {child.returncode}: {stderr[-2000:]}")
+    recorder.put("table", stdout)

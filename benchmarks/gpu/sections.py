@@ -40,7 +40,7 @@ def env_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> 
 
 def _sections() -> Dict[str, Any]:
     from benchmarks.gpu.exactness import exactness_section
-    from benchmarks.gpu.mbr_serve import mbr_section, serve_section
+    from benchmarks.gpu.mbr_serve import http_section, mbr_section, serve_section
     from benchmarks.gpu.seq2seq import seq2seq_section
     from benchmarks.gpu.throughput import large_section, minilm_section
 
@@ -52,6 +52,7 @@ def _sections() -> Dict[str, Any]:
         "seq2seq": seq2seq_section,
         "mbr": mbr_section,
         "serve": serve_section,
+        "http": http_section,
     }
 
 

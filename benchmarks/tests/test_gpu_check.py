@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -139,6 +140,23 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
         set(sections["mbr"]["mbr"]) == {"fp32_N4", "fp32_N6"} and sections["mbr"]["mbr"]["fp32_N6"]["pairs_per_s"] > 0
     )
     assert sections["serve"]["throughput"]["ratio_http_median"] > 0
+    assert sections["serve"]["throughput"]["ratio_http_workers2_median"] > 0  # the same clients through --workers 2
+
+
+def test_dry_run_measures_requests_per_second_with_workers(dry_run):
+    http = dry_run[1]["sections"]["http"]
+    if shutil.which("wrk") is None:  # the load generator is not installed here: the section says so
+        assert "no wrk" in http["skipped"]
+        return
+    report = http["report"]
+    rows = {
+        (name.rsplit(": ", 1)[0], items, connections): rate for name, items, connections, rate, _, _ in report["rows"]
+    }
+    for server in ("nlgscore serve bertscore:minilm --workers 2", "nlgscore serve bertscore:minilm (one process)"):
+        for items in (1, 4):
+            assert rows[(server, items, 8)] > 0, (server, items)
+    assert set(report["offline_items_per_s"]) == {"1", "4"} and min(report["offline_items_per_s"].values()) > 0
+    assert "| ÷ offline |" in http["table"]
 
 
 def _slow(config, context, recorder):
