@@ -258,7 +258,9 @@ def main() -> None:
     )
     parser.add_argument("--data", default=None, help="a WMT DARR JSONL file: distinct bodies from its pairs")
     parser.add_argument("--items", type=int, nargs="+", default=[1], help="pairs per request (with --data)")
-    parser.add_argument("--bodies", type=int, default=2048, help="distinct bodies per --items value (with --data)")
+    parser.add_argument(
+        "--pairs", type=int, default=4096, help="distinct pairs sent in turn, per --items value (with --data)"
+    )
     parser.add_argument("--json", default=None, help="write the rows here as they are measured")
     parser.add_argument(
         "--baseline",
@@ -272,7 +274,7 @@ def main() -> None:
     args = parser.parse_args()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     if args.data:
-        loads = {items: data_bodies(args.data, items, args.bodies) for items in args.items}
+        loads = {items: data_bodies(args.data, items, max(1, args.pairs // items)) for items in args.items}
     else:
         loads = {1: ([BODY], BODY["predictions"], BODY["references"])}
     report: Dict[str, Any] = {"spec": args.spec, "command": " ".join(sys.argv), "rows": []}

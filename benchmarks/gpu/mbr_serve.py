@@ -80,7 +80,9 @@ def mbr_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> 
                 recorder.put("mbr", results)
 
 
-def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
+def run_boxed(config: CheckConfig, section: str, command: List[str], recorder: Any) -> str:
+    """Run a benchmark script in its own process group (on the time box's end it and the servers
+    it started go together), with the repository importable and, off CUDA, no GPU; its stdout."""
     env = dict(
         os.environ,
         HF_HUB_OFFLINE="1",
@@ -88,6 +90,30 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
     )
     if not config.device.startswith("cuda"):
         env["CUDA_VISIBLE_DEVICES"] = ""  # the server and the offline scorer both default to CUDA when there is one
+    recorder.put("command", " ".join(command))
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = child.communicate(timeout=max(10.0, config.budget(section) - 5))
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        stdout, stderr = child.communicate()
+        recorder.put("stderr_tail", (stderr or "")[-3000:])  # how far it got
+        recorder.put("stdout_tail", (stdout or "")[-2000:])
+        raise
+    if child.returncode != 0:
+        raise RuntimeError(f"{Path(command[1]).name} exited with {child.returncode}: {stderr[-2000:]}")
+    return stdout
+
+
+def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -> None:
     command = [
         sys.executable,
         str(REPO / "benchmarks" / "scripts" / "bench_serve.py"),
@@ -107,28 +133,7 @@ def serve_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) -
         "1",
         str(http_workers(config)),
     ]
-    recorder.put("command", " ".join(command))
-    # Its own process group: on the time box's end the benchmark and the server it started both go.
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=str(REPO),
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = child.communicate(timeout=max(10.0, config.budget("serve") - 5))
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        stdout, stderr = child.communicate()
-        recorder.put("stderr_tail", (stderr or "")[-3000:])  # how far it got
-        recorder.put("stdout_tail", (stdout or "")[-2000:])
-        raise
-    if child.returncode != 0:
-        raise RuntimeError(f"bench_serve.py exited with {child.returncode}: {stderr[-2000:]}")
-    rows = json.loads(stdout)["throughput"]  # one row per --clients value
+    rows = json.loads(run_boxed(config, "serve", command, recorder))["throughput"]  # one row per --clients value
     recorder.put("throughput", next(row for row in rows if row["clients"] == CLIENTS))
 
 
@@ -162,7 +167,7 @@ def http_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) ->
         slice_path(config),
         "--items",
         *(("1", "4") if config.tiny else ("1", "32")),
-        "--bodies",
+        "--pairs",
         "32" if config.tiny else "4096",
         "--connections",
         *(("8",) if config.tiny else ("64", "256")),
@@ -175,29 +180,9 @@ def http_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) ->
         "--json",
         str(out),
     ]
-    recorder.put("command", " ".join(command))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    if not config.device.startswith("cuda"):
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=str(REPO),
-        start_new_session=True,  # on the time box's end the benchmark and its servers go together
-    )
     try:
-        stdout, stderr = child.communicate(timeout=max(10.0, config.budget("http") - 5))
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        stdout, stderr = child.communicate()
-        recorder.put("stderr_tail", (stderr or "")[-3000:])
-        raise
+        stdout = run_boxed(config, "http", command, recorder)
     finally:
         if out.exists():  # written row by row: what was measured is kept
             recorder.put("report", json.loads(out.read_text(encoding="utf-8")))
-    if child.returncode != 0:
-        raise RuntimeError(f"serve_workers.py exited with {child.returncode}: {stderr[-2000:]}")
     recorder.put("table", stdout)
