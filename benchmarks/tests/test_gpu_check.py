@@ -129,7 +129,8 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
         bounds = sections[name]["max_abs_diff_f1"]
         for label in ("nlgscore-bf16", "nlgscore-bf16-tokens"):  # bf16 rounds; a bound far past this is a bug
             assert 0 < bounds[f"{label}_vs_nlgscore-fp32"] < 0.05
-        assert sections[name]["profile_bf16"]["top_ops"]
+        for key in ("profile_bf16", "profile_bf16_tokens"):  # the default and the token forward
+            assert sections[name][key]["top_ops"] and "kernels_busy_fraction" in sections[name][key]
     assert "roberta-tiny" in sections["bertscore-large"]["model"]["described"]
     seq2seq = sections["seq2seq"]
     assert seq2seq["bart_large_shaped"]["sides"]["nlgscore-bf16"]["tokens_per_s"] > 0
