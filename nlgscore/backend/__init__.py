@@ -12,6 +12,7 @@ token-budget batching, sharding, progress.
 * ``cuda_kernels.py``: CUDA forwards: SDPA without cuDNN attention (a graph per shape); their signature label
 * ``packed_weights.py``: oneDNN's blocked copy of a linear weight, made once (capped)
 * ``packed_attention.py``: the token forwards' pieces: attention per packed sequence (varlen), row-invariant products, the switch
+* ``graph_buckets.py``: CUDA graphs' token buckets: a batch padded to its bucket with filler sequences, the bounded graph cache, the switch
 * ``transfer.py``: host-to-device copies that do not stop the host (pinned, non-blocking)
 * ``text_tokens.py``: a text's content token ids, the same in the scorer's process and a server's worker
 * ``threads.py``: torch threads from the process's CPUs: affinity, cgroup quota

@@ -18,114 +18,37 @@ tokens and run by the bucket's graph:
 A batch with more tokens than the largest bucket, or more sequences than its bucket's slots,
 runs eagerly. :class:`GraphCache` keeps at most ``max_graphs`` graphs, least recently used out
 (each graph holds its own memory pool: the bound is on memory, not only on count).
-``NLGSCORE_CUDA_GRAPHS=0`` turns graphs off.
+``NLGSCORE_CUDA_GRAPHS=0`` turns graphs off. The buckets, the layout and the cache are
+:mod:`nlgscore.backend.graph_buckets`' (shared with the seq2seq engine's graphs); the capture of
+BERTScore's forward (:class:`CapturedForward`) is here.
 
->>> bucket_for(700), bucket_for(1025), bucket_for(70000)
-(1024, 2048, None)
->>> plan = graph_plan([5, 3], bucket=16, max_len=6, slot_count=6)
->>> plan.lengths, plan.cu
-([5, 3, 6, 2, 0, 0], [0, 5, 8, 14, 16, 16, 16])
+>>> plan = graph_plan([300, 40], bucket_for(340), max_len=512, slot_count=slots(1024, 512))
+>>> plan.bucket, plan.lengths[:5], len(plan.lengths)
+(1024, [300, 40, 512, 172, 0], 130)
 """
 
 from __future__ import annotations
 
-import os
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict
 
-__all__ = ["BUCKETS", "ENV_SWITCH", "GraphCache", "GraphPlan", "bucket_for", "graph_plan", "slots", "enabled"]
+# The bucket layout and the graph cache are the backend's (the seq2seq engine captures graphs
+# too); re-exported here, where BERTScore's callers and tests have always found them.
+from nlgscore.backend import graph_buckets
+from nlgscore.backend.graph_buckets import (  # noqa: F401 (re-exported by __all__)
+    BUCKETS,
+    DEFAULT_MAX_GRAPHS,
+    ENV_SWITCH,
+    MIN_SLOTS,
+    TOKENS_PER_SLOT,
+    GraphCache,
+    GraphPlan,
+    bucket_for,
+    enabled,
+    graph_plan,
+    slots,
+)
 
-ENV_SWITCH = "NLGSCORE_CUDA_GRAPHS"
-# Token counts a graph is captured for: 1k (a run of single-sample calls) to 64k (a large budget).
-BUCKETS = tuple(1 << k for k in range(10, 17))
-# Sequences a bucket's graph takes: an eighth of its tokens (WMT sentences average ~25 tokens), at
-# least 64 (a micro-batcher's run of single texts). Empty slots cost the attention kernel empty
-# blocks of work, so the count is kept near what batches hold rather than the worst case.
-MIN_SLOTS = 64
-TOKENS_PER_SLOT = 8
-DEFAULT_MAX_GRAPHS = 4  # the graphs kept at once (each with its own memory pool)
-
-
-def enabled() -> bool:
-    """Whether graphs may be used (``NLGSCORE_CUDA_GRAPHS=0`` turns them off)."""
-    return os.environ.get(ENV_SWITCH, "").strip() != "0"
-
-
-def bucket_for(tokens: int) -> Optional[int]:
-    """The smallest bucket holding ``tokens`` tokens; None above the largest."""
-    return next((bucket for bucket in BUCKETS if tokens <= bucket), None)
-
-
-def slots(bucket: int, max_len: int) -> int:
-    """Sequences a bucket's graph takes: real ones, then the filler of up to ``bucket`` tokens.
-
-    >>> slots(1024, 512), slots(65536, 512)
-    (130, 8320)
-    """
-    return max(MIN_SLOTS, bucket // TOKENS_PER_SLOT) + -(-bucket // max_len)
-
-
-@dataclass
-class GraphPlan:
-    """A batch laid out for a bucket's graph: every slot's length (real sequences, filler,
-    empty slots) and the ``cu_seqlens`` of them."""
-
-    bucket: int
-    tokens: int  # real tokens
-    lengths: List[int]
-    cu: List[int]
-
-
-def graph_plan(lengths: Sequence[int], bucket: int, max_len: int, slot_count: int) -> Optional[GraphPlan]:
-    """The layout of sequences of ``lengths`` in a graph of ``bucket`` tokens and ``slot_count``
-    sequences, the filler cut in sequences of at most ``max_len``; None if it does not fit."""
-    tokens = sum(lengths)
-    if tokens > bucket or any(n > max_len for n in lengths):
-        return None
-    filler = bucket - tokens
-    laid = list(lengths) + [max_len] * (filler // max_len) + ([filler % max_len] if filler % max_len else [])
-    if len(laid) > slot_count:
-        return None
-    laid += [0] * (slot_count - len(laid))
-    cu = [0]
-    for n in laid:
-        cu.append(cu[-1] + n)
-    return GraphPlan(bucket, tokens, laid, cu)
-
-
-class GraphCache:
-    """At most ``max_graphs`` captured graphs by bucket, the least recently used dropped first.
-
-    ``capture(bucket)`` makes one (on a miss). Dropping a graph drops the last reference to it
-    and to its memory pool, which PyTorch's caching allocator then reuses.
-
-    >>> made = []
-    >>> cache = GraphCache(lambda bucket: made.append(bucket) or f"graph {bucket}", max_graphs=2)
-    >>> [cache.get(b) for b in (1024, 2048, 1024, 4096)][-1], sorted(cache.buckets()), made
-    ('graph 4096', [1024, 4096], [1024, 2048, 4096])
-    """
-
-    def __init__(self, capture: Callable[[int], Any], max_graphs: int = DEFAULT_MAX_GRAPHS) -> None:
-        if max_graphs < 1:
-            raise ValueError(f"max_graphs must be at least 1, got {max_graphs}")
-        self.capture, self.max_graphs = capture, max_graphs
-        self._graphs: "OrderedDict[int, Any]" = OrderedDict()
-        self.captures = 0
-
-    def get(self, bucket: int) -> Any:
-        graph = self._graphs.get(bucket)
-        if graph is not None:
-            self._graphs.move_to_end(bucket)
-            return graph
-        while len(self._graphs) >= self.max_graphs:
-            self._graphs.popitem(last=False)
-        graph = self._graphs[bucket] = self.capture(bucket)
-        self.captures += 1
-        return graph
-
-    def buckets(self) -> List[int]:
-        return list(self._graphs)
+__all__ = ["CapturedForward", *graph_buckets.__all__]
 
 
 class CapturedForward:

@@ -18,6 +18,9 @@ because of four things, none of which changes a number beyond float rounding:
 With ``NLGSCORE_TOKEN_FORWARD=1`` (or ``token_forward=True``) a batch runs as one token forward
 instead (:mod:`nlgscore.seq2seq.token_forward`: every layer on packed tokens, attention per
 sequence, no padding), for the architectures it rebuilds; the others keep the padded forward.
+On CUDA in 16-bit that forward is replayed from a CUDA graph per (source bucket, target bucket)
+where the batch fits one (:mod:`nlgscore.seq2seq.cuda_graphs`: each pair's source is encoded in
+its own slot there, so the source cache is not read on that path).
 
 A pair's numbers are bit-identical whatever else the call holds (batch mates, order, budget):
 every forward holds pairs of one source and one target padded length
@@ -48,6 +51,7 @@ import numpy as np
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
 from nlgscore.backend.cuda_kernels import forward_attention
 from nlgscore.backend.gemm import linear, use_onednn_linears
+from nlgscore.backend.graph_buckets import BUCKETS
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.backend.models import ResolvedModel
@@ -56,6 +60,7 @@ from nlgscore.backend.packed_attention import enabled as token_forward_enabled
 from nlgscore.backend.transfer import to_device
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.seq2seq.cuda_graphs import PairGraphs
 from nlgscore.seq2seq.token_forward import Seq2SeqTokenForward, lm_head_bias, supports
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
@@ -254,6 +259,11 @@ class _Engine:
         self.cached = 0
         self.positions = getattr(model.config, "max_position_embeddings", None) or 1 << 30
         self.tokens = Seq2SeqTokenForward(model) if token_forward else None
+        # CUDA graphs of the token forward by (source, target) bucket, used where they apply (CUDA,
+        # 16-bit); filler pairs carry the decoder start id, a non-padding id whose positions count.
+        longest = min(self.positions, BUCKETS[-1])
+        filler = decoder_start_id if decoder_start_id != pad_id else pad_id + 1
+        self.graphs = None if self.tokens is None else PairGraphs(self.tokens, filler, longest, longest)
 
     def width(self, seqs: Sequence[Any]) -> int:
         """The padded length of a forward over ``seqs`` (lengths of one padded_length), never
@@ -387,9 +397,17 @@ class _Engine:
         assert self.tokens is not None
         with torch.inference_mode(), forward_attention(self.device):
             keys, local = unique(src_index)
-            states = self.encode(keys, source_keys)
             inputs = [(self.decoder_start_id,) + tgt[:-1] for tgt in tgts]
-            hidden = self.tokens.decode(inputs, [states[k] for k in keys], local)
+            hidden = None
+            if self.graphs is not None:
+                # Pairs in slots, each source encoded with its own target: the source cache is
+                # not read, but its bookkeeping (drop finished sources) runs as on the eager path.
+                hidden = self.graphs.replayed([source_keys[k] for k in src_index], inputs)
+            if hidden is not None:
+                states = {k: self.cache[k] for k in keys if k in self.cache}
+            else:
+                states = self.encode(keys, source_keys)
+                hidden = self.tokens.decode(inputs, [states[k] for k in keys], local)
             gold = torch.tensor([t for tgt in tgts for t in tgt], dtype=torch.long)
             values = _normalise(self.tokens.logits(hidden), to_device(gold, self.device), self.temperature)
             self.done(src_index, states)

@@ -44,13 +44,13 @@ Prism's signatures then record ``forward:tokens``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from nlgscore.backend.gemm import FUSED_ACTIVATIONS
 from nlgscore.backend.packed_attention import cu_seqlens, packed_linear, varlen_attention, varlen_kernel
 from nlgscore.backend.transfer import to_device
 
-__all__ = ["Seq2SeqTokenForward", "TOKEN_FORWARD_TYPES", "supports", "lm_head_bias"]
+__all__ = ["PairInputs", "Seq2SeqTokenForward", "TOKEN_FORWARD_TYPES", "supports", "lm_head_bias"]
 
 # transformers' encoder-decoders whose layers this module rebuilds: BART's layer recipe, with
 # the variations read off the model (embedding scale, position table, layer norms).
@@ -90,12 +90,36 @@ def lm_head_bias(model: Any) -> Any:
 class _Keys:
     """Where each target's cross-attention keys are: ``lengths`` (its source's tokens), and either
     ``starts`` (its source's first row among the distinct sources' rows: CPU) or ``gather`` (those
-    rows' indices, on the device, for the varlen kernel) with ``cu`` (their ``cu_seqlens``)."""
+    rows' indices, on the device, for the varlen kernel) with ``cu`` (their ``cu_seqlens``); with
+    neither, the keys are the source rows packed in the targets' order (one source per target).
+    ``longest``: a bound on ``lengths`` for the varlen kernel (None: their longest)."""
 
     lengths: List[int]
     starts: Optional[List[int]]
     gather: Any
     cu: Any
+    longest: Optional[int] = None
+
+
+@dataclass
+class PairInputs:
+    """One side (sources or targets) of pairs laid out in slots for :meth:`Seq2SeqTokenForward.run_pairs`:
+    token ``ids`` and position ``rows`` (1-D long tensors on the model's device), every slot's
+    length, their ``cu_seqlens`` (int32 on the device; None off the varlen kernel) and a bound
+    on the lengths (``longest``)."""
+
+    ids: Any
+    rows: Any
+    lengths: List[int]
+    cu: Any
+    longest: Optional[int]
+
+
+def _grow(table: Any, longest: int) -> None:
+    """Grow an M2M100 sinusoidal ``table`` to hold ``longest`` positions, as the model's forward
+    grows it (a larger table has the same rows, plus new ones); other tables are left alone."""
+    if hasattr(table, "make_weights") and table.padding_idx + 1 + longest > table.weights.shape[0]:
+        table.make_weights(table.padding_idx + 1 + longest + table.offset, table.embedding_dim, table.padding_idx)
 
 
 class Seq2SeqTokenForward:
@@ -110,31 +134,51 @@ class Seq2SeqTokenForward:
         self.device = next(model.parameters()).device
 
     # -- inputs --------------------------------------------------------------------------------
-    def _positions(self, stack: Any, seqs: Sequence[Sequence[int]]) -> Any:
-        """The row of ``stack``'s position table for every token (on the host), as the model's own
-        forward finds it for the sequences right-padded."""
+    def _positions(self, stack: Any, lengths: Sequence[int], ids: Any) -> Any:
+        """The row of ``stack``'s position table for every token of the packed ``ids`` (sequences
+        of ``lengths``, on the host), as the model's own forward finds it for each sequence."""
         import torch
 
         table = stack.embed_positions
         if hasattr(table, "create_position_ids_from_input_ids"):  # M2M100: fairseq's positions from the ids
+            # fairseq counts each sequence's non-padding tokens from padding_idx + 1 (a padding id
+            # sits at padding_idx): a running count over the packed tokens, less its value where
+            # each sequence starts, so a layout's many slots cost no padded matrix.
             pad = table.padding_idx
-            width = max(len(s) for s in seqs)
-            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-            for row, s in enumerate(seqs):
-                ids[row, : len(s)] = torch.tensor(s, dtype=torch.long)
-            rows = table.create_position_ids_from_input_ids(ids, pad)
-            if pad + 1 + width > table.weights.shape[0]:  # the model's forward grows its table alike
-                table.make_weights(pad + 1 + width + table.offset, table.embedding_dim, pad)
-            return torch.cat([rows[row, : len(s)] for row, s in enumerate(seqs)])
+            real = ids.ne(pad).long()
+            counts = real.cumsum(0)
+            starts = torch.tensor(cu_seqlens(lengths)[:-1], dtype=torch.long)
+            before = torch.cat([counts.new_zeros(1), counts])[starts]
+            _grow(table, max(lengths))
+            return (counts - before.repeat_interleave(torch.tensor(list(lengths)))) * real + pad
         offset = getattr(table, "offset", 0)  # BART's learned table starts 2 rows in
-        return torch.cat([torch.arange(len(s)) + offset for s in seqs])
+        return torch.cat([torch.arange(n) + offset for n in lengths])
 
-    def _embed(self, stack: Any, seqs: Sequence[Sequence[int]]) -> Any:
+    def reserve_positions(self, longest: int) -> None:
+        """Grow M2M100's sinusoidal tables to hold sequences of ``longest`` tokens (on the host,
+        before a graph is captured: the graph reads the table it was captured with)."""
+        for stack in (self.encoder, self.decoder):
+            _grow(stack.embed_positions, longest)
+
+    def position_tables(self) -> List[Any]:
+        """The position tables the stacks read now (M2M100's are replaced when they grow)."""
+        return [
+            s.embed_positions.weights for s in (self.encoder, self.decoder) if hasattr(s.embed_positions, "weights")
+        ]
+
+    def host_inputs(self, stack: Any, seqs: Sequence[Sequence[int]]) -> Tuple[Any, Any]:
+        """The host half of the embedding: ``(ids, position rows)`` of the packed ``seqs``, long
+        tensors on the host (what a CUDA graph's static inputs are copied from)."""
         import torch
+
+        ids = torch.tensor([t for s in seqs for t in s], dtype=torch.long)
+        return ids, self._positions(stack, [len(s) for s in seqs], ids)
+
+    def embed_rows(self, stack: Any, ids: Any, rows: Any) -> Any:
+        """The device half of the embedding: ``stack``'s input states of tokens ``ids`` at position
+        rows ``rows`` (both on the model's device), with no host work, so a graph can capture it."""
         import torch.nn.functional as F
 
-        ids = to_device(torch.tensor([t for s in seqs for t in s], dtype=torch.long), self.device)
-        rows = to_device(self._positions(stack, seqs), self.device)
         x = stack.embed_tokens(ids)
         if not hasattr(stack.embed_tokens, "embed_scale"):  # Marian, Pegasus: the stack scales
             x = x * getattr(stack, "embed_scale", 1.0)
@@ -146,6 +190,10 @@ class Seq2SeqTokenForward:
         norm = getattr(stack, "layernorm_embedding", None)
         return x if norm is None else norm(x)
 
+    def _embed(self, stack: Any, seqs: Sequence[Sequence[int]]) -> Any:
+        ids, rows = self.host_inputs(stack, seqs)
+        return self.embed_rows(stack, to_device(ids, self.device), to_device(rows, self.device))
+
     # -- blocks --------------------------------------------------------------------------------
     def _heads(self, attention: Any, x: Any) -> Any:
         return x.view(x.shape[0], -1, attention.head_dim)
@@ -153,15 +201,17 @@ class Seq2SeqTokenForward:
     def _project(self, module: Any, x: Any) -> Any:
         return packed_linear(x, module.weight, module.bias)
 
-    def _self_attention(self, x: Any, attention: Any, lengths: Sequence[int], cu: Any, causal: bool) -> Any:
+    def _self_attention(
+        self, x: Any, attention: Any, lengths: Sequence[int], cu: Any, causal: bool, longest: Optional[int] = None
+    ) -> Any:
         q, k, v = (
             self._heads(attention, self._project(p, x)) for p in (attention.q_proj, attention.k_proj, attention.v_proj)
         )
-        context = varlen_attention(q, k, v, lengths, cu, causal=causal, scale=attention.scaling)
+        context = varlen_attention(q, k, v, lengths, cu, longest, causal=causal, scale=attention.scaling)
         return self._project(attention.out_proj, context.reshape(x.shape[0], -1))
 
     def _cross_attention(
-        self, x: Any, attention: Any, lengths: Sequence[int], cu: Any, states: Any, keys: _Keys
+        self, x: Any, attention: Any, lengths: Sequence[int], cu: Any, states: Any, keys: _Keys, longest: Optional[int]
     ) -> Any:
         q = self._heads(attention, self._project(attention.q_proj, x))
         # K/V once per distinct source; every target of that source reads the same rows.
@@ -174,8 +224,10 @@ class Seq2SeqTokenForward:
             v,
             lengths,
             cu,
+            longest,
             key_lengths=keys.lengths,
             cu_k=keys.cu,
+            longest_k=keys.longest,
             key_starts=keys.starts,
             scale=attention.scaling,
         )
@@ -207,13 +259,16 @@ class Seq2SeqTokenForward:
     # -- the two stacks ------------------------------------------------------------------------
     def encode(self, sources: Sequence[Sequence[int]]) -> Any:
         """Encoder states of the packed ``sources`` (token ids), ``(tokens, hidden)``."""
-        import torch
-
         lengths = [len(s) for s in sources]
         x = self._embed(self.encoder, sources)
-        cu = self._cu(x, lengths)
+        return self._encoder_layers(x, lengths, self._cu(x, lengths), None)
+
+    def _encoder_layers(self, x: Any, lengths: Sequence[int], cu: Any, longest: Optional[int]) -> Any:
+        import torch
+
         for layer in self.encoder.layers:
-            x = self._block(x, layer.self_attn_layer_norm, self._self_attention, layer.self_attn, lengths, cu, False)
+            attend = self._self_attention
+            x = self._block(x, layer.self_attn_layer_norm, attend, layer.self_attn, lengths, cu, False, longest)
             x = self._block(x, layer.final_layer_norm, self._feed_forward, layer)
             if x.dtype == torch.float16:  # the model's clamp of overflowed float16 states, without a host sync
                 bound = torch.finfo(x.dtype).max - 1000
@@ -228,15 +283,33 @@ class Seq2SeqTokenForward:
 
         lengths = [len(s) for s in inputs]
         x = self._embed(self.decoder, inputs)
-        cu = self._cu(x, lengths)
         memory = states[0] if len(states) == 1 else torch.cat(list(states))
         keys = self._keys(x, [states[j].shape[0] for j in range(len(states))], source_of)
+        return self._decoder_layers(x, lengths, self._cu(x, lengths), None, memory, keys)
+
+    def _decoder_layers(
+        self, x: Any, lengths: Sequence[int], cu: Any, longest: Optional[int], memory: Any, keys: _Keys
+    ) -> Any:
         for layer in self.decoder.layers:
-            x = self._block(x, layer.self_attn_layer_norm, self._self_attention, layer.self_attn, lengths, cu, True)
-            cross = layer.encoder_attn
-            x = self._block(x, layer.encoder_attn_layer_norm, self._cross_attention, cross, lengths, cu, memory, keys)
+            attend, cross = self._self_attention, self._cross_attention
+            x = self._block(x, layer.self_attn_layer_norm, attend, layer.self_attn, lengths, cu, True, longest)
+            norm = layer.encoder_attn_layer_norm
+            x = self._block(x, norm, cross, layer.encoder_attn, lengths, cu, memory, keys, longest)
             x = self._block(x, layer.final_layer_norm, self._feed_forward, layer)
         return self._finish(self.decoder, x)
+
+    def run_pairs(self, source: PairInputs, target: PairInputs) -> Any:
+        """Decoder states ``(target tokens, hidden)`` of pairs in slots: slot ``i``'s target
+        (``target``'s ``i``-th sequence, decoder input ids) attends causally to itself and across
+        to slot ``i``'s source only, which is encoded here too. Every input is a tensor on the
+        model's device (the lengths lists serve the per-sequence attention off the varlen kernel)
+        and every attention gets explicit bounds, so one capture replays any batch of the slots'
+        shapes: what :mod:`nlgscore.seq2seq.cuda_graphs` captures."""
+        x = self.embed_rows(self.encoder, source.ids, source.rows)
+        memory = self._encoder_layers(x, source.lengths, source.cu, source.longest)
+        keys = _Keys(list(source.lengths), None, None, source.cu, source.longest)
+        y = self.embed_rows(self.decoder, target.ids, target.rows)
+        return self._decoder_layers(y, target.lengths, target.cu, target.longest, memory, keys)
 
     def _keys(self, x: Any, source_lengths: Sequence[int], source_of: Sequence[int]) -> _Keys:
         import torch
