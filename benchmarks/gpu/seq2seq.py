@@ -5,7 +5,9 @@ BART-large-shaped (random weights, byte-level BPE trained on the slice,
 BARTScorer in fp32 and bf16 against the authors' loop (:class:`~benchmarks.harness.sides.ReferenceBartLoop`:
 fp32, 4 pairs per batch, input order). Prism-shaped (m39v1's network, random weights, a
 SentencePiece model trained on the slice): Prism-ref (both directions), nlgscore in fp32 and bf16.
-Both also in bf16 through the token forward (``nlgscore-bf16-tokens``: ``NLGSCORE_TOKEN_FORWARD=1``).
+Both also in bf16 through the token forward (``nlgscore-bf16-tokens``: ``NLGSCORE_TOKEN_FORWARD=1``,
+replayed from CUDA graphs on a GPU) and through it without graphs (``nlgscore-bf16-tokens-eager``).
+A side that fails records its error and the others are still measured.
 tokens/s counts the source and target tokens of every pair the model reads (special tokens
 included), as given by the model's own tokenizer. The CPU dry run uses the tiny golden
 checkpoints instead.
@@ -17,12 +19,39 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Any, Callable, Dict, List
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, List
 
 from benchmarks.gpu.exactness import GOLDEN
 from benchmarks.gpu.inputs import corpus, pairs
 from benchmarks.gpu.plan import CheckConfig, env_switch, precision
-from nlgscore.bertscore.token_forward import ENV_SWITCH as TOKEN_FORWARD
+from nlgscore.backend.graph_buckets import ENV_SWITCH as GRAPHS
+from nlgscore.backend.packed_attention import ENV_SWITCH as TOKEN_FORWARD
+
+# nlgscore's sides: the padded engine in fp32 and bf16, the token forward in bf16 (on CUDA replayed
+# from its graphs) and the same without graphs (NLGSCORE_CUDA_GRAPHS=0: the before/after of graphs).
+NLGSCORE_SIDES = (
+    ("nlgscore-fp32", "fp32"),
+    ("nlgscore-bf16", "bf16"),
+    ("nlgscore-bf16-tokens", "bf16"),
+    ("nlgscore-bf16-tokens-eager", "bf16"),
+)
+
+
+@contextmanager
+def switches(label: str) -> Iterator[None]:
+    """The token forward on for ``*-tokens*`` sides (read when a model loads), graphs off for ``*-eager``."""
+    with env_switch(TOKEN_FORWARD, "-tokens" in label), env_switch(GRAPHS, label.endswith("-eager"), "0"):
+        yield
+
+
+@contextmanager
+def side_errors(out: Dict[str, Any], label: str) -> Iterator[None]:
+    """A side that fails is recorded as its error, and the section goes on with the next side."""
+    try:
+        yield
+    except Exception as err:  # the other sides' figures are worth keeping
+        out["sides"][label] = {"error": f"{type(err).__name__}: {err}"}
 
 
 def _timed(config: CheckConfig, run: Callable[[], Any], repeats: int) -> List[float]:
@@ -69,14 +98,11 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
     tokenizer = AutoTokenizer.from_pretrained(model)
     tokens = sum(len(ids) for ids in tokenizer(refs + cands, truncation=True, max_length=1024)["input_ids"])
     out: Dict[str, Any] = {"model": described, "pairs": len(cands), "tokens": tokens, "sides": {}}
-    sides = [
-        ("reference-bart-fp32", ReferenceBartLoop, "fp32"),
-        ("nlgscore-fp32", NlgscoreBart, "fp32"),
-        ("nlgscore-bf16", NlgscoreBart, "bf16"),
-        ("nlgscore-bf16-tokens", NlgscoreBart, "bf16"),
+    sides = [("reference-bart-fp32", ReferenceBartLoop, "fp32")] + [
+        (label, NlgscoreBart, mode) for label, mode in NLGSCORE_SIDES
     ]
     for label, cls, mode in sides:
-        with precision(mode) as dtype, env_switch(TOKEN_FORWARD, label.endswith("-tokens")):
+        with precision(mode) as dtype, switches(label), side_errors(out, label):
             side = cls({"model": model, "device": config.device, "dtype": dtype, "batch_size": 4})
             side.score(refs[:8], cands[:8])
             out["sides"][label] = _row(
@@ -85,11 +111,13 @@ def bart(config: CheckConfig, recorder: Any, folder: str) -> None:
                 tokens,
                 mode,
             )
-        del side
+            del side
         recorder.put("bart_large_shaped", out)
-    reference = out["sides"]["reference-bart-fp32"]["median_seconds"]
-    for label in ("nlgscore-fp32", "nlgscore-bf16", "nlgscore-bf16-tokens"):
-        out["sides"][label]["speedup_vs_reference_fp32"] = reference / out["sides"][label]["median_seconds"]
+    reference = out["sides"]["reference-bart-fp32"].get("median_seconds")
+    for label, _ in NLGSCORE_SIDES:
+        seconds = out["sides"][label].get("median_seconds")
+        if reference and seconds:
+            out["sides"][label]["speedup_vs_reference_fp32"] = reference / seconds
     recorder.put("bart_large_shaped", out)
 
 
@@ -111,8 +139,8 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
     # Prism-ref reads each pair twice (cand|ref and ref|cand); source gets </s>, target <lang> and </s>.
     tokens = 2 * (sum(pieces) + 3 * len(cands))
     out: Dict[str, Any] = {"model": described, "pairs": len(cands), "tokens": tokens, "sides": {}}
-    for label, mode in (("nlgscore-fp32", "fp32"), ("nlgscore-bf16", "bf16"), ("nlgscore-bf16-tokens", "bf16")):
-        with precision(mode) as dtype, env_switch(TOKEN_FORWARD, label.endswith("-tokens")):
+    for label, mode in NLGSCORE_SIDES:
+        with precision(mode) as dtype, switches(label), side_errors(out, label):
             scorer = PrismScorer(model, lang="en", device=config.device, dtype=dtype)
             scorer.score(cands[:8], refs=refs[:8])
             out["sides"][label] = _row(
@@ -121,7 +149,7 @@ def prism(config: CheckConfig, recorder: Any, folder: str) -> None:
                 tokens,
                 mode,
             )
-        del scorer
+            del scorer
         recorder.put("prism_shaped", out)
 
 

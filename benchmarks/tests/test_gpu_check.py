@@ -135,8 +135,9 @@ def test_dry_run_measures_throughput_in_each_precision(dry_run):
     seq2seq = sections["seq2seq"]
     assert seq2seq["bart_large_shaped"]["sides"]["nlgscore-bf16"]["tokens_per_s"] > 0
     assert seq2seq["prism_shaped"]["sides"]["nlgscore-fp32"]["pairs_per_s"] > 0
-    for shaped in ("bart_large_shaped", "prism_shaped"):  # the token forward's side beside the default one
-        assert seq2seq[shaped]["sides"]["nlgscore-bf16-tokens"]["pairs_per_s"] > 0
+    for shaped in ("bart_large_shaped", "prism_shaped"):  # the token forward's sides beside the default one
+        for label in ("nlgscore-bf16-tokens", "nlgscore-bf16-tokens-eager"):
+            assert seq2seq[shaped]["sides"][label]["pairs_per_s"] > 0, seq2seq[shaped]["sides"][label]
     assert (
         set(sections["mbr"]["mbr"]) == {"fp32_N4", "fp32_N6"} and sections["mbr"]["mbr"]["fp32_N6"]["pairs_per_s"] > 0
     )
