@@ -18,7 +18,8 @@ if compgen -G "$DIR/wheels/*.whl" > /dev/null; then
   export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 fi
 if [ -x "$DIR/bin/wrk" ]; then  # the load generator of the http section, with its LuaJIT
-  export PATH="$PWD/$DIR/bin:$PATH" LD_LIBRARY_PATH="$PWD/$DIR/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  BIN=$(cd "$DIR/bin" && pwd)
+  export PATH="$BIN:$PATH" LD_LIBRARY_PATH="$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=${TOKENIZERS_PARALLELISM:-true}
 command -v nvidia-smi > /dev/null && nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || true
