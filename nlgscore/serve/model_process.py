@@ -230,7 +230,8 @@ class ModelServer:
         for rid, _ in group:
             jobs.pop((peer, rid), None)
         error = CancelledError() if future.cancelled() else future.exception()
-        if error is not None and len(group) > 1 and not isinstance(error, (CallCancelled, CancelledError)):
+        refused = (CallCancelled, CancelledError, TimeoutError)  # the scheduler's refusals: answered as they are
+        if error is not None and len(group) > 1 and not isinstance(error, refused):
             for entry in group:  # one bad call of the joined ones: each is scored apart, so only it fails
                 if not entry[1].cancelled:
                     self.queue(peer, [entry])

@@ -8,6 +8,7 @@ exactly one answer with the bits of an offline call. A real ModelServer on a rea
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Dict, List
 
 import numpy as np
@@ -25,6 +26,8 @@ from nlgscore.serve.model_process import ModelServer
 from nlgscore.serve.service import Service, Settings
 
 BOOM = "boom"  # a prediction this metric cannot score: its run raises
+SLOW = "slow"  # a prediction this metric takes SLOW_S seconds to score
+SLOW_S = 2.0  # against a --timeout of a quarter of it: a margin for a loaded machine
 
 
 class Ratio(Scorer):
@@ -35,6 +38,8 @@ class Ratio(Scorer):
     def _score_items(self, items: List[Item], state: Any) -> Dict[str, np.ndarray]:
         if any(item.prediction == BOOM for item in items):
             raise ValueError(f"cannot score {BOOM!r}")
+        if any(item.prediction == SLOW for item in items):
+            time.sleep(SLOW_S)
         return {"ratio": np.array([len(i.prediction) / max(len(i.reference), 1) for i in items])}
 
     def _finish(self, call: Call, columns: Dict[str, np.ndarray]) -> Result:
@@ -48,11 +53,11 @@ def score_message(rid: int, predictions: Any, references: Any) -> List[Any]:
     return ["score", rid, predictions, references, None, {}, None]
 
 
-def exchange(tmp_path, frames: List[List[List[Any]]], max_batch: int = 256):
+def exchange(tmp_path, frames: List[List[List[Any]]], max_batch: int = 256, timeout: float = 60.0):
     """Send each of ``frames`` (a list of messages, as one frame) and wait for every score
     job's answer: ``({rid: (status, payload)}, runs of the scheduler after each frame, scorer)``."""
     scorer = Ratio()
-    service = Service(Settings(max_batch=max_batch))
+    service = Service(Settings(max_batch=max_batch, timeout=timeout))
     server = ModelServer(service, ipc.address(str(tmp_path)), lambda: 0)
     service.scorer = scorer
     service.batcher = MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=0)
@@ -127,3 +132,13 @@ def test_a_joined_call_holds_at_most_max_batch_predictions(tmp_path):
     answers, runs, _ = exchange(tmp_path, [frame], max_batch=7)
     assert all(answers[k][0] == 200 and len(ipc.result_from(answers[k][1]).scores) == 3 for k in range(5))
     assert runs == [3]  # 3 + 3, 3 + 3, 3 predictions: never a run past --max-batch
+
+
+def test_a_joined_call_past_its_deadline_is_answered_504_not_scored_again(tmp_path):
+    # --max-batch 2: the slow job and the next one run first; the last two, joined, wait past
+    # --timeout and are dropped by the scheduler, which is their answer (never a second queueing)
+    frame = [score_message(k, [p], ["it is cold"]) for k, p in enumerate([SLOW, "it is", "it was", "it is so"])]
+    answers, runs, _ = exchange(tmp_path, [frame], max_batch=2, timeout=SLOW_S / 4)
+    assert answers[0][0] == 200 and answers[1][0] == 200
+    assert answers[2][0] == 504 and answers[3][0] == 504, (answers[2], answers[3])
+    assert runs == [1]  # the dropped call never ran
