@@ -70,9 +70,8 @@ class ModelServer:
     def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
         self.service, self.address = service, address
         self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
-        self.finished: Deque[Tuple[bytes, List[Tuple[int, Any]], bool, Any]] = (
-            deque()
-        )  # answered calls, for the loop to send
+        # answered calls (a peer, its jobs, whether a matrix, the scheduler's future), for the loop to send
+        self.finished: Deque[Tuple[bytes, List[Tuple[int, Any]], bool, Any]] = deque()
         self.wake_pending = False
         service.metrics = ServerMetrics(
             lambda: service.batcher.queued if service.batcher is not None else 0,
@@ -124,13 +123,12 @@ class ModelServer:
         self.outbox.post([rid, status, payload], peer)
 
     def dispatch(self, peer: bytes, message: List[Any]) -> None:
+        """Every message but ``score`` (whose runs :meth:`_message` hands to :meth:`submit_scores`)."""
         kind, rid = message[0], message[1]
         if kind == "cancel":
             call = self.jobs.get((peer, rid))
             if call is not None:  # a queued call is dropped unscored, a running one stops between its batches
                 call.cancel()
-        elif kind == "score":
-            self.submit_scores(peer, [message])
         elif kind == "matrix":
             self.submit_matrix(peer, rid, message)
         elif kind == "info":

@@ -46,26 +46,29 @@ WORKER_NAME = "nlgscore-http"
 STOP_SLACK_S = 1.0  # of --drain-timeout, kept for the model process's stop after the workers'
 
 
+def _prctl(option: int, value: Any) -> bool:
+    """Linux ``prctl(option, value)``; False where the call is not there (another system)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def _name_process(name: str) -> None:
     """Give this process a name that ``ps``, ``top`` and ``/proc/PID/comm`` show (Linux
     ``PR_SET_NAME``, at most 15 bytes), so that an operator tells the model process from the
     workers; elsewhere nothing."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)  # 15: PR_SET_NAME
-    except (OSError, AttributeError):
-        return
+    _prctl(15, name.encode()[:15])  # 15: PR_SET_NAME
 
 
 def _die_with_parent(parent: int) -> None:
     """In a child: be sent SIGTERM when the parent dies (Linux ``PR_SET_PDEATHSIG``), so that a
     parent killed with SIGKILL leaves no worker or model process behind."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the children end with the parent's orderly stop only
+    # 1: PR_SET_PDEATHSIG; elsewhere the children end with the parent's orderly stop only
+    if not _prctl(1, signal.SIGTERM):
         return
     if os.getppid() != parent:  # the parent died before the request above
         os.kill(os.getpid(), signal.SIGTERM)
