@@ -29,7 +29,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from nlgscore.serve.supervisor import MODEL_NAME
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: the repository's packages importable
+
+from nlgscore.serve.supervisor import MODEL_NAME  # noqa: E402
 
 BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
 # Counts the answers of each HTTP status in wrk's threads and prints them once the run is done
@@ -224,7 +227,6 @@ def offline_items_per_s(spec: str, preds: List[str], refs: List[str]) -> float:
 def data_bodies(path: str, items: int, bodies: int) -> Tuple[List[Dict[str, Any]], List[str], List[str]]:
     """``bodies`` request bodies of ``items`` distinct pairs each from the DARR file ``path`` (its
     better and worse texts against their references), and all their pairs."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchmarks.harness.data import load_pairs
 
     n = items * bodies
