@@ -11,10 +11,18 @@ and nlgscore is not on PyPI, so the nlgscore wheel is uploaded into the Space to
 requirements.txt installs that file (``./nlgscore-<version>-py3-none-any.whl``) in place of the
 card's bare ``nlgscore`` line; ``--wheel none`` keeps the bare line (for an index that has it).
 
+``baselines`` publishes the rescale baselines instead: every ``<lang>/<model>.tsv`` of ``baselines/``
+(or ``--folder``) and the READMEs beside them (the licence notice of the files taken from
+bert_score) as the dataset repo ``<namespace>/rescale-baselines`` (the name in
+``nlgscore/data/hub.json``). It prints the commit: nlgscore reads a Hub repo only where it is
+configured, so the commit is what to pin (``NLGSCORE_BASELINE_REPO=<repo>@<commit>``, or
+``baseline_commit`` in hub.json for the project's own repo).
+
 usage:
     python scripts/push_to_hub.py bertscore --dry-run          # list what would be uploaded
     python scripts/push_to_hub.py all --namespace nlgscore     # build the wheel, create/update every metric's Space
     python scripts/push_to_hub.py all --wheel dist/nlgscore-0.1.0-py3-none-any.whl
+    python scripts/push_to_hub.py baselines --namespace nlgscore   # the rescale baselines dataset repo
 
 The token comes from ``--token``, ``HF_TOKEN`` or ``hf auth login``; ``HF_ENDPOINT`` selects the
 Hub (the tests point it at a local server).
@@ -23,6 +31,7 @@ Hub (the tests point it at a local server).
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -35,6 +44,7 @@ from nlgscore.registry import metric_names  # noqa: E402  (the table only: impor
 
 METRICS = tuple(metric_names(builtin=True))
 CARD_FILES = ("README.md", "app.py", "requirements.txt")
+BASELINES = "baselines"  # the target publishing the rescale baselines, not a metric
 
 
 def space_files(name: str, root: Path = ROOT) -> Dict[str, Path]:
@@ -119,6 +129,85 @@ def push(
     return lines + [f"  committed {commit.oid}"]
 
 
+def baseline_files(folder: Path = ROOT / "baselines") -> Dict[str, Path]:
+    """Path in the dataset repo → local file: every ``<lang>/<model>.tsv`` under ``folder`` and
+    the READMEs (the package's ``__init__.py`` stays out); raises if there is no baseline.
+
+    Args:
+        folder: The baselines folder, in the reference package's ``<lang>/<model>.tsv`` layout.
+
+    Returns:
+        The files to upload, by their posix path in the repo.
+
+    Raises:
+        FileNotFoundError: ``folder`` holds no ``.tsv`` file.
+    """
+    files = {
+        path.relative_to(folder).as_posix(): path
+        for path in sorted(Path(folder).rglob("*"))
+        if path.is_file() and (path.suffix == ".tsv" or path.name == "README.md")
+    }
+    if not any(name.endswith(".tsv") for name in files):
+        raise FileNotFoundError(f"--folder: no <lang>/<model>.tsv baseline under {folder}")
+    return files
+
+
+def baseline_repo_name(root: Path = ROOT) -> str:
+    """The dataset repo's name (after the namespace) in nlgscore/data/hub.json, read without importing nlgscore."""
+    table = json.loads((root / "nlgscore" / "data" / "hub.json").read_text(encoding="utf-8"))
+    return table["baseline_repo_id"].split("/", 1)[1]
+
+
+def push_baselines(
+    namespace: str,
+    token: Optional[str] = None,
+    private: bool = False,
+    dry_run: bool = False,
+    folder: Path = ROOT / "baselines",
+) -> List[str]:
+    """Upload the baselines dataset repo; returns the lines describing what was (or would be) done,
+    the last one the commit to pin.
+
+    Args:
+        namespace: User or organisation owning the repo.
+        token: Hub token (default: HF_TOKEN or the stored login).
+        private: Create the repo as private.
+        dry_run: List the files, upload nothing.
+        folder: The baselines folder to publish.
+
+    Returns:
+        One line per file, then the commit and how to pin it.
+    """
+    files = baseline_files(folder)
+    repo_id = f"{namespace}/{baseline_repo_name()}"
+    lines = [f"dataset {repo_id}: {sum(name.endswith('.tsv') for name in files)} baselines"]
+    lines += [f"  {target} <- {_shown(source)}" for target, source in files.items()]
+    if dry_run:
+        return lines + ["  (dry run: nothing uploaded)"]
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    operations = [
+        CommitOperationAdd(path_in_repo=target, path_or_fileobj=str(source)) for target, source in files.items()
+    ]
+    commit = api.create_commit(
+        repo_id, operations, commit_message="Update rescale baselines (nlgscore)", repo_type="dataset"
+    )
+    return lines + [
+        f"  committed {commit.oid}",
+        f"  pin it: NLGSCORE_BASELINE_REPO={repo_id}@{commit.oid} (or baseline_commit in nlgscore/data/hub.json)",
+    ]
+
+
+def _shown(path: Path) -> str:
+    """A file's path relative to the checkout where it is inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _version() -> str:
     """The package version, read from nlgscore/version.py without importing the package."""
     for line in (ROOT / "nlgscore" / "version.py").read_text(encoding="utf-8").splitlines():
@@ -140,10 +229,22 @@ def chosen_wheel(option: str, dry_run: bool, folder: Path) -> Optional[Path]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="Publish nlgscore metric cards and modules as Hugging Face Spaces.")
-    parser.add_argument("metric", choices=METRICS + ("all",), help="which metric's Space to publish")
+    parser = argparse.ArgumentParser(
+        description="Publish nlgscore metric cards and modules as Hugging Face Spaces, or the rescale baselines."
+    )
     parser.add_argument(
-        "--namespace", default="nlgscore", help="user or organisation owning the Spaces (default: nlgscore)"
+        "metric",
+        choices=METRICS + ("all", BASELINES),
+        help="which metric's Space to publish (all: every one; baselines: the rescale baselines dataset repo)",
+    )
+    parser.add_argument(
+        "--namespace", default="nlgscore", help="user or organisation owning the repos (default: nlgscore)"
+    )
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        default=ROOT / "baselines",
+        help="with baselines: the <lang>/<model>.tsv folder to publish (default: this checkout's baselines/)",
     )
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the stored login)")
     parser.add_argument("--private", action="store_true", help="create the Spaces as private")
@@ -157,6 +258,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     names = METRICS if args.metric == "all" else (args.metric,)
     try:
+        if args.metric == BASELINES:
+            print("\n".join(push_baselines(args.namespace, args.token, args.private, args.dry_run, args.folder)))
+            return 0
         with tempfile.TemporaryDirectory() as folder:
             wheel = chosen_wheel(args.wheel, args.dry_run, Path(folder))
             for name in names:

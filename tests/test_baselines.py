@@ -110,3 +110,20 @@ def test_scorer_rescale_and_signature(monkeypatch, minilm_scorer, tmp_path):
     monkeypatch.setattr("nlgscore.backend.hub.fetch_baseline", lambda lang, model: None)
     with pytest.raises(ValueError, match="all-MiniLM-L6-v2"):
         BERTScorer(model_type="minilm", num_layers=4, lang="xx", rescale_with_baseline=True)
+
+
+def test_signature_names_each_source_apart(monkeypatch):
+    """The same file, shipped or passed as baseline_path, gives the same numbers under distinct
+    ``rescale:`` fields; a Hub copy is ``hub:<repo>@<commit>`` (tests/backend/test_hub_baselines.py)."""
+    from nlgscore.backend.hub import ENV_REPO
+    from nlgscore.bertscore import BERTScorer
+
+    monkeypatch.delenv(ENV_REPO, raising=False)
+    shipped = BERTScorer(model_type="minilm", num_layers=4, lang="en", rescale_with_baseline=True)
+    path = resources.files(baselines_module.PACKAGE).joinpath("en", "all-MiniLM-L6-v2.tsv")
+    with resources.as_file(path) as local:
+        custom = BERTScorer(model_type="minilm", num_layers=4, rescale_with_baseline=True, baseline_path=str(local))
+    assert shipped.signature["rescale"] == "package:en/all-MiniLM-L6-v2.tsv"
+    assert custom.signature["rescale"] == "file:all-MiniLM-L6-v2.tsv"
+    np.testing.assert_array_equal(shipped.baseline, custom.baseline)
+    assert str(shipped.signature) != str(custom.signature)

@@ -1,19 +1,42 @@
 """Files the package reads from the Hugging Face Hub: rescale baselines (models: see models.py).
 
-Baselines live in a dataset repo in the reference package's ``<lang>/<model>.tsv`` layout
-(repo id in ``nlgscore/data/hub.json``). Downloads go through ``hf_hub_download``, so the
-Hub cache, ``HF_HUB_OFFLINE`` and ``HF_ENDPOINT`` apply.
+Rescale baselines come from the copies shipped in the wheel (``nlgscore.baselines``) unless a Hub
+dataset repo of baselines is configured, because whoever controls a repo read at a moving branch
+could change every rescaled number. A repo is read only when
+
+* ``NLGSCORE_BASELINE_REPO=owner/name[@revision]`` names one (``@revision``: a commit, tag or
+  branch; without it the repo's default branch, whose commit the signature then records), or
+* ``nlgscore/data/hub.json`` records ``baseline_commit``: a 40-hex commit of the project's repo
+  ``baseline_repo_id`` (published by ``scripts/push_to_hub.py baselines``), never a branch.
+
+``NLGSCORE_BASELINE_REPO=none`` turns a recorded commit off again. The repo has the reference
+package's ``<lang>/<model>.tsv`` layout. Downloads go through ``hf_hub_download``, so the Hub
+cache, ``HF_HUB_OFFLINE`` and ``HF_ENDPOINT`` apply; with nothing configured no Hub request is made.
+
+>>> configured_baseline_repo({}, {"baseline_repo_id": "nlgscore/rescale-baselines", "baseline_commit": None}) is None
+True
+>>> configured_baseline_repo({ENV_REPO: "me/baselines@v2"})
+('me/baselines', 'v2')
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 from pathlib import PurePath
-from typing import Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 from nlgscore.backend.tables import table
+from nlgscore.errors import ArgumentError, DataError
 
 logger = logging.getLogger(__name__)
+
+ENV_REPO = "NLGSCORE_BASELINE_REPO"
+# owner/name as the Hub spells repo ids; the revision after '@' is passed to the Hub as is.
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+DEFAULT_BRANCH = "main"
 
 
 def baseline_filename(lang: str, model_name: str) -> str:
@@ -21,16 +44,101 @@ def baseline_filename(lang: str, model_name: str) -> str:
     return f"{lang}/{model_name}.tsv"
 
 
+def configured_baseline_repo(
+    environ: Optional[Mapping[str, str]] = None, hub: Optional[Mapping[str, Any]] = None
+) -> Optional[Tuple[str, str]]:
+    """The Hub repo of rescale baselines to read, as ``(repo_id, revision)``, or None: shipped copies only.
+
+    The one place ``NLGSCORE_BASELINE_REPO`` is read; it is read at each look-up, so a process
+    can switch sources between scorers.
+
+    Args:
+        environ: The environment to read (default: this process's).
+        hub: The ``hub`` data table (default: ``nlgscore/data/hub.json``).
+
+    Returns:
+        ``(repo_id, revision)`` from the environment variable, else the project's repo at the
+        commit recorded in ``hub.json``, else None.
+
+    Raises:
+        ArgumentError: ``NLGSCORE_BASELINE_REPO`` is not ``owner/name[@revision]`` (or ``none``).
+        DataError: ``hub.json``'s ``baseline_commit`` is set but is not a 40-hex commit.
+
+    Example:
+        >>> configured_baseline_repo({ENV_REPO: "none"}, {"baseline_repo_id": "o/r", "baseline_commit": "0" * 40})
+        >>> configured_baseline_repo({}, {"baseline_repo_id": "o/r", "baseline_commit": "0" * 40})[0]
+        'o/r'
+    """
+    environ = os.environ if environ is None else environ
+    value = environ.get(ENV_REPO, "").strip()
+    if value.lower() == "none":
+        return None
+    if value:
+        repo_id, at, revision = value.partition("@")
+        if not REPO_ID.match(repo_id) or (at and not revision.strip()):
+            raise ArgumentError(
+                f"{ENV_REPO} must be owner/name or owner/name@revision (a Hub dataset repo of rescale "
+                f"baselines), or none; got {value!r}"
+            )
+        return repo_id, revision.strip() or DEFAULT_BRANCH
+    hub = table("hub") if hub is None else hub
+    commit = hub.get("baseline_commit")
+    if commit is None:
+        return None
+    if not isinstance(commit, str) or not COMMIT.match(commit):
+        raise DataError(
+            f"nlgscore/data/hub.json: baseline_commit must be a 40-hex commit of {hub['baseline_repo_id']} "
+            f"(a branch would let the repo change rescaled numbers), got {commit!r}"
+        )
+    return hub["baseline_repo_id"], commit
+
+
+def describe_baseline_repo(where: Optional[Tuple[str, str]]) -> str:
+    """Where baselines were looked for on the Hub, in words, for an error listing the places searched.
+
+    Args:
+        where: What :func:`configured_baseline_repo` returned.
+
+    Returns:
+        The repo and revision, or that the Hub was not consulted and why.
+
+    Example:
+        >>> describe_baseline_repo(None)
+        'the Hub (not consulted: NLGSCORE_BASELINE_REPO is not set)'
+        >>> describe_baseline_repo(("me/baselines", "main"))
+        "the Hub dataset 'me/baselines' at 'main'"
+    """
+    if where is None:
+        return f"the Hub (not consulted: {ENV_REPO} is not set)"
+    return f"the Hub dataset {where[0]!r} at {where[1]!r}"
+
+
 def fetch_baseline(
     lang: str, model_name: str, repo_id: Optional[str] = None, revision: Optional[str] = None
 ) -> Optional[Tuple[str, str]]:
     """Local path of the baseline file for (lang, model) from the Hub repo, or None if unavailable.
 
-    Returns ``(path, source)`` where ``source`` is ``hub:<repo>@<commit>`` for the signature: the
-    commit of the cached snapshot, so a moving branch such as ``main`` is pinned in the record.
-    Unavailable (offline and not cached, no such file, Hub unreachable) gives None so that the
-    caller can fall back to the copies shipped with the package; the reason is logged.
+    Args:
+        lang: Language folder of the repo.
+        model_name: Model name (a '/' in it is a sub-folder).
+        repo_id: Repo to read; default: :func:`configured_baseline_repo` (none configured: None,
+            without any Hub request).
+        revision: Commit, tag or branch of ``repo_id`` (default: the default branch).
+
+    Returns:
+        ``(path, source)`` where ``source`` is ``hub:<repo>@<commit>`` for the signature: the
+        commit of the cached snapshot, so a moving branch such as ``main`` is pinned in the
+        record. None when no repo is configured or the file is unavailable (offline and not
+        cached, no such file, Hub unreachable), so that the caller falls back to the copies
+        shipped with the package; the reason is logged.
     """
+    if repo_id is None:
+        configured = configured_baseline_repo()
+        if configured is None:
+            return None
+        repo_id, revision = configured[0], revision or configured[1]
+    revision = revision or DEFAULT_BRANCH
+
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -40,11 +148,8 @@ def fetch_baseline(
         RepositoryNotFoundError,
     )
 
-    hub = table("hub")
-    repo_id = repo_id or hub["baseline_repo_id"]
-    revision = revision or hub["baseline_revision"]
     filename = baseline_filename(lang, model_name)
-    where = dict(repo_type=hub["baseline_repo_type"], revision=revision)
+    where = dict(repo_type=table("hub")["baseline_repo_type"], revision=revision)
     try:
         # hf_hub_download retries an unreachable Hub for ~25 s when nothing is cached; one quick
         # probe first lets a down Hub fall straight through to the cache or the shipped copy.

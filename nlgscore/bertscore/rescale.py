@@ -3,8 +3,11 @@ themselves are the package ``nlgscore.baselines``).
 
 A baseline file is comma-separated despite its ``.tsv`` name: a ``LAYER,P,R,F`` header, then one
 row per layer (row 0 = embeddings). Rescaling is ``(x - b) / (1 - b)`` per column. Files are
-looked up in this order: an explicit path, the Hub dataset repo (:func:`nlgscore.backend.hub.fetch_baseline`),
-the copies shipped under ``baselines/`` (installed as the package ``nlgscore.baselines``).
+looked up in this order: an explicit path, a Hub dataset repo where one is configured
+(``NLGSCORE_BASELINE_REPO``, or a commit recorded in ``hub.json``; see :mod:`nlgscore.backend.hub`),
+the copies shipped under ``baselines/`` (installed as the package ``nlgscore.baselines``). The
+signature's ``rescale:`` field names the source: ``file:<name>``, ``hub:<repo>@<commit>`` or
+``package:<lang>/<model>.tsv``.
 
 >>> table = parse_baseline("LAYER,P,R,F\\n0,0.5,0.5,0.5\\n1,0.8,0.6,0.7\\n")
 >>> table.shape
@@ -80,9 +83,21 @@ def shipped_path(lang: str, model_name: str) -> str:
 
 
 def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[str] = None) -> Tuple[np.ndarray, str]:
-    """The baseline table and its source (``file:…``, ``hub:…`` or ``package:…``) for the signature.
+    """The baseline table and its source for the signature.
 
-    A baseline that cannot be found raises a ValueError listing every place that was searched.
+    Args:
+        lang: Language of the baseline (its folder); needed unless ``baseline_path`` is given.
+        model_name: Model the baseline was computed for.
+        baseline_path: An explicit ``LAYER,P,R,F`` file, used before any other source.
+
+    Returns:
+        ``(table, source)``: rows ``(P, R, F)`` by layer, and ``file:<name>`` (``baseline_path``),
+        ``hub:<repo>@<commit>`` (a configured Hub repo) or ``package:<lang>/<model>.tsv`` (shipped).
+
+    Raises:
+        ArgumentError: No baseline was found (the message lists every place searched), or
+            ``lang``/``baseline_path`` is unusable.
+        DataError: The file found is malformed.
     """
     if baseline_path is not None:
         if not isinstance(baseline_path, (str, os.PathLike)):
@@ -95,7 +110,7 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
         raise ArgumentError("rescale_with_baseline needs lang (to find the baseline) or an explicit baseline_path")
     if not LANG_PATTERN.match(lang):
         raise ArgumentError(f"lang must be a language code (letters, digits, '-', '_'), got {lang!r}")
-    from nlgscore.backend.hub import baseline_filename, fetch_baseline
+    from nlgscore.backend.hub import baseline_filename, configured_baseline_repo, describe_baseline_repo, fetch_baseline
 
     fetched = fetch_baseline(lang, model_name)
     if fetched is not None:
@@ -105,13 +120,10 @@ def find_baseline(lang: Optional[str], model_name: str, baseline_path: Optional[
     resource = resources.files(PACKAGE).joinpath(*relative.split("/"))
     if resource.is_file():
         return parse_baseline(resource.read_text(encoding="utf-8"), relative), f"package:{relative}"
-    from nlgscore.backend.tables import table as data_table
-
-    repo = data_table("hub")["baseline_repo_id"]
     raise ArgumentError(
         f"no rescale baseline for lang={lang!r} and model {model_name!r}: searched baseline_path (not given), "
-        f"the Hub dataset {repo!r} (file {baseline_filename(lang, model_name)}) and the shipped copies "
-        f"({PACKAGE}/{relative}). Pass baseline_path=, or rescale_with_baseline=False."
+        f"{describe_baseline_repo(configured_baseline_repo())} (file {baseline_filename(lang, model_name)}) and "
+        f"the shipped copies ({PACKAGE}/{relative}). Pass baseline_path=, or rescale_with_baseline=False."
     )
 
 

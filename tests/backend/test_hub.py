@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 from hubserver import HubServer, folder_files
@@ -21,6 +22,7 @@ TINY_BART = HERE / "golden" / "tiny-bart"
 CLIENT = HERE / "scripts" / "hub_client.py"
 BASELINE = b"LAYER,P,R,F\n0,0.1,0.2,0.3\n1,0.4,0.5,0.6\n"
 BASELINE_REPO = "nlgscore/rescale-baselines"  # the repo id in nlgscore/data/hub.json
+CONFIGURED = {"NLGSCORE_BASELINE_REPO": BASELINE_REPO}  # a Hub repo of baselines is read only when configured
 
 
 @pytest.fixture()
@@ -31,8 +33,9 @@ def hub():
         yield server
 
 
-def client(endpoint: str, home: Path, *args: str, offline: bool = False) -> dict:
+def client(endpoint: str, home: Path, *args: str, offline: bool = False, extra: Optional[dict] = None) -> dict:
     env = dict(os.environ)
+    env.pop("NLGSCORE_BASELINE_REPO", None)
     env.update(
         HF_ENDPOINT=endpoint,
         HF_HOME=str(home),
@@ -42,6 +45,7 @@ def client(endpoint: str, home: Path, *args: str, offline: bool = False) -> dict
         HF_HUB_DISABLE_TELEMETRY="1",
         HF_HUB_DISABLE_PROGRESS_BARS="1",
     )
+    env.update(extra or {})
     env.pop("TRANSFORMERS_OFFLINE", None)
     done = subprocess.run([sys.executable, str(CLIENT), *args], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -105,24 +109,37 @@ def test_revision_pinning(hub, tmp_path):
 
 
 def test_baseline_download_cache_offline(hub, tmp_path):
-    first = client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart")
+    first = client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", extra=CONFIGURED)
     path, source = first["found"]
     assert Path(path).read_bytes() == BASELINE
     assert Path(path).as_posix().endswith("en/org/tiny-bart.tsv")  # <lang>/<model>.tsv layout
     assert source == f"hub:{BASELINE_REPO}@{hub.repo(BASELINE_REPO, 'dataset')['sha']}"
 
     hub.stop()
-    assert client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart")["found"] == [path, source]
-    assert client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", offline=True)["found"] == [path, source]
+    assert client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", extra=CONFIGURED)["found"] == [
+        path,
+        source,
+    ]
+    offline = client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", offline=True, extra=CONFIGURED)
+    assert offline["found"] == [path, source]
+
+
+def test_baseline_not_configured_makes_no_request(hub, tmp_path):
+    """The repo of hub.json holds the file, but nothing configures it: no look-up, no request."""
+    assert client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart")["found"] is None
+    assert hub.requests == []
 
 
 def test_baseline_missing_file_or_repo_or_hub_gives_none(hub, tmp_path):
     # None lets nlgscore.baselines fall back to the copies shipped in the wheel.
-    assert client(hub.endpoint, tmp_path, "baseline", "xx", "org/tiny-bart")["found"] is None
+    assert client(hub.endpoint, tmp_path, "baseline", "xx", "org/tiny-bart", extra=CONFIGURED)["found"] is None
     assert client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", "org/no-such-repo")["found"] is None
-    assert client(hub.endpoint, tmp_path / "offline", "baseline", "en", "org/tiny-bart", offline=True)["found"] is None
+    offline = client(
+        hub.endpoint, tmp_path / "offline", "baseline", "en", "org/tiny-bart", offline=True, extra=CONFIGURED
+    )
+    assert offline["found"] is None
     hub.stop()
-    down = client(hub.endpoint, tmp_path / "down", "baseline", "en", "org/tiny-bart")
+    down = client(hub.endpoint, tmp_path / "down", "baseline", "en", "org/tiny-bart", extra=CONFIGURED)
     assert down["found"] is None and down["seconds"] < 5  # no retry loop before the fallback
 
 
@@ -130,5 +147,5 @@ def test_stalled_hub_times_out_instead_of_hanging(hub, tmp_path):
     hub.stall = 30  # accepts connections, never answers in time; HF_HUB_*_TIMEOUT are 3 and 5 s
     model = client(hub.endpoint, tmp_path, "model", "org/tiny-bart")
     assert model["error"] == "ModelNotAvailableError" and model["seconds"] < 12, model
-    baseline = client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart")
+    baseline = client(hub.endpoint, tmp_path, "baseline", "en", "org/tiny-bart", extra=CONFIGURED)
     assert baseline["found"] is None and baseline["seconds"] < 12, baseline

@@ -1,8 +1,9 @@
 """Scorers on Hub-hosted models and baselines, end to end, against the local Hub (tests/hubserver.py).
 
 Shows that the model's snapshot commit is recorded in the signature, that a baseline published in
-the Hub dataset repo wins over the copy shipped in the wheel, and that a repo without the file
-falls back to the shipped copy (or to a clear error when there is none). Nothing is mocked.
+a configured Hub dataset repo (``NLGSCORE_BASELINE_REPO``) wins over the copy shipped in the wheel,
+and that a repo without the file falls back to the shipped copy (or to a clear error when there is
+none). Nothing is mocked.
 """
 
 from __future__ import annotations

@@ -6,11 +6,12 @@ usage: hub_scoring.py MODEL_REPO BASELINE_REPO_WITH_FILE BASELINE_REPO_WITHOUT_F
 """
 
 import json
+import os
 import sys
 
 
 def main(model_repo: str, with_file: str, without_file: str) -> None:
-    from nlgscore.backend.tables import table
+    from nlgscore.backend.hub import ENV_REPO
     from nlgscore.bertscore import BERTScorer
     from nlgscore.bertscore.rescale import find_baseline
 
@@ -19,14 +20,13 @@ def main(model_repo: str, with_file: str, without_file: str) -> None:
     out["model_signature"] = dict(scorer.signature)
     out["model_f1"] = float(scorer.score(["a cat"], ["a dog"]).f1[0])
 
-    hub = table("hub")  # the cached table: pointing it elsewhere affects only this process
-    hub["baseline_repo_id"] = with_file
+    os.environ[ENV_REPO] = with_file  # read at each look-up; this process only
     rescaled = BERTScorer(model_type="minilm", num_layers=4, lang="en", rescale_with_baseline=True)
     out["hub_source"] = rescaled.baseline_source
     out["hub_baseline"] = [float(v) for v in rescaled.baseline]
     out["hub_signature_rescale"] = rescaled.signature["rescale"]
 
-    hub["baseline_repo_id"] = without_file
+    os.environ[ENV_REPO] = without_file
     _, out["fallback_source"] = find_baseline("en", rescaled.model_type)
     try:
         find_baseline("xx", rescaled.model_type)
