@@ -50,7 +50,14 @@ from nlgscore.core.runtime import dtype_name
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
-from nlgscore.seq2seq.bartscore_para import load_para_weights
+from nlgscore.seq2seq.bartscore_para import (
+    load_para_weights,
+    para_checkpoint,
+    read_para_record,
+    record_label,
+    record_variant,
+    require_para_weights,
+)
 from nlgscore.seq2seq.chunking import prediction_windows
 from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs, uses_token_forward
 
@@ -125,9 +132,11 @@ class BARTScorer(Scorer):
     ``variant`` picks the paper's model (``bart-large``, ``bart-large-cnn``,
     ``bart-large-cnn-para``); ``checkpoint`` (Hub id or folder) replaces the variant's weights.
     ``para_weights`` is the ParaBank2 ``bart.pth`` (a file, or a Hub repo holding it) for the
-    ``-para`` variant. ``max_tokens`` bounds encoder + decoder tokens per batch, ``batch_size``
-    the pairs per batch; neither changes a score beyond float rounding. ``long_inputs``
-    (``"auto"``, ``"truncate"``, ``"error"``): what happens to a text over ``max_length`` tokens.
+    ``-para`` variant; a ``checkpoint`` converted from it (or fine-tuned) holds those weights
+    already (:mod:`nlgscore.seq2seq.bartscore_para`). ``max_tokens`` bounds encoder + decoder
+    tokens per batch, ``batch_size`` the pairs per batch; neither changes a score beyond float
+    rounding. ``long_inputs`` (``"auto"``, ``"truncate"``, ``"error"``): what happens to a text
+    over ``max_length`` tokens.
     """
 
     name = "bartscore"
@@ -161,7 +170,17 @@ class BARTScorer(Scorer):
         super().__init__(**runtime_options)  # max_tokens=0 is an error, not "no cap"/"default"
         runtime = self.runtime
         entry = variants[variant]
-        self.resolved = resolve(checkpoint or entry["checkpoint"], revision, flag="checkpoint=")
+        chosen = para_checkpoint(entry, checkpoint, para_weights)
+        needs_para = para_weights is None and "para_weights" in entry
+        if needs_para and not checkpoint and chosen == entry["checkpoint"]:
+            require_para_weights(entry, chosen)  # the bare base: say what is missing before any download
+        self.resolved = resolve(chosen, revision, flag="checkpoint=")
+        # A folder that already holds the -para weights (converted or fine-tuned) says so in a record.
+        record = read_para_record(self.resolved.path) if para_weights is None else None
+        if record is not None:
+            self.variant = record_variant(record, variant, table("bartscore_variants")["default"], self.resolved.name)
+        elif needs_para:
+            require_para_weights(entry, chosen)  # before loading a model it could not use
         self.model, self.tokenizer = load_seq2seq(
             self.resolved, runtime.device, runtime.dtype, progress=runtime.progress
         )
@@ -175,8 +194,8 @@ class BARTScorer(Scorer):
                 f"max_length must be at least {specials + 1} for {self.resolved.name!r} "
                 f"({specials} special tokens and one text token), got {max_length}"
             )
-        self.para = "none"
-        if "para_weights" in entry or para_weights is not None:
+        self.para = "none" if record is None else record_label(record)
+        if record is None and ("para_weights" in entry or para_weights is not None):
             self.para = load_para_weights(self.model, para_weights, entry.get("para_weights", {}))
         self._truncated = 0  # distinct texts truncated during the current call
         self.pad_id = self.tokenizer.pad_token_id
