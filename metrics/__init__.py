@@ -113,6 +113,49 @@ def config_inputs(module: str, config: str, needs: str, predictions: Any, **give
     return {needs: given[needs]}
 
 
+# bert_score 0.3.13 as released on PyPI reports __version__ "0.3.12" and writes that into its hash.
+BERT_SCORE_HASH_VERSION = "0.3.12"
+
+
+def bert_score_hashcode(
+    model: str,
+    num_layers: int,
+    idf: bool,
+    rescale_with_baseline: bool,
+    use_custom_baseline: bool,
+    use_fast_tokenizer: bool,
+) -> str:
+    """The ``hashcode`` bert_score 0.3.13's ``utils.get_hash`` gives for these settings.
+
+    The Hub's ``bertscore`` module returns that hash, and code written for it parses it, so the
+    ``bertscore`` module standing in for it returns the same string (the full record of what
+    nlgscore ran is its ``signature``). ``hug_trans`` is the installed transformers version.
+
+    Args:
+        model: The model name (bert_score's ``model_type``).
+        num_layers: The layer scored.
+        idf: Whether idf weights were used.
+        rescale_with_baseline: Whether scores were rescaled.
+        use_custom_baseline: Whether the baseline came from elsewhere than the shipped copies.
+        use_fast_tokenizer: The argument of that name, as given (it changes no number here).
+
+    Returns:
+        ``<model>_L<layer>_(no-)idf_version=0.3.12(hug_trans=<v>)`` with bert_score's suffixes
+        ``-rescaled`` (or ``-custom-rescaled``) and ``_fast-tokenizer``.
+
+    Example:
+        >>> bert_score_hashcode("roberta-large", 17, False, True, False, False).split("(hug_trans=")[0]
+        'roberta-large_L17_no-idf_version=0.3.12'
+    """
+    import transformers
+
+    code = f"{model}_L{num_layers}{'_idf' if idf else '_no-idf'}_version={BERT_SCORE_HASH_VERSION}"
+    code += f"(hug_trans={transformers.__version__})"
+    if rescale_with_baseline:
+        code += "-custom-rescaled" if use_custom_baseline else "-rescaled"
+    return code + ("_fast-tokenizer" if use_fast_tokenizer else "")
+
+
 def _uses_lists(chosen: Optional[Any]) -> bool:
     feature = None if chosen is None else chosen.get("references")
     return feature is not None and type(feature).__name__ in ("Sequence", "List", "LargeList")

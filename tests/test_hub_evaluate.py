@@ -111,3 +111,31 @@ def test_push_then_evaluate_load_from_the_hub(tmp_path):
         for got, want in zip(out[name], out[f"{name}_core"]):
             assert abs(got - want) <= 1e-5, (name, out[name], out[f"{name}_core"])
     assert out["bertscore"][1] > 0.6  # the plain-string reference was not split into characters
+
+
+BARE_NAME = r"""
+import json, sys
+import evaluate
+try:
+    evaluate.load("bertscore")
+    error = None
+except Exception as err:
+    error = type(err).__name__
+print(json.dumps({"error": error, "nlgscore_imported": any(m.split(".")[0] == "nlgscore" for m in sys.modules)}))
+"""
+
+
+def test_bare_name_reaches_the_hubs_canonical_module_never_nlgscore(tmp_path):
+    """What the guide and the card say: evaluate.load("bertscore") asks the Hub for
+    evaluate-metric/bertscore (bert_score's module) and nothing of nlgscore is loaded."""
+    with HubServer(lifetime=60) as hub:  # holds no repo: the request is recorded, then refused
+        env = hub_env(hub.endpoint, tmp_path, HF_EVALUATE_OFFLINE="0", HF_HUB_OFFLINE="0")
+        done = subprocess.run(
+            [sys.executable, "-c", BARE_NAME], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
+        requests = list(hub.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"error": "FileNotFoundError", "nlgscore_imported": False}
+    asked = [path for _, path in requests if path.endswith("/bertscore.py")]
+    assert asked and all(path.startswith("/spaces/evaluate-metric/bertscore/resolve/") for path in asked), requests

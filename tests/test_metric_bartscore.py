@@ -45,6 +45,17 @@ def test_references_sources_and_multi(metric, scorer):
         metric.compute(predictions=HYPS, references=REFS, direction="src", device="cpu")
 
 
+def test_the_input_a_direction_does_not_read_is_refused(metric):
+    """direction="src" ignored references= without a word (and a reference direction ignored sources=)."""
+    both = dict(predictions=HYPS, references=REFS, sources=REFS, device="cpu")
+    with pytest.raises(ValueError, match=r"direction 'src'\) does not read references=; pass sources="):
+        metric.compute(direction="src", **both)
+    for direction in ("f", "precision", None):
+        with pytest.raises(ValueError, match=r"does not read sources=; pass references="):
+            metric.compute(direction=direction, **both)
+    assert len(metric.compute(predictions=HYPS, sources=REFS, direction="src", device="cpu")["scores"]) == 2
+
+
 def test_scorer_cached_and_rebuilt(metric):
     metric.compute(predictions=HYPS, references=REFS, device="cpu")
     first = metric._scorer

@@ -28,10 +28,10 @@ def test_single_and_multi_reference_inputs(metric, minilm_scorer):
         model_type="minilm",
         num_layers=4,
     )
-    assert set(single) == {"precision", "recall", "f1", "hashcode"}
+    assert set(single) == {"precision", "recall", "f1", "hashcode", "signature"}
     expected = minilm_scorer.score(preds, ["A cat was sitting on the mat.", "the weather is cold today"])
     np.testing.assert_allclose(single["f1"], expected.f1, atol=1e-6)
-    assert single["hashcode"] == str(expected.signature)
+    assert single["signature"] == str(expected.signature)
     multi = metric.compute(
         predictions=preds,
         references=[["A cat was sitting on the mat.", "x"], ["the weather is cold today"]],
@@ -52,7 +52,7 @@ def test_scorer_cached_and_rebuilt_on_number_changing_args(metric):
 
 
 def test_long_inputs_reach_the_scorer(metric):
-    """long_inputs and window_stride are keywords of the module, in the cache key and the hashcode."""
+    """long_inputs and window_stride are keywords of the module, in the cache key and the signature."""
     long_ref = " ".join(
         f"item {i} of a long list of the things the committee discussed." for i in range(60)
     )  # > 512 tokens
@@ -62,8 +62,8 @@ def test_long_inputs_reach_the_scorer(metric):
     auto = metric.compute(**common)
     cut = metric.compute(**common, long_inputs="truncate")
     strided = metric.compute(**common, window_stride=100)
-    assert "long_inputs:auto|window_stride:255" in auto["hashcode"] and "long_inputs:truncate" in cut["hashcode"]
-    assert "window_stride:100" in strided["hashcode"] and auto["f1"] != cut["f1"]
+    assert "long_inputs:auto|window_stride:255" in auto["signature"] and "long_inputs:truncate" in cut["signature"]
+    assert "window_stride:100" in strided["signature"] and auto["f1"] != cut["f1"]
 
 
 def test_no_stale_idf(metric):
@@ -78,7 +78,7 @@ def test_no_stale_idf(metric):
     np.testing.assert_allclose(again["f1"], fresh["f1"], atol=1e-6)
     one = metric.compute(references=refs_a, idf_sents=refs_a, **common)
     two = metric.compute(references=refs_a, idf_sents=refs_b, **common)
-    assert one["hashcode"] != two["hashcode"] and not np.allclose(one["f1"], two["f1"], atol=1e-4)
+    assert one["signature"] != two["signature"] and not np.allclose(one["f1"], two["f1"], atol=1e-4)
 
 
 def test_module_contract(metric):  # its examples run in tests/test_evaluate_modules.py
@@ -169,10 +169,44 @@ def test_document_context_reaches_the_scorer(metric, minilm_scorer):
     expected = minilm_scorer.compute(preds, refs, context=1, doc_ids=docs)
     assert (
         list(out["f1"]) == list(expected.f1)
-        and out["hashcode"] == str(expected.signature)
-        and "|ctx:1|" in out["hashcode"]
+        and out["signature"] == str(expected.signature)
+        and "|ctx:1|" in out["signature"]
     )
     with pytest.raises(ValueError, match="doc_ids has 2 items but there are 3 predictions"):
         metric.compute(
             predictions=preds, references=refs, model_type="minilm", num_layers=4, context=1, doc_ids=docs[:2]
         )
+
+
+@pytest.mark.parametrize(
+    "settings, custom",
+    [
+        (dict(num_layers=4), False),
+        (dict(), False),  # the model's default layer, as bert_score's model2layers would give it
+        (dict(num_layers=3, idf=True), False),
+        (dict(num_layers=4, idf_sents=["a cat", "a dog"]), False),  # idf_sents alone switches idf on
+        (dict(num_layers=4, lang="en", rescale_with_baseline=True), False),
+        (dict(num_layers=4, rescale_with_baseline=True, baseline_path="BASELINE"), True),
+        (dict(num_layers=4, use_fast_tokenizer=True), False),
+    ],
+)
+def test_hashcode_is_bert_scores_own(metric, settings, custom, tmp_path):
+    """hashcode is what bert_score's get_hash writes for the same settings (the Hub module returns
+    that); the full nlgscore signature is beside it."""
+    utils = pytest.importorskip("bert_score.utils")
+    if settings.get("baseline_path"):
+        settings["baseline_path"] = str(tmp_path / "custom.tsv")
+        (tmp_path / "custom.tsv").write_text("LAYER,P,R,F\n" + "".join(f"{i},0.5,0.5,0.5\n" for i in range(7)))
+    out = metric.compute(predictions=["a cat sat"], references=["the cat sat"], model_type="minilm", **settings)
+    signature = dict(field.split(":", 1) for field in out["signature"].split("|")[1:])
+    assert signature["model"] == "all-MiniLM-L6-v2"
+    expected = utils.get_hash(
+        model="all-MiniLM-L6-v2",
+        num_layers=int(signature["L"]),
+        idf=signature["idf"] != "no",
+        rescale_with_baseline=bool(settings.get("rescale_with_baseline")),
+        use_custom_baseline=custom,
+        use_fast_tokenizer=bool(settings.get("use_fast_tokenizer")),
+    )
+    assert out["hashcode"] == expected
+    assert out["signature"].startswith("nlgscore:bertscore|") and out["hashcode"] != out["signature"]

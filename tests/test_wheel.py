@@ -195,9 +195,9 @@ def test_evaluate_modules_shipped_in_the_installed_package(venv):
     for name in METRICS:
         assert out["modules"][name].startswith(site)
     assert (
-        len(out["bertscore"]["f1"]) == 2 and "rescale:" in out["bertscore"]["hashcode"]
+        len(out["bertscore"]["f1"]) == 2 and "|rescale:package:" in out["bertscore"]["signature"]
     )  # the shipped baseline was found
-    assert "|rescale:no|" not in out["bertscore"]["hashcode"]
+    assert out["bertscore"]["hashcode"].endswith("-rescaled")  # bert_score's format
     assert len(out["prism"]["scores"]) == 2 and all(s < 0 for s in out["prism"]["scores"])
     assert len(out["bartscore"]["scores"]) == 2 and all(s < 0 for s in out["bartscore"]["scores"])
     # The data folder of an installed package is per-user, never inside site-packages.

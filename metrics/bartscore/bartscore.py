@@ -24,7 +24,8 @@ Args:
     predictions (list of str): texts to score.
     references (list of str or list of list of str): one or more references per prediction (a plain
         string among lists counts as one reference).
-    sources (list of str): source texts, for direction "src".
+    sources (list of str): source texts, for direction "src" (which reads no references: giving
+        both is an error naming the one the direction does not read).
     direction (str): "f" (default), "precision", "recall", "src" or "harmonic".
     prompt (str or list of str): a prompt, or "ref_hyp" / "src_hyp" (the paper's sets).
     prompt_side (str): "encoder" (suffix of the source) or "decoder" (prefix of the target).
@@ -109,6 +110,15 @@ class BARTScore(evaluate.Metric):
         context=0,
         doc_ids=None,
     ):
+        direction = direction or ("src" if use_sources and not use_references else "f")
+        # A direction reads sources ("src") or references (the others), never both: the other
+        # input would be ignored without a word.
+        reads, unused = ("sources", "references") if direction == "src" else ("references", "sources")
+        if use_references if direction == "src" else use_sources:
+            raise ValueError(
+                f"bartscore (direction {direction!r}) does not read {unused}=; pass {reads}= "
+                f"(or a direction that reads {unused})"
+            )
         variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
         scorer = self._scorer = cached(
             "bartscore",
@@ -121,7 +131,6 @@ class BARTScore(evaluate.Metric):
             max_length=max_length,
             long_inputs=long_inputs,
         )
-        direction = direction or ("src" if use_sources and not use_references else "f")
         result = scorer.compute(
             predictions,
             references if use_references else None,

@@ -1,8 +1,14 @@
-"""BERTScore as a Hugging Face ``evaluate`` module: a drop-in for the Hub's ``bertscore`` on nlgscore."""
+"""BERTScore as a Hugging Face ``evaluate`` module: a drop-in for the Hub's ``bertscore`` on nlgscore.
+
+It returns what the Hub's module returns, ``hashcode`` included in bert_score's own format (as
+``bert_score.utils.get_hash`` writes it for the same arguments, so that code parsing it keeps
+working), plus ``signature``: nlgscore's full record of the settings (model commit, tokenizer,
+``long_inputs``, context ...). Two results are comparable when their signatures are equal.
+"""
 
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, require_inputs
+from nlgscore.evaluate_modules import ReferenceListsInputs, bert_score_hashcode, reference_features, require_inputs
 from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{bert-score,
@@ -36,9 +42,17 @@ Args:
         every token counts), "truncate" (bert_score's cut at max_length) or "error";
         window_stride (int): content tokens between windows (default: half a window).
     nthreads (int), use_fast_tokenizer (bool): accepted as in the Hub module, no effect on the numbers:
-        tokenisation is always the fast (Rust) tokenizer, recorded as tok:fast in the hashcode.
+        tokenisation is always the fast (Rust) tokenizer, recorded as tok:fast in the signature;
+        use_fast_tokenizer=True adds "_fast-tokenizer" to the hashcode, as in bert_score.
 Returns:
-    precision, recall, f1 (lists of float) and hashcode (the nlgscore signature).
+    precision, recall, f1 (lists of float);
+    hashcode (str): bert_score's format, e.g. "roberta-large_L17_no-idf_version=0.3.12(hug_trans=4.57.6)"
+        with "-rescaled" ("-custom-rescaled" for a baseline other than the shipped copies) and
+        "_fast-tokenizer" suffixes (bert_score 0.3.13 reports its version as 0.3.12). It names only
+        bert_score's settings: with long_inputs="auto" (the default) a text over max_length is
+        windowed where bert_score truncates, so for such texts the numbers are bert_score's only
+        with long_inputs="truncate";
+    signature (str): the nlgscore signature, every setting that changes a number.
 Examples:
     >>> import nlgscore
     >>> bertscore = evaluate.load(nlgscore.evaluate_module("bertscore"))
@@ -48,8 +62,10 @@ Examples:
     [1.0, 1.0]
     >>> results = bertscore.compute(predictions=["the cat sat"], references=[["a cat sat", "dogs bark"]],
     ...     model_type="minilm")
-    >>> round(results["f1"][0], 2), "|model:all-MiniLM-L6-v2|" in results["hashcode"]
+    >>> round(results["f1"][0], 2), "|model:all-MiniLM-L6-v2|" in results["signature"]
     (0.92, True)
+    >>> results["hashcode"].split("(hug_trans=")[0]
+    'all-MiniLM-L6-v2_L4_no-idf_version=0.3.12'
 """
 
 
@@ -131,9 +147,20 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
             doc_ids=doc_ids,
         )
         columns = result.columns()
+        # As the Hub module: the layer, model and idf resolved; a baseline not shipped with the
+        # package (baseline_path=, a configured Hub repo) is bert_score's "custom" one.
+        hashcode = bert_score_hashcode(
+            scorer.model_type,
+            scorer.num_layers,
+            scorer.idf,
+            rescale_with_baseline,
+            not scorer.baseline_source.startswith("package:"),
+            bool(use_fast_tokenizer),
+        )
         return {
             "precision": columns["precision"],
             "recall": columns["recall"],
             "f1": columns["f1"],
-            "hashcode": str(result.signature),
+            "hashcode": hashcode,
+            "signature": str(result.signature),
         }

@@ -28,7 +28,12 @@ Returns:
     scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score),
     sentence_mean (float: the mean of the scores), signature (str).
 Examples:
-    >>> bleu = evaluate.load("metrics/bleu")
+    The examples load the module by name, as evaluate's own module tests do (they map
+    ``evaluate.load("bleu")`` to ``./metrics/bleu``). Outside those tests that name reaches the
+    Hub's ``bleu`` module (other code, other outputs), not this one; load this one with
+    ``evaluate.load(nlgscore.evaluate_module("bleu"))`` (or a local folder path).
+
+    >>> bleu = evaluate.load("bleu")
     >>> round(bleu.compute(predictions=["the cat sat on a mat"], references=["the cat sat on the mat"])["scores"][0], 4)
     53.7285
     >>> refs = [["the cat sat on the mat", "a cat sat on a mat"], ["the dog ran"]]

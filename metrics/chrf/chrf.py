@@ -27,7 +27,12 @@ Returns:
     scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score),
     sentence_mean (float: the mean of the scores), signature (str).
 Examples:
-    >>> chrf = evaluate.load("metrics/chrf")
+    The examples load the module by name, as evaluate's own module tests do (they map
+    ``evaluate.load("chrf")`` to ``./metrics/chrf``). Outside those tests that name reaches the
+    Hub's ``chrf`` module (other code, other outputs), not this one; load this one with
+    ``evaluate.load(nlgscore.evaluate_module("chrf"))`` (or a local folder path).
+
+    >>> chrf = evaluate.load("chrf")
     >>> chrf.compute(predictions=["the cat sat"], references=["the cat sat"])["scores"]
     [100.0]
 """

@@ -26,7 +26,12 @@ Args:
 Returns:
     scores (list of float), score (float: the mean of the scores), signature (str).
 Examples:
-    >>> rouge = evaluate.load("metrics/rouge")
+    The examples load the module by name, as evaluate's own module tests do (they map
+    ``evaluate.load("rouge")`` to ``./metrics/rouge``). Outside those tests that name reaches the
+    Hub's ``rouge`` module (other code, other outputs), not this one; load this one with
+    ``evaluate.load(nlgscore.evaluate_module("rouge"))`` (or a local folder path).
+
+    >>> rouge = evaluate.load("rouge")
     >>> round(rouge.compute(predictions=["the cat sat"], references=["the cat"], rouge_type="rouge1")["scores"][0], 3)
     0.8
 """
