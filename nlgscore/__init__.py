@@ -58,6 +58,7 @@ _LAZY = {
     "MissingExtraError": ("nlgscore.backend.extras", "MissingExtraError"),
     "QueueFullError": ("nlgscore.scheduler.microbatch", "QueueFullError"),
     "ServerError": ("nlgscore.serve.client", "ServerError"),
+    "ShardError": ("nlgscore.backend.distributed", "ShardError"),
 }
 
 
@@ -101,6 +102,7 @@ __all__ = [
     "MissingExtraError",
     "QueueFullError",
     "ServerError",
+    "ShardError",
 ]
 
 

@@ -50,7 +50,7 @@ from nlgscore.core.long_inputs import (
     too_long,
     windows_per_prediction,
 )
-from nlgscore.core.runtime import dtype_name
+from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["BERTScorer", "BERTScoreResult", "default_layer", "default_model"]
@@ -416,11 +416,7 @@ class BERTScorer(Scorer):
         tokens than one chunk of the pair path holds. ``source`` is always None (BERTScore scores
         with references only).
         """
-        if (
-            self.all_layers
-            or (self.idf and self._idf_table is None)
-            or set(call_options) - {"batch_size", "max_tokens", "progress"}
-        ):
+        if self.all_layers or (self.idf and self._idf_table is None) or set(call_options) - set(CALL_RUNTIME_OPTIONS):
             return None
         runtime = self.runtime.replace(**call_options)
         texts, inverse = unique(predictions + references)

@@ -80,7 +80,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.backend.distributed import active_state
+    from nlgscore.backend.distributed import launched_world_size, shard_ranks
     from nlgscore.mbr import decode_to_file
 
     for flag, path in (("-o", args.output), ("--matrix-out", args.matrix_out)):
@@ -93,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
     def scorer():  # built once the input file is read: a bad file fails before the model loads
         return load_scorer(lambda: registry.build(args.metric, **options), {"--metric": args.metric})
 
-    state = active_state()  # launched on several processes: every rank decodes, rank 0 writes
-    main_process = state is None or state.is_main_process
+    # Launched on several processes, every rank reads the same items: each scores its share of
+    # every call (sharded, the ranks' inputs compared first), rank 0 writes.
+    launched = launched_world_size() > 1 and not registry.server_row(args.metric)
+    if launched:
+        options["shard"] = True
+    ranks = shard_ranks() if launched else None
+    main_process = ranks is None or ranks.is_main_process
     decode_to_file(
         scorer,
         args.input,

@@ -167,7 +167,7 @@ def not_empty(inputs: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.backend.distributed import active_state
+    from nlgscore.backend.distributed import launched_world_size, shard_ranks
 
     registry.parse_spec(args.spec)  # an unknown metric fails before any file is read
     inputs = read_corpus(args)
@@ -178,9 +178,14 @@ def run(args: argparse.Namespace) -> int:
     options["progress"] = progress and args.output is None  # a corpus run draws one bar over items, not one per window
     if args.lang is not None:
         options["lang"] = args.lang
+    # Launched on several processes, every rank reads the same files: each scores its share of
+    # every call (sharded, the ranks' inputs compared first), rank 0 writes.
+    launched = launched_world_size() > 1 and not registry.server_row(args.spec)
+    if launched:
+        options["shard"] = True
     scorer = load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec})
-    state = active_state()  # launched on several processes: every rank scores its share, rank 0 writes
-    main_process = state is None or state.is_main_process
+    ranks = shard_ranks() if launched else None
+    main_process = ranks is None or ranks.is_main_process
     if args.output is not None:
         from nlgscore.cli.output import emit, output_format
         from nlgscore.stream.to_file import score_to_file

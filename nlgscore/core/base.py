@@ -14,8 +14,9 @@ references=None, sources=None)`` is ``run(make_call(...))``: two public steps, h
 :meth:`Scorer.run` scores a Call (one from ``make_call``, or several joined by ``Call.concat``):
 
 3. de-duplication of identical items (on every input the metric uses);
-4. sharding the distinct items across processes and gathering them in input order
-   (:mod:`nlgscore.backend.distributed`), with a progress bar counted in input items;
+4. scoring the distinct items, with a progress bar counted in input items: in this process, or,
+   where the call shards (``shard=True``, an ``accelerator``: every rank calls with the same
+   inputs), split across the ranks and gathered in input order (:mod:`nlgscore.backend.distributed`);
 5. aggregating each per-item column over a prediction's references with the metric's rule
    (:attr:`Scorer.multiref`: ``"max"`` for BERTScore, ``"mean"`` for Prism, ``"mean"|"max"`` for
    BARTScore);
@@ -62,14 +63,14 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union, 
 import numpy as np
 
 from nlgscore.backend.batching import unique
-from nlgscore.backend.distributed import shard
+from nlgscore.backend.distributed import inputs_digest, shard
 from nlgscore.backend.progress import ItemProgress
 from nlgscore.core.batcher_hook import new_batcher
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
 from nlgscore.core.context import check_context, item_contexts
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
 from nlgscore.core.result import Result, check_finite
-from nlgscore.core.runtime import RUNTIME_OPTIONS
+from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, RUNTIME_OPTIONS
 from nlgscore.core.scorer_runtime import ScorerRuntime, metric_options, scorer_runtime
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -161,6 +162,7 @@ class Scorer(ScorerRuntime, ABC):
         batch_size: Optional[int] = None,
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
+        shard: Optional[bool] = None,
         context: int = 0,
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> Result:
@@ -169,6 +171,10 @@ class Scorer(ScorerRuntime, ABC):
 
         ``batch_size``, ``max_tokens`` and ``progress`` override the scorer's settings for this
         call only (None keeps them); they never change a score beyond float rounding.
+        ``shard=True``: this call is split across the ranks of a launch (``torchrun``), every rank
+        calling with the same inputs and getting every score (a rank with other inputs is a
+        :class:`~nlgscore.backend.distributed.ShardError`); by default each process scores its own
+        call whole.
         ``context=k``: each sentence read after the previous ``k`` of its document (``doc_ids``,
         one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``.
         """
@@ -180,6 +186,7 @@ class Scorer(ScorerRuntime, ABC):
                 batch_size=batch_size,
                 max_tokens=max_tokens,
                 progress=progress,
+                shard=shard,
                 context=context,
                 doc_ids=doc_ids,
             )
@@ -228,11 +235,12 @@ class Scorer(ScorerRuntime, ABC):
         >>> call.needs, call.size, scorer.run(call).scores == scorer.compute(["It is cold."], ["It is cold today."]).scores
         (('references',), 1, True)
         """
-        runtime = self._call_runtime(*(options.pop(name, None) for name in ("batch_size", "max_tokens", "progress")))
+        runtime = self._call_runtime(**{name: options.pop(name, None) for name in CALL_RUNTIME_OPTIONS})
         context, doc_ids = options.pop("context", 0), options.pop("doc_ids", None)
         if options:
             raise ArgumentTypeError(
-                f"{self.name} calls take no option {', '.join(sorted(options))}= (only batch_size, max_tokens, progress, context, doc_ids)"
+                f"{self.name} calls take no option {', '.join(sorted(options))}= "
+                f"(only {', '.join(CALL_RUNTIME_OPTIONS)}, context, doc_ids)"
             )
         return self._make_call(predictions, references, sources, runtime=runtime, context=context, doc_ids=doc_ids)
 
@@ -360,13 +368,12 @@ class Scorer(ScorerRuntime, ABC):
         if not preds:  # the empty call (TRL's probe, an empty file): no hook sees zero items
             return self._finish(call, self._empty_columns(call))
         items, owner = call.items, call.owner
-        state = self.prepare(call).state
         distinct, inverse = unique(items)
         # What the progress bar counts: predictions (input lines), a prediction's references sharing it.
         owner_arr, inverse_arr = np.asarray(owner, dtype=np.int64), np.asarray(inverse, dtype=np.int64)
         share_of_line = 1.0 / np.bincount(owner_arr, minlength=len(preds))[owner_arr]
         columns_of_distinct = self._score_distinct(
-            call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct)), state
+            call, distinct, np.bincount(inverse_arr, share_of_line, minlength=len(distinct))
         )
         per_item = {name: values[inverse_arr] for name, values in columns_of_distinct.items()}
         columns = {name: aggregate(values, owner, len(preds), call.multiref) for name, values in per_item.items()}
@@ -469,17 +476,18 @@ class Scorer(ScorerRuntime, ABC):
         on the call (a mode, a direction, which input is given) overrides this one hook."""
         return tuple(self.needs)
 
-    def _call_runtime(self, batch_size: Any = None, max_tokens: Any = None, progress: Any = None) -> Any:
-        """The scorer's run-time settings with this call's overrides (None keeps a setting)."""
-        return self.runtime.replace(batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+    def _call_runtime(self, **overrides: Any) -> Any:
+        """The scorer's run-time settings with this call's overrides (:data:`CALL_RUNTIME_OPTIONS`;
+        None keeps a setting)."""
+        return self.runtime.replace(**overrides)
 
-    def _score_distinct(
-        self, call: Call, distinct: List[Item], weight: np.ndarray, state: Any
-    ) -> Dict[str, np.ndarray]:
-        """Columns of the ``distinct`` items: this process's share scored, all gathered in order.
+    def _score_distinct(self, call: Call, distinct: List[Item], weight: np.ndarray) -> Dict[str, np.ndarray]:
+        """Columns of the ``distinct`` items, prepared and scored here, or, in a sharded call, this
+        rank's share prepared and scored (a failure reaches every rank) and all gathered in order.
         ``weight[i]`` input predictions stand behind distinct item ``i`` (what the progress bar counts)."""
 
         def run(indices: List[int]) -> Dict[str, np.ndarray]:
+            state = self.prepare(call).state
             call.progress = ItemProgress(
                 int(round(weight[indices].sum())), bool(call.runtime.progress), self.name, call.check_cancelled
             )
@@ -498,11 +506,19 @@ class Scorer(ScorerRuntime, ABC):
                 dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)
             ]  # one row per item, for the gather
 
-        rows = shard(len(distinct), share, self.accelerator)
+        runtime = call.runtime
+        digest = self._inputs_digest(call, distinct) if runtime.shards else ""
+        rows = shard(len(distinct), share, runtime.accelerator, digest, enabled=runtime.shards)
         if len(scored) == 1 and scored[0][0] == len(distinct):  # this process scored them all
             return scored[0][1]
         template = scored[0][1] if scored else self._empty_columns(call)  # column names and trailing shapes
         return {name: np.stack([row[name] for row in rows]) if rows else values for name, values in template.items()}
+
+    def _inputs_digest(self, call: Call, distinct: List[Item]) -> str:
+        """What the ranks of a sharded call compare: the metric, the call's settings and its
+        distinct items (every input the metric reads, document context included)."""
+        settings = (self.name, call.needs, call.multiref, call.context, repr(sorted(call.options.items())))
+        return inputs_digest([settings, *distinct])
 
     # -- hooks ----------------------------------------------------------------------------
     def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:

@@ -41,6 +41,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from nlgscore.core.cache import content_key
 from nlgscore.core.inputs import Item
+from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS
 from nlgscore.errors import NlgscoreError
 
 __all__ = ["Call", "CallCancelled", "MatrixCall", "estimate_tokens"]
@@ -172,7 +173,7 @@ class Call(_Cancellable):
         options = content_key(self.options)
         if not self.merges or options is None:
             return None
-        runtime = tuple(getattr(self.runtime, name, None) for name in ("batch_size", "max_tokens", "progress"))
+        runtime = tuple(getattr(self.runtime, name, None) for name in CALL_RUNTIME_OPTIONS)
         return (self.needs, self.multiref, options, runtime, self.context)
 
     @classmethod

@@ -84,7 +84,10 @@ DEFAULT_BUDGETS = {
 }
 # The run-time options every scorer takes (Scorer.__init__), in the order of resolve_runtime: they
 # never change a score beyond float rounding, except dtype, which the signature records.
-RUNTIME_OPTIONS = ("device", "dtype", "batch_size", "max_tokens", "progress", "accelerator")
+RUNTIME_OPTIONS = ("device", "dtype", "batch_size", "max_tokens", "progress", "accelerator", "shard")
+# The run-time options a single call may override (compute(..., batch_size=...)): the others are
+# fixed by the loaded model (device, dtype) or by the scorer (accelerator).
+CALL_RUNTIME_OPTIONS = ("batch_size", "max_tokens", "progress", "shard")
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
 DEVICE_KINDS = ("cpu", "cuda", "mps", "xpu")
@@ -101,7 +104,9 @@ class Runtime:
     ``device`` is a ``torch.device``; ``dtype`` a name of :data:`DTYPES` (``"auto"`` only until the
     model is loaded, then what it resolved to); ``batch_size`` caps items per batch (None: no cap);
     ``max_tokens`` is the padded-token budget per batch; ``progress`` draws progress bars;
-    ``accelerator`` is an ``accelerate.Accelerator`` to shard calls over (or None); ``family``
+    ``accelerator`` is an ``accelerate.Accelerator`` to shard calls over (or None); ``shard``
+    splits each call across the ranks of a launch, which must then all call with the same inputs
+    (:mod:`nlgscore.backend.distributed`; implied by an ``accelerator``); ``family``
     (``"encoder"``/``"seq2seq"``) picks the default budget.
     """
 
@@ -112,6 +117,12 @@ class Runtime:
     progress: bool = False
     accelerator: Any = None
     family: str = "encoder"
+    shard: bool = False
+
+    @property
+    def shards(self) -> bool:
+        """Whether calls are split across the ranks of a launch (``shard=True`` or an accelerator)."""
+        return self.shard or self.accelerator is not None
 
     @property
     def torch_dtype(self) -> Any:
@@ -137,7 +148,7 @@ class Runtime:
         if unknown or "family" in overrides:
             raise ArgumentTypeError(
                 f"unknown run-time option(s): {', '.join(unknown or ['family'])}; "
-                "use device, dtype, batch_size, max_tokens, progress or accelerator"
+                "use device, dtype, batch_size, max_tokens, progress, accelerator or shard"
             )
         changes: Dict[str, Any] = {}
         for name, value in overrides.items():
@@ -147,8 +158,8 @@ class Runtime:
                 changes[name] = check_positive("batch_size", value)
             elif name == "max_tokens":
                 changes[name] = check_positive("max_tokens", value)
-            elif name == "progress":
-                changes[name] = check_flag("progress", value)
+            elif name in ("progress", "shard"):
+                changes[name] = check_flag(name, value)
             elif name == "accelerator":
                 changes[name] = value
             elif name == "device":
@@ -185,6 +196,7 @@ class Runtime:
             max_tokens=None if self.max_tokens == default else self.max_tokens,
             progress=self.progress,
             accelerator=self.accelerator,
+            shard=self.shard,
         )
 
     def settled(self, dtype: Any) -> "Runtime":
@@ -203,6 +215,7 @@ def resolve_runtime(
     max_tokens: Any = None,
     progress: Any = False,
     accelerator: Any = None,
+    shard: Any = False,
 ) -> Runtime:
     """Check and resolve a scorer's run-time arguments (errors name the argument).
 
@@ -234,7 +247,16 @@ def resolve_runtime(
 
         limit_threads()
     budget = max_tokens if max_tokens is not None else DEFAULT_BUDGETS[family][kind]
-    return Runtime(torch_device, name, batch_size, budget, check_flag("progress", progress), accelerator, family)
+    return Runtime(
+        torch_device,
+        name,
+        batch_size,
+        budget,
+        check_flag("progress", progress),
+        accelerator,
+        family,
+        check_flag("shard", shard),
+    )
 
 
 def check_flag(name: str, value: Any) -> bool:

@@ -71,7 +71,7 @@ class ScorerRuntime:
     # -- run-time settings: one Runtime, resolved once by the constructor ----------------------
     def __init__(self, *, runtime: Optional[Runtime] = None, **runtime_options: Any) -> None:
         """Resolve and keep the scorer's run-time settings (:data:`RUNTIME_OPTIONS`: device, dtype,
-        batch_size, max_tokens, progress, accelerator) through the one policy,
+        batch_size, max_tokens, progress, accelerator, shard) through the one policy,
         :func:`nlgscore.core.runtime.resolve_runtime`, before a model loads, so that a bad
         argument fails fast; or take a ready :class:`~nlgscore.core.runtime.Runtime`
         (``runtime=``, the given options overriding its settings). A metric's constructor lists
@@ -91,7 +91,7 @@ class ScorerRuntime:
         Traceback (most recent call last):
         ...
         nlgscore.errors.ArgumentTypeError: Toy got an unknown option lowercas=; its options: lowercase;
-        run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, runtime
+        run-time options: device, dtype, batch_size, max_tokens, progress, accelerator, shard, runtime
         """
         self._runtime = scorer_runtime(type(self), runtime, runtime_options)
 
@@ -119,6 +119,7 @@ class ScorerRuntime:
             max_tokens=current.max_tokens,
             progress=current.progress,
             accelerator=current.accelerator,
+            shard=current.shard,
         )
         fields.update(settings)
         self._runtime = resolve_runtime(self.budget_family, **fields)
@@ -161,8 +162,15 @@ class ScorerRuntime:
         self._reset_runtime(progress=value)
 
     @property
+    def shards(self) -> bool:
+        """Whether calls are split across the ranks of a launch (``shard=True`` or an
+        ``accelerator``), every rank then calling with the same inputs; False: each process scores
+        its own calls whole (:mod:`nlgscore.backend.distributed`)."""
+        return self.runtime.shards
+
+    @property
     def accelerator(self) -> Any:
-        """The ``accelerate.Accelerator`` calls are sharded over (None: this process scores all)."""
+        """The ``accelerate.Accelerator`` calls are sharded over (None: no accelerator given)."""
         return self.runtime.accelerator
 
     @accelerator.setter

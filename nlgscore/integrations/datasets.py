@@ -9,12 +9,20 @@ it for the following batches (and for other map calls with the same settings).
 'bertscore'
 >>> fn({"prediction": ["it is freezing today"], "reference": ["the weather is cold today"]}).keys()
 dict_keys(['bertscore_precision', 'bertscore_recall', 'bertscore_f1'])
+
+BERTScore's idf is the test set's (Zhang et al., 2020: computed over the M references, "the same
+for all systems evaluated on a specific test set"), never a map batch's: ``idf=True`` needs
+``idf_sents``, every reference of the dataset, which :func:`idf_sentences` gathers once.
+
+>>> idf_sentences({"reference": ["a cat", ["a dog", "the dog"]]})
+['a cat', 'a dog', 'the dog']
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Union
+import warnings
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -52,6 +60,7 @@ class ScoreColumns:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if reference_column is None and source_column is None:
             raise ArgumentError("give reference_column, source_column or both")
+        _refuse_batch_idf(metric, options)
         self.metric = metric
         self.prediction_column = prediction_column
         self.reference_column = reference_column
@@ -59,6 +68,7 @@ class ScoreColumns:
         self.output_prefix = prefix if prefix is not None else metric_prefix(metric)
         self.options = dict(options)
         self._origin_pid = os.getpid()
+        self._told_unread = False
 
     @property
     def scorer(self) -> ScorerLike:
@@ -74,11 +84,18 @@ class ScoreColumns:
                 self.options["device"] = device
         if os.getpid() != self._origin_pid:
             _single_thread_worker()
-        missing = [
-            c for c in (self.prediction_column, self.reference_column, self.source_column) if c and c not in batch
-        ]
+        reference_column = self._reference_column(batch)
+        named = (
+            ("prediction_column", self.prediction_column),
+            ("reference_column", reference_column),
+            ("source_column", self.source_column),
+        )
+        missing = [f"{arg}={column!r}" for arg, column in named if column and column not in batch]
         if missing:
-            raise KeyError(f"column(s) {missing} not in the dataset (columns: {sorted(batch)})")
+            raise KeyError(
+                f"{', '.join(missing)}: no such column in the dataset (its columns: {', '.join(sorted(batch))}); "
+                "name the dataset's columns with prediction_column=, reference_column= and source_column="
+            )
         if isinstance(batch[self.prediction_column], str):
             # Without batched=True, datasets passes one row: its strings would be scored character by character.
             raise ArgumentTypeError(
@@ -87,14 +104,73 @@ class ScoreColumns:
             )
         result = self.scorer.compute(
             list(batch[self.prediction_column]),
-            references=list(batch[self.reference_column]) if self.reference_column else None,
+            references=list(batch[reference_column]) if reference_column else None,
             sources=list(batch[self.source_column]) if self.source_column else None,
         )
         sep = "_" if self.output_prefix else ""
         return {f"{self.output_prefix}{sep}{name}": values for name, values in result.columns().items()}
 
+    def _reference_column(self, batch: Dict[str, List[Any]]) -> Optional[str]:
+        """The reference column this metric reads: None for a source-only one (``prism:src``,
+        ``bartscore:...:src``), saying so once when the dataset has the reference column named."""
+        if self.reference_column is None or "references" in tuple(getattr(self.scorer, "needs", ("references",))):
+            return self.reference_column
+        if self.reference_column in batch and not self._told_unread:
+            self._told_unread = True
+            warnings.warn(
+                f"{self.scorer.name} scores with sources only here: reference_column={self.reference_column!r} "
+                "is not read (pass reference_column=None)",
+                stacklevel=3,
+            )
+        return None
+
     def __repr__(self) -> str:
         return f"map_function({self.metric!r}, prefix={self.output_prefix!r})"
+
+
+def _refuse_batch_idf(metric: Union[str, ScorerLike], options: Dict[str, Any]) -> None:
+    """Refuse idf taken from each map batch's references (it would change with ``batch_size``)."""
+    per_call = (
+        bool(getattr(metric, "call_dependent", False))
+        if isinstance(metric, ScorerLike)
+        else bool(options.get("idf")) and options.get("idf_sents") is None
+    )
+    if per_call:
+        raise ArgumentError(
+            "map_function with idf=True and no idf_sents would take idf from each map batch's references, "
+            "which changes with batch_size and num_proc; BERTScore's idf is the test set's: pass "
+            "idf_sents=nlgscore.integrations.datasets.idf_sentences(dataset, 'reference') (every reference, once)"
+        )
+
+
+def idf_sentences(dataset: Mapping[str, Any], column: str = "reference") -> List[str]:
+    """Every reference of ``dataset[column]`` (strings, or lists of strings per row), in order:
+    the ``idf_sents`` that make BERTScore's idf the whole test set's.
+
+    Args:
+        dataset: a ``datasets.Dataset`` or any mapping of column name to values.
+        column: the column holding the references.
+
+    Returns:
+        The references, one string each, lists flattened.
+
+    Raises:
+        ArgumentError: ``column`` is not a column of ``dataset``, or holds something else than
+            strings or lists of strings.
+
+    Example:
+        >>> idf_sentences({"ref": ["a", ["b", "c"]]}, "ref")
+        ['a', 'b', 'c']
+    """
+    from nlgscore.core.inputs import check_texts
+
+    names = list(getattr(dataset, "column_names", None) or dataset.keys())
+    if column not in names:
+        raise ArgumentError(f"column={column!r} is not a column of the dataset (its columns: {', '.join(names)})")
+    out: List[str] = []
+    for i, value in enumerate(dataset[column]):
+        out.extend(check_texts(f"{column}[{i}]", [value] if isinstance(value, str) else value))
+    return out
 
 
 def _single_thread_worker() -> None:
@@ -136,5 +212,7 @@ def map_function(
     metric name, ``""`` gives bare names. The reference column may hold strings or lists of
     strings (multiple references); set ``reference_column=None`` for source-only metrics
     (``prism:src``). With ``with_rank=True`` on a GPU machine, worker *k* uses GPU ``k % n``.
+    ``idf=True`` needs ``idf_sents`` (e.g. :func:`idf_sentences` of the dataset): idf from each
+    map batch would change with the batch; it is refused.
     """
     return ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)

@@ -13,9 +13,9 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
   predictions that did not change since an earlier evaluation are not encoded again either
   (``cache_candidates=True``).
 * Under a multi-process Trainer (``torchrun``/``accelerate launch``), every rank calls
-  ``compute_metrics`` with the same gathered arrays; the scorers detect the process group and
-  split the pairs between ranks (``nlgscore.backend.distributed.shard``), then gather the scores back in
-  order, so no rank repeats another's work and every rank returns the same dict.
+  ``compute_metrics`` with the same gathered arrays, so the call shards (``shard=True``): the
+  ranks compare a digest of their inputs, split the pairs, and gather the scores back in order,
+  so no rank repeats another's work and every rank returns the same dict.
 * ``batch_eval_metrics=True`` is supported: texts are collected batch by batch and scored when
   the Trainer passes ``compute_result=True``.
 
@@ -118,7 +118,9 @@ class GenerationMetrics:
         if not predictions:
             warnings.warn("compute_metrics got an empty evaluation set; no scores", stacklevel=3)
             return {}
-        result = self.scorer.compute(list(predictions), references=list(references))
+        # Every rank calls compute_metrics with the same gathered arrays: the call is split across
+        # the ranks (their inputs compared first) and every rank gets every score.
+        result = self.scorer.compute(list(predictions), references=list(references), shard=True)
         return {f"{self.prefix}{sep}{name}": float(np.mean(values)) for name, values in result.columns().items()}
 
     def __call__(self, eval_pred: Any, compute_result: Optional[bool] = None) -> Dict[str, float]:

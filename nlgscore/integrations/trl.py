@@ -54,26 +54,6 @@ SERVER_URL = ("http://", "https://")  # a spec naming a running `nlgscore serve`
 _SCORING = threading.Lock()
 
 
-class ThisProcessOnly:
-    """An accelerator stand-in with one process: the scorer's template never shards or gathers.
-
-    TRL calls a reward on every rank with that rank's own completions; a scorer that detected
-    the process group would split *this* rank's batch and gather other ranks' (different) ones.
-    """
-
-    num_processes = 1
-    process_index = 0
-
-    def __repr__(self) -> str:
-        return "ThisProcessOnly()"
-
-    def __reduce__(self) -> str:  # unpickled as the one instance: the scorer cache keys an accelerator by identity
-        return "THIS_PROCESS_ONLY"
-
-
-THIS_PROCESS_ONLY = ThisProcessOnly()
-
-
 class RewardFunction:
     """The reward callable; see :func:`reward_function`. Picklable: it holds the spec and options,
     and a copy loads the scorer (once per process) on its first call."""
@@ -101,14 +81,14 @@ class RewardFunction:
         ):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ArgumentTypeError(f"{arg} must be a non-empty string or None, got {value!r}")
-        if options.get("accelerator") is not None:
-            raise ArgumentError(
-                "accelerator= does not apply to a reward: TRL scores each process's completions on that process"
-            )
+        for option in ("accelerator", "shard"):
+            if options.get(option):  # the scorer's default: each rank's call is scored whole on that rank
+                raise ArgumentError(
+                    f"{option}= does not apply to a reward: TRL scores each process's completions on that process"
+                )
         self.remote = spec.startswith(SERVER_URL)  # a running `nlgscore serve`: every rank sends it requests
         if not self.remote:
             metric_name, _ = spec_options(spec, options)
-            options = dict(options, accelerator=THIS_PROCESS_ONLY)
             if getattr(metric(metric_name).scorer_class(), "caches_embeddings", False):
                 options.setdefault("cache_references", True)
         self.spec, self.options = spec, options

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.corpus.outputs.driver import Piece, run_chunks, splits_across_ranks
 from nlgscore.corpus.outputs.lock import OutputLock
 from nlgscore.errors import ArgumentError, DataError
 from nlgscore.mbr.decode import check_nbest, decode, load_metric
@@ -78,8 +78,8 @@ def decode_to_file(
     takes it. ``column``/``nbest`` are :func:`~nlgscore.mbr.decode`'s. ``settings``
     (strings/numbers) join the checkpoint's identity; the items' SHA-256, the metric's
     signature, the column, the chunk, ``nbest`` and ``matrix_out`` are always part of it. In a
-    launched multi-process run every process calls this and only the one with ``writer=True``
-    (rank 0) writes.
+    launched multi-process run with a scorer that shards (``shard=True``), every process calls
+    this with the same arguments and only the one with ``writer=True`` (rank 0) writes.
     """
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ArgumentError(f"chunk must be a positive integer (items per decode call and checkpoint), got {chunk!r}")
@@ -112,6 +112,7 @@ def decode_to_file(
         locks=[matrices] if matrices is not None else [],
         progress=progress,
         desc="decoding",
+        together=splits_across_ranks(scorer),
     )
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 

@@ -46,7 +46,7 @@ from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import check_long_inputs
 from nlgscore.core.result import Result
-from nlgscore.core.runtime import dtype_name
+from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.bartscore_long import BartPairs, counted
@@ -296,6 +296,7 @@ class BARTScorer(Scorer):
         batch_size: Optional[int] = None,
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
+        shard: Optional[bool] = None,
         context: int = 0,
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> BARTScoreResult:
@@ -318,6 +319,7 @@ class BARTScorer(Scorer):
                 batch_size=batch_size,
                 max_tokens=max_tokens,
                 progress=progress,
+                shard=shard,
                 context=context,
                 doc_ids=doc_ids,
             )
@@ -338,9 +340,7 @@ class BARTScorer(Scorer):
                 "prompt",
                 "prompt_side",
                 "agg",
-                "batch_size",
-                "max_tokens",
-                "progress",
+                *CALL_RUNTIME_OPTIONS,
                 "context",
                 "doc_ids",
             )
@@ -355,7 +355,7 @@ class BARTScorer(Scorer):
         agg = _choice("agg", given.get("agg", "mean"), AGGREGATIONS)
         prompt = given.get("prompt")
         prompts: List[Optional[str]] = [None] if prompt is None else list(prompt_list(prompt))
-        runtime = self._call_runtime(given.get("batch_size"), given.get("max_tokens"), given.get("progress"))
+        runtime = self._call_runtime(**{name: given.get(name) for name in CALL_RUNTIME_OPTIONS})
         return self._make_call(
             predictions,
             references,

@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from nlgscore.corpus.outputs.driver import Piece, run_chunks
+from nlgscore.corpus.outputs.driver import Piece, run_chunks, splits_across_ranks
 from nlgscore.errors import ArgumentError, DataError
 from nlgscore.stream.readers import Inputs
 from nlgscore.stream.row_windows import (
@@ -172,13 +172,15 @@ def score_to_file(
 ) -> Summary:
     """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
 
-    In a launched multi-process run (torchrun, accelerate launch) every process calls this with
-    the same arguments and scores its share of each window; only the one with ``writer=True``
-    (rank 0) writes. ``settings`` (strings/numbers) join the checkpoint's identity, e.g. the command line's spec;
-    the scorer's signature, the window, the format and the input files' size and SHA-256 are
-    always part of it. ``options`` go to every ``compute`` call. ``writer=False`` scores without
-    writing (the non-zero ranks of a multi-process run, which take part in every window). The
-    run holds ``path``'s lock (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output
+    In a launched multi-process run (torchrun, accelerate launch) with a scorer that shards
+    (``shard=True``), every process calls this with the same arguments and scores its share of
+    each window; only the one with ``writer=True`` (rank 0) writes. Without sharding each process
+    runs on its own (its own inputs and output). ``settings`` (strings/numbers) join the
+    checkpoint's identity, e.g. the command line's spec; the scorer's signature, the window, the
+    format and the input files' size and SHA-256 are always part of it. ``options`` go to every
+    ``compute`` call. ``writer=False`` scores without writing (the non-zero ranks of a
+    multi-process run, which take part in every window). The run holds ``path``'s lock
+    (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output
     is refused. The driver is :func:`nlgscore.corpus.outputs.driver.run_chunks`.
     """
     check_window(window)
@@ -192,7 +194,15 @@ def score_to_file(
         **inputs.identity(),
     }
     job = _ScoreJob(scorer, inputs, Path(path), identity, window, fmt, options)
-    outcome = run_chunks(Path(path), job, scorer=scorer, restart=restart, writer=writer, progress=progress)
+    outcome = run_chunks(
+        Path(path),
+        job,
+        scorer=scorer,
+        restart=restart,
+        writer=writer,
+        progress=progress,
+        together=splits_across_ranks(scorer, options),
+    )
     state = outcome.state
     return Summary(
         Path(path),

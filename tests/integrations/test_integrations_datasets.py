@@ -85,3 +85,42 @@ def test_bad_arguments():
 def test_map_without_batched_is_a_clear_error(table):
     with pytest.raises(TypeError, match="batched=True"):
         table.map(map_function(SPEC))
+
+
+def test_idf_from_each_map_batch_is_refused_and_the_dataset_idf_equals_one_call(table, minilm_scorer):
+    """BERTScore's idf is the test set's: map batches of 2 give the scores of one call whose idf
+    comes from every reference (idf_sents), whatever the batch size."""
+    import nlgscore
+    from nlgscore.integrations.datasets import idf_sentences
+
+    for options in ({"idf": True}, {"idf": True, "num_layers": 4}):
+        with pytest.raises(ValueError, match="idf_sents=nlgscore.integrations.datasets.idf_sentences"):
+            map_function("bertscore:minilm", **options)
+    with pytest.raises(ValueError, match="idf_sents"):
+        map_function(nlgscore.load(SPEC, idf=True))  # a ready scorer whose idf comes from each call
+    sents = idf_sentences(table, "reference")
+    assert sents == REFS
+    want = nlgscore.load(SPEC, idf=True).compute(PREDS, references=REFS).columns()["f1"]
+    for batch_size in (2, 3):
+        out = table.map(map_function(SPEC, idf=True, idf_sents=sents), batched=True, batch_size=batch_size)
+        assert out["bertscore_f1"] == want
+    with pytest.raises(ValueError, match="column='answers' is not a column"):
+        idf_sentences(table, "answers")
+
+
+def test_missing_column_names_the_argument_and_a_source_only_metric_says_it_skips_references(tmp_path):
+    with pytest.raises(KeyError, match=r"reference_column='ref': no such column.*prediction_column="):
+        map_function(SPEC, reference_column="ref")({"prediction": ["a"], "reference": ["b"]})
+    from pathlib import Path
+
+    prism = str(Path(__file__).resolve().parents[1] / "golden" / "tiny-prism")
+    fn = map_function(f"prism:src:{prism}:en", source_column="source")
+    batch = {"prediction": ["a cat"], "reference": ["the cat"], "source": ["ein Kater"]}
+    with pytest.warns(UserWarning, match="reference_column='reference' is not read"):
+        scores = fn(batch)["prism_segment"]
+    import nlgscore
+
+    assert scores == nlgscore.load(f"prism:src:{prism}:en").compute(["a cat"], sources=["ein Kater"]).scores
+    assert (
+        fn({"prediction": ["a cat"], "source": ["ein Kater"]})["prism_segment"] == scores
+    )  # no reference column needed

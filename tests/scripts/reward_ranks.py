@@ -3,7 +3,8 @@
 Launched by tests/test_trl_rewards.py as
 ``torchrun --standalone --nproc_per_node 2 tests/scripts/reward_ranks.py OUT_DIR`` (CPU, gloo).
 Each rank writes ``OUT_DIR/rank<k>.json``: its completions, references and the rewards returned,
-and, as a control, what a plain scorer (which shards under a process group) returned for them.
+and, as a control, what a scorer asked to shard (``shard=True``) does with them: every rank's
+inputs differ, so that is an error on every rank, never another rank's scores.
 """
 
 import json
@@ -28,8 +29,13 @@ def main(out_dir: str) -> None:
 
     reward = reward_function(SPEC)
     rewards = reward(prompts=["q"] * 4, completions=COMPLETIONS[rank], reference=REFERENCES[rank])
-    sharded = load(SPEC).compute(COMPLETIONS[rank], references=REFERENCES[rank]).scores
-    report = {"rank": rank, "world": dist.get_world_size(), "rewards": rewards, "sharded": sharded}
+    plain = load(SPEC).compute(COMPLETIONS[rank], references=REFERENCES[rank]).scores
+    try:
+        load(SPEC).compute(COMPLETIONS[rank], references=REFERENCES[rank], shard=True)
+        sharded = None
+    except Exception as err:
+        sharded = f"{type(err).__name__}: {err}"
+    report = {"rank": rank, "world": dist.get_world_size(), "rewards": rewards, "plain": plain, "sharded": sharded}
     Path(out_dir, f"rank{rank}.json").write_text(json.dumps(report))
     dist.barrier()
     dist.destroy_process_group()

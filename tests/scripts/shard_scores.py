@@ -1,16 +1,25 @@
-"""Score the same inputs on every process of a multi-process launch; rank 0 writes what each rank saw.
+"""Every multi-rank pattern of a launched script, on every process; rank 0 writes what each rank saw.
 
 Launched by tests/backend/test_distributed.py as
-``torchrun --nproc_per_node 2 tests/scripts/shard_scores.py OUT.json`` (CPU, gloo). On a GPU
-node the same script runs with ``accelerate launch --multi_gpu --num_processes N``. The script
-creates no process group itself: the scorers shard from the launcher's environment.
+``torchrun --nproc_per_node 2 tests/scripts/shard_scores.py OUT.json`` (CPU, gloo). The script
+starts no process group itself: the sharded calls start it from the launcher's environment, and
+the script ends it by exiting (a rank that hung or aborted would fail the launch).
 
-For each metric it records, per rank: the scores returned (every rank must get all of them, in
-input order), how many texts/pairs that rank's model actually ran on (forward pre-hooks on the
-real models: no rank may repeat another's work), and the Trainer ``compute_metrics`` dict.
+Per rank it records:
+
+* ``own``: each metric on this rank's own inputs (``OWN[rank]``), as a plain call: no collective;
+* ``alone``: rank 0 scoring alone while rank 1 waits on nothing;
+* ``shared``: ``shard=True`` calls on the same inputs everywhere, with how many texts/pairs this
+  rank's model ran on (forward pre-hooks on the real models: no rank repeats another's work);
+* ``mismatch``: a ``shard=True`` call on different inputs (the error every rank gets);
+* ``failure``: a ``shard=True`` call whose share fails on rank 1 (the error each rank gets), and a
+  sharded call after it (the ranks still work together);
+* ``evaluate``: ``evaluate``'s own distributed mode (``num_process=2, process_id=rank``);
+* ``trainer``: a Trainer ``compute_metrics`` dict (every rank passes the same gathered arrays).
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +35,11 @@ REFS = [
     "hello world",
     "a b d",
     "it ends",
+]
+# Each rank's own validation shard (different lengths: nothing lines the ranks up).
+OWN = [
+    (["the cat sat on the mat", "hello world"], ["a cat was sitting on the mat", "hello world"]),
+    (["stocks fell sharply", "good morning", "rain again"], ["markets dropped", "good morning to you", "it rains"]),
 ]
 # over MiniLM's 512 tokens (long_inputs="auto": windows), scored on a rank of its own
 LONG = (" ".join(f"sentence {i} of a long report on the weather." for i in range(90)), "the weather report")
@@ -45,69 +59,134 @@ def rows_seen(model):
     return seen, model.register_forward_pre_hook(hook, with_kwargs=True)
 
 
+def scorers():
+    """The scorers of every scenario: BERTScore (MiniLM), Prism-ref, BARTScore (tiny), chrF."""
+    import nlgscore
+
+    return {
+        "bertscore": nlgscore.load("bertscore:minilm:L4"),
+        "prism": nlgscore.load(f"prism:ref:{GOLDEN / 'tiny-prism'}:en"),
+        "bartscore": nlgscore.load(f"bartscore:{GOLDEN / 'tiny-bart'}"),
+        "chrf": nlgscore.load("chrf"),
+    }
+
+
+def encoders(loaded):
+    """The module each model-based scorer runs once per text or pair (what ``rows_seen`` counts)."""
+    return {
+        "bertscore": loaded["bertscore"].encoder.model.embeddings,  # both the packed and the stock forward run them
+        "prism": loaded["prism"]._loaded.model.get_encoder(),  # one row per distinct source text
+        "bartscore": loaded["bartscore"].model.get_encoder(),
+    }
+
+
+def error_of(fn):
+    """``(class name, message)`` of what ``fn()`` raised, or None."""
+    try:
+        fn()
+    except Exception as err:
+        return [type(err).__name__, str(err)]
+    return None
+
+
 def main(out_path: str) -> None:
-    from accelerate import PartialState
-    from accelerate.utils import gather_object
+    import torch.distributed as dist
 
     torch.manual_seed(0)
-    from nlgscore.bertscore import BERTScorer
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    loaded = scorers()
+    report = {"world": world, "rank": rank}
 
-    bert = BERTScorer(model_type="minilm", num_layers=4, cache_references=True)
-    seen, _ = rows_seen(bert.encoder.model.embeddings)  # embeddings: both the packed and the stock forward run them
-    # No set-up above: the first scoring call initialises the gloo process group from torchrun's
-    # environment (nlgscore.backend.distributed.init_from_launcher).
-    result = bert.score(CANDS, REFS)
-    state = PartialState()
-    report = {"world": state.num_processes}
-    report["bertscore"] = {"f1": result.columns()["f1"], "precision": result.columns()["precision"], "rows": sum(seen)}
-    one = bert.score(CANDS[:1], REFS[:1])  # a single pair: rank 1's share is empty
-    report["bertscore_one"] = one.columns()["f1"]
-    windowed = bert.score(CANDS[:3] + [LONG[0]], REFS[:3] + [LONG[1]])
-    report["bertscore_long"] = {"f1": windowed.columns()["f1"], "windows": windowed.windows}
+    # Per-rank inputs, plain calls: each rank's own scores; no process group is needed for them.
+    preds, refs = OWN[rank]
+    report["own"] = {name: scorer.compute(preds, references=refs).scores for name, scorer in loaded.items()}
+    report["group_after_own"] = dist.is_initialized()
+    # Rank 0 alone (rank 1 goes straight on): it must not wait for rank 1.
+    report["alone"] = loaded["chrf"].compute(CANDS, references=REFS).scores if rank == 0 else None
 
+    # The same inputs everywhere, sharded: every rank gets every score; each ran its share.
+    shared = {}
+    for name, module in encoders(loaded).items():
+        seen, handle = rows_seen(module)
+        result = loaded[name].compute(CANDS, references=REFS, shard=True)
+        handle.remove()
+        shared[name] = {"scores": result.scores, "columns": result.columns(), "rows": sum(seen)}
+    shared["chrf"] = {"scores": loaded["chrf"].compute(CANDS, references=REFS, shard=True).scores}
+    one = loaded["bertscore"].compute(CANDS[:1], references=REFS[:1], shard=True)  # rank 1's share is empty
+    shared["bertscore_one"] = one.scores
+    windowed = loaded["bertscore"].compute(CANDS[:3] + [LONG[0]], references=REFS[:3] + [LONG[1]], shard=True)
+    shared["bertscore_long"] = {"scores": windowed.scores, "windows": windowed.windows}
+    report["shared"] = shared
+
+    # Long inputs of the seq2seq metrics: chunked pairs are sharded like any other; windows whole.
+    import tempfile
+
+    sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
+    import test_long_seq2seq as texts
+
+    import nlgscore
+
+    long_preds = [texts.TARGET, texts.LONG, texts.SHORT, texts.TAIL_A]
+    long_bart = nlgscore.load(f"bartscore:{GOLDEN / 'tiny-bart'}", max_length=48)
+    done = long_bart.compute(
+        long_preds, references=[texts.TAIL_A, texts.SHORT, [texts.LONG, texts.SHORT], texts.TAIL_A], shard=True
+    )
+    report["bartscore_long"] = {"scores": done.scores, "windows": done.windows}
+    with tempfile.TemporaryDirectory() as tmp:
+        long_prism = nlgscore.load(f"prism:src:{texts.short_prism(Path(tmp) / 'p')}")
+        done = long_prism.compute(long_preds, sources=[texts.TAIL_A, texts.SHORT, texts.LONG, texts.TAIL_A], shard=True)
+    report["prism_long"] = {"scores": done.scores, "windows": done.windows}
+
+    # Different inputs under shard=True: the same named error on every rank, never mixed scores.
+    report["mismatch"] = {
+        name: error_of(lambda scorer=scorer: scorer.compute(preds, references=refs, shard=True))
+        for name, scorer in loaded.items()
+    }
+
+    # A share that fails on rank 1 only: rank 1 raises its own error, rank 0 an error naming rank 1.
+    def fail_on_rank_1(module, args, kwargs):
+        raise RuntimeError("a fault on rank 1's share")
+
+    module = encoders(loaded)["bertscore"]
+    handle = module.register_forward_pre_hook(fail_on_rank_1, with_kwargs=True) if rank == 1 else None
+    report["failure"] = error_of(
+        lambda: loaded["bertscore"].compute(["a new text", "and another"], ["a", "b"], shard=True)
+    )
+    if handle is not None:
+        handle.remove()
+    report["after_failure"] = loaded["bertscore"].compute(CANDS, references=REFS, shard=True).scores
+
+    # evaluate's distributed mode: every process adds its own shard, process 0 computes them all.
+    import evaluate
+
+    module = evaluate.load(
+        nlgscore.evaluate_module("bertscore"),
+        num_process=world,
+        process_id=rank,
+        experiment_id="shard-scores",
+        cache_dir=os.environ["EVALUATE_CACHE"],
+    )
+    module.add_batch(predictions=preds, references=refs)
+    outcome = module.compute(model_type="minilm", num_layers=4)
+    report["evaluate"] = None if outcome is None else outcome["f1"]
+
+    # A Trainer's compute_metrics: every rank passes the same gathered arrays.
     from transformers import AutoTokenizer
 
     from nlgscore.integrations.trainer import compute_metrics
 
     tok = AutoTokenizer.from_pretrained(GOLDEN / "tiny-bart")
-    fn = compute_metrics(tok, metric=bert)
+    fn = compute_metrics(tok, metric=loaded["bertscore"])
     ids = tok(CANDS, padding=True, return_tensors="np")["input_ids"]
     labels = tok(REFS, padding=True, return_tensors="np")["input_ids"]
     labels[labels == tok.pad_token_id] = -100
     report["trainer"] = fn((ids, labels))
     report["trainer_one"] = fn((ids[:1], labels[:1]))
 
-    from nlgscore.seq2seq.prism import PrismScorer
-
-    prism = PrismScorer(checkpoint=str(GOLDEN / "tiny-prism"), lang="en", mode="ref")
-    prism_seen, _ = rows_seen(prism._loaded.model.get_encoder())  # one row per distinct source text
-    report["prism"] = {"segment": prism.compute(CANDS, references=REFS).columns()["segment"], "rows": sum(prism_seen)}
-
-    from nlgscore.seq2seq.bartscore import BARTScorer
-
-    bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"))
-    bart_seen, _ = rows_seen(bart.model.get_encoder())
-    report["bartscore"] = {"scores": bart.compute(CANDS, references=REFS).columns()["scores"], "rows": sum(bart_seen)}
-
-    # Long inputs: chunked pairs are sharded like any other; result.windows is whole on every rank.
-    import tempfile
-
-    sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
-    import test_long_seq2seq as texts
-
-    preds = [texts.TARGET, texts.LONG, texts.SHORT, texts.TAIL_A]
-    long_bart = BARTScorer(checkpoint=str(GOLDEN / "tiny-bart"), max_length=48)
-    done = long_bart.compute(preds, references=[texts.TAIL_A, texts.SHORT, [texts.LONG, texts.SHORT], texts.TAIL_A])
-    report["bartscore_long"] = {"scores": done.columns()["scores"], "windows": done.windows}
-    with tempfile.TemporaryDirectory() as tmp:
-        long_prism = PrismScorer(str(texts.short_prism(Path(tmp) / "p")), mode="src")
-        done = long_prism.compute(preds, sources=[texts.TAIL_A, texts.SHORT, texts.LONG, texts.TAIL_A])
-    report["prism_long"] = {"segment": done.columns()["segment"], "windows": done.windows}
-
-    everyone = gather_object([report])
-    if state.is_main_process:
+    everyone = [None] * world
+    dist.all_gather_object(everyone, report)
+    if rank == 0:
         Path(out_path).write_text(json.dumps(everyone))
-    state.wait_for_everyone()
 
 
 if __name__ == "__main__":

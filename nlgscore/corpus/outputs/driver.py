@@ -14,9 +14,11 @@ settings) that a resume must match. :func:`run_chunks` does the rest once for ev
   and the lock of every side file it names in ``locks``) from before it reads the checkpoint
   until the output is published or the run fails; a second run on the same output is refused
   with an error naming the holder's PID;
-* rank-0 writing: in a launched multi-process run every process calls it with the same
-  arguments and computes its share of each chunk; only the one with ``writer=True`` writes, and
-  a problem found by the writer (a refused resume) is raised on every process, so none waits.
+* rank-0 writing: where the scorer splits its calls across the ranks of a launch
+  (``shard=True``: :func:`splits_across_ranks`), every process calls it with the same arguments
+  and computes its share of each chunk; only the one with ``writer=True`` writes, and a problem
+  found by the writer (a refused resume) is raised on every process, so none waits. Otherwise
+  each process runs on its own: nothing is exchanged.
 
 >>> import io
 >>> class Lines:
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
 
-from nlgscore.backend.distributed import broadcast_from_main
+from nlgscore.backend.distributed import Ranks, broadcast_from_main, shard_ranks
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.corpus.outputs.lock import OutputLock
 from nlgscore.corpus.outputs.resumable import ResumableOutput, kernel_in_use, same_kernel
@@ -100,12 +102,15 @@ def run_chunks(
     locks: Sequence[Union[str, Path]] = (),
     progress: bool = False,
     desc: str = "scoring",
+    together: bool = False,
 ) -> Outcome:
     """Run ``job`` into ``output`` (a path, resumable; or a text stream); see :class:`Job`.
 
     ``locks`` are side files (e.g. a matrix file) locked with the output. ``scorer`` gives the
     CPU kernel to pin (None: nothing pinned). ``writer``: this process writes (rank 0).
+    ``together``: every rank of the launch runs this with the same arguments (the scorer shards).
     """
+    ranks = shard_ranks() if together else None
     resumable = isinstance(output, (str, Path))
     with ExitStack() as held:  # the locks, released however the run ends
         out, problem = None, None
@@ -120,10 +125,10 @@ def run_chunks(
             except NlgscoreError as err:
                 problem = err
         # Every process starts where the writer resumes, with its state.
-        done, state = _agree(problem, (out.done, out.state) if out is not None else (0, {}))
+        done, state = _agree(ranks, problem, (out.done, out.state) if out is not None else (0, {}))
         resumed_at = done
         pieces = job.chunks(done, state)
-        kernel = _agree(None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
+        kernel = _agree(ranks, None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
         from nlgscore.backend.progress import progress_bar
 
         with same_kernel(kernel), progress_bar(initial=done, enabled=progress, desc=desc, unit="item") as bar:
@@ -147,10 +152,21 @@ def run_chunks(
     return Outcome(done, resumed_at, state)
 
 
-def _agree(problem: Optional[Exception], value: Any) -> Any:
-    """The writer's ``value`` on every process, or its ``problem`` raised on every process (none
+def splits_across_ranks(scorer: Any, options: Optional[Dict[str, Any]] = None) -> bool:
+    """Whether ``scorer``'s calls (with the call ``options``) are split across the ranks of a
+    launch: ``shard=True`` in the options, or a scorer built to shard (its ``shards``).
+
+    >>> splits_across_ranks(object(), {"shard": True}), splits_across_ranks(object())
+    (True, False)
+    """
+    given = (options or {}).get("shard")
+    return bool(given) if given is not None else bool(getattr(scorer, "shards", False))
+
+
+def _agree(ranks: Optional[Ranks], problem: Optional[Exception], value: Any) -> Any:
+    """The writer's ``value`` on every rank, or its ``problem`` raised on every rank (none
     waits for a writer that stopped)."""
-    agreed, message = broadcast_from_main((value, str(problem) if problem else None))
+    agreed, message = broadcast_from_main((value, str(problem) if problem else None), ranks)
     if problem is not None:
         raise problem
     if message is not None:
