@@ -288,20 +288,21 @@ def build(spec: str, runtime: Any = None, **options: Any) -> Any:
     return _construct(*_split(spec, runtime, options))
 
 
-def _construct(name: str, own: Dict[str, Any], resolved: Any) -> Any:
+def _construct(name: str, own: Dict[str, Any], call: Dict[str, Any], resolved: Any) -> Any:
     entry = _TABLE[name]
     cls = entry.scorer_class()
     try:
         if _takes_runtime(cls):
-            return cls(runtime=resolved, **own)
-        scorer = cls(**own)
-        scorer.runtime = resolved
-        return scorer
+            scorer = cls(runtime=resolved, **own)
+        else:
+            scorer = cls(**own)
+            scorer.runtime = resolved
     except OSError as err:
         # name the keyword that chose the model (model_type= or checkpoint=) in offline errors
         if entry.model_option and hasattr(err, "for_flag"):
             raise err.for_flag(f"{entry.model_option}=") from err.__cause__
         raise
+    return scorer.set_call_defaults(**call) if call else scorer
 
 
 def load(spec: str, **options: Any) -> Any:
@@ -313,14 +314,19 @@ def load(spec: str, **options: Any) -> Any:
     return build(spec, **options)
 
 
-def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Any]:
-    """``spec`` and ``options`` as (metric name, the metric's own options, the resolved Runtime)."""
+def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Dict[str, Any], Any]:
+    """``spec`` and ``options`` as (metric name, the constructor's options, the call options that
+    become the scorer's call defaults, the resolved Runtime), by the metric's option table
+    (:mod:`nlgscore.core.options`): an option it does not take fails here, before a model loads."""
+    from nlgscore.core.options import split_options
     from nlgscore.core.runtime import RUNTIME_OPTIONS
     from nlgscore.core.scorer_runtime import scorer_runtime
 
     name, merged = spec_options(spec, options)
+    cls = _TABLE[name].scorer_class()
+    merged, call = split_options(cls, merged)
     settings = {key: merged.pop(key) for key in RUNTIME_OPTIONS if key in merged}
-    return name, merged, scorer_runtime(_TABLE[name].scorer_class(), runtime, settings)
+    return name, merged, call, scorer_runtime(cls, runtime, settings)
 
 
 def _takes_runtime(cls: type) -> bool:
@@ -353,15 +359,16 @@ def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
     server = server_row(spec)
     if server is not None:  # a server: one client per URL and options
         return _CACHE.get_or_build(("remote", spec, content_key(options)), lambda: (_remote(server, spec, options),))[0]
-    name, own, resolved = _split(spec, runtime, options)
+    name, own, call, resolved = _split(spec, runtime, options)
     settings = resolved.options()
     accelerator = settings.pop("accelerator")
-    own_key = content_key(own)
+    given = {**own, **{f"call:{name}": value for name, value in call.items()}}
+    own_key = content_key(given)
     if own_key is None:  # an option without stable content (an object): by identity, kept alive by the entry
-        own_key = repr(sorted((k, id(v)) for k, v in own.items()))
+        own_key = repr(sorted((k, id(v)) for k, v in given.items()))
     key = (name, own_key, content_key(settings), id(accelerator))
     # the entry keeps the options and the accelerator alive, so that their ids stay theirs
-    return _CACHE.get_or_build(key, lambda: (_construct(name, own, resolved), own, accelerator))[0]
+    return _CACHE.get_or_build(key, lambda: (_construct(name, own, call, resolved), given, accelerator))[0]
 
 
 def cached_scorers() -> List[Any]:

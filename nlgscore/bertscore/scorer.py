@@ -45,11 +45,14 @@ from nlgscore.core.cache import DEFAULT_CACHE_BYTES, TextCache
 from nlgscore.core.inputs import check_text, check_texts
 from nlgscore.core.long_inputs import (
     DEFAULT_LONG_INPUTS,
+    LONG_INPUTS,
+    LONG_INPUTS_HELP,
     check_long_inputs,
     name_text,
     too_long,
     windows_per_prediction,
 )
+from nlgscore.core.options import Option
 from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -128,6 +131,25 @@ class BERTScorer(Scorer):
     # while the model runs this one.
     prepares_apart = True
     takes_context = True  # nlgscore.bertscore.doc_context
+    option_table = (
+        Option("model_type", "str", "model id, folder or alias (minilm); default: by lang (en: roberta-large)"),
+        Option("num_layers", "int", "the layer whose embeddings are matched (default: the model's tuned layer)"),
+        Option("lang", "str", "language code: picks the default model and the rescale baseline"),
+        Option("idf", "bool", "idf weights (from idf_sents, else from each call's references)"),
+        Option("idf_sents", "texts", "the texts idf is computed from (the test set's references); switches idf on"),
+        Option("rescale_with_baseline", "bool", "rescale with the baseline of lang and model (bert_score's files)"),
+        Option("baseline_path", "str", "a baseline file of one's own (with rescale_with_baseline)"),
+        Option("all_layers", "bool", "score with every layer (one row per layer)"),
+        Option("max_length", "int", "tokens per window (default: the model's)"),
+        Option("revision", "str", "the model's Hub revision (a commit, tag or branch)"),
+        Option("cache_references", "bool", "keep reference embeddings across calls"),
+        Option("reference_cache_size", "int", "most texts the embedding cache keeps"),
+        Option("cache_candidates", "bool", "keep candidate embeddings across calls too"),
+        Option("long_inputs", "choice", LONG_INPUTS_HELP, choices=LONG_INPUTS),
+        Option("window_stride", "int", "content tokens between windows (long_inputs=auto; default half a window)"),
+        Option("calibration", "str", "a file of nlgscore calibrate: its layer and baseline"),
+        Option("reference_cache_bytes", "int", "most bytes the embedding cache keeps (default 512 MiB)"),
+    )
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ every metric fulfils (knows no metric): the Scorer template, Call, Result, Signa
 * ``signature.py``: what produced a score, for reports and caches
 * ``runtime.py``: the one run-time policy: device, dtype incl. CPU bf16/"auto", budgets, progress
 * ``scorer_runtime.py``: the run-time options every scorer owns: Scorer.__init__
+* ``options.py``: the option table: every option a metric takes, constructor or call, as every door spells it
 * ``long_inputs.py``: the long_inputs= option every scorer takes, LongInputError
 * ``cache.py``: TextCache: LRU by count and bytes; ScorerCache; content keys
 * ``batcher_hook.py``: where Scorer.acompute's Call queue comes from: a factory the scheduler registers

@@ -69,9 +69,10 @@ from nlgscore.core.batcher_hook import new_batcher
 from nlgscore.core.call import Call, CallCancelled, MatrixCall
 from nlgscore.core.context import check_context, item_contexts
 from nlgscore.core.inputs import Item, check_references, check_same_length, check_text, check_texts, make_items
+from nlgscore.core.options import metric_options
 from nlgscore.core.result import Result, check_finite
 from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, RUNTIME_OPTIONS
-from nlgscore.core.scorer_runtime import ScorerRuntime, metric_options, scorer_runtime
+from nlgscore.core.scorer_runtime import ScorerRuntime, scorer_runtime
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -150,8 +151,13 @@ class Scorer(ScorerRuntime, ABC):
     # scoring never touches what preparing does (the tokenizer). Read by the micro-batcher.
     prepares_apart: ClassVar[bool] = False
     _batcher: Any = None  # this scorer's own Call queue (batcher()), made on first use
+    # The values of call options a call does not give (set_call_defaults: load(spec, prompt=...)).
+    _call_defaults: Dict[str, Any] = {}
     # The metric reads items' document context (compute(..., context=k, doc_ids=...)).
     takes_context: ClassVar[bool] = False
+    # Every option the metric takes (nlgscore.core.options.Option rows: constructor or call),
+    # which every door reads; None: the constructor's parameters, none of them per call.
+    option_table: ClassVar[Optional[Tuple[Any, ...]]] = None
 
     def compute(
         self,
@@ -163,7 +169,7 @@ class Scorer(ScorerRuntime, ABC):
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
         shard: Optional[bool] = None,
-        context: int = 0,
+        context: Optional[int] = None,
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> Result:
         """Score each prediction with the inputs the metric needs; results in input order:
@@ -176,7 +182,8 @@ class Scorer(ScorerRuntime, ABC):
         :class:`~nlgscore.backend.distributed.ShardError`); by default each process scores its own
         call whole.
         ``context=k``: each sentence read after the previous ``k`` of its document (``doc_ids``,
-        one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``.
+        one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``. An option left
+        as None takes the scorer's call default (:meth:`set_call_defaults`), else the metric's.
         """
         return self.run(
             self.make_call(
@@ -235,14 +242,51 @@ class Scorer(ScorerRuntime, ABC):
         >>> call.needs, call.size, scorer.run(call).scores == scorer.compute(["It is cold."], ["It is cold today."]).scores
         (('references',), 1, True)
         """
+        options = self._with_call_defaults(options)
         runtime = self._call_runtime(**{name: options.pop(name, None) for name in CALL_RUNTIME_OPTIONS})
         context, doc_ids = options.pop("context", 0), options.pop("doc_ids", None)
         if options:
-            raise ArgumentTypeError(
-                f"{self.name} calls take no option {', '.join(sorted(options))}= "
-                f"(only {', '.join(CALL_RUNTIME_OPTIONS)}, context, doc_ids)"
-            )
+            from nlgscore.core.options import not_call_options
+
+            raise not_call_options(type(self), sorted(options))
         return self._make_call(predictions, references, sources, runtime=runtime, context=context, doc_ids=doc_ids)
+
+    @property
+    def call_defaults(self) -> Dict[str, Any]:
+        """The call options this scorer's calls get when they do not give them
+        (:meth:`set_call_defaults`; empty by default)."""
+        return dict(self._call_defaults)
+
+    def set_call_defaults(self, **options: Any) -> "Scorer":
+        """Make ``options`` (call options of this metric's option table, e.g. BARTScore's
+        ``prompt``) the values of every call that does not give them; a call's own value wins.
+        ``nlgscore.load(spec, prompt=...)`` and every door built on it set them here, so that a
+        call option is accepted under the same name wherever the scorer is made. An option the
+        metric does not take, or a setting of the scorer (``idf``), is an error naming it.
+
+        Returns:
+            The scorer itself.
+
+        Example:
+            >>> from nlgscore.registry import build
+            >>> scorer = build("chrf").set_call_defaults(batch_size=4)
+            >>> scorer.call_defaults
+            {'batch_size': 4}
+        """
+        from nlgscore.core.options import check_value, not_call_options, option_rows
+
+        rows = {row.name: row for row in option_rows(type(self)) if row.call}
+        refused = [name for name in options if name not in rows]
+        if refused:
+            raise not_call_options(type(self), refused)
+        checked = {name: check_value(rows[name], value) for name, value in options.items() if value is not None}
+        self._call_defaults = {**self._call_defaults, **checked}
+        return self
+
+    def _with_call_defaults(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        """A call's options over the scorer's call defaults (an option given as None is unset)."""
+        given = {name: value for name, value in options.items() if value is not None}
+        return {**self._call_defaults, **given} if self._call_defaults else given
 
     def _make_call(
         self,
@@ -410,7 +454,12 @@ class Scorer(ScorerRuntime, ABC):
         runtime: Any = None,
         **options: Any,
     ) -> Result:
-        """``run(_make_call(...))``: a metric's own entry points (bert_score's ``score``) with their argument names."""
+        """``run(_make_call(...))``: a metric's own entry points (bert_score's ``score``) with their
+        argument names, and the scorer's call defaults as :meth:`make_call` has them."""
+        options = self._with_call_defaults(options)
+        overrides = {name: options.pop(name) for name in CALL_RUNTIME_OPTIONS if name in options}
+        if runtime is None and overrides:
+            runtime = self._call_runtime(**overrides)
         return self.run(self._make_call(predictions, references, sources, names, multiref, runtime, **options))
 
     def _run_matrix(self, call: MatrixCall) -> np.ndarray:

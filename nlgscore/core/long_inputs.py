@@ -27,6 +27,10 @@ from nlgscore.errors import ArgumentError
 
 LONG_INPUTS = ("auto", "truncate", "error")
 DEFAULT_LONG_INPUTS = "auto"
+LONG_INPUTS_HELP = (
+    "a text over the model's window: auto (default: every token scored, in windows or sentence chunks), "
+    "truncate (the reference implementation's cut) or error"
+)
 
 
 # An item as the scorers name it: predictions[3], references[3] or references[3][1], sources[3].

@@ -12,22 +12,11 @@ constructor lists only its own options and forwards ``**runtime_options`` to ``s
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, ClassVar, Dict, List, Optional
+from typing import Any, ClassVar, Dict, Optional
 
+from nlgscore.core.options import unknown_options
 from nlgscore.core.runtime import RUNTIME_OPTIONS, Runtime, resolve_runtime
 from nlgscore.errors import ArgumentTypeError
-
-
-def metric_options(cls: type) -> List[str]:
-    """The options a scorer class's constructor lists itself (the run-time ones excluded).
-
-    >>> metric_options(ScorerRuntime)
-    []
-    """
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    params = inspect.signature(cls).parameters.values()  # the constructor's, without self
-    return [p.name for p in params if p.kind in kinds and p.name not in ("self", "runtime", *RUNTIME_OPTIONS)]
 
 
 def scorer_runtime(
@@ -44,11 +33,7 @@ def scorer_runtime(
     given = dict(options or {})
     unknown = [name for name in given if name not in RUNTIME_OPTIONS]
     if unknown:
-        own = ", ".join(metric_options(cls)) or "none"
-        raise ArgumentTypeError(
-            f"{cls.__name__} got an unknown option {'=, '.join(unknown)}=; its options: {own}; "
-            f"run-time options: {', '.join(RUNTIME_OPTIONS)}, runtime"
-        )
+        raise unknown_options(cls, unknown)
     if runtime is None:
         return resolve_runtime(cls.budget_family, **given)
     if not isinstance(runtime, Runtime):

@@ -44,7 +44,8 @@ from nlgscore.backend.models import resolve
 from nlgscore.backend.tables import table, text_lines
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.inputs import check_texts
-from nlgscore.core.long_inputs import check_long_inputs
+from nlgscore.core.long_inputs import LONG_INPUTS, LONG_INPUTS_HELP, check_long_inputs
+from nlgscore.core.options import Option, not_call_options
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.core.signature import Signature
@@ -145,6 +146,46 @@ class BARTScorer(Scorer):
     columns = ("scores", "precision", "recall")  # directions f and harmonic; the others: scores
     # a direction="f" call gives the precision and recall directions too (src needs its own pass)
     one_pass = ("direction", "f", {"f": "scores", "precision": "precision", "recall": "recall"})
+    option_table = (
+        Option("checkpoint", "str", "a BART folder or Hub id replacing the variant's weights"),
+        Option("variant", "choice", "the paper's model (default bart-large-cnn)", choices=tuple(variant_table())),
+        Option("max_length", "int", "tokens per text (default 1024)"),
+        Option("revision", "str", "the checkpoint's Hub revision"),
+        Option(
+            "para_weights", "str", "the authors' ParaBank2 bart.pth, or a Hub repo holding it (bart-large-cnn-para)"
+        ),
+        Option(
+            "direction",
+            "choice",
+            "src (s->h), precision (r->h), recall (h->r), f (default) or harmonic",
+            choices=DIRECTIONS,
+            call=True,
+        ),
+        Option("long_inputs", "choice", LONG_INPUTS_HELP, choices=LONG_INPUTS),
+        Option(
+            "prompt",
+            "prompt",
+            "a prompt, a JSON list of prompts (an ensemble, Eq. 3), or a packaged set: ref_hyp, src_hyp",
+            constructor=False,
+            call=True,
+        ),
+        Option(
+            "prompt_side",
+            "choice",
+            "encoder (a suffix of the source, default) or decoder (a prefix of the target)",
+            choices=PROMPT_SIDES,
+            constructor=False,
+            call=True,
+        ),
+        Option(
+            "agg",
+            "choice",
+            "mean (default) or max over an item's references",
+            choices=AGGREGATIONS,
+            constructor=False,
+            call=True,
+        ),
+    )
 
     def __init__(
         self,
@@ -205,7 +246,7 @@ class BARTScorer(Scorer):
         self._pairs = BartPairs(self.tokenizer, max_length, self.long_inputs)
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
-        options = call.options if call is not None else {}
+        options = call.options if call is not None else self.call_defaults
         prompt, side = options.get("prompt"), options.get("prompt_side", "encoder")
         return dict(
             model=self.resolved.name,
@@ -290,21 +331,23 @@ class BARTScorer(Scorer):
         sources: Optional[Sequence[str]] = None,
         direction: Optional[str] = None,
         prompt: Prompt = None,
-        prompt_side: str = "encoder",
-        agg: str = "mean",
+        prompt_side: Optional[str] = None,
+        agg: Optional[str] = None,
         *,
         batch_size: Optional[int] = None,
         max_tokens: Optional[int] = None,
         progress: Optional[bool] = None,
         shard: Optional[bool] = None,
-        context: int = 0,
+        context: Optional[int] = None,
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> BARTScoreResult:
         """Score each prediction in ``direction`` (default: ``"src"`` for a call given only
         ``sources``, else the constructor's); input order kept.
 
-        ``agg`` aggregates the per-reference scores (``mean`` or ``max``); a prompt ensemble
-        averages the per-prompt, already aggregated, scores. ``batch_size``, ``max_tokens`` and
+        ``agg`` aggregates the per-reference scores (``mean``, the default, or ``max``); a prompt
+        ensemble averages the per-prompt, already aggregated, scores. ``prompt_side`` is
+        ``encoder`` (default) or ``decoder``. An option left as None takes the scorer's call
+        default (:meth:`set_call_defaults`: ``nlgscore.load(spec, prompt=...)``). ``batch_size``, ``max_tokens`` and
         ``progress`` override the scorer's settings for this call.
         """
         return self.run(
@@ -347,7 +390,8 @@ class BARTScorer(Scorer):
             if name in options
         }
         if options:
-            raise ArgumentTypeError(f"bartscore calls take no option {', '.join(sorted(options))}=")
+            raise not_call_options(type(self), sorted(options))
+        given = self._with_call_defaults(given)
         direction = _choice(
             "direction", given.get("direction") or self._default_direction(references, sources), DIRECTIONS
         )

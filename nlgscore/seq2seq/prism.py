@@ -35,7 +35,8 @@ import numpy as np
 from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.backend.tables import table
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
-from nlgscore.core.long_inputs import check_long_inputs, too_long
+from nlgscore.core.long_inputs import LONG_INPUTS, LONG_INPUTS_HELP, check_long_inputs, too_long
+from nlgscore.core.options import Option
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -111,6 +112,16 @@ class PrismScorer(Scorer):
     columns = ("segment", "H_cand_given_ref", "H_ref_given_cand", "G_cand_given_ref", "G_ref_given_cand")  # mode ref
     budget_family = "seq2seq"
     takes_context = True  # nlgscore.seq2seq.doc_context
+    option_table = (
+        Option("checkpoint", "str", "a converted Prism folder or Hub id (default: m39v1, dariast/prism)"),
+        Option("lang", "str", "language of the candidates (its tag is force-decoded); default en"),
+        Option("temperature", "float", "softmax temperature (default 1.0)"),
+        Option(
+            "mode", "choice", "ref (Prism-ref) or src (Prism-src, QE); default: whichever input is given", choices=MODES
+        ),
+        Option("revision", "str", "the checkpoint's Hub revision"),
+        Option("long_inputs", "choice", LONG_INPUTS_HELP, choices=LONG_INPUTS),
+    )
 
     def __init__(
         self,

@@ -35,6 +35,7 @@ import numpy as np
 from nlgscore.backend.extras import require
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.inputs import check_references, check_texts
+from nlgscore.core.options import Option
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import MODEL_FREE
 from nlgscore.errors import ArgumentError
@@ -114,6 +115,14 @@ def _check_multiref(rule: Any) -> str:
     return rule
 
 
+MULTIREF_ROW = Option(
+    "multiref",
+    "choice",
+    "joint (sacreBLEU's statistics over all of an item's references, default) or max (the best single reference)",
+    choices=SACREBLEU_MULTIREF,
+)
+
+
 class SacreBLEUScorer(StringScorer):
     """A sacreBLEU metric: an item's references scored jointly (``multiref="joint"``, sacreBLEU's
     sentence score) or the best single-reference score (``multiref="max"``); the system value is
@@ -187,6 +196,11 @@ class ChrFScorer(SacreBLEUScorer):
     """
 
     name = "chrf"
+    option_table = (
+        Option("char_order", "int", "character n-gram order (default 6)"),
+        Option("word_order", "int", "word n-gram order (default 0; 2 is chrF++)"),
+        MULTIREF_ROW,
+    )
 
     def __init__(self, char_order: int = 6, word_order: int = 0, multiref: str = JOINT, **runtime_options: Any) -> None:
         for option, value in (("char_order", char_order), ("word_order", word_order)):
@@ -219,6 +233,15 @@ class BLEUScorer(SacreBLEUScorer):
     """
 
     name = "bleu"
+    option_table = (
+        Option(
+            "tokenize",
+            "choice",
+            "13a (sacreBLEU's default) or moses (the BARTScore paper's sentBLEU)",
+            choices=BLEU_TOKENIZE,
+        ),
+        MULTIREF_ROW,
+    )
 
     def __init__(self, tokenize: str = "13a", multiref: str = JOINT, **runtime_options: Any) -> None:
         if tokenize not in BLEU_TOKENIZE:
@@ -271,6 +294,7 @@ class RougeScorer(StringScorer):
     """
 
     name = "rouge"
+    option_table = (Option("rouge_type", "choice", "rouge1, rouge2 or rougeL (default)", choices=ROUGE_TYPES),)
 
     def __init__(self, rouge_type: str = "rougeL", **runtime_options: Any) -> None:
         if rouge_type not in ROUGE_TYPES:

@@ -98,6 +98,20 @@ def test_identical_inputs_sharded_equal_one_process_and_split_the_work(ranks, si
     assert [report["shared"]["chrf"]["scores"] for report in ranks] == [chrf, chrf]
 
 
+def test_sharded_idf_and_prompt_ensembles_equal_one_process(ranks, single):
+    """idf comes from every reference of the call on every rank, not from a rank's share; a
+    BARTScore prompt ensemble averages the same prompts whichever rank scores an item."""
+    import nlgscore
+
+    idf = nlgscore.load("bertscore:minilm:L4", idf=True).compute(CANDS, REFS).scores
+    share_idf = nlgscore.load("bertscore:minilm:L4", idf=True).compute(CANDS[:4], REFS[:4]).scores
+    assert share_idf != idf[:4]  # the control: idf from a share would move the scores
+    prompts = single["bartscore"].compute(CANDS, REFS, prompt=["Such as", "In other words"]).scores
+    for report in ranks:
+        assert report["shared"]["bertscore_idf"] == idf
+        assert report["shared"]["bartscore_prompts"] == prompts
+
+
 def test_empty_share_and_long_inputs_sharded(ranks, single):
     one = single["bertscore"].compute(CANDS[:1], references=REFS[:1]).scores
     assert [report["shared"]["bertscore_one"] for report in ranks] == [one, one]

@@ -224,22 +224,6 @@ def test_no_pairs(minilm_scorer):
     assert len(result) == 0 and np.asarray(result.f1).shape == (0,)
 
 
-def test_sharding_keeps_idf_and_order(monkeypatch, bertscore_golden):
-    """Two simulated processes (no accelerate launch here): idf comes from all references first."""
-    import nlgscore.core.base as module
-
-    def two_process_shard(n, fn, accelerator=None):
-        assert accelerator == "fake"
-        half = n // 2
-        return list(fn(list(range(half)))) + list(fn(list(range(half, n))))
-
-    cands, refs = bertscore_golden["cands"][:20], bertscore_golden["refs"][:20]
-    whole = BERTScorer(model_type="minilm", num_layers=4, idf=True).score(cands, refs)
-    monkeypatch.setattr(module, "shard", two_process_shard)
-    split = BERTScorer(model_type="minilm", num_layers=4, idf=True, accelerator="fake").score(cands, refs)
-    np.testing.assert_allclose(split.f1, whole.f1, atol=1e-6)
-
-
 def test_registry_spec():
     from nlgscore.registry import load
 

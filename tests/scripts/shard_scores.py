@@ -92,6 +92,8 @@ def error_of(fn):
 def main(out_path: str) -> None:
     import torch.distributed as dist
 
+    import nlgscore
+
     torch.manual_seed(0)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     loaded = scorers()
@@ -112,6 +114,10 @@ def main(out_path: str) -> None:
         handle.remove()
         shared[name] = {"scores": result.scores, "columns": result.columns(), "rows": sum(seen)}
     shared["chrf"] = {"scores": loaded["chrf"].compute(CANDS, references=REFS, shard=True).scores}
+    # idf from every reference of the call (each rank prepares the whole call), a prompt ensemble
+    shared["bertscore_idf"] = nlgscore.load("bertscore:minilm:L4", idf=True).compute(CANDS, REFS, shard=True).scores
+    prompts = ["Such as", "In other words"]
+    shared["bartscore_prompts"] = loaded["bartscore"].compute(CANDS, REFS, prompt=prompts, shard=True).scores
     one = loaded["bertscore"].compute(CANDS[:1], references=REFS[:1], shard=True)  # rank 1's share is empty
     shared["bertscore_one"] = one.scores
     windowed = loaded["bertscore"].compute(CANDS[:3] + [LONG[0]], references=REFS[:3] + [LONG[1]], shard=True)
@@ -123,8 +129,6 @@ def main(out_path: str) -> None:
 
     sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
     import test_long_seq2seq as texts
-
-    import nlgscore
 
     long_preds = [texts.TARGET, texts.LONG, texts.SHORT, texts.TAIL_A]
     long_bart = nlgscore.load(f"bartscore:{GOLDEN / 'tiny-bart'}", max_length=48)
