@@ -2,12 +2,12 @@
 
 The public face: :func:`load` (a scorer from a spec, or a client of a running server from a URL),
 the scorer classes and their results, :class:`Result` and :class:`Signature`, the error classes,
-and the adapters :func:`map_function` (``datasets.map``), :func:`compute_metrics` (``Trainer``),
-:func:`evaluate_module` (``evaluate.load``). The task faces are :mod:`nlgscore.stream` (corpora
-of any size), :mod:`nlgscore.mbr` (MBR decoding), :mod:`nlgscore.serve` (serving),
-:mod:`nlgscore.meta` (meta-evaluation), :mod:`nlgscore.registry` (the metric table) and
-:mod:`nlgscore.extend` (for metric authors); ``core``, ``backend``, ``scheduler`` and ``corpus``
-are internal.
+and the adapters :func:`map_function` (``datasets.map``), :func:`compute_metrics` and
+:class:`MetricCallback` (``Trainer``), :func:`evaluate_module` (``evaluate.load``). The task faces
+are :mod:`nlgscore.stream` (corpora of any size), :mod:`nlgscore.mbr` (MBR decoding),
+:mod:`nlgscore.serve` (serving), :mod:`nlgscore.meta` (meta-evaluation), :mod:`nlgscore.registry`
+(the metric table) and :mod:`nlgscore.extend` (for metric authors); ``core``, ``backend``,
+``scheduler`` and ``corpus`` are internal.
 
 >>> import nlgscore
 >>> scorer = nlgscore.load("bertscore:minilm:L4")
@@ -49,6 +49,7 @@ _LAZY = {
     "load": ("nlgscore.registry", "load"),
     "map_function": ("nlgscore.integrations.datasets", "map_function"),
     "compute_metrics": ("nlgscore.integrations.trainer", "compute_metrics"),
+    "MetricCallback": ("nlgscore.integrations.trainer_callback", "MetricCallback"),
     # the error classes raised below the floor's four (each a NlgscoreError, except NonFiniteScoreError)
     "LongInputError": ("nlgscore.core.long_inputs", "LongInputError"),
     "CallCancelled": ("nlgscore.core.call", "CallCancelled"),
@@ -79,6 +80,7 @@ __all__ = [
     "bertscore",
     "map_function",
     "compute_metrics",
+    "MetricCallback",
     # the scorer classes of the built-in metrics and their results
     "BERTScorer",
     "PrismScorer",
