@@ -60,6 +60,30 @@ class ReferenceListsInputs:
         super().add(**with_reference_lists(inputs, self.selected_feature_format))
 
 
+class OptionChecks:
+    """Mixed before ``evaluate.Metric``: ``compute`` refuses an option the module's metric does not
+    take with the message every door gives (:func:`nlgscore.core.options.unknown_options`), rather
+    than Python's bare TypeError from ``_compute``. ``metric`` names the registry metric.
+
+    Not itself an ``evaluate`` module, so ``evaluate.load`` still finds the module's own class.
+    """
+
+    metric = ""
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """As ``evaluate``'s compute, after checking every keyword against ``_compute``'s."""
+        import inspect
+
+        from nlgscore.core.options import unknown_options
+        from nlgscore.registry import metric
+
+        accepted = set(inspect.signature(self._compute).parameters)
+        unknown = sorted(set(kwargs) - accepted - set(self._feature_names()))
+        if unknown:
+            raise unknown_options(metric(self.metric).scorer_class(), unknown)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+
 def reference_features() -> list:
     """The two input formats of a module scoring predictions against references: lists of
     references (first: ``evaluate`` tries the formats in order) and one reference per prediction.
@@ -76,18 +100,103 @@ def reference_features() -> list:
     ]
 
 
+def table_compute(
+    name: str,
+    predictions: Any,
+    references: Any = None,
+    sources: Any = None,
+    spec: Optional[str] = None,
+    doc_ids: Any = None,
+    **options: Any,
+) -> Any:
+    """``(scorer, result)``: the registry scorer of ``spec`` (default: ``name``) with ``options``
+    split by the metric's option table (:mod:`nlgscore.core.options`), as every module's
+    ``_compute`` does: the options of a call (``batch_size``, ``progress``, BARTScore's ``prompt``)
+    go to this call only, the others build the scorer (kept by :func:`nlgscore.registry.cached`),
+    so that one call's settings never leak into the next. None is "not given".
+
+    >>> scorer, result = table_compute("chrf", ["the cat sat"], ["the cat sat"], char_order=6, batch_size=2)
+    >>> result.scores, scorer.runtime.batch_size is None
+    ([100.0], True)
+    """
+    from nlgscore.core.options import option_rows, unknown_options
+    from nlgscore.registry import cached, metric
+
+    rows = {row.name: row for row in option_rows(metric(name).scorer_class())}
+    unknown = [key for key in options if key not in rows]
+    if unknown:
+        raise unknown_options(metric(name).scorer_class(), unknown)
+    given = {key: value for key, value in options.items() if value is not None}
+    per_call = {key: value for key, value in given.items() if rows[key].call}
+    scorer = cached(spec or name, **{key: value for key, value in given.items() if key not in per_call})
+    if doc_ids is not None:  # the document of each prediction: data of the call, beside context=
+        per_call["doc_ids"] = doc_ids
+    return scorer, scorer.compute(predictions, references, sources, **per_call)
+
+
+INPUTS = ("self", "predictions", "references", "sources")
+
+
+def module_options(given: dict, **overrides: Any) -> dict:
+    """The options of a module's ``_compute`` from its keywords (``given``: its ``locals()`` on
+    entry): the inputs left out, bert_score's ``verbose`` read as ``progress``, ``overrides``
+    applied. The modules list every option as a keyword (evaluate's module test refuses
+    ``**kwargs``), and pass them on through this one rule.
+
+    >>> module_options({"self": None, "predictions": [], "verbose": True, "idf": None}, idf=True)
+    {'idf': True, 'progress': True}
+    """
+    options = {key: value for key, value in given.items() if key not in INPUTS and key != "verbose"}
+    if given.get("verbose"):
+        options["progress"] = True
+    options.update(overrides)
+    return options
+
+
+def bartscore_inputs(given: dict, config_name: str) -> dict:
+    """The BARTScore module's direction, variant and inputs from its keywords (``given``, with
+    ``references``, ``sources`` and the ``use_references``/``use_sources`` that its ``compute``
+    sets): a direction reads sources (``src``) or references (the others), never both, so giving
+    the other is an error naming it; ``variant`` is the config's (the default config takes any).
+
+    >>> bartscore_inputs({"references": ["r"], "sources": [""], "use_references": True, "use_sources": False,
+    ...     "direction": None, "variant": None}, "default")["direction"]
+    'f'
+    """
+    from nlgscore.extend import table
+
+    use_references, use_sources = given.pop("use_references"), given.pop("use_sources")
+    direction = given.get("direction") or ("src" if use_sources and not use_references else "f")
+    reads, unused = ("sources", "references") if direction == "src" else ("references", "sources")
+    if use_references if direction == "src" else use_sources:
+        raise ValueError(
+            f"bartscore (direction {direction!r}) does not read {unused}=; pass {reads}= (or a direction that reads {unused})"
+        )
+    configured = None if config_name == "default" else config_name
+    variant = given.get("variant")
+    if variant is not None and configured is not None and variant != configured:
+        raise ValueError(f"variant={variant!r} contradicts the module's config {configured!r}: load that config")
+    return {
+        "direction": direction,
+        "variant": variant or configured or table("bartscore_variants")["default"],
+        "references": given["references"] if use_references else None,
+        "sources": given["sources"] if use_sources else None,
+    }
+
+
 def registry_scores(name: str, predictions: Any, references: Any, verbose: bool = False, **options: Any) -> dict:
-    """``{"scores", "score", "signature"}`` of the registry scorer ``name`` built with ``options``
-    (kept by :func:`nlgscore.registry.cached`): the ``_compute`` of the string-metric modules.
-    ``score`` is the system value: sacreBLEU's corpus statistic for chrF and BLEU (the mean of the
-    sentence scores is beside it as ``sentence_mean``), the mean for ROUGE.
+    """``{"scores", "score", "signature"}`` of the registry scorer ``name`` with ``options``
+    (:func:`table_compute`): the ``_compute`` of the string-metric modules. ``verbose`` is
+    bert_score's name of ``progress``. ``score`` is the system value: sacreBLEU's corpus statistic
+    for chrF and BLEU (the mean of the sentence scores is beside it as ``sentence_mean``), the
+    mean for ROUGE.
 
     >>> registry_scores("chrf", ["the cat sat"], ["the cat sat"])["scores"]
     [100.0]
     """
-    from nlgscore.registry import cached
-
-    result = cached(name, **options).compute(predictions, references=references, progress=bool(verbose))
+    if verbose:
+        options["progress"] = True
+    _, result = table_compute(name, predictions, references, **options)
     system = result.system
     out = {"scores": result.scores, "score": result.score, "signature": str(result.signature)}
     if "sentence_mean" in system:

@@ -46,6 +46,7 @@ __all__ = [
     "build",
     "cached",
     "cached_scorers",
+    "check_options",
     "clear_cache",
     "load",
     "metric",
@@ -327,6 +328,24 @@ def _split(spec: str, runtime: Any, options: Dict[str, Any]) -> Tuple[str, Dict[
     merged, call = split_options(cls, merged)
     settings = {key: merged.pop(key) for key in RUNTIME_OPTIONS if key in merged}
     return name, merged, call, scorer_runtime(cls, runtime, settings)
+
+
+def check_options(spec: str, **options: Any) -> None:
+    """Refuse an option the metric of ``spec`` does not take, as :func:`build` would, without
+    building it (nothing loads): for doors that build later, in another process (``map_function``).
+
+    >>> check_options("bertscore:minilm", idf=True)
+    >>> check_options("chrf", prompt="x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.errors.ArgumentTypeError: ChrFScorer got an unknown option prompt=; ...
+    """
+    from nlgscore.core.options import split_options
+
+    if server_row(spec) is not None:
+        return
+    name, merged = spec_options(spec, options)
+    split_options(_TABLE[name].scorer_class(), merged)
 
 
 def _takes_runtime(cls: type) -> bool:

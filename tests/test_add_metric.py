@@ -152,7 +152,7 @@ def test_a_reference_and_source_metric_added_by_the_recipe_runs_through_every_en
         "test_meta_wmt19_metric",
         "test_cli_mbr_equals_brute_force",
         "test_empty_call_returns_the_columns_without_any_hook_seeing_zero_items",
-        "test_module_contract_and_its_examples",
+        "test_evaluate_modules.py::test_load",  # evaluate's LocalModuleTest: the contract and its examples
         "test_one_finite_score_per_item_or_a_named_error",
         "test_permuting_or_duplicating_pairs",
         "test_evaluate_module_cli_and_api_agree",

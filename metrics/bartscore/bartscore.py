@@ -3,9 +3,15 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import reference_lists, require_inputs
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    bartscore_inputs,
+    module_options,
+    reference_lists,
+    require_inputs,
+    table_compute,
+)
 from nlgscore.extend import table
-from nlgscore.registry import cached
 
 _CITATION = """@inproceedings{yuan2021bartscore,
   title={BARTScore: Evaluating Generated Text as Text Generation},
@@ -31,7 +37,9 @@ Args:
     prompt_side (str): "encoder" (suffix of the source) or "decoder" (prefix of the target).
     agg (str): "mean" or "max" over multiple references.
     checkpoint (str): Hub id or folder replacing the variant's weights; para_weights (str): bart.pth.
-    device (str), dtype (str), batch_size (int), max_tokens (int), max_length (int), verbose (bool).
+    variant (str): the config's, or a variant for the default config; revision (str).
+    device (str), dtype (str), batch_size (int), max_tokens (int), max_length (int), verbose (bool),
+    progress (bool), accelerator, shard (bool): as nlgscore.load takes them.
     context (int), doc_ids (list, one id per prediction): read each sentence after the previous
         `context` sentences of its document, only its own tokens scored (default 0: sentence level).
     long_inputs (str): "auto" (default: a text over max_length is scored in sentence chunks),
@@ -51,7 +59,9 @@ _STR = datasets.Value("string", id="sequence")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BARTScore(evaluate.Metric):
+class BARTScore(OptionChecks, evaluate.Metric):
+    metric = "bartscore"
+
     def __init__(self, config_name=None, checkpoint=None, **kwargs):
         super().__init__(config_name=config_name, **kwargs)
         self.checkpoint = checkpoint
@@ -91,58 +101,31 @@ class BARTScore(evaluate.Metric):
         predictions,
         references,
         sources,
-        direction=None,
-        prompt=None,
-        prompt_side="encoder",
-        agg="mean",
         checkpoint=None,
-        para_weights=None,
-        device=None,
-        dtype=None,
+        variant=None,
+        max_length=None,
         revision=None,
-        batch_size=None,
-        max_tokens=None,
-        max_length=1024,
+        para_weights=None,
+        direction=None,
+        long_inputs=None,
+        prompt=None,
+        prompt_side=None,
+        agg=None,
+        context=None,
+        doc_ids=None,
         verbose=False,
         use_references=True,
         use_sources=True,
-        long_inputs="auto",
-        context=0,
-        doc_ids=None,
+        device=None,
+        dtype=None,
+        batch_size=None,
+        max_tokens=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
     ):
-        direction = direction or ("src" if use_sources and not use_references else "f")
-        # A direction reads sources ("src") or references (the others), never both: the other
-        # input would be ignored without a word.
-        reads, unused = ("sources", "references") if direction == "src" else ("references", "sources")
-        if use_references if direction == "src" else use_sources:
-            raise ValueError(
-                f"bartscore (direction {direction!r}) does not read {unused}=; pass {reads}= "
-                f"(or a direction that reads {unused})"
-            )
-        variant = table("bartscore_variants")["default"] if self.config_name == "default" else self.config_name
-        scorer = self._scorer = cached(
-            "bartscore",
-            checkpoint=checkpoint or self.checkpoint,
-            variant=variant,
-            para_weights=para_weights,
-            device=device,
-            dtype=dtype,
-            revision=revision,
-            max_length=max_length,
-            long_inputs=long_inputs,
-        )
-        result = scorer.compute(
-            predictions,
-            references if use_references else None,
-            sources if use_sources else None,
-            direction=direction,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            agg=agg,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            progress=bool(verbose),
-            context=context,
-            doc_ids=doc_ids,
-        )
+        given = module_options(locals(), references=references, sources=sources)
+        given.update(bartscore_inputs(given, self.config_name), checkpoint=checkpoint or self.checkpoint)
+        refs, srcs = given.pop("references"), given.pop("sources")
+        self._scorer, result = table_compute("bartscore", predictions, refs, srcs, **given)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

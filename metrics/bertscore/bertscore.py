@@ -8,8 +8,15 @@ working), plus ``signature``: nlgscore's full record of the settings (model comm
 
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, bert_score_hashcode, reference_features, require_inputs
-from nlgscore.registry import cached
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    ReferenceListsInputs,
+    bert_score_hashcode,
+    module_options,
+    reference_features,
+    require_inputs,
+    table_compute,
+)
 
 _CITATION = """@inproceedings{bert-score,
   title={BERTScore: Evaluating Text Generation with BERT},
@@ -70,7 +77,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BERTScore(ReferenceListsInputs, evaluate.Metric):
+class BERTScore(OptionChecks, ReferenceListsInputs, evaluate.Metric):
+    metric = "bertscore"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -102,50 +111,37 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
         device=None,
         batch_size=None,
         nthreads=None,
-        all_layers=False,
-        rescale_with_baseline=False,
+        all_layers=None,
+        rescale_with_baseline=None,
         baseline_path=None,
         use_fast_tokenizer=None,
         max_length=None,
         max_tokens=None,
         dtype=None,
         revision=None,
-        long_inputs="auto",
+        long_inputs=None,
         window_stride=None,
-        context=0,
+        context=None,
         doc_ids=None,
+        cache_references=None,
+        reference_cache_size=None,
+        cache_candidates=None,
+        calibration=None,
+        reference_cache_bytes=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
     ):
+        given = module_options(locals())
+        for unused in ("nthreads", "use_fast_tokenizer"):  # the Hub module's; no number depends on them
+            given.pop(unused)
         if lang is None and model_type is None:  # as the Hub module: no silent default language
             raise ValueError("either lang or model_type must be given (e.g. lang='en' or model_type='minilm')")
         # The scorer cache keys every option by content, idf sentences included (the Hub module
-        # reused the idf of its first call for later references); batch_size, max_tokens and
-        # verbose go to this call only, so one call's settings never leak into the next.
-        scorer = self._scorer = cached(
-            "bertscore",
-            model_type=model_type,
-            num_layers=num_layers,
-            lang=lang,
-            idf=idf,
-            idf_sents=idf_sents,
-            rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path,
-            all_layers=all_layers,
-            device=device,
-            max_length=max_length,
-            dtype=dtype,
-            revision=revision,
-            long_inputs=long_inputs,
-            window_stride=window_stride,
-        )
-        result = scorer.compute(
-            predictions,
-            references,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            progress=bool(verbose),
-            context=context,
-            doc_ids=doc_ids,
-        )
+        # reused the idf of its first call for later references); the options of a call
+        # (batch_size, max_tokens, verbose) go to this call only, so they never leak into the next.
+        scorer, result = table_compute("bertscore", predictions, references, **given)
+        self._scorer = scorer
         columns = result.columns()
         # As the Hub module: the layer, model and idf resolved; a baseline not shipped with the
         # package (baseline_path=, a configured Hub repo) is bert_score's "custom" one.
@@ -153,7 +149,7 @@ class BERTScore(ReferenceListsInputs, evaluate.Metric):
             scorer.model_type,
             scorer.num_layers,
             scorer.idf,
-            rescale_with_baseline,
+            bool(rescale_with_baseline),
             not scorer.baseline_source.startswith("package:"),
             bool(use_fast_tokenizer),
         )

@@ -2,7 +2,13 @@
 
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    ReferenceListsInputs,
+    module_options,
+    reference_features,
+    registry_scores,
+)
 
 _CITATION = """@inproceedings{papineni-etal-2002-bleu,
   title={{B}leu: a Method for Automatic Evaluation of Machine Translation},
@@ -44,7 +50,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BLEU(ReferenceListsInputs, evaluate.Metric):
+class BLEU(OptionChecks, ReferenceListsInputs, evaluate.Metric):
+    metric = "bleu"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -56,7 +64,19 @@ class BLEU(ReferenceListsInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/P02-1040"],
         )
 
-    def _compute(self, predictions, references, tokenize="13a", multiref="joint", device=None, verbose=False):
-        return registry_scores(
-            "bleu", predictions, references, verbose, tokenize=tokenize, multiref=multiref, device=device
-        )
+    def _compute(
+        self,
+        predictions,
+        references,
+        tokenize=None,
+        multiref=None,
+        verbose=False,
+        device=None,
+        dtype=None,
+        batch_size=None,
+        max_tokens=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
+    ):
+        return registry_scores("bleu", predictions, references, **module_options(locals()))

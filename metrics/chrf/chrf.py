@@ -2,7 +2,13 @@
 
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    ReferenceListsInputs,
+    module_options,
+    reference_features,
+    registry_scores,
+)
 
 _CITATION = """@inproceedings{popovic-2015-chrf,
   title={chr{F}: character n-gram {F}-score for automatic {MT} evaluation},
@@ -39,7 +45,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ChrF(ReferenceListsInputs, evaluate.Metric):
+class ChrF(OptionChecks, ReferenceListsInputs, evaluate.Metric):
+    metric = "chrf"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -51,5 +59,20 @@ class ChrF(ReferenceListsInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/W15-3049"],
         )
 
-    def _compute(self, predictions, references, multiref="joint", device=None, verbose=False):
-        return registry_scores("chrf", predictions, references, verbose, multiref=multiref, device=device)
+    def _compute(
+        self,
+        predictions,
+        references,
+        char_order=None,
+        word_order=None,
+        multiref=None,
+        verbose=False,
+        device=None,
+        dtype=None,
+        batch_size=None,
+        max_tokens=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
+    ):
+        return registry_scores("chrf", predictions, references, **module_options(locals()))

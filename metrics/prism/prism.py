@@ -3,8 +3,14 @@
 import datasets
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, config_inputs, reference_features
-from nlgscore.registry import cached
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    ReferenceListsInputs,
+    config_inputs,
+    module_options,
+    reference_features,
+    table_compute,
+)
 
 _CITATION = """@inproceedings{thompson-post-2020-automatic,
   title={Automatic Machine Translation Evaluation in Many Languages via Zero-Shot Paraphrasing},
@@ -33,7 +39,9 @@ Args:
         default 0 (sentence level).
     long_inputs (str): "auto" (default: a text over the model's positions is scored in sentence
         chunks), "truncate" (cut, as the original) or "error".
-Load-time arguments: checkpoint (Hub id or folder; default dariast/prism, the m39v1 weights), revision.
+    checkpoint (str: Hub id or folder; default dariast/prism, the m39v1 weights), revision (str):
+        at load time (evaluate.load(..., checkpoint=...)) or per compute; mode (str): the config's.
+    progress (bool), accelerator, shard (bool): as nlgscore.load takes them.
 Returns:
     scores (list of float, <= 0), mean (float: the system score), signature (str).
 Examples:
@@ -51,7 +59,9 @@ _TEXT = datasets.Value("string", id="sequence")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Prism(ReferenceListsInputs, evaluate.Metric):
+class Prism(OptionChecks, ReferenceListsInputs, evaluate.Metric):
+    metric = "prism"
+
     def __init__(self, *args, checkpoint=None, revision=None, **kwargs):
         self.checkpoint, self.revision = checkpoint, revision
         super().__init__(*args, **kwargs)
@@ -91,36 +101,27 @@ class Prism(ReferenceListsInputs, evaluate.Metric):
         predictions,
         references=None,
         sources=None,
-        lang="en",
-        temperature=1.0,
-        batch_size=None,
-        max_tokens=None,
+        checkpoint=None,
+        lang=None,
+        temperature=None,
+        mode=None,
+        revision=None,
+        long_inputs=None,
+        context=None,
+        doc_ids=None,
+        verbose=False,
         device=None,
         dtype=None,
-        verbose=False,
-        long_inputs="auto",
-        context=0,
-        doc_ids=None,
+        batch_size=None,
+        max_tokens=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
     ):
-        scorer = self._scorer = cached(
-            "prism",
-            checkpoint=self.checkpoint,
-            revision=self.revision,
-            lang=lang,
-            temperature=temperature,
-            mode="src" if self.config_name == "src" else "ref",
-            device=device,
-            dtype=dtype,
-            long_inputs=long_inputs,
-        )
-        result = scorer.compute(
-            predictions,
-            references=references,
-            sources=sources,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            progress=bool(verbose),
-            context=context,
-            doc_ids=doc_ids,
-        )
+        given = module_options(locals())
+        config = "src" if self.config_name == "src" else "ref"
+        if mode is not None and mode != config:  # the config chose the inputs (its features) already
+            raise ValueError(f"mode={mode!r} contradicts the module's config {config!r}: load the config {mode!r}")
+        given.update(checkpoint=checkpoint or self.checkpoint, mode=config, revision=revision or self.revision)
+        self._scorer, result = table_compute("prism", predictions, references, sources, **given)
         return {"scores": result.scores, "mean": result.score, "signature": str(result.signature)}

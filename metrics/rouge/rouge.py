@@ -2,7 +2,13 @@
 
 import evaluate
 
-from nlgscore.evaluate_modules import ReferenceListsInputs, reference_features, registry_scores
+from nlgscore.evaluate_modules import (
+    OptionChecks,
+    ReferenceListsInputs,
+    module_options,
+    reference_features,
+    registry_scores,
+)
 
 _CITATION = """@inproceedings{lin-2004-rouge,
   title={{ROUGE}: A Package for Automatic Evaluation of Summaries},
@@ -38,7 +44,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Rouge(ReferenceListsInputs, evaluate.Metric):
+class Rouge(OptionChecks, ReferenceListsInputs, evaluate.Metric):
+    metric = "rouge"
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -50,5 +58,18 @@ class Rouge(ReferenceListsInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/W04-1013"],
         )
 
-    def _compute(self, predictions, references, rouge_type="rougeL", device=None, verbose=False):
-        return registry_scores("rouge", predictions, references, verbose, rouge_type=rouge_type, device=device)
+    def _compute(
+        self,
+        predictions,
+        references,
+        rouge_type=None,
+        verbose=False,
+        device=None,
+        dtype=None,
+        batch_size=None,
+        max_tokens=None,
+        progress=None,
+        accelerator=None,
+        shard=None,
+    ):
+        return registry_scores("rouge", predictions, references, **module_options(locals()))

@@ -25,7 +25,16 @@ import sys
 from pathlib import Path
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
+from nlgscore.cli.options import (
+    add_metric_option,
+    add_runtime_options,
+    check_device,
+    fail,
+    load_scorer,
+    metric_option_settings,
+    positive_int,
+    runtime_settings,
+)
 
 DEFAULT_CHUNK = 256  # the library's default (nlgscore.mbr.to_file.DEFAULT_CHUNK), kept here so --help imports no torch
 
@@ -74,6 +83,7 @@ def register(subparsers) -> None:
         default=DEFAULT_CHUNK,
         help=f"items per call and checkpoint (default: {DEFAULT_CHUNK})",
     )
+    add_metric_option(parser)
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -87,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if path is not None and not Path(path).parent.is_dir():
             fail(f"{flag} {path}: folder {Path(path).parent} does not exist")
     check_device(args.device)
-    options = runtime_settings(args)
+    options = metric_option_settings(args, args.metric, runtime_settings(args))
     progress = options.pop("progress")
 
     def scorer():  # built once the input file is read: a bad file fails before the model loads

@@ -281,6 +281,58 @@ def long_input_settings(args: argparse.Namespace) -> Dict[str, Any]:
     return {} if value is None else {"long_inputs": value}
 
 
+def add_metric_option(parser: argparse.ArgumentParser) -> None:
+    """``-O/--option NAME=VALUE``, repeatable: any option of the metric's option table
+    (:mod:`nlgscore.core.options`), under the name ``nlgscore.load`` takes.
+
+    >>> parser = argparse.ArgumentParser(prog="demo")
+    >>> add_metric_option(parser)
+    >>> parser.parse_args(["-O", "idf=true", "--option", "num_layers=4"]).option
+    ['idf=true', 'num_layers=4']
+    """
+    parser.add_argument(
+        "-O",
+        "--option",
+        action="append",
+        default=None,
+        metavar="NAME=VALUE",
+        help="any option of the metric, as nlgscore.load takes it (repeatable): e.g. idf=true, "
+        "rescale_with_baseline=true, prompt='Such as', prompt_side=decoder, lang=de; "
+        "true/false, numbers, @FILE or a JSON list for lists of texts",
+    )
+
+
+def metric_option_settings(args: argparse.Namespace, spec: str, given: Dict[str, Any]) -> Dict[str, Any]:
+    """``given`` (the command's own flags) with the ``--option`` values of the metric of ``spec``;
+    an option the metric does not take, or one a flag already set to another value, ends the
+    command naming it.
+
+    >>> args = argparse.Namespace(option=["idf=true"])
+    >>> metric_option_settings(args, "bertscore:minilm", {"device": "cpu"})
+    {'device': 'cpu', 'idf': True}
+    """
+    texts = getattr(args, "option", None)
+    if not texts:
+        return dict(given)
+    from nlgscore import registry
+    from nlgscore.core.options import parse_assignments
+
+    if registry.server_row(spec) is not None:
+        fail("--option is set when the server starts (nlgscore serve SPEC --option ...), not for a URL")
+    cls = registry.metric(registry.parse_spec(spec)[0]).scorer_class()
+    try:
+        options = parse_assignments(cls, texts)
+    except (ValueError, TypeError) as err:
+        fail(f"--option: {err}")
+    out = dict(given)
+    for name, value in options.items():
+        # progress is always set by the flags (on unless --no-progress/--quiet): --option wins there
+        if name != "progress" and name in out and out[name] is not None and out[name] != value:
+            fail(f"--option {name}={value!r} contradicts the flag that set {name}={out[name]!r}")
+        out[name] = value
+    return out
+
+
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Whether to draw progress bars: on unless ``--no-progress`` or ``--quiet``.
 

@@ -22,12 +22,14 @@ from typing import Any, Dict, List
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.doc_context import add_context_options, doc_ids, score_in_context
 from nlgscore.cli.options import (
+    add_metric_option,
     add_output_options,
     add_runtime_options,
     check_device,
     empty_input,
     fail,
     load_scorer,
+    metric_option_settings,
     positive_int,
     runtime_settings,
 )
@@ -89,6 +91,7 @@ def register(subparsers) -> None:
         help="language of the candidates, for metrics that take one (Prism: the target "
         "language tag; also a spec part, prism:src:CHECKPOINT:de; default: the metric's, en)",
     )
+    add_metric_option(parser)
     add_output_options(parser)
     add_context_options(parser)
     run_group = parser.add_argument_group("corpus runs")
@@ -178,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     options["progress"] = progress and args.output is None  # a corpus run draws one bar over items, not one per window
     if args.lang is not None:
         options["lang"] = args.lang
+    options = metric_option_settings(args, args.spec, options)
     # Launched on several processes, every rank reads the same files: each scores its share of
     # every call (sharded, the ranks' inputs compared first), rank 0 writes.
     launched = launched_world_size() > 1 and not registry.server_row(args.spec)

@@ -17,13 +17,21 @@ the port with N HTTP worker processes feeding one model process (:mod:`nlgscore.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
 from typing import Any, Dict, Optional
 
 from nlgscore.cli import COMMANDS
-from nlgscore.cli.options import add_runtime_options, check_device, fail, load_scorer, positive_int, runtime_settings
+from nlgscore.cli.options import (
+    add_metric_option,
+    add_runtime_options,
+    check_device,
+    fail,
+    load_scorer,
+    metric_option_settings,
+    positive_int,
+    runtime_settings,
+)
 
 
 def _non_negative(text: str) -> float:
@@ -187,6 +195,7 @@ def register(subparsers) -> None:
         metavar="JSON",
         help='Ray Serve autoscaling_config as JSON, e.g. \'{"min_replicas": 1, "max_replicas": 4}\' (with --ray; instead of --replicas)',
     )
+    add_metric_option(parser)
     add_runtime_options(parser, dtype=True)
     parser.set_defaults(func=run)
 
@@ -273,9 +282,28 @@ def read_api_key(path: str) -> str:
     return key
 
 
+def scorer_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """What ``nlgscore serve``'s flags and ``--option``s build the scorer with
+    (``nlgscore.registry.build(args.spec, **options)``); an option the metric does not take (a
+    flag such as ``--long-inputs`` included) ends the command before the model loads."""
+    from nlgscore import registry
+    from nlgscore.core.options import split_options
+
+    options: Dict[str, Any] = metric_option_settings(args, args.spec, runtime_settings(args))
+    cls = registry.metric(registry.parse_spec(args.spec)[0]).scorer_class()
+    try:
+        split_options(cls, options)
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    options["progress"] = False  # one bar per merged batch would be noise
+    if getattr(cls, "caches_embeddings", False):
+        options.setdefault("cache_references", args.reference_cache)  # a GRPO prompt's G rollouts share one reference
+        options.setdefault("cache_candidates", args.candidate_cache)
+    return options
+
+
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.core.runtime import RUNTIME_OPTIONS
     from nlgscore.serve.app import create_app
     from nlgscore.serve.server import check_exposure, run_server
 
@@ -285,21 +313,7 @@ def run(args: argparse.Namespace) -> int:
         fail(f"--port must be 0-65535, got {args.port}")
     api_key = read_api_key(args.api_key_file) if args.api_key_file else None
     check_exposure(args.host, api_key)
-    options: Dict[str, Any] = runtime_settings(args)
-    cls = registry.metric(name).scorer_class()
-    accepted = inspect.signature(cls).parameters
-    runtime = any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()
-    )  # **runtime_options: --dtype, --device...
-    unknown = [
-        key for key in options if key not in accepted and key != "progress" and not (runtime and key in RUNTIME_OPTIONS)
-    ]
-    if unknown:
-        fail(f"metric {name!r} has no option {', '.join('--' + k.replace('_', '-') for k in unknown)}")
-    options["progress"] = False  # one bar per merged batch would be noise
-    if getattr(cls, "caches_embeddings", False):
-        options["cache_references"] = args.reference_cache  # the G rollouts of a GRPO prompt share one reference
-        options["cache_candidates"] = args.candidate_cache
+    options = scorer_options(args)
 
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)

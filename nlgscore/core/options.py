@@ -222,10 +222,20 @@ def unknown_options(cls: type, names: Iterable[str]) -> ArgumentTypeError:
     >>> str(unknown_options(ChrFScorer, ["prompt"]))  # doctest: +ELLIPSIS
     'ChrFScorer got an unknown option prompt=; its options: char_order, word_order, multiref; run-time options: ...'
     """
-    own = ", ".join(row.name for row in metric_rows(cls)) or "none"
+    return ArgumentTypeError(unknown_message(cls.__name__, [row.name for row in metric_rows(cls)], names))
+
+
+def unknown_message(class_name: str, own: Sequence[str], names: Iterable[str]) -> str:
+    """The text of :func:`unknown_options` from the metric's own option names (for a process
+    that has the names but not the class: a server's HTTP workers).
+
+    >>> unknown_message("ChrFScorer", ["char_order"], ["prompt"]).split(";")[0]
+    'ChrFScorer got an unknown option prompt='
+    """
     runtime = ", ".join(row.name for row in RUNTIME_ROWS)
-    return ArgumentTypeError(
-        f"{cls.__name__} got an unknown option {'=, '.join(names)}=; its options: {own}; run-time options: {runtime}, runtime"
+    return (
+        f"{class_name} got an unknown option {'=, '.join(names)}=; its options: {', '.join(own) or 'none'}; "
+        f"run-time options: {runtime}, runtime"
     )
 
 

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.registry import cached
+from nlgscore.registry import cached, check_options
 
 
 def metric_prefix(metric: Union[str, ScorerLike]) -> str:
@@ -60,6 +60,8 @@ class ScoreColumns:
             raise ArgumentError(f"options {sorted(options)} only apply to a metric given as a spec string")
         if reference_column is None and source_column is None:
             raise ArgumentError("give reference_column, source_column or both")
+        if isinstance(metric, str):  # an option the metric does not take fails here, not in a worker
+            check_options(metric, **options)
         _refuse_batch_idf(metric, options)
         self.metric = metric
         self.prediction_column = prediction_column
@@ -129,12 +131,19 @@ class ScoreColumns:
 
 
 def _refuse_batch_idf(metric: Union[str, ScorerLike], options: Dict[str, Any]) -> None:
-    """Refuse idf taken from each map batch's references (it would change with ``batch_size``)."""
+    """Refuse what a map batch would change: idf from each batch's references, document context
+    cut at a batch's edge (both would move with ``batch_size``)."""
     per_call = (
         bool(getattr(metric, "call_dependent", False))
         if isinstance(metric, ScorerLike)
         else bool(options.get("idf")) and options.get("idf_sents") is None
     )
+    if options.get("context"):
+        raise ArgumentError(
+            "map_function cannot read document context (context=): a map batch may cut a document, and a "
+            "sentence would lose the sentences before it; score documents with "
+            "scorer.compute(..., context=k, doc_ids=...) or nlgscore.stream"
+        )
     if per_call:
         raise ArgumentError(
             "map_function with idf=True and no idf_sents would take idf from each map batch's references, "

@@ -34,8 +34,8 @@ returns the mean of every score column, e.g. ``{"bertscore_precision": …, "ber
   labels across processes but passes this process's own batch as the inputs, so the sources of
   every process are gathered here, in the order of the gathered predictions.
 
-:class:`MetricCallback` (:mod:`nlgscore.integrations.trainer_callback`, imported on first use so
-that this module needs no transformers) scores its own generations at every evaluation.
+:class:`~nlgscore.integrations.trainer_callback.MetricCallback` (``nlgscore.MetricCallback``; its
+own module, so that this one needs no transformers) scores its own generations at every evaluation.
 
 >>> from transformers import AutoTokenizer
 >>> tok = AutoTokenizer.from_pretrained("tests/golden/tiny-bart")
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -59,23 +59,10 @@ from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.datasets import metric_prefix
 from nlgscore.registry import cached
 
-if TYPE_CHECKING:
-    from nlgscore.integrations.trainer_callback import MetricCallback
-
-__all__ = ["GenerationMetrics", "MetricCallback", "compute_metrics", "restore_padding"]
+__all__ = ["GenerationMetrics", "compute_metrics", "restore_padding"]
 
 # What the error of a source-based metric without the inputs tells the reader to set.
 INPUTS_FIX = 'Seq2SeqTrainingArguments(include_for_metrics=["inputs"])'
-
-
-def __getattr__(name: str) -> Any:
-    """:class:`MetricCallback` on first use: it subclasses transformers' ``TrainerCallback``, and
-    ``compute_metrics`` alone must not import transformers."""
-    if name == "MetricCallback":
-        from nlgscore.integrations.trainer_callback import MetricCallback
-
-        return MetricCallback
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:

@@ -125,7 +125,9 @@ class RemoteScorer:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Result:
-        """Score on the server: one request, the same Result as a local ``compute``."""
+        """Score on the server: one request, the same Result as a local ``compute``. The metric's
+        per-request options (``prompt=`` for BARTScore) are sent with it; the server refuses one
+        its scorer does not take, naming it. Run-time options are the server's and ignored."""
         body = self._body(predictions, references, sources, call_options)
         return self._result(self._request("POST", "/v1/score", body), len(body["predictions"]))
 
@@ -197,9 +199,13 @@ class RemoteScorer:
         }
         if "doc_ids" in context and not isinstance(context["doc_ids"], (str, bytes, dict, set)):
             context["doc_ids"] = list(context["doc_ids"])
-        self._check_options(call_options)
+        # The metric's per-request options (BARTScore's prompt...) travel in the body, where the
+        # server's scorer checks them; the run-time ones are the server's (it batches).
+        per_request = {
+            name: value for name, value in call_options.items() if name not in RUNTIME_OPTIONS and value is not None
+        }
         preds = check_texts("predictions", predictions)
-        body: Dict[str, Any] = {"predictions": preds, **context}  # document context: checked by the server's call
+        body: Dict[str, Any] = {"predictions": preds, **context, **per_request}  # checked by the server's call
         if references is not None:
             body["references"] = check_references("references", references, len(preds))
         if sources is not None:

@@ -263,6 +263,7 @@ class ModelServer:
             "queue": batcher.queued,
             "needs": list(scorer.needs),
             "tasks": len(service.tasks),
+            "options": service.request_options(),
         }
 
     async def hold(self, peer: bytes, rid: int, job: Job) -> None:

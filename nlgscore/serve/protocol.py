@@ -4,7 +4,9 @@ Every malformed request is a :class:`HTTPError` with its status and a message na
 (the argument checks of ``compute`` name ``predictions[3]`` and the like themselves).
 
 * ``POST /v1/score``: ``{"predictions": [...], "references": [...], "sources": [...]}`` (a
-  reference is a string or a list of strings per prediction) → ``{"scores", "columns", "signature"}``.
+  reference is a string or a list of strings per prediction), with the metric's per-request
+  options (:func:`request_options`: BARTScore's ``prompt``, ``prompt_side``, ``direction``,
+  ``agg``) and document context → ``{"scores", "columns", "signature"}``.
 * ``POST /get_reward``: OpenRLHF's reward-model protocol: ``{"query": [...], "prompts": [...],
   "labels": [...]}`` → ``{"rewards", "scores", "extra_logs"}``; the response scored is each query
   after its prompt, the labels are its references, and a source-based metric reads the prompt.
@@ -101,11 +103,62 @@ def array(body: Dict[str, Any], name: str, max_items: int, required: bool = Fals
     return value
 
 
-def score_inputs(body: Dict[str, Any], max_items: int) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
-    """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring)."""
-    _fields(body, SCORE_FIELDS + CONTEXT_FIELDS, ("predictions",))
+def request_options(scorer_class: type) -> Dict[str, List[str]]:
+    """Which options of a metric's option table (:mod:`nlgscore.core.options`) a ``/v1/score``
+    body may give (``per_request``: the call options, e.g. BARTScore's ``prompt``) and which are
+    the server's ``settings``, fixed when it starts (``--option``; the run-time ones too: the
+    server batches).
+
+    >>> from nlgscore.seq2seq.bartscore import BARTScorer
+    >>> request_options(BARTScorer)["per_request"]
+    ['direction', 'prompt', 'prompt_side', 'agg']
+    """
+    from nlgscore.core.options import metric_rows, option_rows
+
+    rows = [row for row in option_rows(scorer_class) if row.name not in CONTEXT_FIELDS]
+    per_request = [row.name for row in rows if row.call and not row.runtime]
+    return {
+        "per_request": per_request,
+        "settings": [row.name for row in rows if row.name not in per_request],
+        # what the refusal of an option the metric does not take names (nlgscore.core.options)
+        "scorer": [scorer_class.__name__, *(row.name for row in metric_rows(scorer_class))],
+    }
+
+
+def score_inputs(
+    body: Dict[str, Any], max_items: int, options: Optional[Dict[str, List[str]]] = None
+) -> Tuple[List[Any], Optional[List[Any]], Optional[List[Any]]]:
+    """Predictions, references and sources of a ``/v1/score`` body (item checks come with scoring);
+    ``options`` (:func:`request_options`) names the metric's per-request options it may also hold."""
+    per_request = tuple(options["per_request"]) if options else ()
+    settings = set(options["settings"]) if options else set()
+    fixed = sorted(name for name in body if name in settings)
+    if fixed:
+        raise HTTPError(
+            400,
+            f"{', '.join(fixed)}: a setting of this server's scorer, not of a request; it is set when the "
+            f"server starts (nlgscore serve SPEC --option {fixed[0]}=...)",
+        )
+    if options:
+        unknown = sorted(set(body) - set(SCORE_FIELDS + CONTEXT_FIELDS + per_request))
+        if unknown:  # an option of another metric (or none): refused as every door refuses it
+            from nlgscore.core.options import unknown_message
+
+            class_name, *own = options["scorer"]
+            raise HTTPError(400, f"unknown field(s) {', '.join(unknown)}: {unknown_message(class_name, own, unknown)}")
+    _fields(body, SCORE_FIELDS + CONTEXT_FIELDS + per_request, ("predictions",))
     predictions = array(body, "predictions", max_items, required=True)
     return predictions, array(body, "references", max_items), array(body, "sources", max_items)
+
+
+def call_options(body: Dict[str, Any], options: Dict[str, List[str]]) -> Dict[str, Any]:
+    """The per-request options of a ``/v1/score`` body (:func:`request_options`), as given (the
+    metric checks their values with the call, errors naming the option); null is not given.
+
+    >>> call_options({"predictions": [], "prompt": "Such as", "agg": None}, {"per_request": ["prompt", "agg"]})
+    {'prompt': 'Such as'}
+    """
+    return {name: body[name] for name in options["per_request"] if body.get(name) is not None}
 
 
 def context_options(body: Dict[str, Any], max_items: int) -> Dict[str, Any]:

@@ -166,6 +166,13 @@ class Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def request_options(self) -> Dict[str, List[str]]:
+        """The scorer's per-request options and settings (:func:`~nlgscore.serve.protocol.request_options`);
+        503 unless ready."""
+        from nlgscore.serve.protocol import request_options
+
+        return request_options(type(self.ready().scorer))
+
     def checked_call(self, job: Job) -> Any:
         """The job as one checked call (``make_call`` or ``make_matrix_call``: their argument
         errors name the field); 413 above ``max_items`` references; 503 unless ready."""

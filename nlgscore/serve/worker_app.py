@@ -52,6 +52,7 @@ class ModelFacts:
             ipc.SignatureText(info["signature"]),
             tuple(info["needs"]),
         )
+        self.options: Dict[str, List[str]] = info["options"]  # per-request options and settings
 
 
 class RequestCounts:
@@ -166,6 +167,11 @@ class WorkerService(Service):
         if self.draining:
             raise HTTPError(503, "the server is shutting down", {"Retry-After": RETRY_AFTER})
         return self
+
+    def request_options(self) -> Dict[str, List[str]]:
+        """The per-request options and settings as the model process reports them."""
+        self.ready()
+        return self.facts.options  # type: ignore[union-attr]
 
     @property
     def scorer(self) -> Any:

@@ -304,7 +304,7 @@ def test_batch_eval_metrics_collects_the_sources_too(trained, tokenizer, tmp_pat
 
 
 def test_document_context_and_doc_ids_reach_the_scorer(trained, tokenizer, tmp_path, expected):
-    from nlgscore.integrations.trainer import MetricCallback
+    from nlgscore.integrations.trainer_callback import MetricCallback
 
     fn = compute_metrics(tokenizer, recipe.SPECS["prism"], context=1, doc_ids=recipe.DOC_IDS)
     trainer = recipe.seq2seq_trainer(trained.trainer.model, tokenizer, str(tmp_path), fn)
@@ -381,7 +381,7 @@ def test_a_metric_of_references_and_sources_gets_both(tokenizer):
 
 
 def test_callback_every_and_the_model_mode_restored(trained, tokenizer, tmp_path):
-    from nlgscore.integrations.trainer import MetricCallback
+    from nlgscore.integrations.trainer_callback import MetricCallback
 
     trainer = recipe.seq2seq_trainer(trained.trainer.model, tokenizer, str(tmp_path))  # no compute_metrics
     callback = MetricCallback(trainer, recipe.SPECS["prism"], every=2, prefix="qe")
@@ -400,7 +400,7 @@ def test_callback_every_and_the_model_mode_restored(trained, tokenizer, tmp_path
 
 def test_callback_on_a_dict_of_evaluation_sets_scores_each(trained, tokenizer, tmp_path):
     import nlgscore
-    from nlgscore.integrations.trainer import MetricCallback
+    from nlgscore.integrations.trainer_callback import MetricCallback
 
     data = recipe.tokenized(tokenizer)
     sets = {"head": data.select(range(5)), "tail": data.select(range(5, 8))}
@@ -415,7 +415,7 @@ def test_callback_on_a_dict_of_evaluation_sets_scores_each(trained, tokenizer, t
 
 
 def test_callback_arguments_are_checked_by_name(trained, tokenizer, tmp_path):
-    from nlgscore.integrations.trainer import MetricCallback
+    from nlgscore.integrations.trainer_callback import MetricCallback
 
     trainer = recipe.seq2seq_trainer(trained.trainer.model, tokenizer, str(tmp_path), trained.prism)
     with pytest.raises(ArgumentError, match="prefix"):  # compute_metrics already gives eval_prism_*

@@ -8,7 +8,7 @@ process and compares. The Trainer starts the process group (accelerate); the scr
 
 Per rank it records ``evaluate``: ``Trainer.evaluate()`` with ``compute_metrics`` on Prism-src
 (``num_examples=8``: the 2 ranks' batches of 3 are completed with copies of the first rows, which
-Seq2SeqTrainer's gather keeps) and two :class:`~nlgscore.integrations.trainer.MetricCallback`
+Seq2SeqTrainer's gather keeps) and two :class:`~nlgscore.integrations.trainer_callback.MetricCallback`
 (Prism-src from the text column, BARTScore s→h from the decoded ``input_ids``); ``batched``: the
 same ``compute_metrics`` with ``batch_eval_metrics=True``; ``warning``: what a ``compute_metrics``
 without ``num_examples`` warns on 2 processes; and ``signatures``, the scorers' signatures (the
@@ -89,7 +89,7 @@ def seq2seq_trainer(model: Any, tokenizer: Any, output_dir: str, compute_metrics
 
 def add_callbacks(trainer: Any) -> list:
     """Prism-src read from the ``src`` column, and BARTScore s→h from the decoded ``input_ids``."""
-    from nlgscore.integrations.trainer import MetricCallback
+    from nlgscore.integrations.trainer_callback import MetricCallback
 
     callbacks = [
         MetricCallback(trainer, SPECS["prism"], source_column="src", prefix="cb_prism"),
