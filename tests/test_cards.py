@@ -203,3 +203,22 @@ def test_push_uploads_to_a_hub(tmp_path):
         assert "nlgscore/evaluate_modules/bertscore/bertscore.py" in archive.namelist()
     assert space["files"] == expected
     assert len(space["history"]) == 3  # created empty, then one commit per push
+
+
+def test_every_cards_options_table_is_the_codes():
+    """The options table of every card is what scripts/cards.py makes from the option tables now
+    (run ``python scripts/cards.py --write`` after changing an option), and names every option."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "cards.py"), "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    from nlgscore.core.options import option_rows
+    from nlgscore.registry import metric
+
+    for name in METRICS:
+        for path in (ROOT / "metrics" / name / "README.md", ROOT / "hub_cards" / name / "README.md"):
+            if path.is_file():
+                text = path.read_text(encoding="utf-8")
+                inputs = text[text.index("### Inputs") :]
+                for row in option_rows(metric(name).scorer_class()):
+                    assert f"| `{row.name}` |" in inputs, (path, row.name)

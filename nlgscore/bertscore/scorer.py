@@ -148,7 +148,7 @@ class BERTScorer(Scorer):
         Option("long_inputs", "choice", LONG_INPUTS_HELP, choices=LONG_INPUTS),
         Option("window_stride", "int", "content tokens between windows (long_inputs=auto; default half a window)"),
         Option("calibration", "str", "a file of nlgscore calibrate: its layer and baseline"),
-        Option("reference_cache_bytes", "int", "most bytes the embedding cache keeps (default 512 MiB)"),
+        Option("reference_cache_bytes", "int", "most bytes the embedding cache keeps (536870912: 512 MiB)"),
     )
 
     def __init__(

@@ -28,7 +28,7 @@ from nlgscore.errors import ArgumentError
 LONG_INPUTS = ("auto", "truncate", "error")
 DEFAULT_LONG_INPUTS = "auto"
 LONG_INPUTS_HELP = (
-    "a text over the model's window: auto (default: every token scored, in windows or sentence chunks), "
+    "a text over the model's window: auto (every token scored, in windows or sentence chunks), "
     "truncate (the reference implementation's cut) or error"
 )
 

@@ -61,6 +61,8 @@ class Option:
             to ``load`` it is the scorer's default for its calls.
         choices: the allowed values of a ``"choice"``.
         runtime: one of the run-time options every scorer takes (device, batch size, ...).
+        default: the default as the cards state it, where no constructor parameter holds it (a
+            call option, a run-time option); None: the constructor's.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Option:
     call: bool = False
     choices: Tuple[str, ...] = ()
     runtime: bool = False
+    default: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -149,30 +152,33 @@ def check_value(row: Option, value: Any) -> Any:
 CONTEXT = Option(
     "context",
     "int",
-    "read each sentence after the previous k sentences of its document (with doc_ids); default 0",
+    "read each sentence after the previous k sentences of its document (with doc_ids)",
     constructor=False,
     call=True,
+    default="0",
 )
 # The run-time options every scorer takes (nlgscore.core.runtime.RUNTIME_OPTIONS, in its order).
 RUNTIME_ROWS = (
-    Option("device", "str", "cpu, cuda, cuda:N, mps or xpu (default: CUDA if available)", runtime=True),
+    Option("device", "str", "cpu, cuda, cuda:N, mps or xpu", runtime=True, default="CUDA if available"),
     Option(
         "dtype",
         "choice",
-        "float32 (default), bfloat16, float16 or auto",
+        "float32, bfloat16, float16 or auto",
         choices=("float32", "bfloat16", "float16", "auto", "fp32", "bf16", "fp16"),
         runtime=True,
+        default="float32",
     ),
-    Option("batch_size", "int", "most items per batch (default: the token budget only)", call=True, runtime=True),
-    Option("max_tokens", "int", "padded tokens per batch (default: the device's)", call=True, runtime=True),
-    Option("progress", "bool", "draw a progress bar", call=True, runtime=True),
-    Option("accelerator", "object", "an accelerate.Accelerator to shard calls over", runtime=True),
+    Option("batch_size", "int", "most items per batch", call=True, runtime=True, default="the token budget only"),
+    Option("max_tokens", "int", "padded tokens per batch", call=True, runtime=True, default="the device's"),
+    Option("progress", "bool", "draw a progress bar", call=True, runtime=True, default="False"),
+    Option("accelerator", "object", "an accelerate.Accelerator to shard calls over", runtime=True, default="None"),
     Option(
         "shard",
         "bool",
         "split each call across the ranks of a launch (every rank the same inputs)",
         call=True,
         runtime=True,
+        default="False",
     ),
 )
 

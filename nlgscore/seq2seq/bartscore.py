@@ -148,8 +148,8 @@ class BARTScorer(Scorer):
     one_pass = ("direction", "f", {"f": "scores", "precision": "precision", "recall": "recall"})
     option_table = (
         Option("checkpoint", "str", "a BART folder or Hub id replacing the variant's weights"),
-        Option("variant", "choice", "the paper's model (default bart-large-cnn)", choices=tuple(variant_table())),
-        Option("max_length", "int", "tokens per text (default 1024)"),
+        Option("variant", "choice", "the paper's model: " + ", ".join(variant_table()), choices=tuple(variant_table())),
+        Option("max_length", "int", "tokens per text"),
         Option("revision", "str", "the checkpoint's Hub revision"),
         Option(
             "para_weights", "str", "the authors' ParaBank2 bart.pth, or a Hub repo holding it (bart-large-cnn-para)"
@@ -157,7 +157,7 @@ class BARTScorer(Scorer):
         Option(
             "direction",
             "choice",
-            "src (s->h), precision (r->h), recall (h->r), f (default) or harmonic",
+            "src (s->h), precision (r->h), recall (h->r), f or harmonic",
             choices=DIRECTIONS,
             call=True,
         ),
@@ -168,22 +168,25 @@ class BARTScorer(Scorer):
             "a prompt, a JSON list of prompts (an ensemble, Eq. 3), or a packaged set: ref_hyp, src_hyp",
             constructor=False,
             call=True,
+            default="None",
         ),
         Option(
             "prompt_side",
             "choice",
-            "encoder (a suffix of the source, default) or decoder (a prefix of the target)",
+            "encoder (a suffix of the source) or decoder (a prefix of the target)",
             choices=PROMPT_SIDES,
             constructor=False,
             call=True,
+            default="encoder",
         ),
         Option(
             "agg",
             "choice",
-            "mean (default) or max over an item's references",
+            "mean or max over an item's references",
             choices=AGGREGATIONS,
             constructor=False,
             call=True,
+            default="mean",
         ),
     )
 

@@ -114,8 +114,8 @@ class PrismScorer(Scorer):
     takes_context = True  # nlgscore.seq2seq.doc_context
     option_table = (
         Option("checkpoint", "str", "a converted Prism folder or Hub id (default: m39v1, dariast/prism)"),
-        Option("lang", "str", "language of the candidates (its tag is force-decoded); default en"),
-        Option("temperature", "float", "softmax temperature (default 1.0)"),
+        Option("lang", "str", "language of the candidates (its tag is force-decoded)"),
+        Option("temperature", "float", "softmax temperature"),
         Option(
             "mode", "choice", "ref (Prism-ref) or src (Prism-src, QE); default: whichever input is given", choices=MODES
         ),

@@ -118,7 +118,7 @@ def _check_multiref(rule: Any) -> str:
 MULTIREF_ROW = Option(
     "multiref",
     "choice",
-    "joint (sacreBLEU's statistics over all of an item's references, default) or max (the best single reference)",
+    "joint (sacreBLEU's statistics over all of an item's references) or max (the best single reference)",
     choices=SACREBLEU_MULTIREF,
 )
 
@@ -197,8 +197,8 @@ class ChrFScorer(SacreBLEUScorer):
 
     name = "chrf"
     option_table = (
-        Option("char_order", "int", "character n-gram order (default 6)"),
-        Option("word_order", "int", "word n-gram order (default 0; 2 is chrF++)"),
+        Option("char_order", "int", "character n-gram order"),
+        Option("word_order", "int", "word n-gram order (2 is chrF++)"),
         MULTIREF_ROW,
     )
 
@@ -294,7 +294,7 @@ class RougeScorer(StringScorer):
     """
 
     name = "rouge"
-    option_table = (Option("rouge_type", "choice", "rouge1, rouge2 or rougeL (default)", choices=ROUGE_TYPES),)
+    option_table = (Option("rouge_type", "choice", "rouge1, rouge2 or rougeL", choices=ROUGE_TYPES),)
 
     def __init__(self, rouge_type: str = "rougeL", **runtime_options: Any) -> None:
         if rouge_type not in ROUGE_TYPES:
