@@ -33,9 +33,8 @@ HERE = Path(__file__).resolve()
 def timed(spec: str, data: str, n: int, repeats: int, shard: bool) -> Dict[str, Any]:
     """Load, warm up, then time ``repeats`` calls: the best seconds and the scores."""
     sys.path.insert(0, str(HERE.parents[2]))  # the checkout's benchmarks package, for the pairs
-    from benchmarks.harness.data import load_pairs
-
     import nlgscore
+    from benchmarks.harness.data import load_pairs
 
     pairs = load_pairs(data, n)
     scorer = nlgscore.load(spec)
