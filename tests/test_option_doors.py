@@ -348,3 +348,24 @@ def test_option_spellings_on_the_command_line():
 
     with pytest.raises(UserError, match="contradicts the flag"):
         metric_option_settings(args, SPECS["prism"], {"lang": "en"})
+
+
+@pytest.fixture(scope="module")
+def bart_workers():
+    from servers import serving
+
+    yield from serving(SPECS["bartscore"], "--workers", "2")
+
+
+def test_v1_score_options_through_worker_processes(bart_workers):
+    """Under --workers the HTTP workers learn the per-request options from the model process and
+    forward them with the job: the same answers as one process."""
+    body = {"predictions": PREDS, "references": REFS, "prompt": ["Such as", "In other words"], "agg": "max"}
+    answer = bart_workers.post("/v1/score", json=body)
+    assert answer.status_code == 200, answer.text
+    want = nlgscore.load(SPECS["bartscore"]).compute(PREDS, REFS, prompt=body["prompt"], agg="max").scores
+    assert answer.json()["scores"] == want
+    answer = bart_workers.post("/v1/score", json={"predictions": PREDS, "references": REFS, "max_length": 6})
+    assert answer.status_code == 400 and answer.json()["error"].startswith("max_length: a setting of this server's")
+    answer = bart_workers.post("/v1/score", json={"predictions": PREDS, "references": REFS, "idf": True})
+    assert answer.json()["error"] == f"unknown field(s) idf: {unknown_options(scorer_class('bartscore'), ['idf'])}"

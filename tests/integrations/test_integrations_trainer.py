@@ -429,6 +429,24 @@ def test_callback_arguments_are_checked_by_name(trained, tokenizer, tmp_path):
         MetricCallback(trainer, "bertscore:minilm:L4", no_labels).score()
 
 
+def test_callback_takes_the_options_load_takes(trained, tokenizer, tmp_path, expected):
+    """The callback is one more door of the option table: a call option (BARTScore's prompt)
+    gives load's numbers, and an option the metric does not take gets the table's message."""
+    from nlgscore.core.options import unknown_options
+    from nlgscore.integrations.trainer_callback import MetricCallback
+    from nlgscore.seq2seq.bartscore import BARTScorer
+
+    trainer = recipe.seq2seq_trainer(trained.trainer.model, tokenizer, str(tmp_path))
+    prompted = {"prompt": "Such as", "prompt_side": "decoder"}
+    callback = MetricCallback(trainer, recipe.SPECS["bartscore"], prefix="bp", **prompted)
+    want = {key.removeprefix("eval_"): value for key, value in expected("bartscore", "eval_bp", **prompted).items()}
+    assert callback.score() == want
+    assert want != {key.removeprefix("eval_"): value for key, value in expected("bartscore", "eval_bp").items()}
+    with pytest.raises(TypeError) as err:
+        MetricCallback(trainer, recipe.SPECS["bartscore"], prefix="bp", idf=True)
+    assert str(err.value) == str(unknown_options(BARTScorer, ["idf"]))
+
+
 # -- the same under torchrun on two processes ---------------------------------------------------
 
 
