@@ -232,6 +232,10 @@ def test_wmt25_paragraphs(tmp_path):
         ({"doc_id": "x"}, "has the fields"),
         (_record(scores={"S9": {"human1": 1}}), "system 'S9' is rated"),
         (_record(scores={"S1": {"human1": "good"}}), "not a finite number"),
+        (_record("d1"), r"doc_id 'd1' does not start with a language pair and '_#_': it must look like '<src>-<tgt>"),
+        (_record("news_#_d1"), "doc_id 'news_#_d1' does not start with a language pair"),
+        (_record("_#_news_#_d1"), "doc_id '_#_news_#_d1' does not start"),
+        (_record(17), "doc_id 17 does not start"),
     ],
 )
 def test_wmt25_paragraphs_refused_naming_file_and_line(tmp_path, bad, message):
@@ -239,6 +243,22 @@ def test_wmt25_paragraphs_refused_naming_file_and_line(tmp_path, bad, message):
     with pytest.raises(DataError, match=message) as err:
         read_paragraphs(path, "en-cs_CZ")
     assert f"{path}:2:" in str(err.value)
+
+
+def test_wmt25_doc_id_without_pair_is_refused_not_made_a_pair(tmp_path, capsys):
+    """An id without ``<pair>_#_`` used to become a language pair of its own, averaged into avg-corr."""
+    from nlgscore.meta.data.wmt_sets import pairs_in
+
+    path = _paragraphs(tmp_path, [_record(k=0), _record("en-ja_JP_#_news_#_d9"), _record("d7", k=1)])
+    with pytest.raises(DataError, match=r":3: doc_id 'd7' does not start with a language pair") as err:
+        pairs_in(path, "wmt25")
+    assert str(path) in str(err.value) and "e.g. 'en-cs_CZ_#_news_#_doc1'" in str(err.value)
+    with pytest.raises(DataError, match=":3: doc_id 'd7'"):
+        load_wmt(path, "en-ja_JP", test_set="wmt25")
+    from nlgscore.cli import main
+
+    assert main(["meta", "wmt25", "--data", str(path), "--metric", "chrf", "--no-cache", "--quiet"]) == 2
+    assert f"{path}:3: doc_id 'd7'" in capsys.readouterr().err
 
 
 def test_esa_waves_are_pooled_before_the_mean(tmp_path):

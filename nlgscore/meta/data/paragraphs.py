@@ -9,8 +9,9 @@ One record per paragraph, in document order::
 The pair is the ``doc_id``'s first ``_#_`` field. A paragraph's score for a system is the mean of
 its ``human<k>`` values (the annotators who rated it; an empty ``scores`` entry or a ``null``
 rating means unrated). Systems are those with a translation of every paragraph of the pair; the
-references are the ``ref*`` entries. A line that is not a JSON object, lacks a field, or
-rates a system without a translation is a ``DataError`` naming ``file:line``.
+references are the ``ref*`` entries. A line that is not a JSON object, lacks a field, has a
+``doc_id`` that does not start with a language pair and ``_#_``, or rates a system without a
+translation is a ``DataError`` naming ``file:line``.
 
 >>> import json, pathlib, tempfile
 >>> f = pathlib.Path(tempfile.mkdtemp()) / "h.jsonl"
@@ -28,7 +29,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Dict, List, Tuple, Union
+from typing import Any, Dict, Iterator, List, Tuple, Union
 
 import numpy as np
 
@@ -38,10 +39,35 @@ from nlgscore.meta.data.wmt_text import TextSet
 
 PathLike = Union[str, "os.PathLike[str]"]
 _HUMAN = re.compile(r"human\d*")
+# A WMT25 pair: ``<src>-<tgt>`` ISO codes, then the target's locale parts (``en-cs_CZ``,
+# ``en-sr_Cyrl_RS``). An id without it would otherwise become a "pair" of its own and be averaged
+# into avg-corr with the weight of a real one, so it is refused instead.
+_PAIR = re.compile(r"[A-Za-z]{2,3}-[A-Za-z]{2,3}(?:_[A-Za-z0-9]+)*")
+_DOC_ID_FORM = "'<src>-<tgt>_<locale>_#_<domain>_#_<document>', e.g. 'en-cs_CZ_#_news_#_doc1'"
 FIELDS = ("doc_id", "src_text", "tgt_text", "scores")
 
 
-def _records(path: Path):
+def _pair(where: str, doc_id: object) -> str:
+    """The language pair ``doc_id`` starts with; a ``DataError`` naming ``where`` and the field if none.
+
+    >>> _pair("f:1", "en-cs_CZ_#_news_#_d1")
+    'en-cs_CZ'
+    >>> _pair("f:2", "news_#_d1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.errors.DataError: f:2: doc_id 'news_#_d1' does not start with a language pair and '_#_': ...
+    """
+    pair = doc_id.split("_#_")[0] if isinstance(doc_id, str) and "_#_" in doc_id else None
+    if pair is None or not _PAIR.fullmatch(pair):
+        raise DataError(
+            f"{where}: doc_id {doc_id!r} does not start with a language pair and '_#_': it must look like "
+            f"{_DOC_ID_FORM}"
+        )
+    return pair
+
+
+def _records(path: Path) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
+    """``(file:line, pair, record)`` of every non-blank line of ``path``, each checked."""
     for number, line in enumerate(read_lines(path, "JSONL file"), start=1):
         if not line.strip():
             continue
@@ -54,18 +80,18 @@ def _records(path: Path):
             raise DataError(f"{where}: a paragraph record has the fields {', '.join(FIELDS)}")
         if not isinstance(record["tgt_text"], dict) or not isinstance(record["scores"], dict):
             raise DataError(f"{where}: tgt_text and scores are objects keyed by system")
-        yield where, record
+        yield where, _pair(where, record["doc_id"]), record
 
 
 def paragraph_pairs(path: PathLike) -> List[str]:
     """The language pairs of a paragraph JSONL file, sorted."""
-    return sorted({str(r["doc_id"]).split("_#_")[0] for _, r in _records(Path(path))})
+    return sorted({pair for _, pair, _ in _records(Path(path))})
 
 
 def read_paragraphs(path: PathLike, lp: str) -> Tuple[TextSet, Dict[str, np.ndarray], str]:
     """``(texts, per-system paragraph scores (NaN unrated), file name)`` of pair ``lp``."""
     path = Path(path)
-    records = [(w, r) for w, r in _records(path) if str(r["doc_id"]).split("_#_")[0] == lp]
+    records = [(w, r) for w, pair, r in _records(path) if pair == lp]
     if not records:
         raise DataError(f"{path}: no paragraph of pair {lp!r} (pairs: {paragraph_pairs(path)})")
     names = set.intersection(*(set(r["tgt_text"]) for _, r in records))
