@@ -81,19 +81,36 @@ class RemoteScorer:
         api_key: Optional[str] = None,
         wait: float = 120.0,
     ) -> None:
-        """``wait``: seconds to wait for a server that is still loading its model (or starting)."""
+        """Connect to ``url`` and read its ``/health``.
+
+        Args:
+            url: The server, ``http://HOST:PORT`` or ``https://...``.
+            timeout: Seconds one request may take, > 0 (an answer later is a ``TimeoutError``).
+            retries: How many times a request is sent again after a retryable failure, >= 0.
+            backoff: Seconds before the first retry (doubled each time), >= 0.
+            api_key: The bearer token (default: ``NLGSCORE_API_KEY``).
+            wait: Seconds to wait for a server that is still loading its model (or starting), >= 0.
+
+        Raises:
+            ArgumentError: An argument out of range (named), or a URL of another scheme.
+            ArgumentTypeError: An argument of the wrong type (named).
+        """
         if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
             raise ArgumentError(f"url must start with http:// or https://, got {url!r}")
-        for name, value in (("timeout", timeout), ("backoff", backoff), ("wait", wait)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:  # NaN too
-                raise ArgumentError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        # A zero timeout is not "no timeout" to httpx: every connect fails at once ("Operation now
+        # in progress") and the health poll retries that for the whole ``wait``, so it is refused here.
+        self.timeout = _seconds("timeout", timeout, "> 0", allow_zero=False)
+        self.backoff = _seconds("backoff", backoff, ">= 0", allow_zero=True)
+        wait = _seconds("wait", wait, ">= 0", allow_zero=True)
+        if isinstance(retries, (bool, np.bool_)) or not isinstance(retries, (int, np.integer)) or retries < 0:
             raise ArgumentError(f"retries must be an integer >= 0, got {retries!r}")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ArgumentTypeError(f"api_key must be a str (the bearer token) or None, got {type(api_key).__name__}")
         self.url = url.rstrip("/")
-        self.timeout, self.retries, self.backoff = float(timeout), retries, float(backoff)
+        self.retries = int(retries)
         self.api_key = api_key if api_key is not None else os.environ.get(API_KEY_VARIABLE)
         self._open_pool()
-        health = self._health(float(wait))
+        health = self._health(wait)
         self.name = health["metric"]
         self.needs = tuple(health.get("needs", ("references",)))
         self.multiref = Signature.parse(health["signature"]).get("multiref", "max")
@@ -197,13 +214,17 @@ class RemoteScorer:
         context = {
             name: call_options.pop(name) for name in ("context", "doc_ids") if call_options.get(name) is not None
         }
-        if "doc_ids" in context and not isinstance(context["doc_ids"], (str, bytes, dict, set)):
-            context["doc_ids"] = list(context["doc_ids"])
+        doc_ids = context.get("doc_ids")
+        if doc_ids is not None and not isinstance(doc_ids, (str, bytes, dict, set, frozenset, np.ndarray)):
+            context["doc_ids"] = list(doc_ids)  # a pandas Series or a range travels as its items
         # The metric's per-request options (BARTScore's prompt...) travel in the body, where the
-        # server's scorer checks them; the run-time ones are the server's (it batches).
+        # server's scorer checks them; the run-time ones are the server's (it batches). Each is
+        # made sendable here so that a value JSON cannot carry is refused naming its field.
         per_request = {
             name: value for name, value in call_options.items() if name not in RUNTIME_OPTIONS and value is not None
         }
+        context = {name: sendable(name, value) for name, value in context.items()}
+        per_request = {name: sendable(name, value) for name, value in per_request.items()}
         preds = check_texts("predictions", predictions)
         body: Dict[str, Any] = {"predictions": preds, **context, **per_request}  # checked by the server's call
         if references is not None:
@@ -220,18 +241,35 @@ class RemoteScorer:
             )
 
     def _result(self, answer: Dict[str, Any], n: int) -> Result:
-        """The answer as a Result of ``n`` predictions: lengths and finiteness checked."""
+        """The answer as a Result of ``n`` predictions: its form, lengths and finiteness checked.
+
+        Raises:
+            ServerError: The answer is malformed (a field missing, ``null`` or of the wrong type) or
+                holds another number of scores than ``n``.
+            NonFiniteScoreError: A score is NaN or infinite, as a local ``compute`` refuses it.
+        """
+        where = f"{self.url}/v1/score"
         try:
-            columns, scores = answer["columns"], answer["scores"]
+            columns, scores, text = answer["columns"], answer["scores"], answer["signature"]
+            if not isinstance(columns, dict):
+                raise TypeError(f"columns is {_kind(columns)}, not an object of number arrays")
+            if not columns:
+                raise ValueError("columns is an empty object")
+            if not isinstance(scores, list):
+                raise TypeError(f"scores is {_kind(scores)}, not an array of numbers")
+            if not isinstance(text, str):
+                raise TypeError(f"signature is {_kind(text)}, not a string")
+            layer = answer.get("layer")
+            if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int)):
+                raise TypeError(f"layer is {_kind(layer)}, not an integer or null")
+            arrays = {name: _numbers(name, values) for name, values in columns.items()}
             primary = answer.get("primary") or next(name for name, values in columns.items() if values == scores)
-            result = RemoteResult(self._parsed_signature(answer["signature"]), columns, primary, answer.get("layer"))
+            result = RemoteResult(self._parsed_signature(text), arrays, primary, layer)
         except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as err:
-            raise ServerError(f"{self.url}/v1/score answered a malformed result: {type(err).__name__}: {err}") from None
-        if len(scores) != n or any(np.shape(values)[-1:] != (n,) for values in columns.values()):
-            sizes = {name: np.shape(values)[-1:] for name, values in columns.items()}
-            raise ServerError(
-                f"{self.url}/v1/score answered {len(scores)} scores (columns {sizes}) for {n} predictions"
-            )
+            raise ServerError(f"{where} answered a malformed result: {type(err).__name__}: {err}") from None
+        if len(scores) != n or any(values.shape[-1:] != (n,) for values in arrays.values()):
+            sizes = {name: values.shape[-1:] for name, values in arrays.items()}
+            raise ServerError(f"{where} answered {len(scores)} scores (columns {sizes}) for {n} predictions")
         return check_finite(result, self.name)
 
     def _parsed_signature(self, text: str) -> Signature:
@@ -364,6 +402,82 @@ def _answer(response: Any, where: str) -> Dict[str, Any]:
     if status == 504:
         raise TimeoutError(text)
     raise ServerError(text)
+
+
+def _seconds(name: str, value: Any, bound: str, *, allow_zero: bool) -> float:
+    """``value`` as seconds: a finite real number, > 0 or >= 0; else an ArgumentError naming ``name``."""
+    number = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
+    if not number or not (0 <= value < math.inf) or (value == 0 and not allow_zero):  # NaN fails 0 <= value
+        raise ArgumentError(f"{name} must be a finite number of seconds {bound}, got {value!r}")
+    return float(value)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _numbers(name: str, values: Any) -> np.ndarray:
+    """A column of the answer as numbers; a ``null``, a string or a ragged array is a TypeError naming it.
+
+    Converting with ``dtype=float`` alone would read a ``null`` column as one NaN and a ``null``
+    value as NaN, refused later as a non-finite *score* rather than as the malformed answer it is.
+    """
+    if not isinstance(values, list):
+        raise TypeError(f"column {name!r} is {_kind(values)}, not an array of numbers")
+    try:
+        array = np.asarray(values)
+    except ValueError:  # ragged nested arrays
+        raise TypeError(f"column {name!r} is not a rectangular array of numbers") from None
+    if array.dtype.kind not in "iuf" or array.ndim == 0:
+        raise TypeError(f"column {name!r} holds values that are not numbers (e.g. {values[:3]!r})")
+    return array
+
+
+def sendable(name: str, value: Any) -> Any:
+    """``value`` as JSON carries it (numpy scalars and arrays as their Python values).
+
+    A request body is encoded by the HTTP client, whose error for a value JSON cannot carry
+    (``Object of type int64 is not JSON serializable``) names neither the field nor the value.
+
+    Args:
+        name: The field, for the error (``doc_ids``, ``prompt``).
+        value: A str, int, float, bool or None, or a list, tuple, dict (str keys) or numpy array of them.
+
+    Returns:
+        ``value`` with numpy scalars as Python ones and arrays, tuples as lists.
+
+    Raises:
+        ArgumentTypeError: A value JSON cannot carry, naming it (``doc_ids[3]``).
+        ArgumentError: A NaN or infinite float (JSON has none), naming it.
+
+    >>> sendable("doc_ids", np.array([3, 3, 4]))
+    [3, 3, 4]
+    >>> sendable("context", np.int64(2)), sendable("doc_ids", ["a", np.int32(1)])
+    (2, ['a', 1])
+    >>> sendable("doc_ids", [b"d1"])
+    Traceback (most recent call last):
+    ...
+    nlgscore.errors.ArgumentTypeError: doc_ids[0] cannot be sent to the server: a bytes is not a str, number, bool, list or object (b'd1')
+    """
+    kind = type(value)
+    if kind is str or kind is int or value is None or kind is bool:
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        return sendable(name, value.tolist())  # Python scalars (an object array keeps its items)
+    if isinstance(value, (list, tuple)):
+        plain = (str, int)  # the usual document ids, passed through without a call each
+        return [v if type(v) in plain else sendable(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: sendable(f"{name}[{k!r}]", v) for k, v in value.items()}
+    if isinstance(value, (str, int)):  # subclasses (an IntEnum, a str subclass) as the base value
+        return str(value) if isinstance(value, str) else int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ArgumentError(f"{name} cannot be sent to the server: JSON has no {value!r}")
+        return float(value)
+    raise ArgumentTypeError(
+        f"{name} cannot be sent to the server: a {kind.__name__} is not a str, number, bool, list or object ({value!r})"
+    )
 
 
 def is_url(spec: Any) -> bool:
