@@ -218,7 +218,7 @@ class BARTScorer(Scorer):
         needs_para = para_weights is None and "para_weights" in entry
         if needs_para and not checkpoint and chosen == entry["checkpoint"]:
             require_para_weights(entry, chosen)  # the bare base: say what is missing before any download
-        self.resolved = resolve(chosen, revision, flag="checkpoint=")
+        self.resolved = resolve(chosen, revision, flag="checkpoint=", family="seq2seq")
         # A folder that already holds the -para weights (converted or fine-tuned) says so in a record.
         record = read_para_record(self.resolved.path) if para_weights is None else None
         if record is not None:

@@ -125,7 +125,7 @@ def convert_pth(
     _check_out_dir(out_dir)
     started = time.perf_counter()
     state = read_state_dict(bart_pth)
-    resolved = resolve(base, revision, flag="--base")
+    resolved = resolve(base, revision, flag="--base", family="seq2seq")
     if not getattr(AutoConfig.from_pretrained(resolved.path), "is_encoder_decoder", False):
         raise ArgumentTypeError(f"--base {base!r} is not an encoder–decoder model such as facebook/bart-large-cnn")
     model = AutoModelForSeq2SeqLM.from_pretrained(resolved.path, dtype=torch.float32).eval()

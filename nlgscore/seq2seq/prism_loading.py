@@ -240,7 +240,7 @@ def load_prism(
         revision = revision or defaults["default_revision"]
     runtime = resolve_runtime("seq2seq", device, dtype)
     with model_loading(progress):
-        resolved = resolve(checkpoint, revision, flag="checkpoint=")
+        resolved = resolve(checkpoint, revision, flag="checkpoint=", family="seq2seq")
         model = _load_model(resolved.path, read_config(resolved.path, str(checkpoint)), str(checkpoint))
         model = model.to(runtime.device).eval()
         torch_dtype = settle_dtype(model, runtime.dtype)
