@@ -22,14 +22,43 @@ class MissingExtraError(NlgscoreError, ImportError):
 
 
 def require(module: str, extra: str, purpose: str = "") -> ModuleType:
-    """Import ``module`` or raise :class:`MissingExtraError` naming ``pip install 'nlgscore[extra]'``."""
+    """Import ``module`` or raise :class:`MissingExtraError` naming ``pip install 'nlgscore[extra]'``.
+
+    The error is raised ``from None``: the chained ImportError would add a screen of importlib's
+    frames above the one line that says what to do. Where the package is there but one of its
+    own imports failed (a broken install), that failure is kept in the message instead.
+
+    Args:
+        module: The module to import (``sacrebleu.metrics``).
+        extra: The extra of nlgscore that installs it (``meta``).
+        purpose: What needs it, for the message (``chrF``).
+
+    Returns:
+        The imported module.
+
+    Raises:
+        MissingExtraError: ``module`` cannot be imported.
+
+    >>> class Broken:  # a package that is there, but one of its own dependencies is not
+    ...     def find_spec(self, name, path=None, target=None):
+    ...         if name == "some_metric_package":
+    ...             raise ImportError("No module named 'regex'", name="regex")
+    >>> sys.meta_path.insert(0, Broken())
+    >>> try:
+    ...     require("some_metric_package", "meta", "chrF")
+    ... except MissingExtraError as err:
+    ...     print(err, err.__cause__, err.__suppress_context__)
+    chrF needs the package 'some_metric_package': pip install 'nlgscore[meta]' (importing it failed: No module named 'regex') None True
+    >>> _ = sys.meta_path.pop(0)
+    """
     try:
         return importlib.import_module(module)
     except ImportError as err:
         what = f"{purpose} needs" if purpose else "this needs"
-        raise MissingExtraError(
-            f"{what} the package {module.split('.')[0]!r}: pip install 'nlgscore[{extra}]'"
-        ) from err
+        package = module.split(".")[0]
+        missing = err.name is not None and (module == err.name or module.startswith(err.name + "."))
+        cause = "" if missing else f" (importing it failed: {err})"
+        raise MissingExtraError(f"{what} the package {package!r}: pip install 'nlgscore[{extra}]'{cause}") from None
 
 
 def pyplot() -> ModuleType:

@@ -75,7 +75,12 @@ def reference_streams(references: List[List[str]]) -> List[List[Optional[str]]]:
 
 
 class StringScorer(Scorer):
-    """One ``score`` per item from a function of the prediction and its references (no model)."""
+    """One ``score`` per item from a function of the prediction and its references (no model).
+
+    The packages a scorer imports to score (:meth:`_packages`) are imported when it is built, so a
+    missing extra is one :class:`~nlgscore.backend.extras.MissingExtraError` from
+    ``nlgscore.load(...)``, before any input is read, rather than a failure at the first compute.
+    """
 
     columns = ("score",)
     multiref: ClassVar[str] = "max"
@@ -84,6 +89,15 @@ class StringScorer(Scorer):
     def __init__(self, **runtime_options: Any) -> None:
         super().__init__(**runtime_options)
         self._pair: Optional[Callable[[str, List[str]], float]] = None
+
+    def _packages(self) -> Tuple[Tuple[str, str], ...]:
+        """``(module, purpose)`` of every optional package scoring imports (all in the ``meta`` extra)."""
+        return ()
+
+    def _require_packages(self) -> None:
+        """Import :meth:`_packages` now (called at the end of the constructor, once options are set)."""
+        for module, purpose in self._packages():
+            require(module, "meta", purpose)
 
     def _make_pair(self) -> Callable[[str, List[str]], float]:
         """The sentence score of a prediction against a list of references."""
@@ -210,6 +224,10 @@ class ChrFScorer(SacreBLEUScorer):
                 )
         super().__init__(multiref, **runtime_options)
         self.char_order, self.word_order = char_order, word_order
+        self._require_packages()
+
+    def _packages(self) -> Tuple[Tuple[str, str], ...]:
+        return (("sacrebleu.metrics", "chrF"),)
 
     def _make_pair(self) -> Callable[[str, List[str]], float]:
         metric = self.corpus_metric()
@@ -248,6 +266,11 @@ class BLEUScorer(SacreBLEUScorer):
             raise ArgumentError(f"tokenize must be one of {', '.join(BLEU_TOKENIZE)}, got {tokenize!r}")
         super().__init__(multiref, **runtime_options)
         self.tokenize = tokenize
+        self._require_packages()
+
+    def _packages(self) -> Tuple[Tuple[str, str], ...]:
+        bleu = ("sacrebleu.metrics", "BLEU")
+        return (bleu,) if self.tokenize == "13a" else (bleu, ("sacremoses", "the Moses-tokenised BLEU"))
 
     def _make_pair(self) -> Callable[[str, List[str]], float]:
         if self.tokenize == "13a":
@@ -301,9 +324,13 @@ class RougeScorer(StringScorer):
             raise ArgumentError(f"rouge_type must be one of {', '.join(ROUGE_TYPES)}, got {rouge_type!r}")
         super().__init__(**runtime_options)
         self.rouge_type = rouge_type
+        self._require_packages()
+
+    def _packages(self) -> Tuple[Tuple[str, str], ...]:
+        return (("rouge_score.rouge_scorer", "ROUGE"),)
 
     def _make_pair(self) -> Callable[[str, List[str]], float]:
-        module = require("rouge_score.rouge_scorer", "meta", "the ROUGE metrics")
+        module = require("rouge_score.rouge_scorer", "meta", "ROUGE")
         scorer, kind = module.RougeScorer([self.rouge_type], use_stemmer=True), self.rouge_type
         return lambda prediction, references: max(
             scorer.score(reference, prediction)[kind].fmeasure for reference in references
