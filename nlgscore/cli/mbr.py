@@ -91,6 +91,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
     from nlgscore.backend.distributed import launched_world_size, shard_ranks
+    from nlgscore.cli.output import resume_announcer
     from nlgscore.mbr import decode_to_file
 
     for flag, path in (("-o", args.output), ("--matrix-out", args.matrix_out)):
@@ -121,5 +122,6 @@ def run(args: argparse.Namespace) -> int:
         restart=args.restart,
         progress=progress and main_process,
         writer=main_process,
+        on_resume=None if args.output is None else resume_announcer(args, "mbr", "items"),
     )
     return 0

@@ -28,7 +28,7 @@ import dataclasses
 import json
 import math
 import sys
-from typing import Any, Dict, List, Optional, TextIO
+from typing import Any, Callable, Dict, List, Optional, TextIO
 
 from nlgscore.cli.options import FORMATS, json_safe
 from nlgscore.errors import ArgumentError
@@ -129,3 +129,19 @@ def print_result(
     """Print ``result`` as the command line asked (:func:`output_format`); ``labels`` maps columns
     to the system line's names, ``seg_columns`` picks the ``--seg`` columns (default: the labelled ones)."""
     emit(ScoreReport(result, labels, bool(getattr(args, "seg", False)), seg_columns), output_format(args))
+
+
+def resume_announcer(
+    args: argparse.Namespace, command: str, unit: str = "rows"
+) -> Optional[Callable[[int, Optional[int]], None]]:
+    """What a resumed ``-o`` run calls to say so on stderr (``nlgscore score: resuming OUT after
+    N of M rows``); None under ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return None
+
+    def announce(done: int, total: Optional[int]) -> None:
+        from nlgscore.corpus.outputs.driver import resume_line
+
+        print(f"nlgscore {command}: {resume_line(args.output, done, total, unit)}", file=sys.stderr, flush=True)
+
+    return announce

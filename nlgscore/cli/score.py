@@ -9,9 +9,9 @@ Inputs are read lazily (text files with ``-c/-r/-s``, or one JSONL/TSV/CSV/Parqu
 grow with the corpus. Without ``-o`` it prints ``<signature> <primary column>: <system value>``
 (``--seg`` first prints every line's columns, ``--json`` one JSON object). With ``-o OUT.tsv``
 (or ``.jsonl``) every item's scores go to OUT as windows finish, resumably: re-running the same
-command after an interruption continues where it stopped (``--restart`` starts over), and OUT
-appears only when the run is complete. A metric added with ``nlgscore.registry.register`` is
-available here without any other change.
+command after an interruption continues where it stopped (saying so on stderr: ``resuming OUT
+after N of M rows``; ``--restart`` starts over), and OUT appears only when the run is complete.
+A metric added with ``nlgscore.registry.register`` is available here without any other change.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     ranks = shard_ranks() if launched else None
     main_process = ranks is None or ranks.is_main_process
     if args.output is not None:
-        from nlgscore.cli.output import emit, output_format
+        from nlgscore.cli.output import emit, output_format, resume_announcer
         from nlgscore.stream.to_file import score_to_file
 
         settings = {"spec": args.spec, "inputs": _describe_inputs(args)}
@@ -204,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
             settings=settings,
             progress=progress and main_process,
             writer=main_process,
+            on_resume=resume_announcer(args, "score"),
         )
         if main_process:
             emit(summary, output_format(args))

@@ -23,7 +23,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.corpus.outputs.driver import Piece, run_chunks, splits_across_ranks
@@ -68,6 +68,7 @@ def decode_to_file(
     settings: Optional[Dict[str, Any]] = None,
     progress: bool = False,
     writer: bool = True,
+    on_resume: Optional[Callable[[int, Optional[int]], None]] = None,
     **options: Any,
 ) -> DecodeSummary:
     """Decode ``items`` into ``output`` (a path: resumable; or a text stream), ``chunk`` items at a time.
@@ -80,6 +81,8 @@ def decode_to_file(
     signature, the column, the chunk, ``nbest`` and ``matrix_out`` are always part of it. In a
     launched multi-process run with a scorer that shards (``shard=True``), every process calls
     this with the same arguments and only the one with ``writer=True`` (rank 0) writes.
+    ``on_resume`` is called once when the run resumes, before any work, with the items done by
+    the earlier run and how many there are.
     """
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ArgumentError(f"chunk must be a positive integer (items per decode call and checkpoint), got {chunk!r}")
@@ -113,6 +116,7 @@ def decode_to_file(
         progress=progress,
         desc="decoding",
         together=splits_across_ranks(scorer),
+        on_resume=None if on_resume is None else lambda done: on_resume(done, len(checked)),
     )
     return DecodeSummary(output, outcome.done, outcome.resumed_at, str(scorer.signature))
 

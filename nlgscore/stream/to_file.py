@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from nlgscore.corpus.outputs.driver import Piece, run_chunks, splits_across_ranks
 from nlgscore.errors import ArgumentError, DataError
-from nlgscore.stream.readers import Inputs
+from nlgscore.stream.readers import Inputs, is_regular_file
 from nlgscore.stream.row_windows import (
     DEFAULT_WINDOW,
     RowDigest,
@@ -168,6 +168,7 @@ def score_to_file(
     settings: Optional[Dict[str, Any]] = None,
     progress: bool = False,
     writer: bool = True,
+    on_resume: Optional[Callable[[int, Optional[int]], None]] = None,
     **options: Any,
 ) -> Summary:
     """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
@@ -181,7 +182,9 @@ def score_to_file(
     ``compute`` call. ``writer=False`` scores without writing (the non-zero ranks of a
     multi-process run, which take part in every window). The run holds ``path``'s lock
     (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output
-    is refused. The driver is :func:`nlgscore.corpus.outputs.driver.run_chunks`.
+    is refused. The driver is :func:`nlgscore.corpus.outputs.driver.run_chunks`. ``on_resume``
+    is called once when the run resumes, before any work, with the rows done by the earlier run
+    and the corpus's rows (:func:`row_count`: None where they cannot be counted).
     """
     check_window(window)
     check_streamable(scorer)
@@ -202,6 +205,7 @@ def score_to_file(
         writer=writer,
         progress=progress,
         together=splits_across_ranks(scorer, options),
+        on_resume=None if on_resume is None else lambda done: on_resume(done, row_count(inputs)),
     )
     state = outcome.state
     return Summary(
@@ -214,6 +218,19 @@ def score_to_file(
         state.get("statistics"),
         getattr(scorer, "corpus_from_statistics", None),
     )
+
+
+def row_count(inputs: Inputs) -> Optional[int]:
+    """How many rows ``inputs`` has, where reading them twice is possible: files on disk only
+    (stdin, a pipe or an in-memory/streamed corpus: None, since counting would consume or refetch it).
+
+    >>> from nlgscore.stream.readers import text_files
+    >>> row_count(text_files("examples/cands.txt", ["examples/refs.txt"]))
+    5
+    """
+    if not inputs.files or not all(is_regular_file(path) for _, path in inputs.files):
+        return None
+    return sum(1 for _ in inputs.rows())
 
 
 class _ScoreJob:

@@ -19,6 +19,8 @@ settings) that a resume must match. :func:`run_chunks` does the rest once for ev
   and computes its share of each chunk; only the one with ``writer=True`` writes, and a problem
   found by the writer (a refused resume) is raised on every process, so none waits. Otherwise
   each process runs on its own: nothing is exchanged.
+* a resume is announced: ``on_resume(done)`` is called once on the writer, after the checkpoint
+  and what it reuses are accepted and before any work (a CLI prints :func:`resume_line`).
 
 >>> import io
 >>> class Lines:
@@ -38,7 +40,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Protocol, Sequence, Union
 
 from nlgscore.backend.distributed import Ranks, broadcast_from_main, shard_ranks
 from nlgscore.core.scorer_like import ScorerLike
@@ -103,12 +105,14 @@ def run_chunks(
     progress: bool = False,
     desc: str = "scoring",
     together: bool = False,
+    on_resume: Optional[Callable[[int], None]] = None,
 ) -> Outcome:
     """Run ``job`` into ``output`` (a path, resumable; or a text stream); see :class:`Job`.
 
     ``locks`` are side files (e.g. a matrix file) locked with the output. ``scorer`` gives the
     CPU kernel to pin (None: nothing pinned). ``writer``: this process writes (rank 0).
     ``together``: every rank of the launch runs this with the same arguments (the scorer shards).
+    ``on_resume``: called on the writer with the items an earlier run did, when this run resumes it.
     """
     ranks = shard_ranks() if together else None
     resumable = isinstance(output, (str, Path))
@@ -127,7 +131,9 @@ def run_chunks(
         # Every process starts where the writer resumes, with its state.
         done, state = _agree(ranks, problem, (out.done, out.state) if out is not None else (0, {}))
         resumed_at = done
-        pieces = job.chunks(done, state)
+        pieces = job.chunks(done, state)  # may refuse the resume (inputs that differ)
+        if on_resume is not None and out is not None and done:
+            on_resume(done)
         kernel = _agree(ranks, None, state.get("kernel") or (kernel_in_use(scorer) if scorer is not None else None))
         from nlgscore.backend.progress import progress_bar
 
@@ -150,6 +156,17 @@ def run_chunks(
         if writer:
             job.finish(done, True)
     return Outcome(done, resumed_at, state)
+
+
+def resume_line(output: Union[str, Path], done: int, total: Optional[int], unit: str = "rows") -> str:
+    """What a resumed run says before it continues: how far the earlier run got, of how many
+    (``total`` None where the inputs cannot be counted without consuming them, e.g. stdin).
+
+    >>> resume_line("scores.tsv", 8, 48), resume_line("out.jsonl", 2, None, "items")
+    ('resuming scores.tsv after 8 of 48 rows', 'resuming out.jsonl after 2 items')
+    """
+    of = f" of {total}" if total is not None else ""
+    return f"resuming {output} after {done}{of} {unit}"
 
 
 def splits_across_ranks(scorer: Any, options: Optional[Dict[str, Any]] = None) -> bool:
