@@ -129,8 +129,8 @@ def test_examples_system_values_on_every_front_door(capsys, tmp_path):
         "--no-progress",
     ]
     assert main(args + ["--window", "2"]) == 0
-    line = capsys.readouterr().out.strip()
-    assert line.endswith(f" score: {corpus:.6f} sentence_mean: {mean:.6f}") and "|nrefs:1|" in line
+    system, signature = capsys.readouterr().out.strip().split("\n")
+    assert system == f"score: {corpus:.6f} sentence_mean: {mean:.6f}" and "|nrefs:1|" in signature
     # the same corpus written to a file window by window: its summary is the corpus statistic too
     assert main(args + ["--window", "2", "-o", str(tmp_path / "scores.tsv"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

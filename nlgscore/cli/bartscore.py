@@ -2,7 +2,7 @@
 
     nlgscore bartscore -c cands.txt -r refs.txt --checkpoint tests/golden/tiny-bart --seg
 
-Prints ``<signature> BARTScore: -x.xxxxxx`` (the mean over lines); ``--seg`` first prints each
+Prints ``BARTScore: -x.xxxxxx`` (the mean over lines), then the signature; ``--seg`` first prints each
 line's score (with precision and recall for ``--direction f|harmonic``), ``--json`` one JSON object.
 """
 

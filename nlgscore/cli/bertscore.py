@@ -2,8 +2,8 @@
 
     nlgscore bertscore --model minilm -c examples/cands.txt -r examples/refs.txt --seg
 
-Output as bert_score's CLI: ``<signature> P: 0.xxxxxx R: 0.xxxxxx F1: 0.xxxxxx``; ``--seg`` first
-prints ``P<TAB>R<TAB>F`` per line, ``--json`` one JSON object instead. bert-score's own spellings
+Prints the system line ``P: 0.xxxxxx R: 0.xxxxxx F1: 0.xxxxxx``, then the signature on its own line;
+``--seg`` first prints ``P<TAB>R<TAB>F`` per line, ``--json`` one JSON object instead. bert-score's own spellings
 (``--model_type``, ``--num_layers``, ``--rescale_with_baseline``, ``--batch_size``, ``-v``) work too.
 """
 

@@ -12,7 +12,8 @@ item with empty cells for missing values.
 >>> print_result(result, argparse.Namespace(seg=True, format="text"), {"s": "S", "t": "T"})  # doctest: +NORMALIZE_WHITESPACE
 1.000000 0.000000
 0.500000 nan
-nlgscore:toy S: 0.750000 T: nan
+S: 0.750000 T: nan
+nlgscore:toy
 >>> emit(result, "tsv")  # doctest: +NORMALIZE_WHITESPACE
 s   t
 1.0 0.0
@@ -88,7 +89,12 @@ def _cell(value: Any) -> str:
 
 class ScoreReport:
     """A scorer's result as the scoring commands print it: ``--seg`` lines (text only), then the
-    system line ``<signature> <label>: <value> ...`` (bert_score's CLI format for BERTScore)."""
+    system line ``<label>: <value> ...`` and the signature on a line of its own.
+
+    The values come first and apart: after a signature of a few hundred characters they were off
+    screen, and a line of their own is what a reader (or ``head -n1``/``tail -n2``) looks for. The
+    machine formats (``--json``, ``--format tsv``) are unchanged.
+    """
 
     def __init__(
         self,
@@ -117,7 +123,7 @@ class ScoreReport:
             lines = ["\t".join(f"{v:.6f}" for v in row) for row in zip(*(columns[n] for n in names))]
         system = self.result.system
         shown = " ".join(f"{label}: {system.get(name, math.nan):.6f}" for name, label in self.labels.items())
-        return "\n".join([*lines, f"{self.result.signature} {shown}"])
+        return "\n".join([*lines, shown, str(self.result.signature)])
 
 
 def print_result(

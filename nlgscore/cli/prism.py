@@ -2,7 +2,7 @@
 
     nlgscore prism -c cands.txt -r refs.txt --lang en --checkpoint tests/golden/tiny-prism --seg
 
-Prints ``<signature> Prism-ref: -x.xxxxxx`` (the mean over lines, natural-log probabilities);
+Prints ``Prism-ref: -x.xxxxxx`` (the mean over lines, natural-log probabilities), then the signature;
 ``--seg`` first prints each line's score, ``--json`` one JSON object with every column.
 """
 

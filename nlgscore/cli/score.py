@@ -6,8 +6,8 @@
 
 Inputs are read lazily (text files with ``-c/-r/-s``, or one JSONL/TSV/CSV/Parquet table with
 ``-i`` and column options) and scored ``--window`` rows per ``compute`` call, so memory does not
-grow with the corpus. Without ``-o`` it prints ``<signature> <primary column>: <system value>``
-(``--seg`` first prints every line's columns, ``--json`` one JSON object). With ``-o OUT.tsv``
+grow with the corpus. Without ``-o`` it prints ``<primary column>: <system value>``, then the
+signature on its own line (``--seg`` first prints every line's columns, ``--json`` one JSON object). With ``-o OUT.tsv``
 (or ``.jsonl``) every item's scores go to OUT as windows finish, resumably: re-running the same
 command after an interruption continues where it stopped (saying so on stderr: ``resuming OUT
 after N of M rows``; ``--restart`` starts over), and OUT appears only when the run is complete.

@@ -139,7 +139,7 @@ class Summary:
 
     def __str__(self) -> str:
         extra = f" sentence_mean: {self.system['sentence_mean']:.6f}" if "sentence_mean" in self.system else ""
-        return f"{self.signature} {self.primary}: {self.score:.6f}{extra}"
+        return f"{self.primary}: {self.score:.6f}{extra}\n{self.signature}"  # as ScoreReport: values, then signature
 
 
 def _mean(total: Any, items: int) -> Any:

@@ -33,15 +33,16 @@ def test_system_score_and_segments(files, capsys):
     code, out, _ = run_cli(capsys, "-c", files["hyp"], "-r", files["ref"], "--seg")
     assert code == 0
     lines = out.strip().split("\n")
-    assert len(lines) == len(CASES) + 1
+    assert len(lines) == len(CASES) + 2
     for line, case in zip(lines, CASES):
         f, p, r = map(float, line.split("\t"))
         assert f == pytest.approx(case["scores"]["batch_size_4"]["f_mean_p_r"], abs=1e-5)
         assert p == pytest.approx(case["scores"]["batch_size_4"]["precision_ref_to_hyp"], abs=1e-5)
-    signature = lines[-1].split(" ")[0]
+    system, signature = lines[-2:]
     assert signature.startswith("nlgscore:bartscore|") and "tiny-bart" in signature and "|direction:f|" in signature
+    assert system.startswith("BARTScore: ")
     mean = sum(c["scores"]["batch_size_4"]["f_mean_p_r"] for c in CASES) / len(CASES)
-    assert float(lines[-1].split("BARTScore: ")[1]) == pytest.approx(mean, abs=1e-5)
+    assert float(system.split("BARTScore: ")[1]) == pytest.approx(mean, abs=1e-5)
 
 
 def test_sources_json_and_options(files, capsys):

@@ -36,11 +36,12 @@ def test_seg_and_system_line(capsys, minilm_scorer):
     cands = (EXAMPLES / "cands.txt").read_text().strip().split("\n")
     refs = (EXAMPLES / "refs.txt").read_text().strip().split("\n")
     expected = minilm_scorer.score(cands, refs)
-    assert len(lines) == len(cands) + 1
-    seg = np.array([[float(x) for x in line.split("\t")] for line in lines[:-1]])
+    assert len(lines) == len(cands) + 2
+    seg = np.array([[float(x) for x in line.split("\t")] for line in lines[:-2]])
     np.testing.assert_allclose(seg[:, 2], expected.f1, atol=1e-6)
-    signature, _, scores = lines[-1].partition(" P: ")
-    assert signature == str(expected.signature) and scores.split(" F1: ")[1] == f"{expected.system['f1']:.6f}"
+    system, signature = lines[-2:]  # the values on their own line first, then the signature
+    p, r, f = (f"{expected.system[k]:.6f}" for k in ("precision", "recall", "f1"))
+    assert system == f"P: {p} R: {r} F1: {f}" and signature == str(expected.signature)
 
 
 def test_json_multi_reference(capsys):

@@ -62,8 +62,10 @@ def test_the_three_formats_of_a_result_carry_the_same_numbers(files, capsys):
     lines = tsv.rstrip("\n").split("\n")
     assert lines[0].split("\t") == ["jaccard", "squared"] and len(lines) == 1 + len(PREDS)
     assert [float(line.split("\t")[0]) for line in lines[1:]] == pytest.approx(data["jaccard"])
-    seg = [float(line) for line in text.strip().split("\n")[:-1]]
-    assert seg == pytest.approx(data["jaccard"], abs=1e-6) and text.strip().endswith(f"jaccard: {data['score']:.6f}")
+    *seg_lines, system, signature = text.strip().split("\n")  # the system values, then the signature apart
+    seg = [float(line) for line in seg_lines]
+    assert seg == pytest.approx(data["jaccard"], abs=1e-6) and system == f"jaccard: {data['score']:.6f}"
+    assert signature == data["signature"]
 
 
 def test_compare_prints_through_the_same_path(tmp_path, capsys):

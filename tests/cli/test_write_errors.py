@@ -138,4 +138,6 @@ def test_output_written_in_full_when_there_is_room(tmp_path, corpus):
             "bertscore", "-c", str(corpus), "-r", str(corpus), "--model", "minilm", "--seg", "--no-progress", stdout=out
         )
     assert done.returncode == 0, done.stderr
-    assert len((tmp_path / "out.txt").read_text().splitlines()) == 6001
+    assert (
+        len((tmp_path / "out.txt").read_text().splitlines()) == 6000 + 2
+    )  # the --seg lines, the system line and the signature
