@@ -7,6 +7,11 @@ up and then ``--rounds`` times each, alternating which goes first, so that a bus
 both alike. It prints pairs/s of each side, the speed-up (the median of the per-round ratios) and
 the largest difference of F1 between the two (bert_score 0.3.13 is the reference). It needs
 ``bert-score``: ``pip install "nlgscore[bench]"``.
+
+A benchmark's output is kept in logs, so the libraries' progress output (transformers' and
+huggingface_hub's loading bars, nlgscore's own) is off unless ``--progress`` asks for it; the
+command line turns the libraries' bars off from the same flag as every other command
+(``nlgscore.cli._quiet_libraries``).
 """
 
 from __future__ import annotations
@@ -54,6 +59,12 @@ def register(subparsers) -> None:
         type=positive_int,
         default=64,
         help="bert_score's batch_size (default: its own, 64)",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="the libraries' progress bars on stderr, model loading included (default: off, for clean logs)",
     )
     add_format_option(parser)
     add_debug_options(parser)
@@ -116,16 +127,18 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from bert_score import BERTScorer as Reference
 
+    from nlgscore.cli.options import progress_enabled
     from nlgscore.cli.output import emit
     from nlgscore.registry import build
 
     check_device(args.device)
+    progress = progress_enabled(args)  # --progress, and not --quiet
     cands, refs = read_lines(args.cands, "candidate"), read_lines(args.refs, "reference")
     if len(cands) != len(refs):
         fail(f"--cands has {len(cands)} lines and --refs {len(refs)}: they must pair line by line")
     if not cands:
         fail(f"--cands {args.cands} is empty: there is nothing to time")
-    ours = build("bertscore", model_type=args.model, num_layers=args.num_layers, device=args.device)
+    ours = build("bertscore", model_type=args.model, num_layers=args.num_layers, device=args.device, progress=progress)
     theirs = Reference(
         model_type=ours.encoder.resolved.path,
         num_layers=ours.num_layers,

@@ -5,7 +5,10 @@ pairs with the same model and layer, that their F1 agree, and what a user withou
 """
 
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +37,29 @@ def test_bench_compares_with_bert_score(capsys):
     assert main(["bench", "-c", CANDS, "-r", REFS, "--rounds", "1"]) == 0
     text = capsys.readouterr().out
     assert "speed-up" in text and "Target" not in text and "../shared" not in text
+
+
+def _bench_stderr(*flags: str) -> str:
+    """stderr of ``nlgscore bench`` in a process of its own (as in a CI log: not a terminal)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "nlgscore", "bench", "-c", CANDS, "-r", REFS, "--rounds", "1", *flags],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parents[2],
+        env={k: v for k, v in os.environ.items() if k not in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")}
+        | {"HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0 and "speed-up" in done.stdout, done.stderr
+    return done.stderr
+
+
+def test_bench_keeps_library_progress_bars_out_of_logs_unless_asked():
+    pytest.importorskip("bert_score", reason="bert_score is not installed (the optional [bench] extra)")
+    quiet = _bench_stderr()
+    assert "Loading weights" not in quiet and "it/s" not in quiet and "%|" not in quiet, quiet
+    asked = _bench_stderr("--progress")  # bert_score's model loads through transformers' loading bar
+    assert "Loading weights" in asked, asked
 
 
 def test_bench_without_bert_score_says_how_to_install_it(monkeypatch, capsys):
