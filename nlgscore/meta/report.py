@@ -1,7 +1,9 @@
 """Meta-evaluation results as rows, and their text table, JSON and CSV forms (the chart: ``meta.plot``).
 
 One ``Row`` per dataset x metric x level x measure; ``ci_low``/``ci_high`` are NaN when no
-interval was computed (written as ``null`` in JSON and empty in CSV).
+interval was computed (written as ``null`` in JSON and empty in CSV). A ``value`` that is NaN is
+undefined for those scores (a correlation with a constant side): ``null`` in JSON, empty in CSV and
+``n/a`` in the text table, which the task's notes explain (:data:`UNDEFINED`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Row:
 
 # Column order of the CSV and of each JSON record.
 FIELDS = tuple(f.name for f in fields(Row))
+UNDEFINED = "n/a"  # the text table's cell for a NaN value; a note starting "n/a:" says why
 
 
 def _json_number(value: float) -> Optional[float]:
@@ -71,6 +74,10 @@ def csv_text(rows: Sequence[Row]) -> str:
     return out.getvalue()
 
 
+def _value(value: float) -> str:
+    return UNDEFINED if math.isnan(value) else f"{value:.4f}"
+
+
 def _interval(row: Row) -> str:
     if math.isnan(row.ci_low) or math.isnan(row.ci_high):
         return ""
@@ -83,9 +90,12 @@ def format_table(rows: Sequence[Row]) -> str:
     >>> print(format_table([Row("kk-en", "chrf", "segment", "tau", 0.322985, 0.31, 0.34)]))
     dataset  level    measure  metric  value   95% CI
     kk-en    segment  tau      chrf    0.3230  [0.3100, 0.3400]
+    >>> print(format_table([Row("en-cs", "chrf", "segment", "pdp", math.nan)]))
+    dataset  level    measure  metric  value
+    en-cs    segment  pdp      chrf    n/a
     """
     header = ("dataset", "level", "measure", "metric", "value", "95% CI")
-    lines = [(r.dataset, r.level, r.measure, r.metric, f"{r.value:.4f}", _interval(r)) for r in rows]
+    lines = [(r.dataset, r.level, r.measure, r.metric, _value(r.value), _interval(r)) for r in rows]
     if not any(line[-1] for line in lines):  # no intervals at all (--bootstrap 0, WMT22-25 measures)
         header, lines = header[:-1], [line[:-1] for line in lines]
     return text_table(header, lines)

@@ -171,6 +171,44 @@ def test_wmt25_paragraph_jsonl(tmp_path, capsys):
     assert "wmt25-en-cs_CZ" in out and "avg-corr" in out and "en-ja_JP" not in out.split("avg-corr over")[0]
 
 
+def test_pdp_of_constant_human_scores_is_undefined_with_a_note(tmp_path, capsys):
+    """Every system rated 50 on en-ja_JP: PDP has no value there (as in mt-metrics-eval, where a
+    Pearson correlation with a constant side is NaN): the row is null / n/a with a note and a
+    warning naming the pair, never a silent nan; en-cs_CZ's PDP is a number."""
+    path = tmp_path / "wmt25-genmt-humeval.jsonl"
+    records = [
+        {
+            "doc_id": f"{lp}_#_news_#_d{i // 3}",
+            "src_text": f"src {i}",
+            "tgt_text": {"refA": ref, **{s: out[i] for s, (out, _) in SYSTEMS.items()}},
+            "scores": {s: {"human1": 50 if lp == "en-ja_JP" else h[i], "errors1": []} for s, (_, h) in SYSTEMS.items()},
+        }
+        for lp in ("en-cs_CZ", "en-ja_JP")
+        for i, ref in enumerate(REFS)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.warns(
+        UserWarning, match="wmt25-en-ja_JP segment pdp is undefined for chrf: the human scores are constant"
+    ):
+        table = wmt25(path, ["chrf"], permutations=0)
+    pdp = {r.dataset: r.value for r in table.rows if r.measure == "pdp"}
+    assert np.isnan(pdp["wmt25-en-ja_JP"]) and np.isfinite(pdp["wmt25-en-cs_CZ"])
+    text = str(table)
+    [cell] = [line for line in text.splitlines() if line.startswith("wmt25-en-ja_JP") and " pdp " in line]
+    assert cell.split()[-1] == "n/a" and "nan" not in text
+    assert "n/a: wmt25-en-ja_JP segment pdp is undefined for chrf" in text and "not as 0" in text
+    assert sum("en-cs_CZ segment pdp is undefined" in note for note in table.notes) == 0
+    as_json = table.to_dict()
+    assert [r["value"] for r in as_json["results"] if r["dataset"] == "wmt25-en-ja_JP" and r["measure"] == "pdp"] == [
+        None
+    ]
+    args = ["meta", "wmt25", "--data", str(path), "--metric", "chrf", "--permutations", "0", "--no-cache"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "nlgscore: warning: wmt25-en-ja_JP segment pdp is undefined for chrf" in captured.err
+    assert "n/a: wmt25-en-ja_JP segment pdp is undefined" in captured.out
+
+
 def test_pdp_equals_pearson_of_intra_item_differences():
     human = np.array([[1.0, 5.0, 2.0], [2.0, np.nan, 3.0], [4.0, 3.0, np.nan]])
     metric = np.array([[0.1, 0.9, 0.4], [0.3, 0.5, 0.2], [0.6, 0.2, 0.8]])

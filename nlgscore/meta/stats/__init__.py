@@ -3,7 +3,8 @@
 * ``correlation``: ``pearson`` (checked: errors on constant input; WMT18 Eq. 2), mt-metrics-eval's
   segment-level ``correlation`` (no grouping or item-grouped; ``CORRELATIONS`` NaN-safe r and tau-b).
 * ``pairwise``: ``pairwise_accuracy`` (WMT22/23), ``soft_pairwise_accuracy`` (SPA, WMT24/25),
-  ``acc_eq`` and ``acc_t`` (tie-calibrated, WMT23-25), ``pairwise_difference_pearson`` (PDP).
+  ``acc_eq`` and ``acc_t`` (tie-calibrated, WMT23-25), ``pairwise_difference_pearson`` (PDP) and
+  ``pdp_undefined`` (why a PDP has no value).
 * ``avg_corr``: WMT24/25's average over tasks, average rank and their significance clusters.
 * ``significance``: ``permutation_test`` (PERM-BOTH), ``pairs_permutation_test`` (acc-t),
   ``cluster_ranks`` (WMT's significance clusters).
@@ -34,6 +35,7 @@ from nlgscore.meta.stats.pairwise import (
     pairwise_accuracy,
     pairwise_difference_pearson,
     pairwise_p_values,
+    pdp_undefined,
     permutation_signs,
     soft_pairwise_accuracy,
     spa_from_p_values,
@@ -71,6 +73,7 @@ __all__ = [
     "pairwise_accuracy",
     "pairwise_difference_pearson",
     "pairwise_p_values",
+    "pdp_undefined",
     "pearson",
     "permutation_signs",
     "permutation_test",

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -173,23 +173,61 @@ def acc_t(human: np.ndarray, metric: np.ndarray) -> Tuple[float, float]:
     return tie_calibration(item_pairs(human, metric))
 
 
+def _pdp_differences(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The intra-item differences PDP correlates: human and metric, pairs with a missing human score left out."""
+    human, metric = _matrices(human, metric)
+    human_diffs = (human.T[:, None, :] - human.T[:, :, None]).reshape(-1)
+    metric_diffs = (metric.T[:, None, :] - metric.T[:, :, None]).reshape(-1)
+    kept = ~np.isnan(human_diffs)
+    return human_diffs[kept], metric_diffs[kept]
+
+
+def pdp_undefined(human: np.ndarray, metric: np.ndarray) -> Optional[str]:
+    """Why :func:`pairwise_difference_pearson` has no value for these scores, or None when it has one.
+
+    ``"human"``: the human scores are constant within every item (every rated system has the same
+    score on an item), so every human difference is 0; ``"metric"``: the same of the metric's
+    scores; ``"pairs"``: fewer than two rated pairs.
+
+    >>> pdp_undefined(np.array([[3.0, 1.0], [3.0, 1.0]]), np.array([[0.1, 0.9], [0.3, 0.5]]))
+    'human'
+    >>> pdp_undefined(np.array([[1.0, 5.0], [2.0, 3.0]]), np.array([[0.1, 0.9], [0.3, 0.5]])) is None
+    True
+    """
+    return _constant_side(*_pdp_differences(human, metric))
+
+
+def _constant_side(h: np.ndarray, m: np.ndarray) -> Optional[str]:
+    if h.size < 2:
+        return "pairs"
+    if np.all(h == h[0]):
+        return "human"
+    if np.all(m == m[0]):
+        return "metric"
+    return None
+
+
 def pairwise_difference_pearson(human: np.ndarray, metric: np.ndarray) -> float:
     """Pairwise Difference Pearson (PDP; mt-metrics-eval ``Correlation.Pearson(average_by="item", pdp=True)``).
 
     Per item, every ordered pair of systems (a, b), a == b included, gives the human difference
     ``h[b] - h[a]`` and the metric's ``m[b] - m[a]``; pairs with a missing human score are left
     out and one Pearson correlation is taken over all of them. Unlike a per-item Pearson, it keeps
-    the size of the differences between items. NaN when either side is constant.
+    the size of the differences between items.
+
+    Undefined (NaN) when either side is constant (:func:`pdp_undefined` says which), e.g. human
+    scores that never differ within an item. This follows mt-metrics-eval's rule for an undefined
+    correlation: ``AverageCorrelation.Corr`` sets a Pearson correlation with a constant side to NaN
+    (its ``is_constant_array`` check, whatever scipy returns) and leaves it out. Where that leaves
+    nothing, mtme returns ``(0, 0, 0)``, a 0 told apart from a real one only by its denominator of
+    0; a table row has no denominator, so the value stays NaN here and the tasks report it as
+    undefined (``n/a``, with a note naming the data set) rather than as a correlation of 0.
 
     >>> human = np.array([[1.0, 5.0], [2.0, np.nan], [4.0, 3.0]])
     >>> round(pairwise_difference_pearson(human, np.array([[0.1, 0.9], [0.3, 0.5], [0.6, 0.2]])), 6)
     0.934988
     """
-    human, metric = _matrices(human, metric)
-    human_diffs = (human.T[:, None, :] - human.T[:, :, None]).reshape(-1)
-    metric_diffs = (metric.T[:, None, :] - metric.T[:, :, None]).reshape(-1)
-    kept = ~np.isnan(human_diffs)
-    h, m = human_diffs[kept], metric_diffs[kept]
-    if h.size < 2 or np.all(h == h[0]) or np.all(m == m[0]):
+    h, m = _pdp_differences(human, metric)
+    if _constant_side(h, m) is not None:
         return float("nan")
     return float(scipy_stats.pearsonr(h, m)[0])

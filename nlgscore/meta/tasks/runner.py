@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 from dataclasses import dataclass, field
 from typing import (
@@ -30,7 +31,7 @@ import numpy as np
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.meta.data.precomputed import segment_and_system
-from nlgscore.meta.report import Row, format_table, text_table, to_json
+from nlgscore.meta.report import UNDEFINED, Row, format_table, text_table, to_json
 from nlgscore.meta.stats.resample import (
     bootstrap_ci,
     check_resamples,
@@ -93,7 +94,10 @@ class MetaTable:
                     ],
                 )
             )
-        return "\n".join([*lines, *self.notes])
+        notes = list(self.notes)
+        if any(math.isnan(r.value) for r in self.rows) and not any(n.startswith(f"{UNDEFINED}:") for n in notes):
+            notes.append(f"{UNDEFINED}: undefined for these scores (e.g. a correlation with a constant side)")
+        return "\n".join([*lines, *notes])
 
     def to_dict(self) -> Dict[str, Any]:
         """``{"task", "results": [row, ...], "summary": [...], "notes": [...]}`` (NaN as None)."""

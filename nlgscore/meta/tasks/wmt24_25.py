@@ -11,7 +11,9 @@ tasks' averaged draws) and the **average rank** (mean cluster rank). Also report
 
 Rows: per pair (data set ``wmt24-en-cs`` ...) ``system spa``, ``segment acc-eq``,
 ``segment acc-eq-epsilon``, ``segment pdp``; overall (data set ``all``) ``overall avg-corr`` and
-``overall avg-rank`` for the metrics evaluated on every pair.
+``overall avg-rank`` for the metrics evaluated on every pair. A PDP that is undefined (constant
+human scores on a pair: :func:`~nlgscore.meta.stats.pairwise.pdp_undefined`) is NaN (``null`` in
+JSON, ``n/a`` in the text table) with a note and a warning naming the pair.
 
 >>> import numpy as np
 >>> [f"{m.level} {m.name}" for m in WMT_MEASURES]
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -129,6 +133,46 @@ def _significance(
     return lines
 
 
+# What an undefined PDP's note says of each cause (stats.pdp_undefined).
+_UNDEFINED_PDP = {
+    "human": "the human scores are constant (every rated system has the same score on each item), so every "
+    "human difference is 0",
+    "metric": "the metric gives every system the same score on each item, so every metric difference is 0",
+    "pairs": "fewer than two rated pairs of systems",
+}
+
+
+def _undefined_pdp(
+    data: EvalSet, kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]], table: MetaTable
+) -> List[str]:
+    """A note (the table's footnote to its ``n/a``) and a warning for each cause of an undefined
+    PDP on ``data``, naming the pair and the metrics: a NaN alone would pass for a result."""
+    undefined = [r.metric for r in table.rows if r.dataset == data.name and r.measure == "pdp" and math.isnan(r.value)]
+    human = np.asarray(data.human["segment"], dtype=float)
+    causes: Dict[str, List[str]] = {}
+    for metric in undefined:
+        seg = kept[metric][0]
+        cause = stats.pdp_undefined(human, seg) if seg is not None else None
+        causes.setdefault(cause or "pairs", []).append(metric)
+    notes = []
+    for cause, metrics in causes.items():
+        text = (
+            f"{data.name} segment pdp is undefined for {', '.join(metrics)}: {_UNDEFINED_PDP[cause]}; a Pearson "
+            "correlation with a constant side has no value (mt-metrics-eval leaves it out as NaN), so it is "
+            "reported as n/a, not as 0"
+        )
+        warnings.warn(text, UserWarning, stacklevel=2)
+        notes.append(f"n/a: {text}")
+    return notes
+
+
+def _dataset_notes(
+    collector: Dict[str, Any], data: EvalSet, kept: Any, table: MetaTable, task: Run, resamples: int
+) -> List[str]:
+    """The notes of one pair: its undefined values, then its significance clusters."""
+    return _undefined_pdp(data, kept, table) + _significance(collector, data, kept, table, task, resamples)
+
+
 def _overall(table: MetaTable, collector: Dict[str, Any], resamples: int, seed: int) -> None:
     if not collector:
         return
@@ -200,7 +244,7 @@ def wmt_task(
         _load,
         WMT_MEASURES,
         read_scores=read_scores,
-        significance=functools.partial(_significance, collector),
+        significance=functools.partial(_dataset_notes, collector),
         progress=test_set + " {data}: {metric} ({systems} systems x {items} segments)",
         documents=True,
     )
