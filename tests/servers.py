@@ -2,7 +2,8 @@
 
 ``ServeProcess(spec, *flags)`` runs ``python -m nlgscore serve SPEC --port P FLAGS`` with a free
 port; with ``gated=True`` the metric is BERTScore behind a loading gate: its constructor waits
-until ``open_gate()`` is called, so a test sees the server listening while the model "loads".
+until ``open_gate()`` is called, so a test sees the server listening while the model "loads";
+with ``sleep=S`` the spec may be ``sleepychrf``, chrF whose every run takes S seconds.
 The process is killed on exit if it is still running, so no test leaves a server behind.
 """
 
@@ -44,8 +45,25 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# A metric whose every run takes SLEEPY_S seconds (chrF's numbers): a request of a known length.
+SLEEPY = """
+import sys, time
+from nlgscore import registry
+from nlgscore.strings.scorers import ChrFScorer
+
+class SleepyChrF(ChrFScorer):
+    def _score_items(self, items, state):
+        time.sleep(float(__import__("os").environ["NLGSCORE_TEST_SLEEP"]))
+        return super()._score_items(items, state)
+
+registry.register("sleepychrf", SleepyChrF, replace=True)
+from nlgscore.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 class ServeProcess:
-    def __init__(self, spec: str, *flags: str, gated: bool = False) -> None:
+    def __init__(self, spec: str, *flags: str, gated: bool = False, sleep: Optional[float] = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._folder = tempfile.TemporaryDirectory(prefix="nlgscore-serve-test-")
@@ -53,6 +71,9 @@ class ServeProcess:
         env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", NLGSCORE_TEST_GATE=str(self.gate))
         args: List[str] = ["serve", spec, "--port", str(self.port), "--no-progress", *flags]
         command = [sys.executable, "-c", GATED, *args] if gated else [sys.executable, "-m", "nlgscore", *args]
+        if sleep is not None:  # the metric sleepychrf: each run takes `sleep` seconds
+            env["NLGSCORE_TEST_SLEEP"] = str(sleep)
+            command = [sys.executable, "-c", SLEEPY, *args]
         self.log = open(Path(self._folder.name) / "log", "w+")
         self.proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
 

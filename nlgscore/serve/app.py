@@ -134,7 +134,7 @@ def create_app(
         telemetry=lambda: scorer_counters(service.scorer),
         scheduler_drops=lambda: getattr(service.batcher, "dropped", {}),
     )
-    token = None if api_key is None else f"Bearer {api_key}".encode()
+    token = api_token(api_key)
 
     def load() -> None:
         try:
@@ -193,11 +193,7 @@ def route(
     async def endpoint(request: Any) -> Any:
         start = time.perf_counter()
         try:
-            if (
-                auth
-                and token is not None
-                and not hmac.compare_digest(request.headers.get("authorization", "").encode(), token)
-            ):
+            if auth and token is not None and not authorized(request.headers.get("authorization", ""), token):
                 raise HTTPError(
                     401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"}
                 )
@@ -219,6 +215,23 @@ def route(
         return response
 
     return Route(path, endpoint, methods=[method])
+
+
+def api_token(api_key: Optional[str]) -> Optional[bytes]:
+    """What :func:`authorized` compares a request's credentials with (None: no key, no check)."""
+    return None if api_key is None else api_key.encode()
+
+
+def authorized(header: str, token: bytes) -> bool:
+    """Whether an ``Authorization`` header carries the bearer ``token``. The scheme is
+    case-insensitive (RFC 9110, 11.1: ``bearer KEY`` is ``Bearer KEY``), the credentials are
+    compared in constant time.
+
+    >>> authorized("bearer s3cret", b"s3cret"), authorized("Bearer  s3cret", b"s3cret"), authorized("Basic s3cret", b"s3cret")
+    (True, True, False)
+    """
+    scheme, _, credentials = header.strip().partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), token)
 
 
 def routes(

@@ -23,6 +23,11 @@ Messages posted during one pass of a process's event loop travel as one frame pe
 and send cost about as much as a one-pair call's checks, and under load a worker posts tens of
 requests a pass and the model process answers a run's calls at once.
 
+One message, one fate: each message is encoded when it is posted, on its own, and the frame is
+made of the encoded messages (msgpack's ``Raw``), so a message that cannot be encoded is
+:class:`Unsendable` to its poster alone (its request is answered, naming the field), and the
+others of its frame go on; the receiving side decodes each message of a frame on its own too.
+
 Floats travel as float64, so the scores a worker returns are the model process's bits.
 
 >>> decode(encode(["score", 7, ["It is cold."], ["It is."], None, {}, {"It is.": [2009, 2003, 1012]}]))
@@ -36,24 +41,81 @@ Floats travel as float64, so the scores a worker returns are the model process's
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
 from nlgscore.backend.extras import require
 
-__all__ = ["encode", "decode", "messages", "Outbox", "MANY", "result_payload", "result_from", "address"]
+__all__ = [
+    "encode",
+    "decode",
+    "messages",
+    "Outbox",
+    "MANY",
+    "Unsendable",
+    "result_payload",
+    "result_from",
+    "address",
+]
 
 MANY = "many"  # the kind of a frame that holds several messages
+# What the fields of a message are called in the request it carries, by kind (Unsendable names them).
+FIELDS = {
+    "score": (None, None, "predictions", "references", "sources", "options", "tokens"),
+    "matrix": (None, None, "predictions", "references", "column", "source"),
+    "hold": (None, None, "predictions", "references", "sources"),
+}
 
 _msgspec = require("msgspec", "serve", "nlgscore serve --workers")
 _encoder = _msgspec.msgpack.Encoder()
 _decoder = _msgspec.msgpack.Decoder()
+_raw_list = _msgspec.msgpack.Decoder(List[_msgspec.Raw])  # type: ignore[name-defined]  # each message still encoded
+logger = logging.getLogger(__name__)
+
+
+class Unsendable(ValueError):
+    """A message that cannot be encoded (an integer beyond 64 bits, a string that is not Unicode),
+    with the field that holds the value in its message."""
 
 
 def encode(message: Any) -> bytes:
-    """One message as a msgpack frame."""
-    return _encoder.encode(message)
+    """One message as a msgpack frame; :class:`Unsendable` naming the field that cannot be encoded.
+
+    >>> encode(["score", 1, ["a"], None, None, {"context": 2**64}, None])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgscore.serve.ipc.Unsendable: options.context cannot be sent between the server's processes: ...
+    """
+    try:
+        return _encoder.encode(message)
+    except (_msgspec.EncodeError, OverflowError, TypeError, ValueError) as err:
+        raise Unsendable(f"{_unsendable_field(message)} cannot be sent between the server's processes: {err}") from None
+
+
+def _unsendable_field(message: Any) -> str:
+    """The path of the first value of ``message`` that does not encode (fields named by :data:`FIELDS`)."""
+    names = FIELDS.get(message[0], ()) if isinstance(message, list) and message else ()
+    stack: List[Any] = [(message, "")]
+    while stack:
+        value, path = stack.pop(0)
+        children: List[Any] = []
+        if isinstance(value, list):
+            for i, child in enumerate(value):
+                named = names[i] if not path and i < len(names) and names[i] else None
+                children.append((child, named or f"{path}[{i}]"))
+        elif isinstance(value, dict):
+            children = [(child, f"{path}.{key}" if path else str(key)) for key, child in value.items()]
+        for child, child_path in children:
+            try:
+                _encoder.encode(child)
+            except (_msgspec.EncodeError, OverflowError, TypeError, ValueError):
+                stack = [(child, child_path)]
+                break
+        else:
+            return path or "the message"
+    return "the message"
 
 
 def decode(frame: bytes) -> Any:
@@ -62,9 +124,18 @@ def decode(frame: bytes) -> Any:
 
 
 def messages(frame: bytes) -> List[Any]:
-    """The messages of one frame (one, or a :data:`MANY` frame's, in the order they were posted)."""
-    message = decode(frame)
-    return message[1] if message and message[0] == MANY else [message]
+    """The messages of one frame (one, or a :data:`MANY` frame's, in the order they were posted),
+    each decoded on its own: one that cannot be read is left out (logged), the others are kept."""
+    parts = _raw_list.decode(frame)
+    if len(parts) != 2 or decode(parts[0]) != MANY:
+        return [decode(frame)]
+    out = []
+    for raw in _raw_list.decode(parts[1]):
+        try:
+            out.append(decode(raw))
+        except (_msgspec.DecodeError, ValueError):
+            logger.exception("nlgscore serve: a message of a frame could not be read; the others are answered")
+    return out
 
 
 class Outbox:
@@ -88,14 +159,17 @@ class Outbox:
         self.posted: Dict[Optional[bytes], List[Any]] = {}
 
     def post(self, message: Any, peer: Optional[bytes] = None) -> None:
+        """Queue ``message`` for ``peer``'s next frame, encoded now: :class:`Unsendable` here, to
+        this poster alone, where it cannot be encoded."""
+        frame = encode(message)
         if not self.posted:
             self.loop.call_soon(self.flush)
-        self.posted.setdefault(peer, []).append(message)
+        self.posted.setdefault(peer, []).append(frame)
 
     def flush(self) -> None:
         posted, self.posted = self.posted, {}
         for peer, batch in posted.items():
-            frame = encode(batch[0] if len(batch) == 1 else [MANY, batch])
+            frame = batch[0] if len(batch) == 1 else _encoder.encode([MANY, [_msgspec.Raw(part) for part in batch]])
             self.send([frame] if peer is None else [peer, frame])
 
 

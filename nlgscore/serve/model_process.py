@@ -120,7 +120,11 @@ class ModelServer:
             self.submit_scores(peer, scores)
 
     def reply(self, peer: bytes, rid: int, status: int, payload: Any) -> None:
-        self.outbox.post([rid, status, payload], peer)
+        """Post one answer; one that cannot be encoded costs only its job (a 500 naming why)."""
+        try:
+            self.outbox.post([rid, status, payload], peer)
+        except ipc.Unsendable as err:
+            self.outbox.post([rid, 500, [f"the answer could not be sent to the HTTP worker: {err}", {}]], peer)
 
     def dispatch(self, peer: bytes, message: List[Any]) -> None:
         """Every message but ``score`` (whose runs :meth:`_message` hands to :meth:`submit_scores`)."""

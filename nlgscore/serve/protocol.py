@@ -24,12 +24,11 @@ nlgscore.serve.protocol.HTTPError: predictions must be a JSON array of strings, 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
 from nlgscore.core.messages import last_text
 from nlgscore.errors import NlgscoreError
-from nlgscore.serve.field_checks import FieldError, check_json_values, label, suspect
+from nlgscore.serve.field_checks import FieldError, label, read_json
 
 SCORE_FIELDS = ("predictions", "references", "sources")
 CONTEXT_FIELDS = ("context", "doc_ids")  # optional: document context (nlgscore.core.context)
@@ -47,21 +46,15 @@ class HTTPError(Exception):
 
 
 def parse_body(raw: bytes) -> Any:
-    """The JSON object (or array: slime's group form) of a request body; anything else is a 400
-    saying what is wrong."""
+    """The JSON object (or array: slime's group form) of a request body, read by the one JSON
+    reading rule (:func:`~nlgscore.serve.field_checks.read_json`); anything else is a 400 saying
+    what is wrong, naming the field."""
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise HTTPError(400, f"malformed JSON body: {err}") from None
-    except RecursionError:  # arrays or objects nested thousands deep: no field of any endpoint is
-        raise HTTPError(400, "malformed JSON body: nested too deeply") from None
+        body = read_json(raw)
+    except FieldError as err:
+        raise HTTPError(400, str(err)) from None
     if not isinstance(body, (dict, list)):
         raise HTTPError(400, f"the body must be a JSON object, got {type(body).__name__}")
-    if suspect(raw):  # NaN, Infinity, a lone surrogate: refused wherever they are (a field may be echoed)
-        try:
-            check_json_values(body)
-        except FieldError as err:
-            raise HTTPError(400, str(err)) from None
     return body
 
 

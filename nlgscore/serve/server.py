@@ -22,7 +22,6 @@ from typing import Any, Callable, List, Optional
 
 from nlgscore.backend.extras import require
 from nlgscore.errors import ArgumentError
-from nlgscore.serve.app import CLOSE_WAIT_S
 from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT, with_header_timeout
 
 DEFAULT_HOST = "127.0.0.1"
@@ -190,9 +189,7 @@ def draining_server(base: Any, config: Any, service: Any, drain_timeout: float) 
 
         async def _drain(self) -> None:
             try:
-                await service.drain(
-                    max(0.0, drain_timeout - CUT_GRACE_S - CLOSE_WAIT_S)
-                )  # the whole stop within drain_timeout
+                await service.drain(drain_timeout)  # the requests in flight get the whole drain
             finally:
                 self.should_exit = True
 

@@ -139,8 +139,11 @@ class WorkerService(Service):
         if not self.alive.value:
             raise HTTPError(503, DEAD, {"Retry-After": RETRY_AFTER})
         rid = message[1] = next(self.ids)
+        try:  # encoded on its own: a job that cannot be sent is this request's 400, no other's
+            self.outbox.post(message)
+        except ipc.Unsendable as err:
+            raise HTTPError(400, str(err)) from None
         future = self.waiting[rid] = asyncio.get_running_loop().create_future()
-        self.outbox.post(message)
         return future
 
     def forget(self, rid: int) -> None:
@@ -356,7 +359,7 @@ async def task_result(request: Any, service: WorkerService) -> Any:
 
 def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> Any:
     """The Starlette app of one worker."""
-    from nlgscore.serve.app import routes
+    from nlgscore.serve.app import api_token, routes
     from nlgscore.serve.direct_app import DirectStarlette
 
     @contextlib.asynccontextmanager
@@ -367,7 +370,7 @@ def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> 
         waiting.cancel()
         await service.stop()
 
-    token = None if api_key is None else f"Bearer {api_key}".encode()
+    token = api_token(api_key)
     handlers = {
         "/health": health,
         "/metrics": prometheus,

@@ -142,3 +142,31 @@ def test_a_joined_call_past_its_deadline_is_answered_504_not_scored_again(tmp_pa
     assert answers[0][0] == 200 and answers[1][0] == 200
     assert answers[2][0] == 504 and answers[3][0] == 504, (answers[2], answers[3])
     assert runs == [1]  # the dropped call never ran
+
+
+def test_a_message_that_cannot_be_encoded_costs_only_its_poster():
+    """One message, one fate: a message is encoded when posted, so one that cannot be (an integer
+    beyond 64 bits, a lone surrogate) is refused to its poster, naming the field, and the others
+    posted in the same pass travel in one frame, each decoded on its own."""
+    sent: List[List[bytes]] = []
+
+    async def main() -> List[str]:
+        outbox = ipc.Outbox(sent.append)
+        refused = []
+        for message in (
+            score_message(1, ["a"], ["b"]),
+            ["score", 2, ["a"], ["b"], None, {"context": 2**64}, None],
+            score_message(3, ["x\ud800"], ["b"]),
+            score_message(4, ["c"], ["d"]),
+        ):
+            try:
+                outbox.post(message)
+            except ipc.Unsendable as err:
+                refused.append(str(err))
+        await asyncio.sleep(0)
+        return refused
+
+    refused = asyncio.run(main())
+    assert [reason.split(" cannot be sent")[0] for reason in refused] == ["options.context", "predictions[0]"]
+    assert len(sent) == 1  # one frame for the pass
+    assert [message[1] for message in ipc.messages(sent[0][0])] == [1, 4]
