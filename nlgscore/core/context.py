@@ -29,6 +29,7 @@ nlgscore.errors.ArgumentError: context=1 needs doc_ids (one document id per pred
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -50,6 +51,8 @@ def check_context(context: Any, doc_ids: Any, n: int) -> Tuple[int, Optional[Lis
     ``context`` must be an int >= 0; ``doc_ids`` one id (str or int) per prediction, each
     document's lines consecutive; required when ``context > 0``.
     """
+    if isinstance(context, numbers.Integral) and not isinstance(context, (bool, int)):
+        context = int(context)  # a numpy integer (a dataframe's column): its value
     if isinstance(context, bool) or not isinstance(context, int):
         raise ArgumentTypeError(
             f"context must be an int (how many previous sentences to read), got {type(context).__name__}: {context!r}"
@@ -73,9 +76,9 @@ def check_context(context: Any, doc_ids: Any, n: int) -> Tuple[int, Optional[Lis
         )
     out: List[str] = []
     for i, doc in enumerate(ids):
-        if isinstance(doc, bool) or not isinstance(doc, (str, int)):
+        if isinstance(doc, bool) or not isinstance(doc, (str, numbers.Integral)):
             raise ArgumentTypeError(f"doc_ids[{i}] must be a str or int document id, got {type(doc).__name__}: {doc!r}")
-        out.append(str(doc))
+        out.append(doc if isinstance(doc, str) else str(int(doc)))  # a numpy integer as its value
     seen = set()
     for i, doc in enumerate(out):
         if i and doc != out[i - 1]:

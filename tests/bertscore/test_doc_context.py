@@ -138,3 +138,13 @@ def test_merged_calls_keep_each_items_context(doc_golden, bertscore_golden, mini
     # Line 5 after line 4 in the first call, first of its document in the second: two scores;
     # line 7 reads lines 5 and 6 in both.
     assert a.scores[5] != b.scores[0] and a.scores[7:] == b.scores[2:6]
+
+
+def test_numpy_integers_as_context_and_doc_ids_score_as_their_values(minilm_scorer):
+    """A dataframe's columns hold numpy integers: they are their values, in compute as in the client."""
+    import numpy as np
+
+    preds, refs = ["It is cold.", "It rains.", "Stocks fell."], ["It is cold today.", "Rain fell.", "Markets fell."]
+    want = minilm_scorer.compute(preds, refs, context=1, doc_ids=[1, 1, 2]).scores
+    got = minilm_scorer.compute(preds, refs, context=np.int64(1), doc_ids=np.array([1, 1, 2])).scores
+    assert got == want
