@@ -5,4 +5,4 @@ signatures and caches read it here, never through the package façade).
 True
 """
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"

@@ -21,7 +21,7 @@ configured, so the commit is what to pin (``NLGSCORE_BASELINE_REPO=<repo>@<commi
 usage:
     python scripts/push_to_hub.py bertscore --dry-run          # list what would be uploaded
     python scripts/push_to_hub.py all --namespace nlgscore     # build the wheel, create/update every metric's Space
-    python scripts/push_to_hub.py all --wheel dist/nlgscore-0.1.0-py3-none-any.whl
+    python scripts/push_to_hub.py all --wheel dist/nlgscore-0.4.0-py3-none-any.whl
     python scripts/push_to_hub.py baselines --namespace nlgscore   # the rescale baselines dataset repo
 
 The token comes from ``--token``, ``HF_TOKEN`` or ``hf auth login``; ``HF_ENDPOINT`` selects the
