@@ -1,3 +1,5 @@
+"""``python -m nlgscore``: the command line, as the ``nlgscore`` script runs it."""
+
 import sys
 
 from nlgscore.cli import main
