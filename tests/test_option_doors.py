@@ -90,7 +90,7 @@ ELSEWHERE = {
     "checkpoint": "the spec names the model (tests/test_registry.py)",
     "revision": "a Hub revision: tests/backend/test_hub_scoring.py against the loopback Hub",
     "para_weights": "the authors' bart.pth: tests/seq2seq/test_bartscore_convert.py",
-    "baseline_path": "a baseline file with rescale_with_baseline: tests/test_baselines.py",
+    "baseline_path": "a baseline file with rescale_with_baseline: tests/bertscore/test_baselines.py",
     "calibration": "a file of nlgscore calibrate: tests/calibration/test_calibrate.py",
     "all_layers": "one row per layer: tests/bertscore/test_bertscore.py",
     "context": "needs doc_ids per call: tests/bertscore/test_doc_context.py, tests/test_evaluate_modules.py",

@@ -143,7 +143,7 @@ def test_ragged_references_score_as_their_best_or_mean(name, data):
     if scorer(name).multiref not in (
         "max",
         "mean",
-    ):  # chrF, BLEU: sacreBLEU's joint statistics (test_string_multiref.py)
+    ):  # chrF, BLEU: sacreBLEU's joint statistics (tests/strings/test_string_multiref.py)
         pytest.skip(f"{name} scores an item's references jointly, not one by one")
     n = data.draw(st.integers(1, 3))
     predictions = data.draw(st.lists(PLAIN, min_size=n, max_size=n))

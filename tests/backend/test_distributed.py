@@ -124,8 +124,8 @@ def test_empty_share_and_long_inputs_sharded(ranks, single):
 def test_long_seq2seq_inputs_sharded_equal_one_process(ranks, tmp_path):
     """Chunked pairs split across ranks give the single-process scores, and every rank reports
     every item's windows (a rank plans the items it did not score)."""
-    from test_long_seq2seq import LONG as LONG_TEXT
-    from test_long_seq2seq import SHORT, TAIL_A, TARGET, short_prism
+    from long_texts import LONG as LONG_TEXT
+    from long_texts import SHORT, TAIL_A, TARGET, short_prism
 
     import nlgscore
 

@@ -127,8 +127,8 @@ def main(out_path: str) -> None:
     # Long inputs of the seq2seq metrics: chunked pairs are sharded like any other; windows whole.
     import tempfile
 
-    sys.path.insert(0, str(GOLDEN.parent))  # tests/: the long texts of test_long_seq2seq
-    import test_long_seq2seq as texts
+    sys.path.insert(0, str(GOLDEN.parent))  # tests/: long_texts.py, the long texts the seq2seq tests share
+    import long_texts as texts
 
     long_preds = [texts.TARGET, texts.LONG, texts.SHORT, texts.TAIL_A]
     long_bart = nlgscore.load(f"bartscore:{GOLDEN / 'tiny-bart'}", max_length=48)

@@ -26,7 +26,7 @@ def scorer():
 
     torch.set_num_threads(1)
     # The authors' scorer truncates at 1,024 tokens (the golden long_1500_words case): parity is
-    # checked in that mode; "auto" on the golden cases is tested in tests/test_long_seq2seq.py.
+    # checked in that mode; "auto" on the golden cases is tested in tests/seq2seq/test_long_seq2seq.py.
     return BARTScorer(checkpoint=TINY, device="cpu", long_inputs="truncate")
 
 

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("sacrebleu")
 pytest.importorskip("rouge_score")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CANDS, REFS, REFS2 = (str(REPO / "examples" / name) for name in ("cands.txt", "refs.txt", "refs2.txt"))
 ENV = dict(os.environ, HF_HUB_OFFLINE="1")
 HEAVY = "torch", "transformers"

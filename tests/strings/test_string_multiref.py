@@ -19,7 +19,7 @@ from nlgscore.cli import main  # noqa: E402
 from nlgscore.core.call import Call  # noqa: E402
 from nlgscore.evaluate_modules import registry_scores  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORDS = ["the", "cat", "sat", "on", "a", "mat", ".", "dog", "ran", "Prices", "rose", "sharply", "über", "'s", "it"]
 sentence = st.lists(st.sampled_from(WORDS), min_size=0, max_size=12).map(" ".join)
 # One item: a prediction and 1-3 references of its own (ragged across items).

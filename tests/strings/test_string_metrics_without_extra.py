@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CANDS, REFS = (str(REPO / "examples" / name) for name in ("cands.txt", "refs.txt"))
 BLOCK = """
 import sys

@@ -10,7 +10,7 @@ from nlgscore.seq2seq.prism import PrismScorer
 
 evaluate = pytest.importorskip("evaluate")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MODULE = str(REPO / "metrics" / "prism")
 TINY = str(REPO / "tests" / "golden" / "tiny-prism")
 CANDS = ["Hi world.", "This is a Test."]
@@ -102,7 +102,7 @@ def test_long_inputs_option(tmp_path):
     """long_inputs reaches the scorer, on a copy of the tiny model with 48 positions."""
     import warnings
 
-    from test_long_seq2seq import TAIL_A, TAIL_B, TARGET, short_prism
+    from long_texts import TAIL_A, TAIL_B, TARGET, short_prism
 
     metric = evaluate.load(MODULE, "src", checkpoint=str(short_prism(tmp_path / "p")))
     auto = metric.compute(predictions=[TARGET, TARGET], sources=[TAIL_A, TAIL_B])

@@ -12,7 +12,7 @@ import pytest
 
 evaluate = pytest.importorskip("evaluate")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
