@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: the repository's packages importable
 
-from nlgscore.serve.supervisor import MODEL_NAME  # noqa: E402
+from nlgscore.serve.workers.supervisor import MODEL_NAME  # noqa: E402
 
 BODY = {"predictions": ["It is cold."], "references": ["It is cold today."]}
 # Counts the answers of each HTTP status in wrk's threads and prints them once the run is done

@@ -58,7 +58,7 @@ _LAZY = {
     "IncompleteModelError": ("nlgscore.backend.model_files", "IncompleteModelError"),
     "MissingExtraError": ("nlgscore.backend.extras", "MissingExtraError"),
     "QueueFullError": ("nlgscore.scheduler.microbatch", "QueueFullError"),
-    "ServerError": ("nlgscore.serve.client", "ServerError"),
+    "ServerError": ("nlgscore.remote.client", "ServerError"),
     "ShardError": ("nlgscore.backend.distributed", "ShardError"),
 }
 

@@ -264,7 +264,7 @@ def build(spec: str, runtime: Any = None, **options: Any) -> Any:
     """A ready scorer for ``spec`` (see the module docstring): THE one way to build a scorer, which
     ``nlgscore.load``, the CLI, the evaluate modules and every integration use.
     A URL (``http://HOST:PORT``) names a running ``nlgscore serve``: a
-    :class:`~nlgscore.serve.client.RemoteScorer` (options: ``timeout``, ``retries``, ``backoff``, ``api_key``).
+    :class:`~nlgscore.remote.client.RemoteScorer` (options: ``timeout``, ``retries``, ``backoff``, ``api_key``).
 
     ``options`` are split by one rule: the run-time options every scorer takes
     (:data:`nlgscore.core.runtime.RUNTIME_OPTIONS`: ``device``, ``dtype``, ``batch_size``,
@@ -421,7 +421,7 @@ def register_server(prefixes: Tuple[str, ...], client: Union[str, type]) -> None
     """Add a server row: a spec starting with one of ``prefixes`` is built as ``client(spec, **options)``.
 
     >>> server_row("http://127.0.0.1:8000").client
-    'nlgscore.serve.client:RemoteScorer'
+    'nlgscore.remote.client:RemoteScorer'
     >>> server_row("bertscore:minilm") is None
     True
     """
@@ -487,4 +487,4 @@ register(
     help="ROUGE F (rouge-score, Porter stemming): rouge[:1|2|L] (aliases rouge1, rouge2, rougeL)",
 )
 # A spec that is a URL names a running ``nlgscore serve``.
-register_server(("http://", "https://"), "nlgscore.serve.client:RemoteScorer")
+register_server(("http://", "https://"), "nlgscore.remote.client:RemoteScorer")

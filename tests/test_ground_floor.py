@@ -79,7 +79,7 @@ class Echo:
 
 def test_a_url_is_a_registered_row(monkeypatch):
     row = registry.server_row("http://127.0.0.1:8000")
-    assert row.client == "nlgscore.serve.client:RemoteScorer" and row.client_class().__name__ == "RemoteScorer"
+    assert row.client == "nlgscore.remote.client:RemoteScorer" and row.client_class().__name__ == "RemoteScorer"
     assert registry.server_row("bertscore:minilm") is None and registry.server_row(None) is None
     monkeypatch.setattr(registry, "_SERVERS", list(registry._SERVERS))  # the toy row leaves with the test
     registry.register_server(("echo://",), Echo)

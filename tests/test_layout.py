@@ -4,10 +4,12 @@ Layers, lowest first (a module may import its own layer's modules only inside it
 and any lower layer):
 
     errors, version           the ground floor: the error types every room raises, the version
+    envs                      the NLGSCORE_* environment variables every room reads (on errors alone)
     backend                   models and CPU plumbing (checkpoints, kernels, threads, batching)
     core                      the contract: the Scorer template, Call, Result, Signature, Runtime
     scheduler, corpus         the Call queue; corpus I/O (the resumable output files)
     bertscore, seq2seq        metric families (every package holding a registry row's scorer); none imports another
+    remote                    the client of a running nlgscore serve (and the wire schema it shares)
     registry                  the metric table
     mbr, stream               MBR decoding and corpora larger than memory (above the table)
     meta, integrations        adapters over scores
@@ -16,12 +18,14 @@ and any lower layer):
 
 ``nlgscore/__init__.py`` is the public façade (lazy names from any layer) and is not checked.
 The test reads the source with ``ast``: lazy imports inside functions count too, since they are
-the same dependency, only deferred.
+the same dependency, only deferred, and so does a module named by string (``"nlgscore.x.y:Name"``,
+as the registry's rows name their classes).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -33,6 +37,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nlgscore"
 LAYERS = {
     "errors": -2,  # the error types: every room raises them
     "version": -2,  # what signatures and caches record
+    # the NLGSCORE_* environment variables: every room reads its switches there; their bad values
+    # are the ground floor's errors
+    "envs": -1.5,
     "_deprecated": -2,  # old module paths -> new ones (the standard library only)
     "backend": -1,  # models, kernels, threads, batching: the plumbing the contract runs on
     "core": 0,
@@ -46,6 +53,7 @@ LAYERS = {
     # a metric family: the package of a built-in registry row's scorer ("nlgscore.<family>[.module]:Class")
     **{registry.metric(name).scorer.split(":")[0].split(".")[1]: 1 for name in registry.metric_names(builtin=True)},
     "specs": 1.5,  # the built-in metrics' spec parsers: below the table that names them
+    "remote": 1.75,  # the client of a running server: below the table, which builds it for a URL
     "registry": 2,
     # MBR and corpora: above the table (mbr builds metrics by name), below the adapters and the CLI
     "mbr": 2.5,
@@ -57,6 +65,7 @@ LAYERS = {
     "calibration": 3.5,
     "cli": 4,
 }
+STRING_IMPORT = re.compile(r"^nlgscore(\.\w+)+:\w+$")  # a module path by string, imported later
 UNLISTED = -99  # not in LAYERS (test_every_subpackage_has_a_layer finds those)
 
 
@@ -86,6 +95,11 @@ def _imports(path: Path) -> List[Tuple[str, bool]]:
                 module = node.module or ""
             # `from nlgscore import __version__` names the façade's attributes, not the façade
             names = ([] if module == "nlgscore" else [module]) + [f"{module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and STRING_IMPORT.match(node.value):
+            # "nlgscore.pkg.module:Name" (a registry row, a lazy table): imported when it is used
+            names = [node.value.split(":")[0]]
+            out.extend((name, False) for name in names)
+            continue
         else:
             continue
         for name in names:
@@ -154,7 +168,7 @@ def test_allowed_upward_imports_still_happen():
     assert not stale, f"allowed upward imports that no longer happen (remove them from the list): {stale}"
 
 
-@pytest.mark.parametrize("room", ["core", "backend", "scheduler", "corpus", "corpus/outputs"])
+@pytest.mark.parametrize("room", ["core", "backend", "scheduler", "corpus", "corpus/outputs", "serve/http", "serve/workers", "remote"])
 def test_each_room_says_what_it_holds(room):
     """The rooms by role: each ``__init__`` docstring names every module and folder it
     holds, so a new module is placed and described, not dropped in the nearest folder."""
@@ -289,10 +303,10 @@ PRIVATE_READS_ALLOWED = {
     # the standard library's immediate exit (no cleanup): a stalled Ray stop must end within the drain timeout
     ("nlgscore.serve.ray", "os._exit"): "the stdlib's public os._exit, not a private attribute",
     # a server process whose cut run is still inside torch ends without the interpreter's exit (which would abort)
-    ("nlgscore.serve.server", "os._exit"): "the stdlib's public os._exit, not a private attribute",
-    ("nlgscore.serve.model_process", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    ("nlgscore.serve.http.server", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    ("nlgscore.serve.workers.model_process", "os._exit"): "the stdlib's public os._exit, not a private attribute",
     # a forked worker ends without running the parent's atexit handlers it inherited
-    ("nlgscore.serve.supervisor", "os._exit"): "the stdlib's public os._exit, not a private attribute",
+    ("nlgscore.serve.workers.supervisor", "os._exit"): "the stdlib's public os._exit, not a private attribute",
 }
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "tests"))
 SERVER = """
 import sys, uvicorn
 from nlgscore.registry import load
-from nlgscore.serve.app import create_app
+from nlgscore.serve.http.app import create_app
 app = create_app(load("bertscore:minilm"), max_batch=64, max_wait_ms=5, max_items=100000)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), loop=sys.argv[2], http=sys.argv[3], log_level="warning", access_log=False)
 """

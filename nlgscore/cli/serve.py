@@ -4,14 +4,14 @@
     curl -s localhost:8000/v1/score -d '{"predictions": ["It is cold."], "references": ["It is cold today."]}'
 
 Endpoints: ``GET /health``, ``POST /v1/score``, ``POST /get_reward`` (OpenRLHF's reward-model
-protocol), ``POST /v1/matrix``, ``GET /metrics`` (Prometheus); see :mod:`nlgscore.serve.app`.
+protocol), ``POST /v1/matrix``, ``GET /metrics`` (Prometheus); see :mod:`nlgscore.serve.http.app`.
 Also the RL frameworks' reward protocols: ``POST /v1/reward`` (slime), ``POST /seed_session`` and
 ``/verify`` (NeMo Gym), ``POST /roll/submit_task`` and ``GET /roll/task_result`` (ROLL).
 The model is loaded once, after the server starts listening (``/health`` answers 503 until it is
 ready). Binds 127.0.0.1 unless ``--host`` says otherwise, which needs ``--api-key-file``. torch
 gets the usable CPUs minus one (``--threads``). SIGTERM finishes the requests in flight within
 ``--drain-timeout`` seconds (answering 503 to what it cuts) and exits 0. ``--workers N`` serves
-the port with N HTTP worker processes feeding one model process (:mod:`nlgscore.serve.supervisor`).
+the port with N HTTP worker processes feeding one model process (:mod:`nlgscore.serve.workers.supervisor`).
 """
 
 from __future__ import annotations
@@ -46,9 +46,7 @@ def _non_negative(text: str) -> float:
 
 def register(subparsers) -> None:
     from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
-    from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
-    from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
-    from nlgscore.serve.service import (
+    from nlgscore.serve.http.gate import (
         DEFAULT_BODY_TIMEOUT,
         DEFAULT_MAX_BODY_BYTES,
         DEFAULT_MAX_CONCURRENT,
@@ -56,6 +54,8 @@ def register(subparsers) -> None:
         DEFAULT_TASK_TTL,
         DEFAULT_TIMEOUT,
     )
+    from nlgscore.serve.http.header_timeout import DEFAULT_HEADER_TIMEOUT
+    from nlgscore.serve.http.server import DEFAULT_DRAIN_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT
 
     parser = subparsers.add_parser(
         "serve",
@@ -304,8 +304,8 @@ def scorer_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from nlgscore import registry
-    from nlgscore.serve.app import create_app
-    from nlgscore.serve.server import check_exposure, run_server
+    from nlgscore.serve.http.app import create_app
+    from nlgscore.serve.http.server import check_exposure, run_server
 
     name, _ = registry.parse_spec(args.spec)
     check_device(args.device)
@@ -317,12 +317,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ray or args.replicas is not None or args.autoscaling_config is not None:
         return _run_ray(args, options, api_key)
-    from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
-    from nlgscore.serve.service import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_CONCURRENT
+    from nlgscore.serve.http.header_timeout import DEFAULT_HEADER_TIMEOUT
 
-    args.max_concurrent = DEFAULT_MAX_CONCURRENT if args.max_concurrent is None else args.max_concurrent
-    args.body_timeout = DEFAULT_BODY_TIMEOUT if args.body_timeout is None else args.body_timeout
     args.header_timeout = DEFAULT_HEADER_TIMEOUT if args.header_timeout is None else args.header_timeout
+    settings = server_settings(args)  # every limit checked now, before any model loads or process starts
 
     from nlgscore.backend.threads import ENV as THREADS_ENV
     from nlgscore.backend.threads import available_cpus
@@ -341,21 +339,13 @@ def run(args: argparse.Namespace) -> int:
 
     verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
     if args.workers > 1:
-        return _run_workers(args, options, api_key, announce, "info" if verbose else "warning")
+        return _run_workers(args, settings, options, api_key, announce, "info" if verbose else "warning")
 
     def app(on_loaded):
         return create_app(
             lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
-            max_batch=args.max_batch,
-            max_wait_ms=args.max_wait_ms,
-            max_queue=args.max_queue,
-            timeout=args.timeout,
+            settings=settings,
             api_key=api_key,
-            max_body_bytes=args.max_body_bytes,
-            max_items=args.max_items,
-            max_concurrent=args.max_concurrent,
-            body_timeout=args.body_timeout,
-            task_ttl=args.task_ttl,
             on_loaded=on_loaded,
             freeze_heap=True,
         )
@@ -371,14 +361,13 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str) -> int:
-    """``--workers N``: N HTTP worker processes and one model process (nlgscore.serve.supervisor)."""
-    from nlgscore import registry
-    from nlgscore.serve.app import create_app
-    from nlgscore.serve.service import Settings
-    from nlgscore.serve.supervisor import run_workers
+def server_settings(args: argparse.Namespace) -> Any:
+    """The :class:`~nlgscore.serve.http.gate.Settings` of the command's flags: the one object the
+    app, the workers and Ray take; a limit out of range ends the command naming its flag."""
+    from nlgscore.errors import ArgumentError
+    from nlgscore.serve.http.gate import Settings
 
-    limits = dict(
+    given = dict(
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
@@ -389,10 +378,22 @@ def _run_workers(args: argparse.Namespace, options: Dict[str, Any], api_key: Any
         body_timeout=args.body_timeout,
         task_ttl=args.task_ttl,
     )
-    create_app(lambda: None, **limits)  # every setting checked now, before any process starts
+    try:
+        return Settings(**{name: value for name, value in given.items() if value is not None})
+    except ArgumentError as err:
+        fail(str(err))
+
+
+def _run_workers(
+    args: argparse.Namespace, settings: Any, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str
+) -> int:
+    """``--workers N``: N HTTP worker processes and one model process (nlgscore.serve.workers.supervisor)."""
+    from nlgscore import registry
+    from nlgscore.serve.workers.supervisor import run_workers
+
     status = run_workers(
         lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
-        Settings(**limits),
+        settings,
         args.workers,
         args.host,
         args.port,

@@ -1,5 +1,5 @@
 """What an adapter needs of a scorer: the small protocol a local :class:`~nlgscore.core.base.Scorer`
-and a :class:`~nlgscore.serve.client.RemoteScorer` both implement (neither subclasses the other).
+and a :class:`~nlgscore.remote.client.RemoteScorer` both implement (neither subclasses the other).
 
 Adapters (integrations, MBR, meta) are typed against :class:`ScorerLike`, so a scorer served by
 ``nlgscore serve`` runs wherever a local one does; ``isinstance(x, ScorerLike)`` tells a scorer

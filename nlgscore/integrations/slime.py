@@ -2,7 +2,7 @@
 
 * One sample at a time, with slime's own client: ``--rm-type remote_rm --rm-url
   http://HOST:PORT/v1/reward`` (slime posts ``{"prompt", "response", "label"}`` and reads a bare
-  JSON number: :mod:`nlgscore.serve.endpoints.slime`). The server merges the concurrent samples.
+  JSON number: :mod:`nlgscore.serve.http.endpoints.slime`). The server merges the concurrent samples.
 * A group in one request: ``--group-rm --custom-rm-path nlgscore.integrations.slime.group_rm
   --rm-url http://HOST:PORT/v1/reward``: slime then calls ``group_rm(args, samples)``
   (``slime/rollout/rm_hub/__init__.py``, ``batched_async_rm``), which posts the samples as one

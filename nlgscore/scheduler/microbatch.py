@@ -189,7 +189,7 @@ class MicroBatcher:
         """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
         seconds the call is cancelled (dropped if queued, stopped between its batches if
         running) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
-        once the client has left (a server's :func:`nlgscore.serve.service.until_disconnected`):
+        once the client has left (a server's :func:`nlgscore.serve.http.gate.until_disconnected`):
         it is awaited beside the call, and if it returns first the call is cancelled at once and
         :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
         ``watch(future)`` is handed the queued call's future (a server times its wait with it);

@@ -31,18 +31,18 @@ from typing import Any
 
 # public name -> module: imported on first use (the app needs the `serve` extra, the client httpx)
 _LAZY = {
-    "create_app": "nlgscore.serve.app",
-    "wait_ready": "nlgscore.serve.app",
-    "run_server": "nlgscore.serve.server",
-    "RemoteScorer": "nlgscore.serve.client",
-    "RemoteResult": "nlgscore.serve.client",
-    "ServerError": "nlgscore.serve.client",
+    "create_app": "nlgscore.serve.http.app",
+    "wait_ready": "nlgscore.serve.http.app",
+    "run_server": "nlgscore.serve.http.server",
+    "RemoteScorer": "nlgscore.remote.client",
+    "RemoteResult": "nlgscore.remote.client",
+    "ServerError": "nlgscore.remote.client",
     "MicroBatcher": "nlgscore.scheduler.microbatch",
     "QueueFullError": "nlgscore.scheduler.microbatch",
     "DEFAULT_MAX_BATCH": "nlgscore.scheduler.microbatch",
     "DEFAULT_MAX_WAIT_MS": "nlgscore.scheduler.microbatch",
     "DEFAULT_MAX_QUEUE": "nlgscore.scheduler.microbatch",
-    "freeze_heap": "nlgscore.serve.heap",
+    "freeze_heap": "nlgscore.serve.http.heap",
 }
 __all__ = sorted(_LAZY)
 

@@ -2,7 +2,7 @@
 
 :func:`deployment` returns a Ray Serve application (``serve.run(app, route_prefix="/")``) whose
 replicas each load the scorer once and serve the same app as ``nlgscore serve``
-(:func:`nlgscore.serve.app.create_app`: ``/health``, ``/v1/score``, ``/get_reward``,
+(:func:`nlgscore.serve.http.app.create_app`: ``/health``, ``/v1/score``, ``/get_reward``,
 ``/v1/matrix``, ``/metrics``, the same bodies and refusals) through ``@serve.ingress``. Ray's HTTP
 proxy spreads the requests over the replicas; inside a replica the concurrent requests are merged
 by Ray Serve's ``@serve.batch`` (:class:`ServeBatcher`: up to ``max_batch`` predictions, waiting
@@ -13,7 +13,7 @@ rule that a bad call fails alone. ``num_replicas`` fixes the replica count; ``au
 
 A replica that dies (its process killed, its node lost) is replaced by Ray Serve; a request it
 was scoring fails at the proxy (HTTP 500) and is sent again by the client:
-:class:`~nlgscore.serve.client.RemoteScorer` retries with backoff, and scoring is idempotent, so
+:class:`~nlgscore.remote.client.RemoteScorer` retries with backoff, and scoring is idempotent, so
 each request's scores come back once, in order. ``nlgscore serve SPEC --ray --replicas N`` runs
 :func:`run` (a local Ray instance, or the cluster named by ``RAY_ADDRESS``).
 """
@@ -21,6 +21,7 @@ each request's scores come back once, in order. ``nlgscore serve SPEC --ray --re
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -33,7 +34,8 @@ from nlgscore.backend.extras import require
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.scheduler.queued_call import QueuedCall
-from nlgscore.serve.server import DEFAULT_DRAIN_TIMEOUT
+from nlgscore.serve.http.gate import Settings
+from nlgscore.serve.http.server import DEFAULT_DRAIN_TIMEOUT
 
 serve = require("ray.serve", "ray", "a Ray Serve deployment")
 
@@ -112,18 +114,18 @@ class NlgscoreReplica:
     """One replica: the scorer, loaded once in the constructor (the replica takes no traffic
     until it is loaded), and the ``nlgscore serve`` app over it with a :class:`ServeBatcher`."""
 
-    def __init__(self, spec: str, options: Dict[str, Any], app_options: Dict[str, Any]) -> None:
+    def __init__(self, spec: str, options: Dict[str, Any], settings: Settings, api_key: Optional[str]) -> None:
         from nlgscore.registry import build
 
         self.scorer = build(spec, **options)
-        self.app_options = app_options
+        self.settings, self.api_key = settings, api_key
 
     def __serve_build_asgi_app__(self) -> Any:
-        from nlgscore.serve.app import create_app
+        from nlgscore.serve.http.app import create_app
 
-        return create_app(
-            self.scorer, make_batcher=ServeBatcher, **{"freeze_heap": True, **self.app_options}
-        )  # the replica's process only serves
+        return create_app(  # the replica's process only serves
+            self.scorer, make_batcher=ServeBatcher, freeze_heap=True, settings=self.settings, api_key=self.api_key
+        )
 
 
 def deployment(
@@ -143,7 +145,7 @@ def deployment(
 
     ``options`` go to :func:`nlgscore.registry.build` in each replica (``num_layers=``,
     ``device=`` ...); ``max_batch``/``max_wait_ms`` set ``@serve.batch``; ``app_options`` are the
-    other keywords of :func:`~nlgscore.serve.app.create_app` (``max_queue``, ``timeout``,
+    other keywords of :func:`~nlgscore.serve.http.app.create_app` (``max_queue``, ``timeout``,
     ``api_key``, ``max_items`` ...); ``ray_actor_options`` (e.g. ``{"num_cpus": 0.5}`` or
     ``{"num_gpus": 1}``), ``max_ongoing_requests``, ``num_replicas`` and ``autoscaling_config``
     go to Ray Serve as they are. Everything is checked here, before any replica starts.
@@ -157,7 +159,6 @@ def deployment(
     nlgscore.errors.ArgumentError: pass num_replicas or autoscaling_config, not both
     """
     from nlgscore import registry
-    from nlgscore.serve.app import create_app
 
     if not isinstance(spec, str):
         raise ArgumentTypeError(
@@ -170,7 +171,14 @@ def deployment(
     for key, value in (("max_batch", max_batch), ("max_wait_ms", max_wait_ms)):
         if value is not None:
             app_options[key] = value
-    create_app(lambda: None, **app_options)  # checks every app setting now (nothing is loaded)
+    api_key = app_options.pop("api_key", None)
+    limits = {spec.name for spec in dataclasses.fields(Settings)}
+    others = sorted(set(app_options) - limits)
+    if others:
+        raise ArgumentError(
+            f"app_options takes the server's limits ({', '.join(sorted(limits))}) and api_key, got {others}"
+        )
+    server_settings = Settings(**app_options)  # every limit checked now, before any replica starts
     options = dict(options)
     options.setdefault("progress", False)  # one bar per merged batch would be noise
     if getattr(registry.metric(metric_name).scorer_class(), "caches_embeddings", False):
@@ -185,7 +193,7 @@ def deployment(
     if max_ongoing_requests is not None:
         settings["max_ongoing_requests"] = max_ongoing_requests
     replica = serve.deployment(serve.ingress()(NlgscoreReplica))
-    return replica.options(**settings).bind(spec, options, app_options)
+    return replica.options(**settings).bind(spec, options, server_settings, api_key)
 
 
 def replica_names(app_name: str = DEFAULT_APP_NAME) -> List[str]:

@@ -64,7 +64,7 @@ def test_the_cli_reference_lists_every_option_of_every_command():
 
 
 def test_the_http_reference_lists_every_route():
-    from nlgscore.serve.app import create_app
+    from nlgscore.serve.http.app import create_app
 
     app = create_app(lambda: None)  # routes only: the loader runs when the app starts, which it never does here
     page = (ROOT / "docs" / "reference" / "http.md").read_text(encoding="utf-8")

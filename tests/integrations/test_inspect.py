@@ -104,7 +104,7 @@ def test_a_server_url_scores_each_sample_on_the_server(tmp_path):
     """``scorer("http://...")``: the samples' async requests go to a real ``nlgscore serve`` app
     (uvicorn in a thread on a loopback port), which merges them."""
     uvicorn = pytest.importorskip("uvicorn", reason="the server is the 'serve' extra")
-    from nlgscore.serve.app import create_app
+    from nlgscore.serve.http.app import create_app
 
     app = create_app(load("bertscore:minilm:L2"), max_wait_ms=100)
     sock = socket.socket()

@@ -1,4 +1,4 @@
-"""nlgscore.serve.heap.freeze_heap, and the app setting that calls it once the scorer is loaded:
+"""nlgscore.serve.http.heap.freeze_heap, and the app setting that calls it once the scorer is loaded:
 what is alive is exempt from collections, garbage is freed first, later objects are still
 collected. Every test gives the test process its collections back (``gc.unfreeze``)."""
 
@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from nlgscore.serve.heap import freeze_heap
+from nlgscore.serve.http.heap import freeze_heap
 
 
 class Node:
@@ -44,7 +44,7 @@ def test_the_app_freezes_the_loaded_heap_only_when_asked(unfreeze, freeze, minil
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
-    from nlgscore.serve.app import create_app, wait_ready
+    from nlgscore.serve.http.app import create_app, wait_ready
 
     gc.unfreeze()
     scorer = minilm_scorer  # loaded before the app starts, as the server's is when it freezes

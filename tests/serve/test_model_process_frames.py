@@ -20,10 +20,11 @@ pytest.importorskip("prometheus_client")
 
 from nlgscore.extend import Call, Item, Result, Scorer
 from nlgscore.scheduler.microbatch import MicroBatcher
-from nlgscore.serve import ipc
-from nlgscore.serve.loop_socket import LoopSocket
-from nlgscore.serve.model_process import ModelServer
-from nlgscore.serve.service import Service, Settings
+from nlgscore.serve.workers import ipc
+from nlgscore.serve.workers.loop_socket import LoopSocket
+from nlgscore.serve.workers.model_process import ModelServer
+from nlgscore.serve.http.gate import Settings
+from nlgscore.serve.http.in_process import InProcess
 
 BOOM = "boom"  # a prediction this metric cannot score: its run raises
 SLOW = "slow"  # a prediction this metric takes SLOW_S seconds to score
@@ -57,10 +58,9 @@ def exchange(tmp_path, frames: List[List[List[Any]]], max_batch: int = 256, time
     """Send each of ``frames`` (a list of messages, as one frame) and wait for every score
     job's answer: ``({rid: (status, payload)}, runs of the scheduler after each frame, scorer)``."""
     scorer = Ratio()
-    service = Service(Settings(max_batch=max_batch, timeout=timeout))
+    service = InProcess(Settings(max_batch=max_batch, timeout=timeout))
     server = ModelServer(service, ipc.address(str(tmp_path)), lambda: 0)
-    service.scorer = scorer
-    service.batcher = MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=0)
+    service.loaded(scorer, MicroBatcher(scorer, max_batch=max_batch, max_wait_ms=0))
     answers: Dict[int, Any] = {}
     runs: List[int] = []
 

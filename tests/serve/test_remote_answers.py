@@ -21,7 +21,7 @@ from nlgscore.core.base import Scorer
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.serve.client import RemoteScorer, ServerError
+from nlgscore.remote.client import RemoteScorer, ServerError
 
 HEALTH = {
     "status": "ok",

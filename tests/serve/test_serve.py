@@ -363,7 +363,7 @@ def test_gated_load_token_queue_full_and_sigterm(tmp_path, local):
 def test_timeout_is_504_in_process(local):
     from starlette.testclient import TestClient
 
-    from nlgscore.serve.app import create_app, wait_ready
+    from nlgscore.serve.http.app import create_app, wait_ready
 
     with TestClient(create_app(local, timeout=0.05)) as client:  # 1,000 distinct pairs take longer than 50 ms anywhere
         wait_ready(client)
@@ -394,7 +394,7 @@ def test_a_source_based_metric_reads_the_prompt(golden_dir):
     prompt when no labels are sent; /v1/score takes sources."""
     from starlette.testclient import TestClient
 
-    from nlgscore.serve.app import create_app, wait_ready
+    from nlgscore.serve.http.app import create_app, wait_ready
 
     prism = nlgscore.load(f"prism:src:{golden_dir / 'tiny-prism'}")
     prompts, responses = ["Translate: the cat.", "Translate: a dog."], [" le chat.", " un chien."]

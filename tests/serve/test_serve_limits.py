@@ -119,7 +119,7 @@ def test_a_stalled_client_cannot_hold_sigterm_past_the_drain_timeout():
 def test_threads_default_to_usable_cpus_minus_one(monkeypatch):
     from nlgscore.backend.threads import ENV, available_cpus
     from nlgscore.cli import main
-    from nlgscore.serve import server
+    from nlgscore.serve.http import server
 
     seen = {}
     monkeypatch.delenv(ENV, raising=False)

@@ -11,7 +11,7 @@ from test_microbatch import Picky
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
-from nlgscore.serve.app import create_app, wait_ready
+from nlgscore.serve.http.app import create_app, wait_ready
 
 CHUNK_SECONDS = 0.05  # each run (a matrix chunk) takes at least this long
 

@@ -223,7 +223,7 @@ def test_cli_ray_replicas_score_like_compute_and_a_killed_replica_loses_nothing(
 
 
 def test_the_client_retries_a_proxy_error_but_not_the_apps_own():
-    from nlgscore.serve.client import retryable
+    from nlgscore.remote.client import retryable
 
     assert retryable(httpx.Response(500, text="Internal Server Error"))  # Ray Serve's proxy: the replica died
     assert retryable(httpx.Response(502, text="Bad Gateway")) and retryable(

@@ -90,7 +90,7 @@ def test_the_bearer_scheme_is_case_insensitive(tmp_path):
 
 
 def test_the_ipc_folder_of_a_killed_server_is_removed_by_the_next():
-    from nlgscore.serve.supervisor import FOLDER_PREFIX
+    from nlgscore.serve.workers.supervisor import FOLDER_PREFIX
 
     root = tempfile.gettempdir()
 

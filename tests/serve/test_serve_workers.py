@@ -18,7 +18,7 @@ import pytest
 from servers import ServeProcess
 
 import nlgscore
-from nlgscore.serve.supervisor import MODEL_NAME, WORKER_NAME
+from nlgscore.serve.workers.supervisor import MODEL_NAME, WORKER_NAME
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("zmq")

@@ -17,8 +17,8 @@ from typing import Any, Dict, Tuple
 
 from starlette.responses import JSONResponse
 
-from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import Job, Service
+from nlgscore.serve.http.gate import Gate, Job
+from nlgscore.serve.http.protocol import HTTPError, message_text, reference
 
 REFERENCE_FIELD = "expected_answer"
 
@@ -65,15 +65,15 @@ def verify_inputs(body: Dict[str, Any]) -> Tuple[str, Any, str]:
     )
 
 
-async def seed_session(request: Any, service: Service) -> Any:
+async def seed_session(request: Any, gate: Gate) -> Any:
     """Nothing to set up per rollout: ``{}`` (a ``BaseSeedSessionResponse``)."""
-    await service.read_json(request)
+    await gate.read_json(request)
     return JSONResponse({})
 
 
-async def verify(request: Any, service: Service) -> Any:
+async def verify(request: Any, gate: Gate) -> Any:
     """The request with ``reward`` added (a ``BaseVerifyResponse``)."""
-    body = await service.read_json(request)
+    body = await gate.read_json(request)
     prediction, ref, source = verify_inputs(body)
-    result = await service.score(Job([prediction], [ref], [source]), request)
+    result = await gate.score(Job([prediction], [ref], [source]), request)
     return JSONResponse({**body, "reward": float(result.scores[0])})

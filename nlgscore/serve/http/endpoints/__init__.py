@@ -1,6 +1,7 @@
 """The endpoints of ``nlgscore serve``, one named function per file, each ``async (request,
-service) -> response`` (:class:`nlgscore.serve.service.Service` holds the state; every scoring
-request goes through :meth:`~nlgscore.serve.service.Service.score`):
+gate) -> response`` (:class:`nlgscore.serve.http.gate.Gate`: the settings, admission and the
+drain; every scoring request goes through :meth:`~nlgscore.serve.http.gate.Gate.score`, whichever
+backend scores it):
 
 * :mod:`.health` ``GET /health``; :mod:`.prometheus` ``GET /metrics``;
 * :mod:`.score` ``POST /v1/score``; :mod:`.matrix` ``POST /v1/matrix``;

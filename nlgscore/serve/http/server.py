@@ -6,7 +6,7 @@ polled, for at most ``drain_timeout`` seconds; what still waits then is answered
 unscored. uvicorn then stops accepting connections, cuts what is still open (a client stalled in
 the middle of its body), and runs the app's shutdown; :func:`run_server` then returns 0.
 Connections whose headers take longer than ``header_timeout`` seconds are closed
-(:mod:`nlgscore.serve.header_timeout`). uvicorn re-raises the signal it caught once it is done; the handler installed
+(:mod:`nlgscore.serve.http.header_timeout`). uvicorn re-raises the signal it caught once it is done; the handler installed
 here for that moment does nothing, so a SIGTERM ends the process with status 0, not 143.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Callable, List, Optional
 
 from nlgscore.backend.extras import require
 from nlgscore.errors import ArgumentError
-from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT, with_header_timeout
+from nlgscore.serve.http.header_timeout import DEFAULT_HEADER_TIMEOUT, with_header_timeout
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -156,8 +156,8 @@ def run_server(
         sock.close()
     if failed:
         raise failed[0]
-    batcher = getattr(getattr(getattr(app, "state", None), "nlgscore", None), "batcher", None)
-    if batcher is not None and batcher.running:
+    gate = getattr(getattr(app, "state", None), "nlgscore", None)
+    if gate is not None and gate.backend.running():
         # A run the drain cut is still on the model: the process ends now, not when it is done
         # (the interpreter's exit, with that thread inside torch, would abort).
         sys.stdout.flush()

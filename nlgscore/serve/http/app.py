@@ -4,8 +4,9 @@ Built on Starlette (the layer FastAPI itself runs on; chosen by measurement, see
 "Serving": the same endpoint served more requests per second, and the requests are checked by
 nlgscore's own argument checks, which name the field, so FastAPI's pydantic layer and its 422
 bodies would only be in the way of the ``400 {"error": ...}`` contract). :func:`create_app` keeps
-the state (:class:`~nlgscore.serve.service.Service`) and the routing; each endpoint is a named
-function in :mod:`nlgscore.serve.endpoints`.
+the gate (:class:`~nlgscore.serve.http.gate.Gate`, with this process's backend,
+:class:`~nlgscore.serve.http.in_process.InProcess`) and the routing; each endpoint is a named
+function in :mod:`nlgscore.serve.http.endpoints`.
 
 Refusals: 400 a malformed body (naming the field), 401 a missing or wrong bearer token (with
 ``api_key``), 404 an unknown ROLL task, 408 a body that stalls more than ``body_timeout`` seconds,
@@ -35,7 +36,6 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
-from nlgscore.backend.batching import check_positive
 from nlgscore.backend.extras import require
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.errors import ArgumentError, NlgscoreError
@@ -44,12 +44,8 @@ from nlgscore.scheduler.microbatch import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_MAX_WAIT_MS,
     MicroBatcher,
-    check_settings,
 )
-from nlgscore.serve.heap import freeze_heap as freeze_startup_heap
-from nlgscore.serve.metrics import ServerMetrics, scorer_counters
-from nlgscore.serve.protocol import HTTPError
-from nlgscore.serve.service import (
+from nlgscore.serve.http.gate import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
@@ -57,9 +53,12 @@ from nlgscore.serve.service import (
     DEFAULT_MAX_MATRIX_CELLS,
     DEFAULT_TASK_TTL,
     DEFAULT_TIMEOUT,
-    Service,
+    Gate,
     Settings,
 )
+from nlgscore.serve.http.heap import freeze_heap as freeze_startup_heap
+from nlgscore.serve.http.in_process import InProcess
+from nlgscore.serve.http.protocol import HTTPError
 
 logger = logging.getLogger(__name__)
 
@@ -94,28 +93,44 @@ def create_app(
     on_loaded: Optional[Callable[[Optional[BaseException]], None]] = None,
     make_batcher: Optional[Callable[..., Any]] = None,
     freeze_heap: bool = False,
+    settings: Optional[Settings] = None,
 ) -> Any:
     """The Starlette app serving ``scorer`` (see the module docstring).
 
-    ``scorer`` is a loaded scorer, or a function of no arguments that loads one: it then runs in a
-    thread when the app starts, ``/health`` answering 503 until it returns, and ``on_loaded(error)``
-    is called when it is done (error None on success). The micro-batcher's ``max_batch``,
-    ``max_wait_ms`` and ``max_queue`` are those of :class:`~nlgscore.scheduler.microbatch.MicroBatcher`;
-    ``make_batcher`` replaces that class by one with its constructor and ``submit`` (Ray Serve's
-    replicas batch with ``@serve.batch``: :class:`nlgscore.serve.ray.ServeBatcher`).
-    ``freeze_heap``: once loaded, exempt the process's objects from garbage collections
-    (:func:`nlgscore.serve.heap.freeze_heap`), for a process that only serves (``nlgscore serve``,
-    a Ray replica), never a test's or a notebook's.
+    Args:
+        scorer: a loaded scorer, or a function of no arguments that loads one: it then runs in a
+            thread when the app starts, ``/health`` answering 503 until it returns.
+        max_batch: most predictions a merged call holds (the micro-batcher's, as the next two).
+        max_wait_ms: how long a call waits for mates.
+        max_queue: most predictions waiting.
+        timeout: seconds a request may wait for its score.
+        api_key: the bearer token every request but ``/health`` must carry (None: no check).
+        max_body_bytes: the largest body.
+        max_items: most predictions (or references) a request holds.
+        max_matrix_cells: most pairs a ``/v1/matrix`` request holds.
+        max_concurrent: most requests in the server at once.
+        body_timeout: seconds a client may take to send its body.
+        task_ttl: seconds a finished ROLL task waits to be polled.
+        on_loaded: called with the load's error (None on success) once ``scorer`` is loaded.
+        make_batcher: replaces :class:`~nlgscore.scheduler.microbatch.MicroBatcher` by a class with
+            its constructor and ``submit`` (Ray Serve's replicas batch with ``@serve.batch``:
+            :class:`nlgscore.serve.ray.ServeBatcher`).
+        freeze_heap: once loaded, exempt the process's objects from garbage collections
+            (:func:`nlgscore.serve.http.heap.freeze_heap`), for a process that only serves
+            (``nlgscore serve``, a Ray replica), never a test's or a notebook's.
+        settings: every limit above as one :class:`~nlgscore.serve.http.gate.Settings` (what
+            ``nlgscore serve`` passes); the limit keywords must then be left at their defaults.
+
+    Returns:
+        The ASGI app; ``app.state.nlgscore`` is its :class:`~nlgscore.serve.http.gate.Gate`.
+
+    Raises:
+        ArgumentError: a limit out of range (before any model loads), naming it.
     """
     require("starlette", "serve", "nlgscore serve")
-    from nlgscore.serve.direct_app import DirectStarlette
+    from nlgscore.serve.http.direct_app import DirectStarlette
 
-    check_settings(max_batch, max_wait_ms, max_queue)  # bad settings fail here, before any model loads
-    check_positive("max_concurrent", max_concurrent, allow_none=False)
-    for name, seconds in (("body_timeout", body_timeout), ("task_ttl", task_ttl)):
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
-            raise ArgumentError(f"{name} must be a number of seconds > 0, got {seconds!r}")
-    settings = Settings(
+    given: Dict[str, Any] = dict(
         max_batch=max_batch,
         max_wait_ms=max_wait_ms,
         max_queue=max_queue,
@@ -127,13 +142,13 @@ def create_app(
         body_timeout=body_timeout,
         task_ttl=task_ttl,
     )
-    service = Service(settings)
-    service.metrics = metrics = ServerMetrics(
-        lambda: service.batcher.queued if service.batcher is not None else 0,
-        lambda: service.active,
-        telemetry=lambda: scorer_counters(service.scorer),
-        scheduler_drops=lambda: getattr(service.batcher, "dropped", {}),
-    )
+    if settings is None:
+        settings = Settings(**given)  # bad settings fail here, before any model loads
+    elif given != _DEFAULTS:
+        changed = sorted(name for name, value in given.items() if _DEFAULTS[name] != value)
+        raise ArgumentError(f"give the limits as settings= or as keywords, not both (also given: {', '.join(changed)})")
+    backend = InProcess(settings)
+    gate = Gate(settings, backend)
     token = api_token(api_key)
 
     def load() -> None:
@@ -141,43 +156,55 @@ def create_app(
             loaded = scorer() if callable(scorer) and not hasattr(scorer, "compute") else scorer
             batcher = (make_batcher or MicroBatcher)(
                 loaded,
-                max_batch=max_batch,
-                max_wait_ms=max_wait_ms,
-                max_queue=max_queue,
-                on_batch=metrics.observe_batch,
+                max_batch=settings.max_batch,
+                max_wait_ms=settings.max_wait_ms,
+                max_queue=settings.max_queue,
+                on_batch=backend.metrics.observe_batch,
             )
-            if (
-                freeze_heap
-            ):  # the loaded model out of the GIL-holding full collections (0.25-0.32 s each), before /health says ready
+            if freeze_heap:  # the loaded model out of the GIL-holding full collections, before /health says ready
                 logger.info("nlgscore serve: %d objects kept out of garbage collections", freeze_startup_heap())
-            service.batcher, service.scorer = batcher, loaded
+            backend.loaded(loaded, batcher)
         except BaseException as err:  # reported by /health and on_loaded (else logged), never lost in a thread
             if on_loaded is None:
                 logger.error("nlgscore serve: the scorer failed to load: %s: %s", type(err).__name__, err)
-            service.error = err
+            backend.failed(err)
         if on_loaded is not None:
-            on_loaded(service.error)
+            on_loaded(backend.error)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):
         threading.Thread(target=load, name="nlgscore-serve-load", daemon=True).start()
         yield
-        service.draining = True
-        if service.batcher is not None:  # in-flight requests are done (or cut): score what is queued, stop the worker
-            closing = threading.Thread(target=service.batcher.close, name="nlgscore-serve-close", daemon=True)
+        gate.drain_state.draining = True
+        if backend.batcher is not None:  # in-flight requests are done (or cut): score what is queued, stop the worker
+            closing = threading.Thread(target=backend.batcher.close, name="nlgscore-serve-close", daemon=True)
             closing.start()
             # bounded: a run still on the model after a drain that cut its callers is left to the daemon threads
             give_up = time.monotonic() + CLOSE_WAIT_S
             while closing.is_alive() and time.monotonic() < give_up:
                 await asyncio.sleep(0.02)
 
-    app = DirectStarlette(routes(service, token), lifespan=lifespan)
-    app.state.nlgscore = service
+    app = DirectStarlette(routes(gate, token), lifespan=lifespan)
+    app.state.nlgscore = gate
     return app
 
 
+_DEFAULTS = dict(
+    max_batch=DEFAULT_MAX_BATCH,
+    max_wait_ms=DEFAULT_MAX_WAIT_MS,
+    max_queue=DEFAULT_MAX_QUEUE,
+    timeout=DEFAULT_TIMEOUT,
+    max_body_bytes=DEFAULT_MAX_BODY_BYTES,
+    max_items=DEFAULT_MAX_ITEMS,
+    max_matrix_cells=DEFAULT_MAX_MATRIX_CELLS,
+    max_concurrent=DEFAULT_MAX_CONCURRENT,
+    body_timeout=DEFAULT_BODY_TIMEOUT,
+    task_ttl=DEFAULT_TASK_TTL,
+)
+
+
 def route(
-    service: Any,
+    gate: Any,
     token: Optional[bytes],
     path: str,
     handler: Callable[[Any, Any], Awaitable[Any]],
@@ -198,10 +225,10 @@ def route(
                     401, "a valid 'Authorization: Bearer <key>' header is required", {"WWW-Authenticate": "Bearer"}
                 )
             if not admit:  # probes and scrapes are never refused for load
-                response = await handler(request, service)
+                response = await handler(request, gate)
             else:
-                async with service.admitted():
-                    response = await handler(request, service)
+                async with gate.admitted():
+                    response = await handler(request, gate)
         except HTTPError as err:
             response = JSONResponse({"error": str(err)}, err.status, headers=err.headers)
         except NonFiniteScoreError as err:
@@ -211,7 +238,7 @@ def route(
         except Exception as err:
             logger.exception("nlgscore serve: %s failed", path)
             response = JSONResponse({"error": f"internal error: {type(err).__name__}: {err}"}, 500)
-        service.metrics.observe_request(path, response.status_code, time.perf_counter() - start)
+        gate.observe_request(path, response.status_code, time.perf_counter() - start)
         return response
 
     return Route(path, endpoint, methods=[method])
@@ -234,12 +261,9 @@ def authorized(header: str, token: bytes) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(credentials.strip().encode(), token)
 
 
-def routes(
-    service: Any, token: Optional[bytes], handlers: Optional[Dict[str, Callable[[Any, Any], Awaitable[Any]]]] = None
-) -> List[Any]:
-    """Every endpoint's route; ``handlers`` replaces the handlers of some paths (a worker process
-    asks the model process for /health, /metrics and ROLL's tasks)."""
-    from nlgscore.serve.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
+def routes(gate: Any, token: Optional[bytes]) -> List[Any]:
+    """Every endpoint's route, each through the gate (whichever backend scores behind it)."""
+    from nlgscore.serve.http.endpoints import health, matrix, nemo_gym, openrlhf, prometheus, roll, score, slime
 
     table = [
         ("/health", health.health, "GET", False, False),
@@ -253,11 +277,7 @@ def routes(
         ("/roll/submit_task", roll.submit_task, "POST", True, True),
         ("/roll/task_result", roll.task_result, "GET", True, True),
     ]
-    chosen = handlers or {}
-    return [
-        route(service, token, path, chosen.get(path, handler), method, auth, admit)
-        for path, handler, method, auth, admit in table
-    ]
+    return [route(gate, token, path, handler, method, auth, admit) for path, handler, method, auth, admit in table]
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:

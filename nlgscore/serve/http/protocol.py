@@ -19,7 +19,7 @@ Every malformed request is a :class:`HTTPError` with its status and a message na
 >>> score_inputs({"predictions": "a"}, max_items=10)
 Traceback (most recent call last):
 ...
-nlgscore.serve.protocol.HTTPError: predictions must be a JSON array of strings, got str
+nlgscore.serve.http.protocol.HTTPError: predictions must be a JSON array of strings, got str
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, overload
 
 from nlgscore.core.messages import last_text
 from nlgscore.errors import NlgscoreError
-from nlgscore.serve.field_checks import FieldError, label, read_json
+from nlgscore.remote import wire
+from nlgscore.serve.http.field_checks import FieldError, label, read_json
 
-SCORE_FIELDS = ("predictions", "references", "sources")
-CONTEXT_FIELDS = ("context", "doc_ids")  # optional: document context (nlgscore.core.context)
-REWARD_FIELDS = ("query", "prompts", "labels")
-MATRIX_FIELDS = ("predictions", "references", "column", "source")
+# The fields of nlgscore's own bodies: the schema the client shares (nlgscore.remote.wire).
+SCORE_FIELDS = wire.ScoreRequest.fields()[:3]  # predictions, references, sources
+CONTEXT_FIELDS = wire.ScoreRequest.fields()[3:]  # optional: document context (nlgscore.core.context)
+REWARD_FIELDS = wire.RewardRequest.fields()
+MATRIX_FIELDS = wire.MatrixRequest.fields()
 
 
 class HTTPError(Exception):
@@ -47,7 +49,7 @@ class HTTPError(Exception):
 
 def parse_body(raw: bytes) -> Any:
     """The JSON object (or array: slime's group form) of a request body, read by the one JSON
-    reading rule (:func:`~nlgscore.serve.field_checks.read_json`); anything else is a 400 saying
+    reading rule (:func:`~nlgscore.serve.http.field_checks.read_json`); anything else is a 400 saying
     what is wrong, naming the field."""
     try:
         body = read_json(raw)
@@ -212,26 +214,28 @@ def matrix_inputs(body: Dict[str, Any], max_cells: int) -> Tuple[List[Any], List
 
 
 def score_response(result: Any) -> Dict[str, Any]:
-    """``{"scores", "columns", "signature", "primary"}`` of a Result (and ``layer`` for all layers)."""
-    out = {
-        "scores": result.scores,
-        "columns": result.columns(),
-        "signature": str(result.signature),
-        "primary": result.primary,
-    }
-    if getattr(result, "layer", None) is not None:  # all layers: the row that scores reports
-        out["layer"] = result.layer
-    return out
+    """The :class:`~nlgscore.remote.wire.ScoreResponse` of a Result (``layer`` for all layers)."""
+    return wire.to_body(
+        wire.ScoreResponse(
+            scores=result.scores,
+            columns=result.columns(),
+            signature=str(result.signature),
+            primary=result.primary,
+            layer=getattr(result, "layer", None),  # all layers: the row that scores reports
+        )
+    )
 
 
 def reward_response(result: Any, metric: str) -> Dict[str, Any]:
     """OpenRLHF's answer: the primary score as reward and score, every column in ``extra_logs``."""
     scores = result.scores
-    return {
-        "rewards": scores,
-        "scores": scores,
-        "extra_logs": {f"{metric}_{name}": values for name, values in result.columns().items()},
-    }
+    return wire.to_body(
+        wire.RewardResponse(
+            rewards=scores,
+            scores=scores,
+            extra_logs={f"{metric}_{name}": values for name, values in result.columns().items()},
+        )
+    )
 
 
 def message_text(value: Any, name: str) -> str:
@@ -253,7 +257,7 @@ def message_text(value: Any, name: str) -> str:
 
 def reference(value: Any, name: str) -> Any:
     """A reference from a label field: a string or a non-empty list of strings, none blank
-    (:func:`nlgscore.serve.field_checks.label`)."""
+    (:func:`nlgscore.serve.http.field_checks.label`)."""
     try:
         return label(value, name)
     except FieldError as err:

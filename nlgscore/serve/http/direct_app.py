@@ -1,7 +1,7 @@
 """The app class of ``nlgscore serve`` and its workers: Starlette, whose own endpoints are called
 without its middleware stack and router.
 
-Every endpoint of the server answers its own errors (``route`` in :mod:`nlgscore.serve.app` turns
+Every endpoint of the server answers its own errors (``route`` in :mod:`nlgscore.serve.http.app` turns
 each refusal and failure into its ``{"error"}`` answer), so Starlette's error middleware, its
 exception middleware and the router's matching only add CPU to every request: about a fifth of a
 one-pair ``/v1/score``'s event-loop time (BENCHMARKS "Serving"). A request for an exact path and

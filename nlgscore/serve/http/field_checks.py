@@ -1,6 +1,6 @@
 """The checks every endpoint applies to request fields, in one place: the one JSON reading rule,
 and labels with no text. Each failure is a :class:`FieldError` naming the field, which
-:mod:`nlgscore.serve.protocol` answers with 400.
+:mod:`nlgscore.serve.http.protocol` answers with 400.
 
 * :func:`read_json`: a body is JSON text (RFC 8259) whose every value a server can carry: no
   ``NaN`` or ``Infinity`` (in any spelling), no number that overflows a float (``1e999``), no lone
@@ -16,15 +16,15 @@ and labels with no text. Each failure is a :class:`FieldError` naming the field,
 >>> read_json(b'{"rows": [1.5, {"x": NaN}]}')
 Traceback (most recent call last):
 ...
-nlgscore.serve.field_checks.FieldError: rows[1].x is NaN, which is not JSON (RFC 8259): send a number, a string or null
+nlgscore.serve.http.field_checks.FieldError: rows[1].x is NaN, which is not JSON (RFC 8259): send a number, a string or null
 >>> read_json(b'{"context": 18446744073709551616}')
 Traceback (most recent call last):
 ...
-nlgscore.serve.field_checks.FieldError: context is an integer beyond 64 bits (18446744073709551616): no field takes one
+nlgscore.serve.http.field_checks.FieldError: context is an integer beyond 64 bits (18446744073709551616): no field takes one
 >>> label(["a", " "], "label")
 Traceback (most recent call last):
 ...
-nlgscore.serve.field_checks.FieldError: label[1] is blank: a label must hold the reference text
+nlgscore.serve.http.field_checks.FieldError: label[1] is blank: a label must hold the reference text
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def read_json(raw: bytes) -> Any:
     >>> read_json(b'{"a": "\\xed\\xa0\\x80"}'.decode("unicode_escape").encode("latin-1"))
     Traceback (most recent call last):
     ...
-    nlgscore.serve.field_checks.FieldError: a holds a lone UTF-16 surrogate, which is not Unicode text
+    nlgscore.serve.http.field_checks.FieldError: a holds a lone UTF-16 surrogate, which is not Unicode text
     """
     if _fast_decode is not None:
         try:

@@ -1,14 +1,15 @@
-"""An HTTP worker of ``nlgscore serve --workers N``: the endpoints of the single-process server,
-whose scoring goes to the model process (:mod:`nlgscore.serve.model_process`) over ZeroMQ.
+"""The backend of an HTTP worker of ``nlgscore serve --workers N``: the link to the model process
+(:mod:`nlgscore.serve.workers.model_process`) over ZeroMQ (:class:`ModelProcessLink`).
 
-A worker holds no model. It reads and checks each body (the same endpoint functions, the same
-``{"error"}`` answers), then sends the job's texts to the model process and answers with the
-Result that comes back (float64 on the wire: the model process's bits). What crosses the
-boundary besides the texts: the client's leaving and the end of the wait (a ``cancel``, so a
-queued call is dropped unscored), and the drain's cut (503). ``--max-concurrent`` is counted
-across workers (each worker writes its own slot of a shared array, admission reads them all);
-``--max-queue`` and the reference cap are counted by the model process. ``/health`` and
-``/metrics`` ask the model process, whose exposition holds every worker's request counts.
+A worker holds no model. Its gate reads and checks each body as the one-process server's does,
+then the link sends the job's texts to the model process and answers with the Result that comes
+back (float64 on the wire: the model process's bits). What crosses the boundary besides the
+texts: the client's leaving and the end of the wait (a ``cancel``, so a queued call is dropped
+unscored), and the drain's cut (503). ``--max-concurrent`` is counted across workers (each worker
+writes its own slot of a shared array, admission reads them all); ``--max-queue`` and the
+reference cap are counted by the model process; ``/health``, ``/metrics`` and ROLL's tasks are
+the model process's, whose exposition holds every worker's request counts. While the model
+process is down (the parent starts it again), every request is answered 503.
 """
 
 from __future__ import annotations
@@ -18,20 +19,17 @@ import contextlib
 import itertools
 import logging
 import time
-from typing import Any, AsyncIterator, Dict, List, Optional
-
-from starlette.responses import JSONResponse, Response
+from typing import Any, Dict, List, Optional, Tuple
 
 from nlgscore.backend.text_tokens import FrontTokenizer
-from nlgscore.serve import ipc
-from nlgscore.serve.endpoints.roll import poll_key, task_job
-from nlgscore.serve.loop_socket import LoopSocket
-from nlgscore.serve.protocol import HTTPError
-from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings, until_disconnected
+from nlgscore.serve.http.gate import RETRY_AFTER, Drain, Job, Settings, until_disconnected
+from nlgscore.serve.http.protocol import HTTPError
+from nlgscore.serve.workers import ipc
+from nlgscore.serve.workers.loop_socket import LoopSocket
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["WorkerService", "create_worker_app"]
+__all__ = ["ModelProcessLink", "ModelFacts"]
 
 ANSWER_GRACE_S = 5.0  # seconds past --timeout a worker waits for the model process's own 504 before answering it
 PROBE_TIMEOUT_S = 2.0  # seconds /health waits for the model process
@@ -70,15 +68,15 @@ class RequestCounts:
         return taken
 
 
-class WorkerService(Service):
-    """:class:`Service` whose scoring, ROLL tasks and probes are the model process's."""
+class ModelProcessLink:
+    """The gate's backend in a worker: every scoring request, probe and ROLL task goes to the
+    model process at ``address`` (see the module docstring)."""
 
     def __init__(self, settings: Settings, address: str, alive: Any, slots: Any, slot: int) -> None:
-        super().__init__(settings)
+        self.settings = settings
         self.address, self.alive, self.slots, self.slot = address, alive, slots, slot
         self.counts = RequestCounts()
-        self.metrics = self.counts  # type: ignore[assignment]  # the route's observe_request
-        self.facts: Optional[ModelFacts] = None
+        self.facts_: Optional[ModelFacts] = None
         self.front: Optional[FrontTokenizer] = None  # the scorer's tokenizer, where the metric lends it
         self.waiting: Dict[int, asyncio.Future] = {}
         self.ids = itertools.count()
@@ -96,7 +94,11 @@ class WorkerService(Service):
         sock.connect(self.address)
         self.sock = LoopSocket(sock, self._answer)
         self.outbox = ipc.Outbox(self.sock.send)  # the requests of one loop pass go as one frame
-        self._tasks = [asyncio.ensure_future(self._watch_model()), asyncio.ensure_future(self._flush())]
+        self._tasks = [
+            asyncio.ensure_future(self._watch_model()),
+            asyncio.ensure_future(self._flush()),
+            asyncio.ensure_future(self.wait_for_model()),
+        ]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -161,51 +163,45 @@ class WorkerService(Service):
             raise HTTPError(status, payload[0], payload[1])
         return payload
 
-    # -- the Service's faces ----------------------------------------------------------------
-    def ready(self) -> Any:
+    async def wait_for_model(self) -> None:
+        """Learn the metric's name and signature once the model process has loaded it."""
+        while self.facts_ is None:
+            with contextlib.suppress(HTTPError):
+                info = await self.ask(["info", None], PROBE_TIMEOUT_S)
+                if info["status"] == "ok":
+                    front = await self.ask(["front", None], PROBE_TIMEOUT_S)
+                    self.front = None if front is None else FrontTokenizer.from_description(front)
+                    self.facts_ = ModelFacts(info)
+                    return
+            await asyncio.sleep(0.1)
+
+    # -- the Backend's faces ------------------------------------------------------------------
+    def check_ready(self) -> None:
         if not self.alive.value:
             raise HTTPError(503, DEAD, {"Retry-After": RETRY_AFTER})
-        if self.facts is None:
+        if self.facts_ is None:
             raise HTTPError(503, "the model is loading", {"Retry-After": RETRY_AFTER})
-        if self.draining:
-            raise HTTPError(503, "the server is shutting down", {"Retry-After": RETRY_AFTER})
-        return self
+
+    def facts(self) -> Any:
+        self.check_ready()
+        return self.facts_
 
     def request_options(self) -> Dict[str, List[str]]:
-        """The per-request options and settings as the model process reports them."""
-        self.ready()
-        return self.facts.options  # type: ignore[union-attr]
+        return self.facts().options
 
-    @property
-    def scorer(self) -> Any:
-        return self.facts
+    def in_flight(self, own: int) -> int:
+        return sum(self.slots)
 
-    @scorer.setter
-    def scorer(self, value: Any) -> None:
-        pass  # the scorer is the model process's
+    def set_in_flight(self, own: int) -> None:
+        self.slots[self.slot] = own
 
-    @contextlib.asynccontextmanager
-    async def admitted(self) -> AsyncIterator[None]:
-        """One request in the server: 429 above ``max_concurrent`` counted over every worker."""
-        total = sum(self.slots)
-        if total >= self.settings.max_concurrent:
-            raise HTTPError(
-                429,
-                f"{total} requests are in progress (--max-concurrent {self.settings.max_concurrent}); retry later",
-                {"Retry-After": RETRY_AFTER},
-            )
-        self.active += 1
-        self.slots[self.slot] = self.active
-        try:
-            yield
-        finally:
-            self.active -= 1
-            self.slots[self.slot] = self.active
+    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
+        self.counts.observe_request(endpoint, status, seconds)
 
-    async def score(self, job: Job, client: Optional[Any] = None) -> Any:
+    async def score(self, job: Job, client: Any, drain: Drain) -> Any:
         """The model process's answer to ``job`` (a Result or a matrix): 499 as soon as the client
         leaves, 503 if the drain cuts it, 504 past ``--timeout`` (the call is cancelled there)."""
-        self.ready()
+        self.check_ready()
         if job.matrix:
             message = ["matrix", None, job.predictions, job.references, job.column, job.source]
         else:
@@ -220,7 +216,7 @@ class WorkerService(Service):
             ]
         future = self.send(message)
         rid = message[1]
-        cut = self.cut_signal()
+        cut = drain.signal()
         gone = None if client is None else asyncio.ensure_future(until_disconnected(client))
         try:
             deadline = time.monotonic() + self.settings.timeout + ANSWER_GRACE_S
@@ -241,12 +237,8 @@ class WorkerService(Service):
             self.outbox.post(["cancel", rid])
             if not done:
                 raise HTTPError(504, f"not scored within {self.settings.timeout:g} s (--timeout)")
-            if self.cut:
-                raise HTTPError(
-                    503,
-                    "the server shut down before this call was scored (--drain-timeout)",
-                    {"Retry-After": RETRY_AFTER},
-                )
+            if drain.cut:
+                raise drain.refusal()
             raise HTTPError(499, "the client disconnected before its call was scored")
         finally:
             self.forget(rid)
@@ -269,10 +261,10 @@ class WorkerService(Service):
         """The content ids of the job's texts, tokenized here so that the model process does not
         (None where the metric lends no tokenizer). Only strings: what is not one is refused by
         the model process's checks, with their message."""
-        if self.front is None or self.facts is None:
+        if self.front is None or self.facts_ is None:
             return None
         texts = [text for text in job.predictions if isinstance(text, str)]
-        needs = self.facts.needs  # a side the metric does not read (a prompt for BERTScore) is not tokenized
+        needs = self.facts_.needs  # a side the metric does not read (a prompt for BERTScore) is not tokenized
         for need, side in (("references", job.references), ("sources", job.sources)):
             for entry in side if need in needs and isinstance(side, list) else ():
                 if isinstance(entry, str):
@@ -281,102 +273,41 @@ class WorkerService(Service):
                     texts.extend(text for text in entry if isinstance(text, str))
         return self.front.content_ids(texts)
 
-    async def drain(self, seconds: float) -> None:
-        """As :meth:`Service.drain`, with ROLL's tasks held by the model process."""
-        self.draining = True
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            held = 0
-            with contextlib.suppress(HTTPError):
-                held = (await self.ask(["info", None], PROBE_TIMEOUT_S)).get("tasks", 0)
-            if not self.active and not held:
-                return
-            await asyncio.sleep(0.05)
-        self.cut = True
-        self.cut_signal().set_result(None)
-        await asyncio.sleep(0)
+    async def health(self, drain: Drain) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
+        """The model process's state (503 while it loads, drains or is gone)."""
+        try:
+            self.check_ready()
+            if drain.draining:
+                raise HTTPError(503, "the server is shutting down", {"Retry-After": RETRY_AFTER})
+            info = await self.ask(["info", None], PROBE_TIMEOUT_S)
+        except HTTPError as err:
+            status = (
+                "draining" if drain.draining else "loading" if self.alive.value and self.facts_ is None else "error"
+            )
+            return 503, {"status": status, "error": str(err)}, err.headers
+        if info["status"] != "ok":
+            return 503, {"status": info["status"], "error": info.get("error", "")}, {"Retry-After": RETRY_AFTER}
+        info.pop("tasks", None)
+        info.pop("options", None)
+        return 200, {**info, "matrix": True}, {}
 
-    async def wait_for_model(self) -> None:
-        """Learn the metric's name and signature once the model process has loaded it."""
-        while self.facts is None:
-            with contextlib.suppress(HTTPError):
-                info = await self.ask(["info", None], PROBE_TIMEOUT_S)
-                if info["status"] == "ok":
-                    front = await self.ask(["front", None], PROBE_TIMEOUT_S)
-                    self.front = None if front is None else FrontTokenizer.from_description(front)
-                    self.facts = ModelFacts(info)
-                    return
-            await asyncio.sleep(0.1)
+    async def exposition(self) -> Tuple[Any, str]:
+        """The model process's exposition, this worker's counts sent first."""
+        import prometheus_client
 
+        text = await self.ask(["metrics", None, self.counts.take()], PROBE_TIMEOUT_S)
+        return text, prometheus_client.CONTENT_TYPE_LATEST
 
-# -- the endpoints that ask the model process -----------------------------------------------
-async def health(request: Any, service: WorkerService) -> Any:
-    """``GET /health``: the model process's state (503 while it loads, drains or is gone)."""
-    try:
-        service.ready()
-        info = await service.ask(["info", None], PROBE_TIMEOUT_S)
-    except HTTPError as err:
-        status = (
-            "draining" if service.draining else "loading" if service.alive.value and service.facts is None else "error"
-        )
-        return JSONResponse({"status": status, "error": str(err)}, 503, headers=err.headers)
-    if info["status"] != "ok":
-        return JSONResponse(
-            {"status": info["status"], "error": info.get("error", "")}, 503, headers={"Retry-After": RETRY_AFTER}
-        )
-    info.pop("tasks", None)
-    return JSONResponse({**info, "matrix": True})
+    async def hold(self, job: Job, drain: Drain) -> str:
+        """The task is held by the model process, so that any worker answers its poll."""
+        return await self.ask(["hold", None, job.predictions, job.references, job.sources], PROBE_TIMEOUT_S)
 
+    async def poll(self, key: Any) -> Tuple[str, Any]:
+        state, answer = await self.ask(["poll", None, key], PROBE_TIMEOUT_S)
+        return state, answer
 
-async def prometheus(request: Any, service: WorkerService) -> Any:
-    """``GET /metrics``: the model process's exposition, this worker's counts sent first."""
-    import prometheus_client
+    async def held(self) -> int:
+        return int((await self.ask(["info", None], PROBE_TIMEOUT_S)).get("tasks", 0))
 
-    text = await service.ask(["metrics", None, service.counts.take()], PROBE_TIMEOUT_S)
-    return Response(text, media_type=prometheus_client.CONTENT_TYPE_LATEST)
-
-
-async def submit_task(request: Any, service: WorkerService) -> Any:
-    """ROLL's submit: the task is held by the model process, so that any worker answers its poll."""
-    service.ready()
-    job = task_job(await service.read_json(request))
-    key = await service.ask(["hold", None, job.predictions, job.references, job.sources], PROBE_TIMEOUT_S)
-    return JSONResponse({"errcode": 0, "errmsg": "", "reward_request_id": key})
-
-
-async def task_result(request: Any, service: WorkerService) -> Any:
-    """ROLL's poll, answered from the model process's tasks."""
-    key = await poll_key(request, service)
-    state, answer = await service.ask(["poll", None, key], PROBE_TIMEOUT_S)
-    if state == "unknown":
-        raise HTTPError(
-            404, f"no task {key!r} (unknown, already read, or older than --task-ttl {service.settings.task_ttl:g} s)"
-        )
-    if state == "running":
-        return JSONResponse({"errcode": 1, "errmsg": "running"})
-    return JSONResponse(answer)
-
-
-def create_worker_app(service: WorkerService, api_key: Optional[str] = None) -> Any:
-    """The Starlette app of one worker."""
-    from nlgscore.serve.app import api_token, routes
-    from nlgscore.serve.direct_app import DirectStarlette
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        await service.start()
-        waiting = asyncio.ensure_future(service.wait_for_model())
-        yield
-        waiting.cancel()
-        await service.stop()
-
-    token = api_token(api_key)
-    handlers = {
-        "/health": health,
-        "/metrics": prometheus,
-        "/roll/submit_task": submit_task,
-        "/roll/task_result": task_result,
-    }
-    app = DirectStarlette(routes(service, token, handlers), lifespan=lifespan)  # type: ignore[arg-type]
-    app.state.nlgscore = service
-    return app
+    def running(self) -> bool:
+        return False  # the model runs in the model process

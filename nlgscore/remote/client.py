@@ -16,7 +16,7 @@ and the other adapters run against a server unchanged.
   ``timeout`` as :class:`TimeoutError`.
 * ``api_key`` (or the environment variable ``NLGSCORE_API_KEY``) is sent as a bearer token.
 * One pooled HTTP client for blocking calls and one per event loop for ``acompute``
-  (:mod:`nlgscore.serve.client_pool`), closed with the scorer: ``close()``, ``await aclose()``,
+  (:mod:`nlgscore.remote.pool`), closed with the scorer: ``close()``, ``await aclose()``,
   ``with``/``async with``, or at interpreter exit; an ``asyncio.run`` closes its loop's client.
 * Picklable (the HTTP clients are made again in each process), so it travels to workers.
 """
@@ -39,7 +39,8 @@ from nlgscore.core.inputs import check_references, check_text, check_texts
 from nlgscore.core.result import NonFiniteScoreError, Result, check_finite
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
-from nlgscore.serve.client_pool import ClientPool
+from nlgscore.remote import wire
+from nlgscore.remote.pool import ClientPool
 
 URL_SCHEMES = ("http://", "https://")
 API_KEY_VARIABLE = "NLGSCORE_API_KEY"
@@ -179,9 +180,7 @@ class RemoteScorer:
             return np.zeros((len(preds), len(refs)))
         if not self.offers_matrix:  # an older server: every distinct pair through /v1/score
             return self._matrix_by_pairs(preds, refs, source, column)
-        body: Dict[str, Any] = {"predictions": preds, "references": refs, "column": column}
-        if source is not None:
-            body["source"] = source
+        body = wire.to_body(wire.MatrixRequest(predictions=preds, references=refs, column=column, source=source))
         answer = self._request("POST", "/v1/matrix", body)
         try:
             grid = np.asarray(answer["matrix"], dtype=np.float64)
@@ -226,12 +225,14 @@ class RemoteScorer:
         context = {name: sendable(name, value) for name, value in context.items()}
         per_request = {name: sendable(name, value) for name, value in per_request.items()}
         preds = check_texts("predictions", predictions)
-        body: Dict[str, Any] = {"predictions": preds, **context, **per_request}  # checked by the server's call
-        if references is not None:
-            body["references"] = check_references("references", references, len(preds))
-        if sources is not None:
-            body["sources"] = check_texts("sources", sources)
-        return body
+        request = wire.ScoreRequest(
+            predictions=preds,
+            references=None if references is None else check_references("references", references, len(preds)),
+            sources=None if sources is None else check_texts("sources", sources),
+            context=context.get("context"),
+            doc_ids=context.get("doc_ids"),
+        )
+        return {**wire.to_body(request), **per_request}  # checked by the server's call
 
     def _check_options(self, call_options: Dict[str, Any]) -> None:
         other = sorted(set(call_options) - set(RUNTIME_OPTIONS))
@@ -284,7 +285,7 @@ class RemoteScorer:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def _open_pool(self) -> None:
-        """The scorer's connections (:class:`~nlgscore.serve.client_pool.ClientPool`), closed with
+        """The scorer's connections (:class:`~nlgscore.remote.pool.ClientPool`), closed with
         it: by :meth:`close`, when it is collected, or at interpreter exit."""
         self._pool = ClientPool(self.url, self.timeout, self._headers())
         self._finalizer = weakref.finalize(self, self._pool.close)

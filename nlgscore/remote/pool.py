@@ -1,4 +1,4 @@
-"""The HTTP connections of one :class:`~nlgscore.serve.client.RemoteScorer`: one pooled
+"""The HTTP connections of one :class:`~nlgscore.remote.client.RemoteScorer`: one pooled
 ``httpx.Client`` for blocking calls and one async client per event loop, reused by every request
 (a client per request pays a new connection and pool set-up each time).
 

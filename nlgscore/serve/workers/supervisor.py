@@ -3,9 +3,9 @@ process and N HTTP worker processes, restarts a worker that dies, and stops them
 
 The parent binds the listening sockets before anything loads (a port in use is one clear error):
 one per worker on the same port with ``SO_REUSEPORT``, so that the kernel spreads the connections
-evenly (:func:`~nlgscore.serve.server.bind_group`; one shared socket where the system lacks it).
-Then it forks the model process (:mod:`nlgscore.serve.model_process`) and the workers
-(:mod:`nlgscore.serve.worker_app`); a worker started again takes over its slot's socket and the
+evenly (:func:`~nlgscore.serve.http.server.bind_group`; one shared socket where the system lacks it).
+Then it forks the model process (:mod:`nlgscore.serve.workers.model_process`) and the workers
+(:mod:`nlgscore.serve.workers.worker_app`); a worker started again takes over its slot's socket and the
 connections waiting in it. It forks before any
 model is loaded, so no thread or accelerator state is copied. Shared between them: whether the
 model process is alive (workers answer 503 once it is not) and each worker's requests in
@@ -36,12 +36,12 @@ import tempfile
 import time
 from typing import Any, Callable, List, Optional
 
-from nlgscore.serve import ipc
-from nlgscore.serve.app import CLOSE_WAIT_S
-from nlgscore.serve.header_timeout import DEFAULT_HEADER_TIMEOUT
-from nlgscore.serve.model_process import LOAD_FAILED, run_model
-from nlgscore.serve.server import CUT_GRACE_S, DEFAULT_DRAIN_TIMEOUT, bind_group, draining_server
-from nlgscore.serve.service import Settings
+from nlgscore.serve.http.app import CLOSE_WAIT_S
+from nlgscore.serve.http.gate import Settings
+from nlgscore.serve.http.header_timeout import DEFAULT_HEADER_TIMEOUT
+from nlgscore.serve.http.server import CUT_GRACE_S, DEFAULT_DRAIN_TIMEOUT, bind_group, draining_server
+from nlgscore.serve.workers import ipc
+from nlgscore.serve.workers.model_process import LOAD_FAILED, run_model
 
 __all__ = ["run_workers", "remove_stale_folders", "MODEL_NAME", "WORKER_NAME"]
 
@@ -106,19 +106,19 @@ def _worker(
     _name_process(f"{WORKER_NAME}{slot}")
     import uvicorn
 
-    from nlgscore.serve.header_timeout import with_header_timeout
-    from nlgscore.serve.worker_app import WorkerService, create_worker_app
+    from nlgscore.serve.http.header_timeout import with_header_timeout
+    from nlgscore.serve.workers.worker_app import create_worker_app
 
-    service = WorkerService(settings, address, alive, slots, slot)
+    app = create_worker_app(settings, address, alive, slots, slot, api_key)
     config = uvicorn.Config(
-        create_worker_app(service, api_key),
+        app,
         log_level=log_level,
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=CUT_GRACE_S,  # type: ignore[arg-type]
         http=with_header_timeout(header_timeout),
     )
-    draining_server(uvicorn.Server, config, service, drain_timeout).run(sockets=[sock])
+    draining_server(uvicorn.Server, config, app.state.nlgscore, drain_timeout).run(sockets=[sock])
     os._exit(0)
 
 

@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Tuple
 
 from starlette.responses import JSONResponse
 
-from nlgscore.serve.protocol import HTTPError, message_text, reference
-from nlgscore.serve.service import Job, Service
+from nlgscore.serve.http.gate import Gate, Job
+from nlgscore.serve.http.protocol import HTTPError, message_text, reference
 
 FIELDS = ("prompt", "response", "label")
 
@@ -46,11 +46,9 @@ def samples(body: Any, max_items: int) -> Tuple[List[str], List[Any], List[str],
     return responses, labels, prompts, group
 
 
-async def slime_reward(request: Any, service: Service) -> Any:
+async def slime_reward(request: Any, gate: Gate) -> Any:
     """A bare JSON number (one sample) or an array of numbers (a group)."""
-    responses, labels, prompts, group = samples(
-        await service.read_json(request, arrays=True), service.settings.max_items
-    )
-    result = await service.score(Job(responses, labels, prompts), request)  # a metric reads what it needs
+    responses, labels, prompts, group = samples(await gate.read_json(request, arrays=True), gate.settings.max_items)
+    result = await gate.score(Job(responses, labels, prompts), request)  # a metric reads what it needs
     scores = [float(s) for s in result.scores]
     return JSONResponse(scores if group else scores[0])

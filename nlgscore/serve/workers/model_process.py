@@ -1,8 +1,8 @@
 """The model process of ``nlgscore serve --workers N``: the scorer, its caches, the scheduler
-and ROLL's tasks, behind one ZeroMQ socket (:mod:`nlgscore.serve.ipc`); no HTTP.
+and ROLL's tasks, behind one ZeroMQ socket (:mod:`nlgscore.serve.workers.ipc`); no HTTP.
 
-It runs the single-process server's :class:`~nlgscore.serve.service.Service` itself, so every
-rule holds as in one process: a job becomes one checked call (``make_call``: the argument checks
+It runs the single-process server's backend, :class:`~nlgscore.serve.http.in_process.InProcess`,
+itself, so every rule holds as in one process: a job becomes one checked call (``make_call``: the argument checks
 and their messages; the metric tokenizes on the scheduler's feeder thread), ``--max-queue`` and
 the reference cap are counted here for all workers, a call whose client left (a ``cancel`` from
 its worker) is dropped before it is scored, and ``/metrics`` is this process's exposition with
@@ -30,12 +30,13 @@ from nlgscore.core.call import Call, CallCancelled
 from nlgscore.core.result import NonFiniteScoreError
 from nlgscore.errors import NlgscoreError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
-from nlgscore.serve import ipc
-from nlgscore.serve.heap import freeze_heap
-from nlgscore.serve.loop_socket import LoopSocket
-from nlgscore.serve.metrics import ServerMetrics, scorer_counters
-from nlgscore.serve.protocol import HTTPError
-from nlgscore.serve.service import RETRY_AFTER, Job, Service, Settings
+from nlgscore.serve.http.gate import RETRY_AFTER, Drain, Job, Settings
+from nlgscore.serve.http.heap import freeze_heap
+from nlgscore.serve.http.in_process import InProcess
+from nlgscore.serve.http.metrics import ServerMetrics, scorer_counters
+from nlgscore.serve.http.protocol import HTTPError
+from nlgscore.serve.workers import ipc
+from nlgscore.serve.workers.loop_socket import LoopSocket
 
 logger = logging.getLogger(__name__)
 
@@ -65,15 +66,16 @@ def answer_of(err: BaseException, timeout: float) -> Tuple[int, List[Any]]:
 
 
 class ModelServer:
-    """The model process's loop: one ROUTER socket, one Service."""
+    """The model process's loop: one ROUTER socket, one in-process backend."""
 
-    def __init__(self, service: Service, address: str, active: Callable[[], int]) -> None:
+    def __init__(self, service: InProcess, address: str, active: Callable[[], int]) -> None:
         self.service, self.address = service, address
+        self.drain = Drain()  # the workers drain; this process is stopped by its parent
         self.jobs: Dict[Tuple[bytes, int], Any] = {}  # the calls in the scheduler, for a worker's cancel
         # answered calls (a peer, its jobs, whether a matrix, the scheduler's future), for the loop to send
         self.finished: Deque[Tuple[bytes, List[Tuple[int, Any]], bool, Any]] = deque()
         self.wake_pending = False
-        service.metrics = ServerMetrics(
+        service.metrics = ServerMetrics(  # requests in flight: every worker's
             lambda: service.batcher.queued if service.batcher is not None else 0,
             active,
             telemetry=lambda: scorer_counters(service.scorer),
@@ -143,12 +145,12 @@ class ModelServer:
         elif kind == "hold":
             asyncio.ensure_future(self.hold(peer, rid, Job(*message[2:5])))
         elif kind == "poll":
-            self.reply(peer, rid, 200, self.poll(message[2]))
+            asyncio.ensure_future(self.poll(peer, rid, message[2]))
         elif kind in ("metrics", "counts"):
             for endpoint, status, seconds in message[2]:
-                self.service.metrics.observe_request(endpoint, status, seconds)  # type: ignore[union-attr]
+                self.service.metrics.observe_request(endpoint, status, seconds)
             if kind == "metrics":  # a scrape; "counts" (a worker's periodic send) needs no answer
-                self.reply(peer, rid, 200, self.service.metrics.exposition())  # type: ignore[union-attr]
+                self.reply(peer, rid, 200, self.service.metrics.exposition())
         else:
             self.reply(peer, rid, 400, [f"unknown message {kind!r}", {}])
 
@@ -196,7 +198,7 @@ class ModelServer:
         call = group[0][1] if len(group) == 1 else Call.concat([call for _, call in group])
         arrived = time.perf_counter()
         try:
-            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]
+            queued = service.batcher.submit_call(call, time.monotonic() + timeout)  # type: ignore[union-attr]  # checked_call checked it
         except QueueFullError as err:
             if len(group) > 1:  # as many calls as fit are taken, one by one
                 for entry in group:
@@ -209,7 +211,7 @@ class ModelServer:
                 self.reply(peer, rid, *answer_of(err, timeout))
             return
         for rid, part in group:
-            service.metrics.watch_queue(queued, arrived)  # type: ignore[union-attr]  # one wait per request
+            service.metrics.watch_queue(queued, arrived)  # one wait per request
             self.jobs[(peer, rid)] = part
         queued.add_done_callback(lambda future: self.done(peer, group, matrix, future))
 
@@ -255,59 +257,27 @@ class ModelServer:
     def info(self) -> Dict[str, Any]:
         service = self.service
         try:
-            batcher = service.ready()
+            service.check_ready()
         except HTTPError as err:
-            status = "error" if service.error is not None else "draining" if service.draining else "loading"
+            status = "error" if service.error is not None else "loading"
             return {"status": status, "error": str(err), "tasks": len(service.tasks)}
-        scorer = service.scorer
-        return {
-            "status": "ok",
-            "metric": scorer.name,
-            "signature": str(scorer.signature),
-            "queue": batcher.queued,
-            "needs": list(scorer.needs),
-            "tasks": len(service.tasks),
-            "options": service.request_options(),
-        }
+        return {**service.info(), "tasks": len(service.tasks), "options": service.request_options()}
 
     async def hold(self, peer: bytes, rid: int, job: Job) -> None:
         """A ROLL task: held here, so that any worker can answer its poll."""
-        import uuid
-
-        from nlgscore.serve.endpoints.roll import Task, purge_tasks, run_task
-
-        service = self.service
-        tasks = service.tasks
-        purge_tasks(tasks, service.settings.task_ttl)
-        if len(tasks) >= service.settings.max_queue:
-            self.reply(
-                peer,
-                rid,
-                429,
-                [f"{len(tasks)} tasks are held (--max-queue); poll or retry later", {"Retry-After": RETRY_AFTER}],
-            )
+        try:
+            key = await self.service.hold(job, self.drain)
+        except HTTPError as err:
+            self.reply(peer, rid, err.status, [str(err), err.headers])
             return
-        key = uuid.uuid4().hex
-        task = tasks[key] = Task()
-        task.runner = asyncio.ensure_future(run_task(service, task, job))
         self.reply(peer, rid, 200, key)
 
-    def poll(self, key: Any) -> List[Any]:
+    async def poll(self, peer: bytes, rid: int, key: Any) -> None:
         """``["unknown"|"running"|"done", answer]`` (a done task is then forgotten)."""
-        from nlgscore.serve.endpoints.roll import purge_tasks
-
-        tasks = self.service.tasks
-        purge_tasks(tasks, self.service.settings.task_ttl)
-        task = tasks.get(key) if isinstance(key, str) else None
-        if task is None:
-            return ["unknown", None]
-        if not task.finished_at:
-            return ["running", None]
-        del tasks[key]
-        return ["done", task.answer]
+        self.reply(peer, rid, 200, list(await self.service.poll(key)))
 
 
-def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callable[[int], None]) -> None:
+def _load(load: Callable[[], Any], service: InProcess, ready: Any, finish: Callable[[int], None]) -> None:
     """Load the scorer and its scheduler (on a thread: the socket answers "loading" meanwhile)."""
     settings = service.settings
     try:
@@ -317,21 +287,21 @@ def _load(load: Callable[[], Any], service: Service, ready: Any, finish: Callabl
             max_batch=settings.max_batch,
             max_wait_ms=settings.max_wait_ms,
             max_queue=settings.max_queue,
-            on_batch=service.metrics.observe_batch,  # type: ignore[union-attr]
+            on_batch=service.metrics.observe_batch,
         )
         freeze_heap()  # the loaded model out of the GIL-holding full collections, before /health says ready
-        service.batcher, service.scorer = batcher, scorer
+        service.loaded(scorer, batcher)
         ready.set()
     except BaseException as err:  # reported once, on the parent's stderr; the server then stops
         print(f"nlgscore serve: error: {err}", file=sys.stderr, flush=True)
-        service.error = err
+        service.failed(err)
         finish(LOAD_FAILED)
 
 
 def run_model(load: Callable[[], Any], settings: Settings, address: str, active: Callable[[], int], ready: Any) -> None:
     """The model process's body: load the scorer in a thread (``ready.set()`` once loaded), serve
     the workers until SIGTERM, then close the scheduler (bounded) and exit; exit 2 if it cannot load."""
-    service = Service(settings)
+    service = InProcess(settings)
     server = ModelServer(service, address, active)
     status: List[int] = []
 
@@ -352,7 +322,6 @@ def run_model(load: Callable[[], Any], settings: Settings, address: str, active:
 
     asyncio.run(main())
     if service.batcher is not None:
-        service.draining = True
         closing = threading.Thread(target=service.batcher.close, daemon=True)
         closing.start()
         closing.join(CLOSE_WAIT_S)
