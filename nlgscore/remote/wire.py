@@ -16,11 +16,15 @@ per-request options (BARTScore's ``prompt``...), which depend on the metric: the
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
-from nlgscore.backend.extras import require
+try:
+    import msgspec
+except ImportError:  # the serve extra: its one-line error, naming it
+    from nlgscore.backend.extras import require
 
-msgspec = require("msgspec", "serve", "nlgscore serve and its client")
+    require("msgspec", "serve", "nlgscore serve and its client")
+    raise
 
 __all__ = [
     "ScoreRequest",
@@ -51,7 +55,7 @@ class ScoreRequest(Body):
     """``POST /v1/score``: each prediction scored with its references and/or source."""
 
     predictions: List[str]
-    references: Optional[List[Reference]] = None
+    references: Optional[Sequence[Reference]] = None
     sources: Optional[List[str]] = None
     context: Optional[int] = None  # the previous sentences of its document each is read after
     doc_ids: Optional[List[Union[str, int]]] = None  # one document id per prediction, with context
@@ -118,7 +122,7 @@ class ErrorBody(Body):
 
 
 # (method, path, request, response) of every endpoint of nlgscore's own protocol
-BODIES: Tuple[Tuple[str, str, Optional[type], type], ...] = (
+BODIES: Tuple[Tuple[str, str, Optional[Type[Body]], Type[Body]], ...] = (
     ("POST", "/v1/score", ScoreRequest, ScoreResponse),
     ("POST", "/v1/matrix", MatrixRequest, MatrixResponse),
     ("POST", "/get_reward", RewardRequest, RewardResponse),
@@ -155,7 +159,7 @@ def reference_markdown() -> str:
             defaults = dict(
                 zip(struct.__struct_fields__[-len(struct.__struct_defaults__) :], struct.__struct_defaults__)
             )
-            title = struct.__doc__.splitlines()[0].replace("``", "`")
+            title = (struct.__doc__ or struct.__name__).splitlines()[0].replace("``", "`")
             lines += [title, "", f"| {kind} field | type | required |", "|---|---|---|"]
             for name in struct.__struct_fields__:
                 lines.append(f"| `{name}` | `{_type_name(hints[name])}` | {'no' if name in defaults else 'yes'} |")
