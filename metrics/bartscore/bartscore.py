@@ -44,6 +44,9 @@ Args:
         `context` sentences of its document, only its own tokens scored (default 0: sentence level).
     long_inputs (str): "auto" (default: a text over max_length is scored in sentence chunks),
         "truncate" (cut at max_length, as the authors' scorer) or "error".
+    kernel (str): the CPU linear kernel, "onednn" or "mkl"; forward (str): "tokens" (packed tokens) or
+        "padded"; both default to "auto", what NLGSCORE_ONEDNN / NLGSCORE_TOKEN_FORWARD say, and
+        are recorded in the signature.
 Returns:
     scores (list of float, <= 0, higher is better), mean (float), signature (str).
 Examples:
@@ -108,6 +111,8 @@ class BARTScore(OptionChecks, evaluate.Metric):
         para_weights=None,
         direction=None,
         long_inputs=None,
+        kernel=None,
+        forward=None,
         prompt=None,
         prompt_side=None,
         agg=None,

@@ -48,6 +48,9 @@ Args:
     long_inputs (str): "auto" (default: a text over max_length is encoded in overlapping windows,
         every token counts), "truncate" (bert_score's cut at max_length) or "error";
         window_stride (int): content tokens between windows (default: half a window).
+    kernel (str): the CPU linear kernel, "onednn" or "mkl"; forward (str): "tokens" (packed tokens) or
+        "padded"; both default to "auto", what NLGSCORE_ONEDNN / NLGSCORE_TOKEN_FORWARD say, and
+        are recorded in the signature.
     nthreads (int), use_fast_tokenizer (bool): accepted as in the Hub module, no effect on the numbers:
         tokenisation is always the fast (Rust) tokenizer, recorded as tok:fast in the signature;
         use_fast_tokenizer=True adds "_fast-tokenizer" to the hashcode, as in bert_score.
@@ -128,6 +131,8 @@ class BERTScore(OptionChecks, ReferenceListsInputs, evaluate.Metric):
         cache_candidates=None,
         calibration=None,
         reference_cache_bytes=None,
+        kernel=None,
+        forward=None,
         progress=None,
         accelerator=None,
         shard=None,

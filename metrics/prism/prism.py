@@ -39,6 +39,9 @@ Args:
         default 0 (sentence level).
     long_inputs (str): "auto" (default: a text over the model's positions is scored in sentence
         chunks), "truncate" (cut, as the original) or "error".
+    kernel (str): the CPU linear kernel, "onednn" or "mkl"; forward (str): "tokens" (packed tokens) or
+        "padded"; both default to "auto", what NLGSCORE_ONEDNN / NLGSCORE_TOKEN_FORWARD say, and
+        are recorded in the signature.
     checkpoint (str: Hub id or folder; default dariast/prism, the m39v1 weights), revision (str):
         at load time (evaluate.load(..., checkpoint=...)) or per compute; mode (str): the config's.
     progress (bool), accelerator, shard (bool): as nlgscore.load takes them.
@@ -107,6 +110,8 @@ class Prism(OptionChecks, ReferenceListsInputs, evaluate.Metric):
         mode=None,
         revision=None,
         long_inputs=None,
+        kernel=None,
+        forward=None,
         context=None,
         doc_ids=None,
         verbose=False,

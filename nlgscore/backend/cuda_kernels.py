@@ -26,12 +26,13 @@ torch.Size([1, 1, 2, 4])
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, Tuple
 
-ENV_SWITCH = "NLGSCORE_CUDNN_ATTENTION"
+from nlgscore import envs
+
+ENV_SWITCH = envs.CUDNN_ATTENTION.name
 # In the order SDPA tries them; MATH last, so every input still has a kernel.
 _CUDA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
 # SDPA's backend flags are process-global, and scorers run in threads (the server, Ray actors): the
@@ -43,7 +44,7 @@ _INSIDE: Dict[str, Any] = {"forwards": 0, "undo": None}  # forwards inside now; 
 
 def cudnn_allowed() -> bool:
     """Whether ``NLGSCORE_CUDNN_ATTENTION=1`` lets SDPA pick cuDNN attention on CUDA."""
-    return os.environ.get(ENV_SWITCH, "").strip() == "1"
+    return bool(envs.CUDNN_ATTENTION.get())
 
 
 def cuda_backends(allow_cudnn: bool) -> Tuple[str, ...]:

@@ -25,9 +25,16 @@ the last bits of every score with it. The kernel is therefore chosen by a fixed 
 on the CPU (:func:`choose_kernel`): oneDNN for bfloat16 where the CPU does bf16 natively, oneDNN
 for float32 on AMD CPUs (where it measured 1.1-1.5x faster), MKL otherwise. The same machine
 always gets the same kernel; the choice is logged, returned by :func:`kernel_choice` and
-recorded in every model metric's signature (``kernel:onednn|mkl``, :mod:`nlgscore.backend.kernel_label`). ``NLGSCORE_ONEDNN=1`` forces
-oneDNN, ``NLGSCORE_ONEDNN=0`` forces MKL (``F.linear``). The two sum in different orders: fp32
-scores differ across kernels by float rounding (bound measured in docs/metrics/bertscore.md, "Same bits").
+recorded in every model metric's signature (``kernel:onednn|mkl``, :mod:`nlgscore.backend.kernel_label`). A scorer's
+``kernel="onednn"``/``"mkl"`` picks one; its default, ``"auto"``, reads ``NLGSCORE_ONEDNN``
+(:data:`nlgscore.envs.ONEDNN`: 1 oneDNN, 0 MKL, unset the rule). The two sum in different orders:
+fp32 scores differ across kernels by float rounding (bound measured in docs/metrics/bertscore.md, "Same bits").
+
+**Per model.** The kernel is chosen when a model loads (:func:`use_onednn_linears`) and kept with
+that model (:func:`model_kernel`), so two scorers of one process, or of one dtype, keep their own
+kernels and their own bits: the swapped linears, the packed encoder's and the token forwards'
+products and the LM head all run the kernel of the model they belong to. :func:`pin_kernel`
+moves a loaded model to another kernel (a resumed run takes the kernel its first part ran on).
 
 **Batch invariance.** A row's output must not depend on how many rows share its product. Both
 kernels give every row the bits of a large product from :data:`~nlgscore.backend.product_rows.MIN_ROWS` rows up, but MKL takes
@@ -50,18 +57,24 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
+import threading
 import time
-import warnings
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+import weakref
+from contextlib import contextmanager
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
+from nlgscore import envs
 from nlgscore.backend.kernel_cache import cpu_model, cpu_vendor
 from nlgscore.backend.packed_weights import packed
 from nlgscore.backend.product_rows import MIN_ROWS, product_rows, segments
+from nlgscore.errors import ArgumentError
 
 logger = logging.getLogger(__name__)
 
-ENV_SWITCH = "NLGSCORE_ONEDNN"
+ENV_SWITCH = envs.ONEDNN.name
+# The CPU linear kernels (the signature's kernel: field on CPU), and what a scorer's kernel= takes.
+KERNELS = ("onednn", "mkl")
+KERNEL_CHOICES = ("auto",) + KERNELS
 # Activations oneDNN can fuse into the linear, by transformers' ``hidden_act`` name. "gelu" is the
 # exact (erf) GELU in both libraries; approximations are left to the model's own function.
 FUSED_ACTIVATIONS = {"gelu": ("gelu", "none"), "relu": ("relu", "")}
@@ -75,8 +88,6 @@ PROBE_SECONDS = 1.0
 # dtype="auto" (measure_dtypes) takes the best of more runs: its answer changes scores, and on a
 # busy 2-core machine best-of-3 picked float32 in about one cold load of three.
 DTYPE_PROBE_RUNS = 6
-_OFF = ("0", "false", "no", "off")
-_ON = ("1", "true", "yes", "on")
 # Dtypes with a oneDNN path, and how far (relative to the largest output) the op may differ from
 # F.linear on the availability probe: float rounding of the output in that dtype.
 KERNEL_DTYPES = {"float32": 1e-5, "bfloat16": 2e-2}
@@ -90,25 +101,36 @@ _CHOICES: Dict[str, Dict[str, Any]] = {
     "float32": _CHOICE,
     "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"},
 }
-
-
-_WARNED: set = set()  # unknown NLGSCORE_ONEDNN values already warned about (once each per process)
+# The kernel of every model loaded for scoring (weak: an entry goes with its model); see model_kernel().
+_MODEL_KERNELS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_PIN_LOCK = threading.Lock()  # one re-pinning at a time: it swaps a model's modules
 
 
 def _forced() -> Optional[bool]:
-    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, else None; an unknown value counts
-    as unset, with a warning (once per value) naming the accepted ones."""
-    raw = os.environ.get(ENV_SWITCH, "")
-    value = raw.strip().lower()
-    if value and value not in _OFF + _ON and raw not in _WARNED:
-        _WARNED.add(raw)
-        warnings.warn(
-            f"{ENV_SWITCH}={raw!r} is not a value it accepts ({', '.join(_ON)}: oneDNN; {', '.join(_OFF)}: MKL; "
-            "unset or empty: the CPU's rule); it is ignored",
-            UserWarning,
-            stacklevel=2,
-        )
-    return False if value in _OFF else True if value in _ON else None
+    """True/False where ``NLGSCORE_ONEDNN`` forces oneDNN/MKL, else None (a bad value is an
+    error naming the variable, :data:`nlgscore.envs.ONEDNN`)."""
+    return envs.ONEDNN.get()
+
+
+def check_kernel(kernel: Any) -> str:
+    """``kernel`` if it is one of :data:`KERNEL_CHOICES`; else an error naming the option.
+
+    Args:
+        kernel: A scorer's ``kernel=`` (``"auto"``, ``"onednn"`` or ``"mkl"``).
+
+    Returns:
+        ``kernel``.
+
+    Raises:
+        ArgumentError: Any other value.
+
+    Example:
+        >>> check_kernel("mkl")
+        'mkl'
+    """
+    if kernel not in KERNEL_CHOICES:
+        raise ArgumentError(f"kernel must be one of {', '.join(KERNEL_CHOICES)}, got {kernel!r}")
+    return kernel
 
 
 def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:
@@ -120,26 +142,45 @@ def kernel_choice(dtype: str = "float32") -> Dict[str, Any]:
     """
     out = dict(_CHOICES[dtype])
     if out["kernel"] is None:
-        out["kernel"] = "onednn" if onednn_available(dtype) else "mkl"
+        out["kernel"] = "onednn" if _onednn_chosen(dtype) else "mkl"
     out["cpu"] = cpu_model()
     return out
 
 
-def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32") -> str:
-    """Pick the CPU linear kernel for ``dtype`` weights (``shapes``, ``(out, in)``, are logged only):
-    forced by the environment, MKL when oneDNN is unavailable, else the fixed rule of
-    :func:`kernel_rule`. Never timed, so two loads on one machine always agree."""
-    forced = _forced()
-    choice = _CHOICES[dtype]
-    if forced is not None or not onednn_available(dtype):
-        kernel = "onednn" if forced and onednn_available(dtype) else "mkl"
-        reason = (
-            f"forced by {ENV_SWITCH}={os.environ.get(ENV_SWITCH)}"
-            if forced is not None
-            else "oneDNN linear unavailable"
-        )
+def choose_kernel(shapes: Iterable[Tuple[int, int]], dtype: str = "float32", kernel: str = "auto") -> str:
+    """Pick the CPU linear kernel for ``dtype`` weights (``shapes``, ``(out, in)``, are logged only).
+
+    Never timed, so two loads on one machine always agree.
+
+    Args:
+        shapes: The model's linear weight shapes (logged).
+        dtype: The model's dtype (``"float32"`` or ``"bfloat16"``).
+        kernel: ``"onednn"``/``"mkl"``: that kernel (MKL where oneDNN is unavailable in
+            ``dtype``); ``"auto"``: forced by ``NLGSCORE_ONEDNN``, else MKL when oneDNN is
+            unavailable, else the fixed rule of :func:`kernel_rule`.
+
+    Returns:
+        ``"onednn"`` or ``"mkl"``; :func:`kernel_choice` reports it and why, as the last load's.
+
+    Raises:
+        ArgumentError: ``kernel`` is not one of :data:`KERNEL_CHOICES`, or ``NLGSCORE_ONEDNN``
+            has a bad value.
+    """
+    asked = check_kernel(kernel)
+    available = onednn_available(dtype)
+    if asked != "auto":
+        kernel = asked if available or asked == "mkl" else "mkl"
+        reason = f"kernel={asked!r}" + ("" if kernel == asked else ", oneDNN linear unavailable")
     else:
-        kernel, reason = kernel_rule(dtype)
+        forced = _forced()
+        if forced is not None or not available:
+            kernel = "onednn" if forced and available else "mkl"
+            reason = (
+                f"forced by {ENV_SWITCH}={envs.ONEDNN.raw()}" if forced is not None else "oneDNN linear unavailable"
+            )
+        else:
+            kernel, reason = kernel_rule(dtype)
+    choice = _CHOICES[dtype]
     choice.clear()
     choice.update(kernel=kernel, reason=reason)
     logger.info(
@@ -268,9 +309,10 @@ def cpu_native_bf16() -> bool:
 
 @functools.lru_cache(maxsize=None)
 def onednn_available(dtype: str = "float32") -> bool:
-    """True when oneDNN linear can be used here in ``dtype`` (CPU build has it, env does not force
-    it off, probe agrees; bfloat16 also needs a CPU with native bf16, else oneDNN emulates it)."""
-    if _forced() is False or dtype not in KERNEL_DTYPES:
+    """True when oneDNN linear can be used here in ``dtype`` (CPU build has it, probe agrees;
+    bfloat16 also needs a CPU with native bf16, else oneDNN emulates it). Whether it is *chosen*
+    is :func:`choose_kernel`'s answer (``NLGSCORE_ONEDNN=0`` turns it off there)."""
+    if dtype not in KERNEL_DTYPES:
         return False
     try:
         import torch
@@ -300,7 +342,7 @@ def onednn_available(dtype: str = "float32") -> bool:
     return agree
 
 
-def _fast_path(x: Any, weight: Any) -> bool:
+def _fast_path(x: Any, weight: Any, kernel: Optional[str] = None) -> bool:
     import torch
 
     return (
@@ -308,39 +350,43 @@ def _fast_path(x: Any, weight: Any) -> bool:
         and not torch.is_grad_enabled()
         and x.dtype == weight.dtype
         and x.dtype in (torch.float32, torch.bfloat16)  # float16: no oneDNN choice, F.linear
-        and _onednn_chosen(str(x.dtype).replace("torch.", ""))
+        and _onednn_chosen(str(x.dtype).replace("torch.", ""), kernel)
     )
 
 
-def _onednn_chosen(dtype: str = "float32") -> bool:
-    """oneDNN where the last model load in ``dtype`` chose it by measurement (or the environment
-    forced it); before any such load, wherever it is available. The direct :func:`linear` calls of
-    the packed encoder and the LM head follow the choice too, not only the swapped modules."""
-    if _forced() is not None:
-        return onednn_available(dtype)  # False when forced off
+def _onednn_chosen(dtype: str = "float32", kernel: Optional[str] = None) -> bool:
+    """oneDNN where ``kernel`` (a model's, :func:`model_kernel`) is ``"onednn"``. Without one (a
+    product outside any loaded model): where the environment forces it, else where the last
+    model load in ``dtype`` chose it; before any such load, wherever it is available."""
+    if kernel is not None:
+        return kernel == "onednn" and onednn_available(dtype)
+    forced = _forced()
+    if forced is not None:
+        return forced and onednn_available(dtype)
     return _CHOICES[dtype].get("kernel") in (None, "onednn") and onednn_available(dtype)
 
 
-def bucketed_rows(rows: int, x: Any, weight: Any) -> int:
+def bucketed_rows(rows: int, x: Any, weight: Any, kernel: Optional[str] = None) -> int:
     """The row count :func:`linear` runs ``x @ weight.T`` with: ``rows`` rounded up to a multiple of
     :data:`MIN_ROWS` on the oneDNN path (:func:`~nlgscore.backend.product_rows.product_rows`), at
     least :data:`MIN_ROWS` on MKL for CPU inference, ``rows`` elsewhere. A caller whose inputs
     already have that many rows (see ``packed_encoder``)
-    saves :func:`linear` a padded copy per call.
+    saves :func:`linear` a padded copy per call. ``kernel``: as :func:`linear`'s.
     """
-    if _fast_path(x, weight):
+    if _fast_path(x, weight, kernel):
         return product_rows(rows)
     return max(rows, MIN_ROWS) if _invariant_path(x, weight) else rows
 
 
-def row_segments(rows: int, x: Any, weight: Any) -> List[Tuple[int, int]]:
+def row_segments(rows: int, x: Any, weight: Any, kernel: Optional[str] = None) -> List[Tuple[int, int]]:
     """The ``(start, stop)`` row ranges :func:`linear` runs a product of ``rows`` rows (a
     :func:`bucketed_rows` count) in: a head of whole :data:`ROW_BUCKET` blocks and a tail on the
     oneDNN path, else one range. A caller that keeps its rows in these segments, and hands
     :func:`linear` one segment at a time, gets the same bits without the copy that joins the
     two outputs (7-13% of a split product's time at 400-2,064 rows, BENCHMARKS.md "Serving").
+    ``kernel``: as :func:`linear`'s.
     """
-    return segments(rows) if _fast_path(x, weight) else [(0, rows)]
+    return segments(rows) if _fast_path(x, weight, kernel) else [(0, rows)]
 
 
 def _invariant_path(x: Any, weight: Any) -> bool:
@@ -355,17 +401,21 @@ def _invariant_path(x: Any, weight: Any) -> bool:
     )
 
 
-def linear(x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None) -> Any:
+def linear(
+    x: Any, weight: Any, bias: Optional[Any] = None, activation: Optional[str] = None, kernel: Optional[str] = None
+) -> Any:
     """``act(F.linear(x, weight, bias))``, by oneDNN where :func:`_fast_path` allows.
 
     ``activation`` is a key of :data:`FUSED_ACTIVATIONS` (fused on the fast path) or None.
+    ``kernel``: the kernel of the model ``weight`` belongs to (:func:`model_kernel`); None for a
+    product outside a loaded model, which follows the environment and the last load.
     """
     import torch
     import torch.nn.functional as F
 
     if activation is not None and activation not in FUSED_ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(FUSED_ACTIVATIONS)} or None, got {activation!r}")
-    if _fast_path(x, weight):
+    if _fast_path(x, weight, kernel):
         attr, algorithm = FUSED_ACTIVATIONS[activation] if activation else ("none", "")
         width = x.shape[-1]
         rows = x.numel() // width if width else 0
@@ -401,10 +451,11 @@ def _linear_class() -> Any:
     import torch
 
     class OneDNNLinear(torch.nn.Linear):
-        """An ``nn.Linear`` whose inference forward runs through :func:`linear`."""
+        """An ``nn.Linear`` whose inference forward runs through :func:`linear` on oneDNN: only a
+        model whose kernel is oneDNN holds these (:func:`pin_kernel`)."""
 
         def forward(self, x: Any) -> Any:
-            return linear(x, self.weight, self.bias)
+            return linear(x, self.weight, self.bias, kernel="onednn")
 
     # Importable as nlgscore.backend.gemm.OneDNNLinear (module __getattr__ below), so models pickle.
     OneDNNLinear.__module__, OneDNNLinear.__qualname__ = __name__, "OneDNNLinear"
@@ -419,9 +470,21 @@ def __getattr__(name: str) -> Any:
 
 def wrap_linear(layer: Any) -> Any:
     """An ``nn.Linear`` subclass instance sharing ``layer``'s parameters, with the oneDNN forward."""
+    return _relinked(layer, _linear_class())
+
+
+def unwrap_linear(layer: Any) -> Any:
+    """A plain ``nn.Linear`` sharing ``layer``'s parameters (the inverse of :func:`wrap_linear`)."""
     import torch
 
-    new = _linear_class().__new__(_linear_class())
+    return _relinked(layer, torch.nn.Linear)
+
+
+def _relinked(layer: Any, cls: Any) -> Any:
+    """A ``cls`` (``nn.Linear`` or a subclass) holding ``layer``'s parameters, not copies of them."""
+    import torch
+
+    new = cls.__new__(cls)
     torch.nn.Module.__init__(new)
     new.in_features, new.out_features = layer.in_features, layer.out_features
     new.weight = layer.weight
@@ -430,23 +493,98 @@ def wrap_linear(layer: Any) -> Any:
     return new
 
 
-def use_onednn_linears(model: Any) -> int:
-    """Swap every plain ``nn.Linear`` of ``model`` (in place) for :func:`wrap_linear`; returns the count.
+def use_onednn_linears(model: Any, kernel: str = "auto") -> int:
+    """Choose ``model``'s CPU kernel and swap every plain ``nn.Linear`` of it (in place) for
+    :func:`wrap_linear` where that is oneDNN; returns the count swapped.
 
     Meant for models nlgscore loads itself for scoring; state dicts, tied weights and devices are
     unchanged. The kernel is chosen first (:func:`choose_kernel` on the model's linear shapes, in
-    the model's dtype): nothing is swapped when MKL is chosen or oneDNN is unavailable (float16).
+    the model's dtype) and kept with the model (:func:`model_kernel`): nothing is swapped when
+    MKL is chosen or oneDNN is unavailable (float16).
+
+    Args:
+        model: A ``torch.nn.Module`` on the CPU.
+        kernel: ``"auto"`` (``NLGSCORE_ONEDNN``, else the CPU's rule), ``"onednn"`` or ``"mkl"``.
+
+    Returns:
+        How many linears now run through oneDNN.
+
+    Raises:
+        ArgumentError: ``kernel`` is not one of :data:`KERNEL_CHOICES`.
+    """
+    check_kernel(kernel)
+    shapes = linear_shapes(model)
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "") if shapes else ""
+    chosen = choose_kernel(shapes, dtype, kernel) if dtype in KERNEL_DTYPES else "mkl"
+    return pin_kernel(model, chosen)
+
+
+def pin_kernel(model: Any, kernel: str) -> int:
+    """Make ``model`` run ``kernel`` (``"onednn"``, or ``"mkl"``; MKL where oneDNN is unavailable in
+    its dtype) from its next forward on: its linears swapped to match, the kernel kept with it.
+
+    Args:
+        model: A model :func:`use_onednn_linears` has seen, or any CPU ``torch.nn.Module``.
+        kernel: ``"onednn"`` or ``"mkl"``.
+
+    Returns:
+        How many linears of ``model`` run through oneDNN now.
+
+    Raises:
+        ArgumentError: ``kernel`` is not ``"onednn"`` or ``"mkl"``.
     """
     import torch
 
-    shapes = linear_shapes(model)
-    dtype = str(next(model.parameters()).dtype).replace("torch.", "") if shapes else ""
-    if dtype not in KERNEL_DTYPES or choose_kernel(shapes, dtype) != "onednn":
-        return 0
-    swapped = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) is torch.nn.Linear:
-                setattr(parent, name, wrap_linear(child))
-                swapped += 1
+    if kernel not in KERNELS:
+        raise ArgumentError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    params = next(iter(model.parameters()), None)
+    dtype = str(params.dtype).replace("torch.", "") if params is not None else ""
+    if kernel == "onednn" and not onednn_available(dtype):
+        kernel = "mkl"
+    wrapped = _linear_class()
+    with _PIN_LOCK:
+        _MODEL_KERNELS[model] = kernel
+        swapped = 0
+        for parent in list(model.modules()):
+            for name, child in list(parent.named_children()):
+                if kernel == "onednn" and type(child) is torch.nn.Linear:
+                    setattr(parent, name, wrap_linear(child))
+                elif kernel == "mkl" and type(child) is wrapped:
+                    setattr(parent, name, unwrap_linear(child))
+                swapped += type(getattr(parent, name)) is wrapped
     return swapped
+
+
+def model_kernel(model: Any) -> Optional[str]:
+    """The CPU kernel ``model`` runs (``"onednn"``/``"mkl"``), None for a model no load chose one for.
+
+    Example:
+        >>> import torch
+        >>> model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+        >>> model_kernel(model) is None, pin_kernel(model, "mkl"), model_kernel(model)
+        (True, 0, 'mkl')
+    """
+    return _MODEL_KERNELS.get(model)
+
+
+@contextmanager
+def loaded_models_on(kernel: Optional[str]) -> Iterator[None]:
+    """Run every model loaded so far on ``kernel`` for the block, each back on its own after.
+
+    A resumed output run takes the kernel its first part ran on, whatever the machine's rule or
+    the scorer's ``kernel=`` chose at this load (:mod:`nlgscore.corpus.outputs.resumable`).
+
+    Args:
+        kernel: ``"onednn"``/``"mkl"``; None leaves every model as it is.
+    """
+    if kernel is None:
+        yield
+        return
+    previous = list(_MODEL_KERNELS.items())
+    for model, _ in previous:
+        pin_kernel(model, kernel)
+    try:
+        yield
+    finally:
+        for model, own in previous:
+            pin_kernel(model, own)

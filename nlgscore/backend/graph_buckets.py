@@ -19,10 +19,11 @@ kept. ``NLGSCORE_CUDA_GRAPHS=0`` turns graphs off (:func:`enabled`).
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, List, Optional, Sequence
+
+from nlgscore import envs
 
 __all__ = [
     "BUCKETS",
@@ -38,7 +39,7 @@ __all__ = [
     "slots",
 ]
 
-ENV_SWITCH = "NLGSCORE_CUDA_GRAPHS"
+ENV_SWITCH = envs.CUDA_GRAPHS.name
 # Token counts a graph is captured for: 1k (a run of single-sample calls) to 64k (a large budget).
 BUCKETS = tuple(1 << k for k in range(10, 17))
 # Sequences a bucket's graph takes: an eighth of its tokens (WMT sentences average ~25 tokens), at
@@ -51,7 +52,7 @@ DEFAULT_MAX_GRAPHS = 4  # the graphs kept at once (each with its own memory pool
 
 def enabled() -> bool:
     """Whether graphs may be used (``NLGSCORE_CUDA_GRAPHS=0`` turns them off)."""
-    return os.environ.get(ENV_SWITCH, "").strip() != "0"
+    return bool(envs.CUDA_GRAPHS.get())
 
 
 def bucket_for(tokens: int) -> Optional[int]:

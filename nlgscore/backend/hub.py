@@ -22,17 +22,17 @@ True
 from __future__ import annotations
 
 import logging
-import os
 import re
 from pathlib import PurePath
 from typing import Any, Mapping, Optional, Tuple
 
+from nlgscore import envs
 from nlgscore.backend.tables import table
 from nlgscore.errors import ArgumentError, DataError
 
 logger = logging.getLogger(__name__)
 
-ENV_REPO = "NLGSCORE_BASELINE_REPO"
+ENV_REPO = envs.BASELINE_REPO.name
 # owner/name as the Hub spells repo ids; the revision after '@' is passed to the Hub as is.
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -49,8 +49,8 @@ def configured_baseline_repo(
 ) -> Optional[Tuple[str, str]]:
     """The Hub repo of rescale baselines to read, as ``(repo_id, revision)``, or None: shipped copies only.
 
-    The one place ``NLGSCORE_BASELINE_REPO`` is read; it is read at each look-up, so a process
-    can switch sources between scorers.
+    The one place ``NLGSCORE_BASELINE_REPO`` (:data:`nlgscore.envs.BASELINE_REPO`) is parsed; it is
+    read at each look-up, so a process can switch sources between scorers.
 
     Args:
         environ: The environment to read (default: this process's).
@@ -69,8 +69,7 @@ def configured_baseline_repo(
         >>> configured_baseline_repo({}, {"baseline_repo_id": "o/r", "baseline_commit": "0" * 40})[0]
         'o/r'
     """
-    environ = os.environ if environ is None else environ
-    value = environ.get(ENV_REPO, "").strip()
+    value = envs.BASELINE_REPO.get(environ) or ""
     if value.lower() == "none":
         return None
     if value:

@@ -26,16 +26,17 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-ENV_SWITCH = "NLGSCORE_KERNEL_CACHE"
+from nlgscore import envs
+
+ENV_SWITCH = envs.KERNEL_CACHE.name
 VERSION = 1  # of the file layout and of the probe: a change re-measures everywhere
 
 
 def cache_folder() -> Optional[Path]:
     """Where measurements are kept, or None when the cache is off."""
-    if os.environ.get(ENV_SWITCH, "").strip().lower() in ("0", "false", "no", "off"):
+    if not envs.KERNEL_CACHE.get():
         return None
-    root = os.environ.get("NLGSCORE_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "nlgscore")
-    return Path(root).expanduser() / "kernels"
+    return envs.cache_folder("kernels")
 
 
 @functools.lru_cache(maxsize=None)  # read per run (kernel_choice, in every signature)

@@ -17,8 +17,9 @@ the model:
   :data:`CUDA_ROW_TILE` rows, one kernel whatever the batch.
 
 So a sequence's outputs have the same bits alone or packed with any others. The metric rooms
-(BERTScore's encoders, the seq2seq likelihood engine) each build their model's layers from these;
-``NLGSCORE_TOKEN_FORWARD=1`` (:func:`enabled`) turns the token forward on in all of them.
+(BERTScore's encoders, the seq2seq likelihood engine) each build their model's layers from these.
+A scorer's ``forward="tokens"`` asks for the token forward, ``"padded"`` for the padded batches;
+its default, ``"auto"``, reads ``NLGSCORE_TOKEN_FORWARD`` (:func:`wants_tokens`; 1 turns it on).
 
 >>> import torch
 >>> q = k = v = torch.randn(7, 2, 4)  # 7 tokens of two sequences (4 and 3 tokens), 2 heads of 4
@@ -30,15 +31,19 @@ So a sequence's outputs have the same bits alone or packed with any others. The 
 
 from __future__ import annotations
 
-import os
 from typing import Any, List, Optional, Sequence
 
+from nlgscore import envs
 from nlgscore.backend.gemm import linear
+from nlgscore.errors import ArgumentError
 
 __all__ = [
     "ENV_SWITCH",
     "CUDA_ROW_TILE",
+    "FORWARDS",
+    "check_forward",
     "enabled",
+    "wants_tokens",
     "cu_seqlens",
     "varlen_kernel",
     "varlen_attention",
@@ -46,7 +51,9 @@ __all__ = [
     "packed_linear",
 ]
 
-ENV_SWITCH = "NLGSCORE_TOKEN_FORWARD"
+ENV_SWITCH = envs.TOKEN_FORWARD.name
+# What a scorer's forward= takes: the padded batches, the token forward, or what the environment says.
+FORWARDS = ("auto", "padded", "tokens")
 # Rows of every CUDA product tile: one shape for every product of a weight, so one cuBLAS kernel
 # (and one set of bits per row) whatever the batch's token count; 128 is a multiple of every
 # tensor-core tile height.
@@ -55,7 +62,49 @@ CUDA_ROW_TILE = 128
 
 def enabled() -> bool:
     """Whether ``NLGSCORE_TOKEN_FORWARD=1`` asks the model metrics for the token forward."""
-    return os.environ.get(ENV_SWITCH, "").strip() == "1"
+    return bool(envs.TOKEN_FORWARD.get())
+
+
+def check_forward(forward: Any) -> str:
+    """``forward`` if it is one of :data:`FORWARDS`; else an error naming the option.
+
+    Args:
+        forward: A scorer's ``forward=``.
+
+    Returns:
+        ``forward``.
+
+    Raises:
+        ArgumentError: Any other value.
+
+    Example:
+        >>> check_forward("tokens")
+        'tokens'
+    """
+    if forward not in FORWARDS:
+        raise ArgumentError(f"forward must be one of {', '.join(FORWARDS)}, got {forward!r}")
+    return forward
+
+
+def wants_tokens(forward: str = "auto") -> bool:
+    """Whether a scorer's ``forward=`` asks for the token forward: ``"tokens"``; ``"auto"`` where
+    ``NLGSCORE_TOKEN_FORWARD=1`` (:func:`enabled`), read when the scorer loads.
+
+    Args:
+        forward: ``"auto"``, ``"padded"`` or ``"tokens"``.
+
+    Returns:
+        True for the token forward.
+
+    Raises:
+        ArgumentError: ``forward`` is not one of :data:`FORWARDS`.
+
+    Example:
+        >>> wants_tokens("tokens"), wants_tokens("padded")
+        (True, False)
+    """
+    check_forward(forward)
+    return forward == "tokens" or (forward == "auto" and enabled())
 
 
 def cu_seqlens(lengths: Sequence[int]) -> List[int]:
@@ -160,9 +209,12 @@ def tiled_linear(x: Any, weight: Any, bias: Any = None, tile: int = CUDA_ROW_TIL
     return torch.cat(parts)[:rows]
 
 
-def packed_linear(x: Any, weight: Any, bias: Any = None, activation: Optional[str] = None) -> Any:
+def packed_linear(
+    x: Any, weight: Any, bias: Any = None, activation: Optional[str] = None, kernel: Optional[str] = None
+) -> Any:
     """``act(F.linear(x, weight, bias))`` with row-invariant bits: :func:`nlgscore.backend.gemm.linear`
-    on CPU (``activation`` fused there where it can be), :func:`tiled_linear` on CUDA.
+    on CPU (``activation`` fused there where it can be; ``kernel``: the model's CPU kernel,
+    :func:`nlgscore.backend.gemm.model_kernel`), :func:`tiled_linear` on CUDA.
 
     >>> import torch
     >>> x, w = torch.randn(5, 8), torch.randn(4, 8)
@@ -171,7 +223,7 @@ def packed_linear(x: Any, weight: Any, bias: Any = None, activation: Optional[st
     True
     """
     if not x.is_cuda:
-        return linear(x, weight, bias, activation)
+        return linear(x, weight, bias, activation, kernel)
     import torch.nn.functional as F
 
     out = tiled_linear(x, weight, bias)

@@ -29,9 +29,9 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from nlgscore.errors import ArgumentError
+from nlgscore import envs
 
-ENV = "NLGSCORE_THREADS"
+ENV = envs.THREADS.name
 WAIT_POLICY = "OMP_WAIT_POLICY"
 
 
@@ -111,11 +111,9 @@ def limit_threads() -> int:
     if _DONE:
         return torch.get_num_threads()
     _DONE = True
-    wanted = os.environ.get(ENV)
+    wanted = envs.THREADS.get()  # a bad value: an error naming the variable
     if wanted is not None:
-        if not wanted.strip().isdigit() or int(wanted) < 1:
-            raise ArgumentError(f"{ENV} must be a positive number of threads, got {wanted!r}")
-        torch.set_num_threads(int(wanted))
+        torch.set_num_threads(wanted)
     elif torch.get_num_threads() > available_cpus():
         torch.set_num_threads(available_cpus())
     return torch.get_num_threads()

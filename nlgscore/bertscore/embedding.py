@@ -24,16 +24,16 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nlgscore.backend.batching import length_groups, padded_length, plan_batches, plan_packed
 from nlgscore.backend.cuda_kernels import forward_attention
-from nlgscore.backend.gemm import use_onednn_linears
+from nlgscore.backend.gemm import check_kernel, model_kernel, use_onednn_linears
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_model_folder, check_tokenizer
 from nlgscore.backend.models import ResolvedModel, resolve
+from nlgscore.backend.packed_attention import wants_tokens
 from nlgscore.backend.product_rows import ROW_BUCKET
 from nlgscore.backend.text_tokens import content_ids, describe, prepared_text, rust_tokenizer
 from nlgscore.backend.transfer import to_device
 from nlgscore.bertscore.packed_encoder import PackedEncoder
 from nlgscore.bertscore.token_forward import TokenForward
-from nlgscore.bertscore.token_forward import enabled as token_forward_enabled
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -159,7 +159,7 @@ class Encoder:
         self.truncated_stack = False
         # Unpadded forward of the truncated stack where the architecture allows it (see packed_encoder).
         self.packed: Optional[PackedEncoder] = None
-        # Every layer on packed tokens, attention per sequence (NLGSCORE_TOKEN_FORWARD=1; see token_forward).
+        # Every layer on packed tokens, attention per sequence (forward="tokens"; see token_forward).
         self.tokens_forward: Optional[TokenForward] = None
         self.total_layers = num_layers  # set by load(): layers of the full model
         self.tokens = self.padded_tokens = 0  # encoded so far: real tokens, and with padding (telemetry)
@@ -177,19 +177,43 @@ class Encoder:
         revision: Optional[str] = None,
         default_layers: Optional[int] = None,
         progress: bool = False,
+        kernel: str = "auto",
+        forward: str = "auto",
     ) -> "Encoder":
         """Resolve ``model_type`` (id, folder or alias), load it and cut it after ``num_layers`` layers.
 
         ``device``/``dtype`` as :func:`nlgscore.core.runtime.resolve_runtime` reads them (``dtype="auto"``
-        is settled here, on the loaded model); ``progress`` shows transformers' loading bar.
+        is settled here, on the loaded model); ``progress`` shows transformers' loading bar;
+        ``kernel``: the CPU linear kernel (:func:`nlgscore.backend.gemm.use_onednn_linears`);
+        ``forward``: ``"tokens"`` for the token forward (:func:`nlgscore.backend.packed_attention.wants_tokens`;
+        an architecture without it is an error), ``"padded"``, or ``"auto"``.
         """
         runtime = resolve_runtime("encoder", device, dtype)
+        tokens = wants_tokens(forward)  # a bad kernel= or forward= fails before the download
+        check_kernel(kernel)
         with model_loading(progress):
             resolved = resolve(model_type, revision=revision, flag="model_type=")
-            return cls._load(resolved, runtime, num_layers, all_layers, max_length, default_layers)
+            encoder = cls._load(resolved, runtime, num_layers, all_layers, max_length, default_layers, kernel, tokens)
+        if forward == "tokens" and encoder.tokens_forward is None:
+            raise ArgumentError(
+                f"forward='tokens' is not available for {resolved.name!r}"
+                + (" with all_layers=True" if all_layers else f" ({encoder.model.config.model_type} layers)")
+                + ": the token forward rebuilds BERT-family encoders cut at num_layers; use forward='padded'"
+            )
+        return encoder
 
     @classmethod
-    def _load(cls, resolved: ResolvedModel, runtime, num_layers, all_layers, max_length, default_layers) -> "Encoder":
+    def _load(
+        cls,
+        resolved: ResolvedModel,
+        runtime,
+        num_layers,
+        all_layers,
+        max_length,
+        default_layers,
+        kernel: str = "auto",
+        tokens: bool = False,
+    ) -> "Encoder":
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
         device = runtime.device
@@ -217,9 +241,9 @@ class Encoder:
         model.eval().to(device)
         torch_dtype = settle_dtype(model, runtime.dtype)
         if device.type == "cpu":
-            use_onednn_linears(
-                model
-            )  # the packed forward calls nlgscore.backend.gemm itself; other architectures go through these
+            # the model's kernel, kept with it: the packed forward calls nlgscore.backend.gemm with
+            # it, other architectures go through the swapped linears
+            use_onednn_linears(model, kernel)
         limit = cls._length_limit(tokenizer, config)
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int):
@@ -239,7 +263,7 @@ class Encoder:
             encoder.truncated_stack = encoder._truncate(total)
             if encoder.truncated_stack:
                 encoder.packed = PackedEncoder.build(model)
-                if encoder.packed is not None and token_forward_enabled():
+                if encoder.packed is not None and tokens:
                     encoder.tokens_forward = TokenForward(encoder.packed, max_len=encoder.max_length)
         return encoder
 
@@ -321,6 +345,11 @@ class Encoder:
         tokenizer's JSON and the text preparation), or None for a tokenizer without a Rust backend."""
         backend = rust_tokenizer(self.tokenizer)
         return None if backend is None else describe(backend, self.prefix_space)
+
+    @property
+    def kernel(self) -> Optional[str]:
+        """The CPU linear kernel the model runs (``"onednn"``/``"mkl"``); None off CPU."""
+        return model_kernel(self.model) if self.device.type == "cpu" else None
 
     @property
     def room(self) -> int:

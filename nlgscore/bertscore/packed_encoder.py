@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Optional, Sequence, Tuple
 
-from nlgscore.backend.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear, row_segments
+from nlgscore.backend.gemm import FUSED_ACTIVATIONS, bucketed_rows, linear, model_kernel, row_segments
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +124,8 @@ class PackedEncoder:
         # The token matrix gets the row count gemm.linear would pad every product to; the extra
         # rows repeat the first token (finite values) and write their Q/K/V to a spare last row of
         # the buffer below, outside the attention views, so they never touch a real token.
-        rows = bucketed_rows(real, hiddens[0], self.layers[0][0])
+        kernel = model_kernel(self.model)  # the model's CPU kernel (its scorer's kernel=), read once per forward
+        rows = bucketed_rows(real, hiddens[0], self.layers[0][0], kernel)
         read, write = keep, keep
         if rows > real:
             read = torch.cat([keep, keep[:1].expand(rows - real)])
@@ -135,7 +136,7 @@ class PackedEncoder:
         # The rows stay in the segments gemm.linear would cut each product into (a head of whole
         # row buckets, a tail): every row-wise step runs per segment, so no product's two outputs
         # are ever joined by a copy. Same products, same bits; runs of 64 pairs.
-        segments = row_segments(rows, flat, self.layers[0][0])
+        segments = row_segments(rows, flat, self.layers[0][0], kernel)
         xs = [flat.index_select(0, read[a:b]) for a, b in segments]
         device, dtype = hiddens[0].device, hiddens[0].dtype
         attends = [_attention_function(mask, self.heads, device, dtype) for _, mask in groups]
@@ -149,16 +150,20 @@ class PackedEncoder:
             start += size
         for qkv_w, qkv_b, out_w, out_b, out_norm, up_w, up_b, act, down_w, down_b, norm in self.layers:
             for (a, b), x in zip(segments, xs):
-                padded.index_copy_(0, write[a:b], linear(x, qkv_w, qkv_b))
+                padded.index_copy_(0, write[a:b], linear(x, qkv_w, qkv_b, kernel=kernel))
             contexts = []
             for view, attend in zip(views, attends):
                 q, k, v = view.permute(2, 0, 3, 1, 4)
                 contexts.append(attend(q, k, v).transpose(1, 2).reshape(-1, width))
             context = torch.cat(contexts) if len(contexts) > 1 else contexts[0]
             for i, ((a, b), x) in enumerate(zip(segments, xs)):
-                x = out_norm(linear(context.index_select(0, read[a:b]), out_w, out_b) + x)
-                inner = linear(x, up_w, up_b, self.activation) if act is None else act(linear(x, up_w, up_b))
-                xs[i] = norm(linear(inner, down_w, down_b) + x)
+                x = out_norm(linear(context.index_select(0, read[a:b]), out_w, out_b, kernel=kernel) + x)
+                inner = (
+                    linear(x, up_w, up_b, self.activation, kernel)
+                    if act is None
+                    else act(linear(x, up_w, up_b, kernel=kernel))
+                )
+                xs[i] = norm(linear(inner, down_w, down_b, kernel=kernel) + x)
         out = flat.new_zeros(cells, width)
         for (a, b), x in zip(segments, xs):
             if a < real:  # the rows past `real` are padding

@@ -52,7 +52,7 @@ from nlgscore.core.long_inputs import (
     too_long,
     windows_per_prediction,
 )
-from nlgscore.core.options import Option
+from nlgscore.core.options import FORWARD_OPTION, KERNEL_OPTION, Option
 from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -117,6 +117,13 @@ class BERTScorer(Scorer):
     ``lang`` defaults to its model's language.
     ``revision`` cannot be combined with a packaged alias such as ``minilm`` (its files come
     from a PyPI package; a revision would be ignored): ValueError.
+
+    ``kernel``: the CPU linear kernel, ``"onednn"`` or ``"mkl"`` (:mod:`nlgscore.backend.gemm`);
+    ``forward``: ``"tokens"`` runs a BERT-family encoder on packed tokens
+    (:mod:`nlgscore.bertscore.token_forward`), ``"padded"`` in batches of one padded length. Both
+    default to ``"auto"``, what ``NLGSCORE_ONEDNN`` / ``NLGSCORE_TOKEN_FORWARD`` say
+    (:mod:`nlgscore.envs`); both move the last bits and are recorded in the signature
+    (``kernel:``, ``forward:tokens``). :attr:`kernel` is the kernel the load resolved.
     """
 
     name = "bertscore"
@@ -149,6 +156,8 @@ class BERTScorer(Scorer):
         Option("window_stride", "int", "content tokens between windows (long_inputs=auto; default half a window)"),
         Option("calibration", "str", "a file of nlgscore calibrate: its layer and baseline"),
         Option("reference_cache_bytes", "int", "most bytes the embedding cache keeps (536870912: 512 MiB)"),
+        KERNEL_OPTION,
+        FORWARD_OPTION,
     )
 
     def __init__(
@@ -170,6 +179,8 @@ class BERTScorer(Scorer):
         window_stride: Optional[int] = None,
         calibration: Optional[str] = None,
         reference_cache_bytes: int = DEFAULT_CACHE_BYTES,
+        kernel: str = "auto",
+        forward: str = "auto",
         **runtime_options: Any,
     ) -> None:
         long_inputs = check_long_inputs(long_inputs)
@@ -199,7 +210,7 @@ class BERTScorer(Scorer):
             default_layers=(
                 None if num_layers is not None else calibrated.layer if calibrated is not None else self._default_layer(model_type)
             ),
-            progress=runtime.progress,
+            progress=runtime.progress, kernel=kernel, forward=forward,
         )  # fmt: skip
         self.runtime = runtime.settled(self.encoder.dtype)
         self.model_type = self.encoder.resolved.name
@@ -239,6 +250,12 @@ class BERTScorer(Scorer):
             raise ArgumentError("baseline_path is only used with rescale_with_baseline=True")
         self.cache_references, self.cache_candidates = cache_references, cache_candidates
         self.reference_cache_size = self._ref_cache.size
+
+    @property
+    def kernel(self) -> Optional[str]:
+        """The CPU linear kernel the encoder runs (``"onednn"``/``"mkl"``, its ``kernel=`` as the
+        load resolved it; the signature's ``kernel`` field); None off CPU."""
+        return self.encoder.kernel
 
     @property
     def call_dependent(self) -> bool:  # type: ignore[override]
@@ -319,7 +336,7 @@ class BERTScorer(Scorer):
             tok=describe_tokenizer(self.encoder),
             max_length=self.encoder.max_length,
             dtype=dtype_name(self.encoder.dtype),
-            **kernel_field(self.encoder.device, self.encoder.dtype),
+            **kernel_field(self.encoder.device, self.encoder.dtype, self.encoder.model),
             long_inputs=self.long_inputs,
             **({"window_stride": self.window_stride} if self.long_inputs == "auto" else {}),
             **({"forward": "tokens"} if self.encoder.tokens_forward is not None else {}),

@@ -19,9 +19,10 @@ from ``MIN_ROWS`` rows up): the attention and products of
 text's hidden state has the same bits alone or packed with any others, and on CUDA in any token
 count.
 
-``NLGSCORE_TOKEN_FORWARD=1`` makes a BERTScore encoder use it (the signature then records
-``forward:tokens``); off by default: on CPU the grouped attention of the packed forward is faster,
-and on CUDA it is used once the GPU check has measured it (BENCHMARKS.md "GPU").
+``forward="tokens"`` makes a BERTScore encoder use it (``forward="auto"``, the default, where
+``NLGSCORE_TOKEN_FORWARD=1``; the signature then records ``forward:tokens``); off by default: on
+CPU the grouped attention of the packed forward is faster, and on CUDA it is used once the GPU
+check has measured it (BENCHMARKS.md "GPU").
 
 >>> import torch
 >>> from transformers import BertConfig, BertModel
@@ -39,6 +40,8 @@ and on CUDA it is used once the GPU check has measured it (BENCHMARKS.md "GPU").
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from nlgscore.backend.gemm import model_kernel
 
 # The pieces every token forward shares live in the backend (the seq2seq engine has one too);
 # they are re-exported here, where BERTScore's callers and tests have always found them.
@@ -81,6 +84,7 @@ class TokenForward:
         # CUDA graphs by token bucket, made on first use (CUDA, 16-bit: where attention is one varlen call).
         self.graphs = GraphCache(self._capture, max_graphs)
         self._device: Any = None
+        self._kernel: Optional[str] = None
 
     def positions(self, input_ids: Any, mask: Any) -> Any:
         """The position ids the model's own forward gives a padded ``(batch, length)`` input (BERT
@@ -93,7 +97,7 @@ class TokenForward:
         return torch.arange(input_ids.shape[1]).expand_as(input_ids)
 
     def _linear(self, x: Any, weight: Any, bias: Any, activation: Any = None) -> Any:
-        return packed_linear(x, weight, bias, activation)
+        return packed_linear(x, weight, bias, activation, self._kernel)
 
     def run(
         self, ids: Any, positions: Any, lengths: Sequence[int], cu: Any = None, longest: Optional[int] = None
@@ -103,6 +107,7 @@ class TokenForward:
         ``longest`` as :func:`varlen_attention` takes them: given by a graph's static inputs)."""
         import torch
 
+        self._kernel = model_kernel(self.model)  # the model's CPU kernel (its scorer's kernel=), once per forward
         tokens = ids.shape[0]
         types = torch.zeros_like(ids)[None]
         x = self.model.embeddings(input_ids=ids[None], position_ids=positions[None], token_type_ids=types)[0]

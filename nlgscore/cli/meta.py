@@ -17,11 +17,11 @@ rows, and their scores stay in the score cache, so the re-run only scores what i
 from __future__ import annotations
 
 import argparse
-import os
 import warnings
 from pathlib import Path
 from typing import Any, Dict
 
+from nlgscore import envs
 from nlgscore.cli.options import (
     add_format_option,
     add_runtime_options,
@@ -40,8 +40,7 @@ DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore,
 
 def default_cache() -> Path:
     """Where meta runs keep computed scores: ``$NLGSCORE_CACHE/meta-scores``, else the per-user cache."""
-    root = os.environ.get("NLGSCORE_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "nlgscore")
-    return Path(root).expanduser() / "meta-scores"
+    return envs.cache_folder("meta-scores")
 
 
 def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) -> None:

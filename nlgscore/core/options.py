@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from nlgscore.backend.gemm import KERNEL_CHOICES
+from nlgscore.backend.packed_attention import FORWARDS
 from nlgscore.core.runtime import RUNTIME_OPTIONS
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -156,6 +158,23 @@ CONTEXT = Option(
     constructor=False,
     call=True,
     default="0",
+)
+# The switches of the model metrics that change their last bits, each a constructor option whose
+# default, "auto", is its environment variable (nlgscore.envs), recorded in the signature:
+# ``kernel:`` (the CPU linear kernel, nlgscore.backend.gemm) and ``forward:tokens`` (the token
+# forward, nlgscore.backend.packed_attention).
+KERNEL_OPTION = Option(
+    "kernel",
+    "choice",
+    "the CPU linear kernel: onednn or mkl (F.linear); auto: NLGSCORE_ONEDNN, else the CPU's rule",
+    choices=KERNEL_CHOICES,
+)
+FORWARD_OPTION = Option(
+    "forward",
+    "choice",
+    "padded (batches of one padded length) or tokens (packed tokens, attention per sequence); "
+    "auto: NLGSCORE_TOKEN_FORWARD",
+    choices=FORWARDS,
 )
 # The run-time options every scorer takes (nlgscore.core.runtime.RUNTIME_OPTIONS, in its order).
 RUNTIME_ROWS = (

@@ -40,9 +40,9 @@ True
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from nlgscore import envs
 from nlgscore.core.inputs import check_references, check_texts
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -50,7 +50,7 @@ from nlgscore.integrations.rewards import column_values
 from nlgscore.integrations.trl import SERVER_URL
 from nlgscore.registry import cached
 
-ENV_URL, ENV_SPEC = "NLGSCORE_URL", "NLGSCORE_SPEC"
+ENV_URL, ENV_SPEC = envs.URL.name, envs.SPEC.name
 INFO_URL, INFO_SPEC = "nlgscore_url", "nlgscore_spec"
 
 
@@ -125,8 +125,8 @@ def _target(extra_info: Any, kwargs: Mapping[str, Any]) -> Tuple[str, str]:
         ("spec", kwargs.get("spec"), "spec="),
         ("url", info.get(INFO_URL), f"extra_info[{INFO_URL!r}]"),
         ("spec", info.get(INFO_SPEC), f"extra_info[{INFO_SPEC!r}]"),
-        ("url", os.environ.get(ENV_URL), ENV_URL),
-        ("spec", os.environ.get(ENV_SPEC), ENV_SPEC),
+        ("url", envs.URL.get(), ENV_URL),
+        ("spec", envs.SPEC.get(), ENV_SPEC),
     ):
         if value is None or value == "":
             continue

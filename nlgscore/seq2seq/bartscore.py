@@ -39,13 +39,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from nlgscore.backend.gemm import check_kernel, model_kernel
 from nlgscore.backend.kernel_label import kernel_field
 from nlgscore.backend.models import resolve
+from nlgscore.backend.packed_attention import check_forward
 from nlgscore.backend.tables import table, text_lines
 from nlgscore.core.base import MULTIREF_RULES, Call, Item, Scorer
 from nlgscore.core.inputs import check_texts
 from nlgscore.core.long_inputs import LONG_INPUTS, LONG_INPUTS_HELP, check_long_inputs
-from nlgscore.core.options import Option, not_call_options
+from nlgscore.core.options import FORWARD_OPTION, KERNEL_OPTION, Option, not_call_options
 from nlgscore.core.result import Result
 from nlgscore.core.runtime import CALL_RUNTIME_OPTIONS, dtype_name
 from nlgscore.core.signature import Signature
@@ -60,7 +62,7 @@ from nlgscore.seq2seq.bartscore_para import (
     require_para_weights,
 )
 from nlgscore.seq2seq.chunking import prediction_windows
-from nlgscore.seq2seq.likelihood import load_seq2seq, target_logprobs, uses_token_forward
+from nlgscore.seq2seq.likelihood import load_seq2seq, scorer_token_forward, target_logprobs
 
 DIRECTIONS = ("src", "precision", "recall", "f", "harmonic")
 AGGREGATIONS = MULTIREF_RULES  # the agg= choices are the template's multi-reference rules
@@ -138,6 +140,11 @@ class BARTScorer(Scorer):
     tokens per batch, ``batch_size`` the pairs per batch; neither changes a score beyond float
     rounding. ``long_inputs`` (``"auto"``, ``"truncate"``, ``"error"``): what happens to a text
     over ``max_length`` tokens.
+
+    ``kernel`` (``"onednn"``, ``"mkl"``) is the CPU linear kernel and ``forward`` (``"tokens"``,
+    ``"padded"``) the model's forward (:mod:`nlgscore.seq2seq.token_forward`); both default to
+    ``"auto"``, what ``NLGSCORE_ONEDNN`` / ``NLGSCORE_TOKEN_FORWARD`` say (:mod:`nlgscore.envs`),
+    and both are recorded in the signature (``kernel:``, ``forward:tokens``).
     """
 
     name = "bartscore"
@@ -188,6 +195,8 @@ class BARTScorer(Scorer):
             call=True,
             default="mean",
         ),
+        KERNEL_OPTION,
+        FORWARD_OPTION,
     )
 
     def __init__(
@@ -199,9 +208,13 @@ class BARTScorer(Scorer):
         para_weights: Optional[str] = None,
         direction: str = "f",
         long_inputs: str = "auto",
+        kernel: str = "auto",
+        forward: str = "auto",
         **runtime_options: Any,
     ) -> None:
         self.long_inputs = check_long_inputs(long_inputs)
+        check_kernel(kernel)  # a bad kernel= or forward= fails before any download
+        check_forward(forward)
         variants = variant_table()
         if variant not in variants:
             raise ArgumentError(f"variant must be one of {', '.join(variants)}, got {variant!r}")
@@ -226,7 +239,7 @@ class BARTScorer(Scorer):
         elif needs_para:
             require_para_weights(entry, chosen)  # before loading a model it could not use
         self.model, self.tokenizer = load_seq2seq(
-            self.resolved, runtime.device, runtime.dtype, progress=runtime.progress
+            self.resolved, runtime.device, runtime.dtype, progress=runtime.progress, kernel=kernel
         )
         self.runtime = runtime.settled(next(self.model.parameters()).dtype)
         limit = getattr(self.model.config, "max_position_embeddings", None)
@@ -244,9 +257,14 @@ class BARTScorer(Scorer):
         self._truncated = 0  # distinct texts truncated during the current call
         self.pad_id = self.tokenizer.pad_token_id
         self.decoder_start_id = self.model.config.decoder_start_token_id
-        # Read once, at load, so the signature says what every call runs (NLGSCORE_TOKEN_FORWARD=1).
-        self.token_forward = uses_token_forward(self.model)
+        self.token_forward = scorer_token_forward(self.model, forward, self.resolved.name)
         self._pairs = BartPairs(self.tokenizer, max_length, self.long_inputs)
+
+    @property
+    def kernel(self) -> Optional[str]:
+        """The CPU linear kernel the model runs (``"onednn"``/``"mkl"``, its ``kernel=`` as the
+        load resolved it; the signature's ``kernel`` field); None off CPU."""
+        return model_kernel(self.model) if self.device.type == "cpu" else None
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         options = call.options if call is not None else self.call_defaults
@@ -261,7 +279,7 @@ class BARTScorer(Scorer):
             side=side if prompt is not None else "none",
             max_length=self.max_length,
             dtype=dtype_name(self.dtype),
-            **kernel_field(self.device, self.dtype),
+            **kernel_field(self.device, self.dtype, self.model),
             long_inputs=self.long_inputs,
             **({"forward": "tokens"} if self.token_forward else {}),
         )

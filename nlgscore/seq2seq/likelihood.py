@@ -15,7 +15,8 @@ because of four things, none of which changes a number beyond float rounding:
   distinct source;
 * ``torch.inference_mode`` and SDPA attention (see :func:`load_seq2seq`).
 
-With ``NLGSCORE_TOKEN_FORWARD=1`` (or ``token_forward=True``) a batch runs as one token forward
+With ``token_forward=True`` (a scorer's ``forward="tokens"``, or ``"auto"`` where
+``NLGSCORE_TOKEN_FORWARD=1``) a batch runs as one token forward
 instead (:mod:`nlgscore.seq2seq.token_forward`: every layer on packed tokens, attention per
 sequence, no padding), for the architectures it rebuilds; the others keep the padded forward.
 On CUDA in 16-bit that forward is replayed from a CUDA graph per (source bucket, target bucket)
@@ -50,18 +51,18 @@ import numpy as np
 
 from nlgscore.backend.batching import DEFAULT_MAX_TOKENS, padded_length, run_batches, unique
 from nlgscore.backend.cuda_kernels import forward_attention
-from nlgscore.backend.gemm import linear, use_onednn_linears
+from nlgscore.backend.gemm import linear, model_kernel, use_onednn_linears
 from nlgscore.backend.graph_buckets import BUCKETS
 from nlgscore.backend.loading import load_with_sdpa, model_loading
 from nlgscore.backend.model_files import check_json_files, check_tokenizer, check_tokenizer_files
 from nlgscore.backend.models import ResolvedModel
-from nlgscore.backend.packed_attention import cu_seqlens
+from nlgscore.backend.packed_attention import cu_seqlens, wants_tokens
 from nlgscore.backend.packed_attention import enabled as token_forward_enabled
 from nlgscore.backend.transfer import to_device
 from nlgscore.core.runtime import resolve_runtime, settle_dtype
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.seq2seq.cuda_graphs import PairGraphs
-from nlgscore.seq2seq.token_forward import Seq2SeqTokenForward, lm_head_bias, supports
+from nlgscore.seq2seq.token_forward import TOKEN_FORWARD_TYPES, Seq2SeqTokenForward, lm_head_bias, supports
 
 # A budget counts encoder + decoder tokens, so it is twice the batching default: a batch of
 # ~2k source and ~2k target tokens keeps a 50k-vocabulary logits tensor around 400 MB (fp32).
@@ -85,22 +86,22 @@ def check_seq2seq(model: Any, name: str = "model") -> None:
 
 
 def load_seq2seq(
-    resolved: ResolvedModel, device: Any = None, dtype: Any = None, progress: bool = False
+    resolved: ResolvedModel, device: Any = None, dtype: Any = None, progress: bool = False, kernel: str = "auto"
 ) -> Tuple[Any, Any]:
     """Load ``(model, tokenizer)`` from a resolved folder: eval mode, on ``device``, in ``dtype``
     (as :func:`nlgscore.core.runtime.resolve_runtime` reads them; ``"auto"`` is settled on the
     loaded model: read the result's dtype from the model). ``progress`` shows transformers'
-    loading bar.
+    loading bar; ``kernel`` is the CPU linear kernel (:func:`nlgscore.backend.gemm.use_onednn_linears`).
 
     SDPA attention is requested where the architecture supports it (same numbers, less memory).
     A checkpoint whose config is not encoder–decoder raises TypeError naming the checkpoint.
     """
     runtime = resolve_runtime("seq2seq", device, dtype)
     with model_loading(progress):
-        return _load_seq2seq(resolved, runtime)
+        return _load_seq2seq(resolved, runtime, kernel)
 
 
-def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
+def _load_seq2seq(resolved: ResolvedModel, runtime: Any, kernel: str = "auto") -> Tuple[Any, Any]:
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     check_json_files(resolved)
@@ -116,7 +117,7 @@ def _load_seq2seq(resolved: ResolvedModel, runtime: Any) -> Tuple[Any, Any]:
     model.to(runtime.device).eval()
     settle_dtype(model, runtime.dtype)
     if next(model.parameters()).device.type == "cpu":
-        use_onednn_linears(model)  # oneDNN rather than MKL for the projections (nlgscore.backend.gemm)
+        use_onednn_linears(model, kernel)  # the model's CPU kernel, kept with it (nlgscore.backend.gemm)
     tokenizer = AutoTokenizer.from_pretrained(resolved.path)
     check_tokenizer(tokenizer, config, resolved)
     return model, tokenizer
@@ -150,7 +151,8 @@ def target_logprobs(
     and normalised in float32 (half-precision models included). ``max_tokens`` bounds the
     padded encoder + decoder tokens of a batch, ``max_batch_size`` its number of pairs.
     ``token_forward``: run each batch as one token forward where the model allows
-    (:func:`uses_token_forward`); None reads ``NLGSCORE_TOKEN_FORWARD``.
+    (:func:`uses_token_forward`); None reads ``NLGSCORE_TOKEN_FORWARD``. The CPU linear kernel is
+    the model's own (:func:`nlgscore.backend.gemm.model_kernel`).
     """
     check_seq2seq(model)
     if len(sources) != len(targets):
@@ -219,6 +221,37 @@ def uses_token_forward(model: Any, token_forward: Optional[bool] = None) -> bool
     return bool(wanted) and supports(model)
 
 
+def scorer_token_forward(model: Any, forward: str, name: str) -> bool:
+    """Whether a scorer built with ``forward=`` runs ``model`` by the token forward (read once, at
+    load, so that its signature says what every call runs).
+
+    Args:
+        model: The loaded seq2seq model.
+        forward: ``"auto"`` (``NLGSCORE_TOKEN_FORWARD``; an architecture without the token forward
+            keeps the padded one), ``"padded"`` or ``"tokens"``.
+        name: The checkpoint, for the error.
+
+    Returns:
+        True for the token forward.
+
+    Raises:
+        ArgumentError: ``forward`` is not a choice, or ``"tokens"`` for an architecture the token
+            forward does not rebuild.
+
+    Example:
+        >>> scorer_token_forward(object(), "padded", "x")
+        False
+    """
+    tokens = uses_token_forward(model, wants_tokens(forward))
+    if forward == "tokens" and not tokens:
+        kind = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
+        raise ArgumentError(
+            f"forward='tokens' is not available for {name!r} (a {kind} model): the token forward rebuilds "
+            f"{', '.join(TOKEN_FORWARD_TYPES)} layouts; use forward='padded'"
+        )
+    return tokens
+
+
 class _Engine:
     """One model's forward passes, with a cache of encoder states of sources still to be scored.
 
@@ -259,6 +292,7 @@ class _Engine:
         self.cached = 0
         self.positions = getattr(model.config, "max_position_embeddings", None) or 1 << 30
         self.tokens = Seq2SeqTokenForward(model) if token_forward else None
+        self.kernel = model_kernel(model)  # the CPU linear kernel of the LM head's direct product
         # CUDA graphs of the token forward by (source, target) bucket, used where they apply (CUDA,
         # 16-bit); filler pairs carry the decoder start id, a non-padding id whose positions count.
         longest = min(self.positions, BUCKETS[-1])
@@ -380,7 +414,7 @@ class _Engine:
                 )
                 with sharing:
                     decoded = self.model.model(**inputs).last_hidden_state[valid]
-                logits = linear(decoded, self.model.lm_head.weight, lm_head_bias(self.model))
+                logits = linear(decoded, self.model.lm_head.weight, lm_head_bias(self.model), kernel=self.kernel)
             else:
                 logits = self.model(**inputs).logits[valid]
             values = _normalise(logits, labels[valid], self.temperature)

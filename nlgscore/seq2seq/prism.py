@@ -32,11 +32,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nlgscore.backend.gemm import check_kernel, model_kernel
 from nlgscore.backend.kernel_label import kernel_field
+from nlgscore.backend.packed_attention import check_forward
 from nlgscore.backend.tables import table
 from nlgscore.core.base import INPUT_NAMES, Call, Item, Scorer
 from nlgscore.core.long_inputs import LONG_INPUTS, LONG_INPUTS_HELP, check_long_inputs, too_long
-from nlgscore.core.options import Option
+from nlgscore.core.options import FORWARD_OPTION, KERNEL_OPTION, Option
 from nlgscore.core.result import Result
 from nlgscore.core.signature import Signature
 from nlgscore.errors import ArgumentError, ArgumentTypeError
@@ -104,7 +106,9 @@ class PrismScorer(Scorer):
     ``batch_size`` caps sentences per batch, ``max_tokens`` the padded tokens per batch (default
     from :func:`nlgscore.core.runtime.resolve_runtime`); a call can override both (``compute(..., batch_size=, max_tokens=)``).
     ``long_inputs``: ``"auto"``, ``"truncate"`` or ``"error"`` for texts over the model's positions
-    (module docstring).
+    (module docstring). ``kernel`` (``"onednn"``, ``"mkl"``: the CPU linear kernel) and
+    ``forward`` (``"tokens"``, ``"padded"``) default to ``"auto"``, what ``NLGSCORE_ONEDNN`` /
+    ``NLGSCORE_TOKEN_FORWARD`` say (:mod:`nlgscore.envs`); both are recorded in the signature.
     """
 
     name = "prism"
@@ -121,6 +125,8 @@ class PrismScorer(Scorer):
         ),
         Option("revision", "str", "the checkpoint's Hub revision"),
         Option("long_inputs", "choice", LONG_INPUTS_HELP, choices=LONG_INPUTS),
+        KERNEL_OPTION,
+        FORWARD_OPTION,
     )
 
     def __init__(
@@ -131,10 +137,14 @@ class PrismScorer(Scorer):
         mode: Optional[str] = None,
         revision: Optional[str] = None,
         long_inputs: str = "auto",
+        kernel: str = "auto",
+        forward: str = "auto",
         **runtime_options: Any,
     ) -> None:
         self.temperature = _check_temperature(temperature)
         self.long_inputs = check_long_inputs(long_inputs)
+        check_kernel(kernel)  # a bad kernel= or forward= fails before 3 GB of weights load
+        check_forward(forward)
         if mode is not None and mode not in MODES:
             raise ArgumentError(f"mode must be 'ref', 'src' or None, got {mode!r}")
         if not isinstance(lang, str):
@@ -150,15 +160,25 @@ class PrismScorer(Scorer):
         super().__init__(**runtime_options)
         runtime = self.runtime
         self._loaded = load_prism(
-            checkpoint, revision=revision, device=runtime.device, dtype=runtime.dtype, progress=runtime.progress
+            checkpoint,
+            revision=revision,
+            device=runtime.device,
+            dtype=runtime.dtype,
+            progress=runtime.progress,
+            kernel=kernel,
         )
         self.runtime = runtime.settled(self._loaded.dtype)
         self.tokenizer = self._loaded.tokenizer
         self.lang_id = self.tokenizer.lang_id(lang)  # unknown language: ValueError naming lang
-        from nlgscore.seq2seq.likelihood import uses_token_forward
+        from nlgscore.seq2seq.likelihood import scorer_token_forward
 
-        # Read once, at load, so the signature says what every call runs (NLGSCORE_TOKEN_FORWARD=1).
-        self.token_forward = uses_token_forward(self._loaded.model)
+        self.token_forward = scorer_token_forward(self._loaded.model, forward, self._loaded.name)
+
+    @property
+    def kernel(self) -> Optional[str]:
+        """The CPU linear kernel the model runs (``"onednn"``/``"mkl"``, its ``kernel=`` as the
+        load resolved it; the signature's ``kernel`` field); None off CPU."""
+        return model_kernel(self._loaded.model) if self.device.type == "cpu" else None
 
     def _signature_fields(self, call: Optional[Call]) -> Dict[str, Any]:
         mode = self.mode or "auto"
@@ -174,7 +194,7 @@ class PrismScorer(Scorer):
             sys="mean",
             log="e",
             dtype=self._loaded.dtype,
-            **kernel_field(self.device, self._loaded.dtype),
+            **kernel_field(self.device, self._loaded.dtype, self._loaded.model),
             long_inputs=self.long_inputs,
             **({"forward": "tokens"} if self.token_forward else {}),
         )

@@ -230,10 +230,12 @@ def load_prism(
     device: Any = None,
     dtype: Any = None,
     progress: bool = False,
+    kernel: str = "auto",
 ) -> LoadedPrism:
     """Load ``checkpoint`` (folder or Hub id; default: the converted m39v1 weights, pinned) on
     ``device`` in ``dtype`` (as :func:`nlgscore.core.runtime.resolve_runtime` reads them; ``"auto"``
-    is settled on the loaded model); ``progress`` shows transformers' loading bar."""
+    is settled on the loaded model); ``progress`` shows transformers' loading bar; ``kernel``:
+    the CPU linear kernel (:func:`nlgscore.backend.gemm.use_onednn_linears`)."""
     defaults = table("prism")
     if checkpoint is None:
         checkpoint = defaults["default_checkpoint"]
@@ -245,7 +247,7 @@ def load_prism(
         model = model.to(runtime.device).eval()
         torch_dtype = settle_dtype(model, runtime.dtype)
         if runtime.device.type == "cpu":
-            use_onednn_linears(model)
+            use_onednn_linears(model, kernel)
     config = model.config
     tokenizer = PrismTokenizer.from_folder(resolved.path, max_positions=config.max_position_embeddings)
     # A tag id past the embedding table would fail deep inside torch; drop such tags here.

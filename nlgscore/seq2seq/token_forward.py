@@ -23,8 +23,9 @@ skipping padding ids, as fairseq does), ``layernorm_embedding``, post-LN (BART, 
 layers with a final layer norm (mBART, M2M100, Pegasus). Another architecture keeps the padded
 forward (:func:`supports`).
 
-Off by default; ``NLGSCORE_TOKEN_FORWARD=1`` turns it on (with BERTScore's), and BARTScore's and
-Prism's signatures then record ``forward:tokens``.
+Off by default; a scorer's ``forward="tokens"`` turns it on (``forward="auto"``, the default,
+where ``NLGSCORE_TOKEN_FORWARD=1``, with BERTScore's), and BARTScore's and Prism's signatures
+then record ``forward:tokens``.
 
 >>> import torch
 >>> from nlgscore.backend.models import resolve
@@ -46,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from nlgscore.backend.gemm import FUSED_ACTIVATIONS
+from nlgscore.backend.gemm import FUSED_ACTIVATIONS, model_kernel
 from nlgscore.backend.packed_attention import cu_seqlens, packed_linear, varlen_attention, varlen_kernel
 from nlgscore.backend.transfer import to_device
 
@@ -132,6 +133,7 @@ class Seq2SeqTokenForward:
         name = getattr(model.config, "activation_function", None)
         self.activation = name if name in FUSED_ACTIVATIONS else None  # else each layer's own function
         self.device = next(model.parameters()).device
+        self.kernel = model_kernel(model)  # the model's CPU linear kernel (its scorer's kernel=)
 
     # -- inputs --------------------------------------------------------------------------------
     def _positions(self, stack: Any, lengths: Sequence[int], ids: Any) -> Any:
@@ -199,7 +201,7 @@ class Seq2SeqTokenForward:
         return x.view(x.shape[0], -1, attention.head_dim)
 
     def _project(self, module: Any, x: Any) -> Any:
-        return packed_linear(x, module.weight, module.bias)
+        return packed_linear(x, module.weight, module.bias, kernel=self.kernel)
 
     def _self_attention(
         self, x: Any, attention: Any, lengths: Sequence[int], cu: Any, causal: bool, longest: Optional[int] = None
@@ -235,7 +237,7 @@ class Seq2SeqTokenForward:
 
     def _feed_forward(self, x: Any, layer: Any) -> Any:
         if self.activation is not None:
-            inner = packed_linear(x, layer.fc1.weight, layer.fc1.bias, self.activation)
+            inner = packed_linear(x, layer.fc1.weight, layer.fc1.bias, self.activation, self.kernel)
         else:
             inner = layer.activation_fn(self._project(layer.fc1, x))
         return self._project(layer.fc2, inner)
@@ -324,4 +326,4 @@ class Seq2SeqTokenForward:
 
     def logits(self, hidden: Any) -> Any:
         """The vocabulary logits of decoder states ``hidden`` (one row per real target token)."""
-        return packed_linear(hidden, self.model.lm_head.weight, lm_head_bias(self.model))
+        return packed_linear(hidden, self.model.lm_head.weight, lm_head_bias(self.model), kernel=self.kernel)

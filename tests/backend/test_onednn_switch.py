@@ -1,5 +1,5 @@
 """``NLGSCORE_ONEDNN`` takes 1/true/yes/on (oneDNN) or 0/false/no/off (MKL); any other value is
-ignored with a warning that names the accepted values, never silently."""
+an error naming the variable and the values it takes (nlgscore.envs), never silently ignored."""
 
 from __future__ import annotations
 
@@ -9,17 +9,18 @@ import sys
 
 import pytest
 
-from nlgscore.backend.gemm import ENV_SWITCH, choose_kernel, kernel_rule
+from nlgscore.backend.gemm import ENV_SWITCH, choose_kernel
+from nlgscore.errors import ArgumentError
 
 
-def test_an_unknown_value_warns_with_the_accepted_ones(monkeypatch):
+def test_an_unknown_value_is_an_error_naming_the_accepted_ones(monkeypatch):
     monkeypatch.setenv(ENV_SWITCH, "fast")
-    with pytest.warns(
-        UserWarning,
-        match=r"NLGSCORE_ONEDNN='fast' is not a value it accepts \(1, true, yes, on: oneDNN; 0, false, no, off: MKL",
+    with pytest.raises(
+        ArgumentError,
+        match=r"NLGSCORE_ONEDNN='fast' is not a value it takes: 1, true, yes, on \(on\) or 0, false, no, off \(off\)",
     ):
-        kernel = choose_kernel([(4, 4)])
-    assert kernel == kernel_rule()[0]  # chosen as if unset
+        choose_kernel([(4, 4)])
+    assert choose_kernel([(4, 4)], kernel="mkl") == "mkl"  # a scorer's own kernel= does not read it
 
 
 @pytest.mark.parametrize("value", ["1", "off", " Yes ", ""])

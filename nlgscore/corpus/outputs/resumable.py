@@ -280,15 +280,20 @@ class ResumableOutput:
 
 
 def kernel_in_use(scorer: Any) -> Optional[str]:
-    """The CPU linear kernel (``onednn``/``mkl``) this process chose for the scorer's dtype; None off CPU.
+    """The CPU linear kernel (``onednn``/``mkl``) the scorer runs; None off CPU.
 
-    A resumable writer records it in its checkpoint state and runs under :func:`same_kernel` of
-    the recorded one, so that a resumed run computes the same bits.
+    A model scorer says its own (``scorer.kernel``: its ``kernel=`` as its load resolved it);
+    another, the kernel this process chose last for its dtype. A resumable writer records it
+    in its checkpoint state and runs under :func:`same_kernel` of the recorded one, so that a
+    resumed run computes the same bits.
     """
     if not str(getattr(scorer, "device", "cpu")).startswith("cpu"):
         return None
-    from nlgscore.backend.gemm import kernel_choice
+    from nlgscore.backend.gemm import KERNELS, kernel_choice
 
+    own = getattr(scorer, "kernel", None)
+    if own in KERNELS:
+        return own
     dtype = str(getattr(scorer, "dtype", "float32")).replace("torch.", "")
     return kernel_choice(dtype if dtype in ("float32", "bfloat16") else "float32")["kernel"]
 
@@ -297,20 +302,12 @@ def kernel_in_use(scorer: Any) -> Optional[str]:
 def same_kernel(kernel: Optional[str]) -> Iterator[None]:
     """Run with the CPU linear ``kernel`` of the run being resumed.
 
-    Each process times oneDNN against MKL when it loads a model (:mod:`nlgscore.backend.gemm`) and
-    the two round differently in the last bits; a resumed run must use the first run's kernel
-    for its output to be byte-identical. ``NLGSCORE_ONEDNN`` is read on every call, so it is set
-    for the run and restored after.
+    The two kernels round differently in the last bits, and the machine's rule or the scorer's
+    ``kernel=`` may pick another one in the resuming process (:mod:`nlgscore.backend.gemm`); a
+    resumed run must use the first run's kernel for its output to be byte-identical, so every
+    loaded model runs ``kernel`` for the run and its own one after.
     """
-    from nlgscore.backend.gemm import ENV_SWITCH
+    from nlgscore.backend.gemm import loaded_models_on
 
-    previous = os.environ.get(ENV_SWITCH)
-    if kernel is not None:
-        os.environ[ENV_SWITCH] = "1" if kernel == "onednn" else "0"
-    try:
+    with loaded_models_on(kernel):
         yield
-    finally:
-        if previous is None:
-            os.environ.pop(ENV_SWITCH, None)
-        else:
-            os.environ[ENV_SWITCH] = previous

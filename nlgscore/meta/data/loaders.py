@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from nlgscore import envs
 from nlgscore.errors import DataError
 from nlgscore.meta.data.files import read_lines
 
@@ -41,9 +42,9 @@ def default_data_dir() -> Path:
 
 
 def _default_data_dir() -> Tuple[Path, str]:
-    env = os.environ.get("NLGSCORE_DATA")
-    if env:
-        return Path(env).expanduser(), "$NLGSCORE_DATA"
+    env = envs.DATA.get()
+    if env is not None:
+        return env, "$NLGSCORE_DATA"
     xdg = os.environ.get("XDG_DATA_HOME")
     if xdg:
         return Path(xdg).expanduser() / "nlgscore", "$XDG_DATA_HOME/nlgscore; NLGSCORE_DATA is not set"
