@@ -8,6 +8,8 @@
 * "Same bits": the tests the page cites exist and hold ``==`` checks; the 16 it quotes for padded
   lengths and product rows is the code's.
 * The embedded model's default layer is the one the generated table marks.
+* No install figure (size, distributions, time) is stated on the set-up pages: BENCHMARKS.md's
+  measured table carries them, in the columns of the script that measures them.
 """
 
 from __future__ import annotations
@@ -118,3 +120,31 @@ def test_the_embedded_models_default_layer_is_the_tables():
         encoding="utf-8"
     )
     assert f"Layer {layer} is the default" in BERTSCORE
+
+
+# a size, a count of distributions or a duration, as an install figure would be stated
+INSTALL_FIGURE = re.compile(r"\d[\d.,]* ?(?:GB|MB|GiB|MiB|distributions|packages|minutes|min|seconds|s)\b")
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end != -1 else None]
+
+
+def test_the_install_figures_are_measured_not_stated():
+    """The set-up pages state no size, count or time of an install (they change with every
+    dependency); BENCHMARKS.md's "Installs" table carries them, as the script that measures them
+    prints them, and the README names the script."""
+    setup = _section(README, "## Set-up")
+    install = _section((ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8"), "## Installation")
+    for where, text in (("README.md's set-up", setup), ("getting-started.md's installation", install)):
+        assert not INSTALL_FIGURE.findall(text), f"{where} states an install figure: measure it in BENCHMARKS.md"
+    assert "python -m benchmarks install_sizes" in setup
+    script = (ROOT / "benchmarks" / "scripts" / "install_sizes.py").read_text(encoding="utf-8")
+    table = _section((ROOT / "BENCHMARKS.md").read_text(encoding="utf-8"), "### Installs")
+    header = "| target | installs | size of `.venv` | distributions | time to a new `.venv` |"
+    assert header in script and header in table
+    rows = [line for line in table.splitlines() if line.startswith("| `make ")]
+    assert [row.split("|")[1].strip() for row in rows] == ["`make demo`", "`make test`"]
+    assert "python -m benchmarks install_sizes" in table
