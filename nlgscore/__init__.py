@@ -87,6 +87,7 @@ __all__ = [
     "BARTScorer",
     "ChrFScorer",
     "BLEUScorer",
+    "TERScorer",
     "RougeScorer",
     "BERTScoreResult",
     "PrismResult",

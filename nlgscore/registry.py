@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from nlgscore.core.cache import ScorerCache, content_key
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.specs import bartscore_spec, bertscore_spec, bleu_spec, prism_spec, rouge_spec
+from nlgscore.specs import bartscore_spec, bertscore_spec, bleu_spec, chrf_spec, prism_spec, rouge_spec, ter_spec
 
 # parts of the spec after the name, and the caller's options -> constructor options named by the spec
 SpecParser = Callable[[List[str], Dict[str, Any]], Dict[str, Any]]
@@ -205,6 +205,7 @@ def metric(name: str) -> Metric:
 # Names that stand for a spec (the meta-evaluation baselines' names): ``sentbleu`` is ``bleu:moses``.
 ALIASES = {
     "sentbleu": "bleu:moses",
+    "chrf++": "chrf:word_order=2",
     "sentence-bleu": "bleu",
     "rouge1": "rouge:1",
     "rouge2": "rouge:2",
@@ -476,9 +477,23 @@ register(
     help="BARTScore: bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]",
     command="BARTScore (Yuan et al. 2021, the authors' numbers) of candidates",
 )
-register("chrf", "nlgscore.strings.scorers:ChrFScorer", help="chrF (sacreBLEU sentence chrF): chrf")
 register(
-    "bleu", "nlgscore.strings.scorers:BLEUScorer", bleu_spec, help="BLEU (sacreBLEU): bleu[:moses] (alias sentbleu)"
+    "chrf",
+    "nlgscore.strings.scorers:ChrFScorer",
+    chrf_spec,
+    help="chrF (sacreBLEU sentence chrF): chrf[:NAME=VALUE...] (e.g. chrf:beta=3; alias chrf++)",
+)
+register(
+    "bleu",
+    "nlgscore.strings.scorers:BLEUScorer",
+    bleu_spec,
+    help="BLEU (sacreBLEU): bleu[:13a|intl|zh|char|none|moses][:NAME=VALUE...] (alias sentbleu)",
+)
+register(
+    "ter",
+    "nlgscore.strings.scorers:TERScorer",
+    ter_spec,
+    help="TER (sacreBLEU, lower is better): ter[:NAME=VALUE...]",
 )
 register(
     "rouge",

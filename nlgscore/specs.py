@@ -1,6 +1,11 @@
 """How the built-in metrics' specs name their options: ``bertscore[:MODEL[:L<layer>]]``,
 ``prism:ref|src[:CHECKPOINT][:LANG]``, ``bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]``,
-``bleu[:moses]``, ``rouge[:1|2|L]``.
+``bleu[:TOKENIZE][:NAME=VALUE...]``, ``chrf[:NAME=VALUE...]``, ``ter[:NAME=VALUE...]``,
+``rouge[:1|2|L]``.
+
+A string metric's settings can be parts of its spec, ``NAME=VALUE`` with the option table's names
+and spellings (``chrf:beta=3:word_order=1``, ``bleu:intl:lowercase=true``), so that one spec names
+a WMT baseline wherever a spec is taken (``nlgscore meta ... --metric``, ``nlgscore score``).
 
 Each parser turns the parts after the metric's name (and the caller's options, for defaults that
 depend on them) into constructor options; :mod:`nlgscore.registry` names them in its rows, and a
@@ -101,15 +106,74 @@ def bartscore_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
     return named
 
 
-def bleu_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
-    """``bleu`` (sacreBLEU's 13a tokenisation) or ``bleu:moses`` (the BARTScore paper's sentBLEU).
+def option_parts(scorer: str, parts: List[str], metric: str) -> Dict[str, Any]:
+    """``NAME=VALUE`` spec parts as the options of scorer class ``scorer`` (``module:Class``), each
+    read by its option-table row (``Option.parse``); an option given twice or a part without ``=``
+    is a ValueError naming it.
 
-    >>> bleu_spec(["moses"], {}), bleu_spec([], {})
-    ({'tokenize': 'moses'}, {})
+    >>> option_parts("nlgscore.strings.scorers:ChrFScorer", ["beta=3", "word_order=1"], "chrf")
+    {'beta': 3, 'word_order': 1}
     """
-    if len(parts) > 1 or (parts and parts[0] != "moses"):
-        raise ValueError(f"the only part after bleu is 'moses', got {':'.join(parts)!r}")
-    return {"tokenize": "moses"} if parts else {}
+    from importlib import import_module
+
+    from nlgscore.core.options import find_option
+
+    module, _, name = scorer.partition(":")
+    cls = getattr(import_module(module), name)
+    named: Dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise ValueError(f"a {metric} spec part is NAME=VALUE (e.g. {_EXAMPLES[metric]}), got {part!r}")
+        key = key.strip().replace("-", "_")
+        if key in named:
+            raise ValueError(f"option {key} is given twice")
+        named[key] = find_option(cls, key).parse(value)
+    return named
+
+
+_EXAMPLES = {"chrf": "chrf:beta=3", "bleu": "bleu:intl:lowercase=true", "ter": "ter:case_sensitive=true"}
+
+
+def bleu_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``bleu`` (sacreBLEU's 13a tokenisation), ``bleu:moses`` (the BARTScore paper's sentBLEU),
+    ``bleu:intl`` and the other sacreBLEU tokenisers, then ``NAME=VALUE`` options.
+
+    >>> bleu_spec(["moses"], {}), bleu_spec([], {}), bleu_spec(["zh", "lowercase=yes"], {})
+    ({'tokenize': 'moses'}, {}, {'tokenize': 'zh', 'lowercase': True})
+    """
+    from nlgscore.strings.scorers import BLEU_TOKENIZE
+
+    named: Dict[str, Any] = {}
+    if parts and "=" not in parts[0]:
+        if parts[0] not in BLEU_TOKENIZE:
+            raise ValueError(
+                f"the part after bleu is a tokeniser ({', '.join(BLEU_TOKENIZE)}) or NAME=VALUE, got {parts[0]!r}"
+            )
+        named["tokenize"] = parts[0]
+        parts = parts[1:]
+    given = option_parts("nlgscore.strings.scorers:BLEUScorer", parts, "bleu")
+    if "tokenize" in named and "tokenize" in given:
+        raise ValueError("option tokenize is given twice")
+    return {**named, **given}
+
+
+def chrf_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``chrf[:NAME=VALUE...]``: sacreBLEU's chrF settings (``chrf:beta=3`` is WMT18's chrF).
+
+    >>> chrf_spec(["beta=3", "word_order=2"], {})
+    {'beta': 3, 'word_order': 2}
+    """
+    return option_parts("nlgscore.strings.scorers:ChrFScorer", parts, "chrf")
+
+
+def ter_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:
+    """``ter[:NAME=VALUE...]``: sacreBLEU's TER settings.
+
+    >>> ter_spec(["case_sensitive=true"], {})
+    {'case_sensitive': True}
+    """
+    return option_parts("nlgscore.strings.scorers:TERScorer", parts, "ter")
 
 
 def rouge_spec(parts: List[str], options: Dict[str, Any]) -> Dict[str, Any]:

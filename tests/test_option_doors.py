@@ -37,6 +37,7 @@ SPECS = {
     "chrf": "chrf",
     "bleu": "bleu",
     "rouge": "rouge",
+    "ter": "ter",
 }
 # (option, value, the command line's spelling of it), per metric; run-time options for every metric.
 RUNTIME = [("batch_size", 1, "1"), ("max_tokens", 64, "64"), ("progress", False, "false"), ("device", "cpu", "cpu")]
@@ -79,18 +80,30 @@ CASES: Dict[str, List[Any]] = {
         ("kernel", "mkl", "mkl"),
         ("forward", "tokens", "tokens"),
     ],
-    "chrf": [("char_order", 4, "4"), ("word_order", 2, "2"), ("multiref", "max", "max")],
-    "bleu": [("tokenize", "moses", "moses"), ("multiref", "max", "max")],
+    "chrf": [("char_order", 4, "4"), ("word_order", 2, "2"), ("beta", 3, "3"), ("multiref", "max", "max")],
+    "bleu": [
+        ("tokenize", "moses", "moses"),
+        ("tokenize", "intl", "intl"),
+        ("lowercase", True, "true"),
+        ("multiref", "max", "max"),
+    ],
     "rouge": [("rouge_type", "rouge1", "rouge1")],
+    "ter": [
+        ("case_sensitive", True, "true"),
+        ("normalized", True, "true"),
+        ("no_punct", True, "true"),
+        ("asian_support", True, "true"),
+    ],
 }
 # Options that change the numbers of PREDS/REFS (so that a door dropping one would fail).
 CHANGES = {
     "bertscore": {"num_layers", "idf", "idf_sents", "rescale_with_baseline", "max_length"},
     "prism": {"lang", "temperature"},
     "bartscore": {"max_length", "direction", "prompt"},
-    "chrf": {"char_order", "word_order"},
+    "chrf": {"char_order", "word_order", "beta"},
     "bleu": {"tokenize"},
     "rouge": {"rouge_type"},
+    "ter": {"normalized", "no_punct"},
 }
 ELSEWHERE = {
     "model_type": "the spec names the model (tests/test_registry.py)",
@@ -111,6 +124,7 @@ FOREIGN = {
     "chrf": "prompt",
     "bleu": "prompt",
     "rouge": "idf",
+    "ter": "multiref",
 }
 
 
@@ -136,7 +150,9 @@ def expected(name: str, option: str, value: Any) -> Dict[str, Any]:
 
 def primary(columns: Dict[str, Any], name: str) -> List[float]:
     return columns[
-        {"bertscore": "f1", "prism": "segment", "chrf": "score", "bleu": "score", "rouge": "score"}.get(name, "scores")
+        {"bertscore": "f1", "prism": "segment", "chrf": "score", "bleu": "score", "rouge": "score", "ter": "score"}.get(
+            name, "scores"
+        )
     ]
 
 

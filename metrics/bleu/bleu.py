@@ -28,7 +28,9 @@ Args:
     predictions (list of str): candidates.
     references (list of str, or list of list of str: all of a prediction's references at once, as sacreBLEU; lists may differ in length).
     multiref (str): "joint" (sacreBLEU's multi-reference score, default) or "max" (the best single-reference score).
-    tokenize (str): "13a" (sacreBLEU sentence_bleu, default) or "moses" (the BARTScore paper's sentBLEU).
+    tokenize (str): "13a" (sacreBLEU sentence_bleu, default), "intl" (WMT18's BLEU), "zh", "char", "none"
+        (sacreBLEU's tokenisers) or "moses" (the BARTScore paper's sentBLEU).
+    lowercase (bool): sacreBLEU's -lc.
     device (str), verbose (bool): progress bar.
 Returns:
     scores (list of float), score (float: sacreBLEU's corpus statistic, WMT's system score),
@@ -69,6 +71,7 @@ class BLEU(OptionChecks, ReferenceListsInputs, evaluate.Metric):
         predictions,
         references,
         tokenize=None,
+        lowercase=None,
         multiref=None,
         verbose=False,
         device=None,

@@ -27,6 +27,7 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidates.
     references (list of str, or list of list of str: all of a prediction's references at once, as sacreBLEU; lists may differ in length).
+    char_order (int), word_order (int: 2 is chrF++), beta (int: 3 is WMT18's chrF): sacreBLEU's settings.
     multiref (str): "joint" (sacreBLEU's multi-reference score, default) or "max" (the best single-reference score).
     device (str), verbose (bool): progress bar.
 Returns:
@@ -65,6 +66,7 @@ class ChrF(OptionChecks, ReferenceListsInputs, evaluate.Metric):
         references,
         char_order=None,
         word_order=None,
+        beta=None,
         multiref=None,
         verbose=False,
         device=None,

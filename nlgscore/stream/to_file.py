@@ -251,7 +251,7 @@ class _ScoreJob:
         self.window, self.fmt, self.options = window, fmt, options
         self.digest = RowDigest()
         self.sums: Dict[str, Any] = {}
-        self.statistics: Optional[List[int]] = None  # a corpus statistic's summed per-item statistics
+        self.statistics: Optional[List[Any]] = None  # a corpus statistic's summed per-item statistics
 
     def chunks(self, done: int, state: Dict[str, Any]) -> Any:
         self.sums.update(state.get("sums", {}))
@@ -281,7 +281,8 @@ class _ScoreJob:
         }
         statistics = getattr(result, "statistics", None)  # a string metric's per-item corpus statistics (StringResult)
         if statistics is not None and len(statistics):
-            window = [int(v) for v in statistics.sum(axis=0)]
+            sums = statistics.sum(axis=0)  # counts stay ints; TER's average reference lengths are fractional
+            window: List[Any] = [float(v) for v in sums] if sums.dtype.kind == "f" else [int(v) for v in sums]
             self.statistics = (
                 window if self.statistics is None else [a + b for a, b in zip(self.statistics, window, strict=True)]
             )

@@ -38,6 +38,17 @@ def nrefs_field(counts: Sequence[int]) -> int:
     return distinct.pop() if len(distinct) == 1 else -1
 
 
+def summed_statistics(statistics: np.ndarray) -> List[Any]:
+    """The column sums of per-item sufficient statistics as sacreBLEU's corpus score takes them:
+    ints for counts, floats where a statistic is fractional (TER's average reference length).
+
+    >>> summed_statistics(np.array([[1, 2], [3, 4]])), summed_statistics(np.array([[1.0, 2.5], [2.0, 2.0]]))
+    ([4, 6], [3.0, 4.5])
+    """
+    sums = np.asarray(statistics).sum(axis=0)
+    return [float(v) for v in sums] if sums.dtype.kind == "f" else [int(v) for v in sums]
+
+
 class StringResult(Result):
     """Sentence scores (column ``score``) with each prediction's corpus statistics.
 
@@ -56,7 +67,9 @@ class StringResult(Result):
         ref_counts: Sequence[int],
     ) -> None:
         super().__init__(signature, values, primary)
-        self.statistics = np.asarray(statistics, dtype=np.int64)
+        # counts (BLEU, chrF) stay integers; TER's average reference lengths are fractional
+        statistics = np.asarray(statistics)
+        self.statistics = statistics if statistics.dtype.kind == "f" else statistics.astype(np.int64)
         self.ref_counts = np.asarray(ref_counts, dtype=np.int64)
         self.corpus = corpus
 
@@ -65,7 +78,7 @@ class StringResult(Result):
         """sacreBLEU's corpus statistic of the predictions held (NaN for none)."""
         if not len(self):
             return math.nan
-        return float(self.corpus([int(v) for v in self.statistics.sum(axis=0)]))
+        return float(self.corpus(summed_statistics(self.statistics)))
 
     @property
     def sentence_mean(self) -> float:
