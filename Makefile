@@ -16,7 +16,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_CANDS := examples/cands.txt
 DEMO_REFS := examples/refs.txt examples/refs2.txt
-PYTEST := HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider
+PYTEST := HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -p no:cacheprovider --durations=25
 
 export TOKENIZERS_PARALLELISM := false
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -56,6 +56,7 @@ demo: $(DEMO_STAMP)
 	@echo "Scoring $(DEMO_CANDS) against $(DEMO_REFS) (BERTScore, embedded MiniLM):"
 	@HF_HUB_OFFLINE=1 $(BIN)/python scripts/demo.py $(DEMO_CANDS) $(DEMO_REFS)
 
+# The 25 slowest tests are listed at the end, to keep the suite's time in view.
 # Doctests too: every >>> example in the package (and in tests/, e.g. the loopback Hub) runs;
 # benchmarks/ is the lab (not shipped): its harness tests and the GPU check's CPU dry run run too.
 # ruff first: the formatter's check, then the rules of pyproject.toml's [tool.ruff]; then mypy
