@@ -168,7 +168,9 @@ def test_allowed_upward_imports_still_happen():
     assert not stale, f"allowed upward imports that no longer happen (remove them from the list): {stale}"
 
 
-@pytest.mark.parametrize("room", ["core", "backend", "scheduler", "corpus", "corpus/outputs", "serve/http", "serve/workers", "remote"])
+@pytest.mark.parametrize(
+    "room", ["core", "backend", "scheduler", "corpus", "corpus/outputs", "serve/http", "serve/workers", "remote"]
+)
 def test_each_room_says_what_it_holds(room):
     """The rooms by role: each ``__init__`` docstring names every module and folder it
     holds, so a new module is placed and described, not dropped in the nearest folder."""
