@@ -20,11 +20,11 @@ pytest.importorskip("prometheus_client")
 
 from nlgscore.extend import Call, Item, Result, Scorer
 from nlgscore.scheduler.microbatch import MicroBatcher
+from nlgscore.serve.http.gate import Settings
+from nlgscore.serve.http.in_process import InProcess
 from nlgscore.serve.workers import ipc
 from nlgscore.serve.workers.loop_socket import LoopSocket
 from nlgscore.serve.workers.model_process import ModelServer
-from nlgscore.serve.http.gate import Settings
-from nlgscore.serve.http.in_process import InProcess
 
 BOOM = "boom"  # a prediction this metric cannot score: its run raises
 SLOW = "slow"  # a prediction this metric takes SLOW_S seconds to score
