@@ -115,12 +115,22 @@ def evaluate_module(name: str) -> str:
     Works from any working directory and in a wheel install (the folder holds ``<name>.py`` and
     its card); in a checkout it is ``metrics/<name>``.
 
-    >>> Path(evaluate_module("bertscore"), "bertscore.py").is_file()
-    True
-    >>> evaluate_module("bleurt")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    nlgscore.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
+    Args:
+        name: a shipped module's name (``bertscore``, ``prism``, ``bartscore`` ...).
+
+    Returns:
+        The folder's path, for ``evaluate.load(evaluate_module(name))``.
+
+    Raises:
+        ArgumentError: no module of that name is shipped; the message lists the shipped ones.
+
+    Example:
+        >>> Path(evaluate_module("bertscore"), "bertscore.py").is_file()
+        True
+        >>> evaluate_module("bleurt")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
     """
     folder = Path(import_module("nlgscore.evaluate_modules").__file__).parent
     shipped = sorted(p.parent.name for p in folder.glob("*/*.py") if p.stem == p.parent.name)

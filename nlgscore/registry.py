@@ -62,10 +62,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Metric:
-    """One row of the table: ``scorer`` is a class or ``"package.module:ClassName"``.
+    """One row of the table: what :func:`load`, the CLI and the integrations read about a metric.
 
-    ``command`` is the one-line summary of the metric's own command, ``nlgscore <name>``
-    (the module ``nlgscore.cli.<name>``); empty when ``nlgscore score <spec>`` is its only one.
+    Rows are made by :func:`register`; the scorer class is imported only when the metric is built
+    (:meth:`scorer_class`), so reading the table stays cheap.
+
+    Args:
+        name: the metric's name, the first part of its specs.
+        scorer: the scorer class, or its import path ``"package.module:ClassName"``.
+        parse_spec: turns the parts of a spec after the name (and the caller's options) into
+            constructor options; None: the metric takes no spec parts.
+        help: one line, ``"what: syntax"`` (``"Prism: prism:ref|src[:CHECKPOINT][:LANG]"``), for
+            ``--help``, the errors of a malformed spec and the reference's table of specs.
+        model_option: the constructor argument that chooses the model, named by offline errors.
+        command: the one-line summary of the metric's own command ``nlgscore <name>`` (the module
+            ``nlgscore.cli.<name>``); empty when ``nlgscore score <spec>`` is its only one.
     """
 
     name: str
@@ -82,6 +93,7 @@ class Metric:
         return path.split(".")[0].split(":")[0] == __name__.split(".")[0]
 
     def scorer_class(self) -> type[Any]:
+        """The scorer class, imported from its path on first use."""
         if isinstance(self.scorer, str):
             module, _, attribute = self.scorer.partition(":")
             return getattr(import_module(module), attribute)
@@ -103,17 +115,35 @@ def register(
 ) -> Metric:
     """Add a metric to the table (what ``load``, the CLI and the integrations read).
 
-    ``scorer`` is a :class:`~nlgscore.core.base.Scorer` subclass or its import path
-    ``"module:Class"``; ``parse_spec(parts, options)`` turns the ``:``-separated parts after the
-    name into constructor options (without one, a spec with parts is an error); ``model_option``
-    names the constructor argument that chooses the model, for error messages; ``command`` is the
-    summary line of a command ``nlgscore <name>`` in the module ``nlgscore.cli.<name>``.
+    A plug-in package can instead declare an entry point in the ``nlgscore.metrics`` group, read
+    when a name is first missed; CONTRIBUTING.md's "Add a metric" registers a built-in one.
 
-    >>> from nlgscore.core.base import Scorer
-    >>> entry = register("toy-doc", "nlgscore.core.base:Scorer", help="a doctest row", replace=True)
-    >>> entry.scorer_class() is Scorer
-    True
-    >>> unregister("toy-doc")
+    Args:
+        name: the metric's name: lowercase letters, digits, ``-`` and ``_``.
+        scorer: a :class:`~nlgscore.core.base.Scorer` subclass or its import path ``"module:Class"``
+            (imported only when the metric is built).
+        parse_spec: ``parse_spec(parts, options)`` turns the ``:``-separated parts after the name
+            into constructor options; without one, a spec with parts is an error.
+        help: one line, ``"what: syntax"``, for ``--help`` and the errors of a malformed spec.
+        model_option: the constructor argument that chooses the model, for error messages.
+        command: the summary line of a command ``nlgscore <name>`` in the module
+            ``nlgscore.cli.<name>``; empty: ``nlgscore score <spec>`` is the metric's command.
+        replace: replace a row of the same name instead of refusing it.
+
+    Returns:
+        The new row.
+
+    Raises:
+        ArgumentError: a malformed name, or a name already registered without ``replace=True``.
+        ArgumentTypeError: ``scorer`` is neither a class nor a ``"module:Class"`` path, or
+            ``parse_spec`` is not callable.
+
+    Example:
+        >>> from nlgscore.core.base import Scorer
+        >>> entry = register("toy-doc", "nlgscore.core.base:Scorer", help="a doctest row", replace=True)
+        >>> entry.scorer_class() is Scorer
+        True
+        >>> unregister("toy-doc")
     """
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_\-]*", name):
         raise ArgumentError(f"metric name must be lowercase letters, digits, '-' or '_', got {name!r}")
@@ -128,7 +158,11 @@ def register(
 
 
 def unregister(name: str) -> None:
-    """Remove a metric from the table (for tests and plug-ins that registered one)."""
+    """Remove a metric from the table (for tests and plug-ins that registered one).
+
+    Args:
+        name: the metric's name; a name not in the table is no error.
+    """
     _TABLE.pop(name, None)
 
 
@@ -175,12 +209,19 @@ def _class_spec_parser(name: str) -> SpecParser:
 
 
 def metric_names(builtin: bool = False) -> List[str]:
-    """The registered metric names, in registration order: installed plug-ins included, or with
-    ``builtin=True`` only the metrics of this package (what its tests, cards and wheel cover).
+    """The registered metric names, in registration order.
 
-    >>> builtin = metric_names(builtin=True)
-    >>> builtin[0], set(builtin) <= set(metric_names()), all(metric(name).builtin for name in builtin)
-    ('bertscore', True, True)
+    Args:
+        builtin: only the metrics of this package (what its tests, cards and wheel cover); by
+            default the installed plug-ins' too.
+
+    Returns:
+        The names, the built-in metrics first.
+
+    Example:
+        >>> builtin = metric_names(builtin=True)
+        >>> builtin[0], set(builtin) <= set(metric_names()), all(metric(name).builtin for name in builtin)
+        ('bertscore', True, True)
     """
     if builtin:
         return [name for name, row in _TABLE.items() if row.builtin]
@@ -189,10 +230,20 @@ def metric_names(builtin: bool = False) -> List[str]:
 
 
 def metric(name: str) -> Metric:
-    """The table row of ``name``; an unknown name is an :class:`ArgumentError` listing the known ones.
+    """The table row of metric ``name``.
 
-    >>> metric("prism").model_option
-    'checkpoint'
+    Args:
+        name: a metric's name (any case, surrounding spaces ignored).
+
+    Returns:
+        Its row.
+
+    Raises:
+        ArgumentError: an unknown name; the message lists the known ones.
+
+    Example:
+        >>> metric("prism").model_option
+        'checkpoint'
     """
     key = name.strip().lower() if isinstance(name, str) else name
     if key not in _TABLE:
@@ -214,17 +265,27 @@ ALIASES = {
 
 
 def parse_spec(spec: str) -> Tuple[str, List[str]]:
-    """Split a spec into the metric name and its parts; the name must be registered (or be one of
-    :data:`ALIASES`) and no part may be empty (``bertscore::L4`` would silently mean the default model).
+    """Split a spec into the metric name and its parts.
 
-    >>> parse_spec("rougeL"), parse_spec("sentbleu")
-    (('rouge', ['L']), ('bleu', ['moses']))
+    Args:
+        spec: ``NAME[:PART...]``, where ``NAME`` is registered or one of :data:`ALIASES`.
 
-    >>> parse_spec("bertscore::L4")  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    nlgscore.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':';
-    bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
+    Returns:
+        The metric's name and the parts after it.
+
+    Raises:
+        ArgumentError: an unknown metric, or an empty part (``bertscore::L4`` would otherwise
+            silently mean the default model).
+        ArgumentTypeError: ``spec`` is not a non-empty string.
+
+    Example:
+        >>> parse_spec("rougeL"), parse_spec("sentbleu")
+        (('rouge', ['L']), ('bleu', ['moses']))
+        >>> parse_spec("bertscore::L4")  # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentError: spec 'bertscore::L4' has an empty part between ':';
+        bertscore specs are bertscore[:MODEL_OR_FOLDER[:L<layer>]]
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ArgumentTypeError(f"metric spec must be a non-empty string, got {spec!r}")
@@ -242,7 +303,22 @@ def parse_spec(spec: str) -> Tuple[str, List[str]]:
 
 
 def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[str, Dict[str, Any]]:
-    """The metric name and the constructor options of ``spec`` merged with ``options``."""
+    """The metric name and the constructor options of ``spec`` merged with ``options``.
+
+    Args:
+        spec: a metric spec (see :func:`load`).
+        options: the caller's options; a spec part may fill one that is unset or equal.
+
+    Returns:
+        The metric's name and the merged options.
+
+    Raises:
+        ArgumentError: a spec the metric's parser cannot read, or an option that contradicts it.
+
+    Example:
+        >>> spec_options("bertscore:minilm:L4", {"idf": True})
+        ('bertscore', {'idf': True, 'num_layers': 4, 'model_type': 'minilm'})
+    """
     name, parts = parse_spec(spec)
     given = dict(options or {})
     parser = _TABLE[name].parse_spec
@@ -262,27 +338,40 @@ def spec_options(spec: str, options: Optional[Dict[str, Any]] = None) -> Tuple[s
 
 
 def build(spec: str, runtime: Any = None, **options: Any) -> Any:
-    """A ready scorer for ``spec`` (see the module docstring): THE one way to build a scorer, which
-    ``nlgscore.load``, the CLI, the evaluate modules and every integration use.
-    A URL (``http://HOST:PORT``) names a running ``nlgscore serve``: a
-    :class:`~nlgscore.remote.client.RemoteScorer` (options: ``timeout``, ``retries``, ``backoff``, ``api_key``).
+    """A ready scorer for ``spec``: the one builder behind :func:`load`, with a ready run time.
 
-    ``options`` are split by one rule: the run-time options every scorer takes
-    (:data:`nlgscore.core.runtime.RUNTIME_OPTIONS`: ``device``, ``dtype``, ``batch_size``,
-    ``max_tokens``, ``progress``, ``accelerator``) are resolved once into a
-    :class:`~nlgscore.core.runtime.Runtime` (over ``runtime``, a ready one, if given) that the
-    scorer gets as ``runtime=``; every other option goes to the metric's constructor, which
-    refuses one it does not list, naming it. Nothing is dropped silently. (A constructor that
-    takes no ``runtime=``, a model-free metric that never calls ``Scorer.__init__``, gets it set
-    after construction.)
+    ``nlgscore.load``, the CLI, the evaluate modules and every integration build here, so a spec
+    and its options mean the same scorer at every door. The options are split by one rule: the
+    run-time options every scorer takes (:data:`nlgscore.core.runtime.RUNTIME_OPTIONS`) are
+    resolved once into a :class:`~nlgscore.core.runtime.Runtime` that the scorer gets as
+    ``runtime=``; every other option goes to the metric's constructor (a call option becomes the
+    default of the scorer's calls), which refuses one it does not list, naming it. Nothing is
+    dropped silently. (A constructor that takes no ``runtime=``, a model-free metric that never
+    calls ``Scorer.__init__``, gets it set after construction.)
 
-    >>> scorer = build("bertscore:minilm:L4", batch_size=8)
-    >>> scorer.signature["L"], scorer.runtime.batch_size
-    ('4', 8)
-    >>> build("bertscore:minilm", num_layer=4)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    nlgscore.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
+    Args:
+        spec: a metric spec (see :func:`load`), or the URL of a running ``nlgscore serve``
+            (``http://HOST:PORT``), which builds a :class:`~nlgscore.remote.client.RemoteScorer`.
+        runtime: a ready :class:`~nlgscore.core.runtime.Runtime` the run-time options are
+            resolved over (a caller that has resolved device and dtype once); None: from the options.
+        **options: the metric's options (see :func:`load`); for a URL, the client's own
+            (``timeout``, ``retries``, ``backoff``, ``api_key``, ``wait``).
+
+    Returns:
+        The scorer, or the client of the server.
+
+    Raises:
+        ArgumentError: an unknown metric, a malformed spec, or an option that contradicts it.
+        ArgumentTypeError: an option the metric does not take; the message lists its options.
+
+    Example:
+        >>> scorer = build("bertscore:minilm:L4", batch_size=8)
+        >>> scorer.signature["L"], scorer.runtime.batch_size
+        ('4', 8)
+        >>> build("bertscore:minilm", num_layer=4)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentTypeError: BERTScorer got an unknown option num_layer=; its options: model_type, num_layers, ...
     """
     server = server_row(spec)
     if server is not None:
@@ -308,10 +397,48 @@ def _construct(name: str, own: Dict[str, Any], call: Dict[str, Any], resolved: A
 
 
 def load(spec: str, **options: Any) -> Any:
-    """``build(spec, **options)`` (the historical name, kept: ``nlgscore.load`` is this).
+    """A ready scorer for ``spec``, or the client of a running server when ``spec`` is its URL.
 
-    >>> load("bertscore:minilm:L4").signature["L"]
-    '4'
+    The front door of the package: the CLI, the evaluate modules and every integration build
+    their scorers the same way (:func:`build`), so one spec and one set of options mean one scorer
+    everywhere. A spec is the metric's name, then the ``:``-separated parts its spec parser reads:
+    ``bertscore:minilm:L4`` is BERTScore on the packaged MiniLM at layer 4, ``prism:src:de``
+    reference-free Prism for German candidates, ``bleu:moses`` the BARTScore paper's sentBLEU.
+    Every registered metric's forms are ``nlgscore.registry.metric(NAME).help`` (the reference
+    tabulates them under this function); ``http://HOST:PORT`` is a running ``nlgscore serve``.
+
+    Every scorer answers the same calls: ``compute(predictions, references, sources)`` (a
+    :class:`~nlgscore.core.result.Result`), ``matrix`` (every prediction against every reference)
+    and ``acompute`` (from asyncio, merged with concurrent calls), and carries a ``signature``.
+
+    Args:
+        spec: a metric spec (``bertscore``, ``bertscore:MODEL_OR_FOLDER:L<layer>``,
+            ``prism:ref|src[:CHECKPOINT][:LANG]``, ``bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]``,
+            ``chrf``, ``bleu``, ``rouge:L`` ...) or the URL of a running ``nlgscore serve``.
+        **options: the metric's options, by its option table: the run-time options every
+            scorer takes (``device``, ``dtype``, ``batch_size``, ``max_tokens``, ``progress``,
+            ``accelerator``, ``shard``) set where and how it runs; a setting of the scorer
+            (BERTScore's ``idf``, Prism's ``lang``) goes to its constructor; a call option
+            (BARTScore's ``prompt``) becomes the default of every call. A server's client takes
+            ``timeout``, ``retries``, ``backoff``, ``api_key`` and ``wait`` only.
+
+    Returns:
+        The scorer of the metric (a :class:`~nlgscore.core.base.Scorer`), or a
+        :class:`~nlgscore.remote.client.RemoteScorer` for a URL.
+
+    Raises:
+        ArgumentError: an unknown metric, a malformed spec, or an option that contradicts it
+            (``load("bertscore:minilm", model_type="roberta-large")``).
+        ArgumentTypeError: an option the metric does not take; the message lists the ones it does.
+        ModelNotAvailableError: the model is neither cached nor downloadable (offline, or a
+            wrong name), named by the option that chose it.
+
+    Example:
+        >>> scorer = load("bertscore:minilm:L4")
+        >>> scorer.signature["L"]
+        '4'
+        >>> load("chrf").compute(["The cat sat."], ["The cat sat."]).scores
+        [100.0]
     """
     return build(spec, **options)
 
@@ -335,11 +462,21 @@ def check_options(spec: str, **options: Any) -> None:
     """Refuse an option the metric of ``spec`` does not take, as :func:`build` would, without
     building it (nothing loads): for doors that build later, in another process (``map_function``).
 
-    >>> check_options("bertscore:minilm", idf=True)
-    >>> check_options("chrf", prompt="x")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    nlgscore.errors.ArgumentTypeError: ChrFScorer got an unknown option prompt=; ...
+    Args:
+        spec: a metric spec (see :func:`load`); a server's URL is not checked (its options are
+            the server's).
+        **options: the options the scorer will be built with.
+
+    Raises:
+        ArgumentError: a malformed spec, or an option that contradicts it.
+        ArgumentTypeError: an option the metric does not take.
+
+    Example:
+        >>> check_options("bertscore:minilm", idf=True)
+        >>> check_options("chrf", prompt="x")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentTypeError: ChrFScorer got an unknown option prompt=; ...
     """
     from nlgscore.core.options import split_options
 
@@ -371,10 +508,19 @@ def cached(spec: str, runtime: Any = None, **options: Any) -> Any:
     resolved run-time settings (an ``accelerator`` by identity). Thread-safe; the
     :data:`SCORER_CACHE_SIZE` most recently used scorers are kept.
 
-    >>> cached("bertscore:minilm:L4") is cached("bertscore", model_type="minilm", num_layers=4, device="cpu")
-    True
-    >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
-    False
+    Args:
+        spec: a metric spec or a server's URL, as for :func:`build`.
+        runtime: a ready run time the run-time options are resolved over, as for :func:`build`.
+        **options: the metric's options, as for :func:`build`; part of the key.
+
+    Returns:
+        The cached scorer, built on the first call with this content.
+
+    Example:
+        >>> cached("bertscore:minilm:L4") is cached("bertscore", model_type="minilm", num_layers=4, device="cpu")
+        True
+        >>> cached("bertscore:minilm:L4") is cached("bertscore:minilm:L4", batch_size=8)
+        False
     """
     server = server_row(spec)
     if server is not None:  # a server: one client per URL and options
@@ -404,14 +550,19 @@ def clear_cache() -> None:
 @dataclass(frozen=True)
 class ServerRow:
     """One row of the server table: a spec starting with one of ``prefixes`` (a URL) names a running
-    server, and ``client`` (a class, or ``"package.module:ClassName"`` as the metric rows have it)
-    scores through it with the same compute/matrix/Result as a local scorer: ``client(url, **options)``.
+    server, and ``client`` scores through it with the same compute/matrix/Result as a local
+    scorer: ``client(url, **options)``.
+
+    Args:
+        prefixes: the starts of the specs the row takes (``("http://", "https://")``).
+        client: the client class, or ``"package.module:ClassName"`` as the metric rows have it.
     """
 
     prefixes: Tuple[str, ...]
     client: Union[str, type]
 
     def client_class(self) -> type[Any]:
+        """The client class, imported from its path on first use."""
         return Metric("", self.client).scorer_class()
 
 
@@ -421,16 +572,30 @@ _SERVERS: List[ServerRow] = []
 def register_server(prefixes: Tuple[str, ...], client: Union[str, type]) -> None:
     """Add a server row: a spec starting with one of ``prefixes`` is built as ``client(spec, **options)``.
 
-    >>> server_row("http://127.0.0.1:8000").client
-    'nlgscore.remote.client:RemoteScorer'
-    >>> server_row("bertscore:minilm") is None
-    True
+    A later row is asked first, as a later metric row replaces one.
+
+    Args:
+        prefixes: the starts of the specs the row takes (``("grpc://",)``).
+        client: the client class, or its import path ``"module:Class"``.
+
+    Example:
+        >>> server_row("http://127.0.0.1:8000").client
+        'nlgscore.remote.client:RemoteScorer'
+        >>> server_row("bertscore:minilm") is None
+        True
     """
     _SERVERS.insert(0, ServerRow(tuple(prefixes), client))  # a later row wins, as a later metric row replaces one
 
 
 def server_row(spec: Any) -> Optional[ServerRow]:
-    """The server row whose prefix ``spec`` starts with (None: ``spec`` names a metric)."""
+    """The server row whose prefix ``spec`` starts with.
+
+    Args:
+        spec: a spec, or anything a caller passed as one (not a string: no row).
+
+    Returns:
+        The row, or None when ``spec`` names a metric.
+    """
     if not isinstance(spec, str):
         return None
     return next((row for row in _SERVERS if spec.startswith(row.prefixes)), None)

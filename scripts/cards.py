@@ -16,7 +16,6 @@ usage:
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import List
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's package, even where another nlgscore is installed
 from nlgscore import registry  # noqa: E402
-from nlgscore.core.options import Option, option_rows  # noqa: E402
+from nlgscore.core.options import default_text, option_rows, where_set  # noqa: E402
 
 BEGIN = "<!-- options: made from the option table by scripts/cards.py; edit the code, not this table -->"
 END = "<!-- options: end -->"
@@ -38,16 +37,6 @@ def card_paths(name: str) -> List[Path]:
     return [path for path in paths if path.is_file()]
 
 
-def _default(cls: type, row: Option) -> str:
-    """The default of ``row``: its constructor parameter's, else the row's own statement."""
-    parameter = inspect.signature(cls).parameters.get(row.name)
-    if row.default is not None:  # a literal in code type, a description as text
-        return row.default if " " in row.default else f"`{row.default}`"
-    if parameter is None or parameter.default is inspect.Parameter.empty:
-        return "required"
-    return f"`{parameter.default!r}`"
-
-
 def options_table(name: str) -> str:
     """The Markdown table of metric ``name``'s options, between the markers.
 
@@ -57,8 +46,7 @@ def options_table(name: str) -> str:
     cls = registry.metric(name).scorer_class()
     lines = [BEGIN, "| option | set on | default | what it does |", "|---|---|---|---|"]
     for row in option_rows(cls):
-        where = "scorer or call" if row.call and row.constructor else "call" if row.call else "scorer"
-        lines.append(f"| `{row.name}` | {where} | {_default(cls, row)} | {row.help} |")
+        lines.append(f"| `{row.name}` | {where_set(row)} | {default_text(cls, row)} | {row.help} |")
     lines += [
         "",
         "Every option has the same name in `nlgscore.load`, `map_function`, `compute_metrics`,",

@@ -14,11 +14,11 @@ import os
 import warnings
 
 import pytest
+from conftest import GOLDEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nlgscore.backend import gemm
-from tests.conftest import GOLDEN
 
 # Short golden pairs (with an empty candidate and a perfect match), and one long text (the first
 # 120 words of the golden 700-word input: 20x the others' padded length, cheap enough for CI).

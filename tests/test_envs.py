@@ -25,12 +25,8 @@ from nlgscore.errors import ArgumentError
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nlgscore"
 CONFIGURATION = PACKAGE / "envs.py"
-# Readers the serving code still has, to be switched to nlgscore.envs when it moves
-# (NLGSCORE_API_KEY in the client, NLGSCORE_THREADS handed by `nlgscore serve` to its model process).
-NOT_YET: Tuple[str, ...] = (
-    "nlgscore/cli/serve.py",
-    "nlgscore/remote/client.py",
-)
+# Readers known to read a variable still (none: every reader goes through nlgscore.envs).
+NOT_YET: Tuple[str, ...] = ()
 ACCESSORS = ("get", "pop", "setdefault")
 OS_FUNCTIONS = ("getenv", "putenv", "unsetenv")
 

@@ -8,10 +8,10 @@ bits, whatever was loaded after them.
 from __future__ import annotations
 
 import pytest
+from conftest import GOLDEN
 
 from nlgscore.backend import gemm
 from nlgscore.errors import ArgumentError
-from tests.conftest import GOLDEN
 
 PREDS = ["The cat sat on the mat.", "at night, a dog barks", "it's cold today"]
 REFS = ["A cat was sitting on the mat.", "dogs bark loudly at night", "the weather is cold today"]
@@ -56,6 +56,19 @@ def test_each_scorer_keeps_its_own_kernel_and_bits(metric, unset):
     unset.setenv("NLGSCORE_ONEDNN", "0")  # read at load only: the loaded scorers keep theirs
     assert onednn.compute(PREDS, REFS).scores == first and mkl.compute(PREDS, REFS).scores == second
     assert onednn.signature["kernel"] == "onednn"
+
+
+@needs_onednn
+def test_a_pickled_scorer_keeps_its_kernel(unset):
+    """A scorer pickled into another process (datasets' num_proc, Ray) keeps its kernel= there:
+    the kernel travels with the model, not in this process's memory only."""
+    import pickle
+
+    mkl = build("bertscore", kernel="mkl")
+    want = mkl.compute(PREDS, REFS).scores
+    copy = pickle.loads(pickle.dumps(mkl))
+    assert copy.kernel == "mkl" and copy.signature["kernel"] == "mkl"
+    assert copy.compute(PREDS, REFS).scores == want
 
 
 @needs_onednn

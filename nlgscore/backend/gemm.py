@@ -101,8 +101,11 @@ _CHOICES: Dict[str, Dict[str, Any]] = {
     "float32": _CHOICE,
     "bfloat16": {"kernel": None, "reason": "no bfloat16 model loaded yet"},
 }
-# The kernel of every model loaded for scoring (weak: an entry goes with its model); see model_kernel().
-_MODEL_KERNELS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+# A model's kernel is an attribute of the model, so that it travels with it (a scorer pickled into
+# datasets' or Ray's workers keeps its kernel= there); the models pinned in this process are kept
+# weakly, for loaded_models_on().
+KERNEL_ATTRIBUTE = "nlgscore_kernel"
+_PINNED: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _PIN_LOCK = threading.Lock()  # one re-pinning at a time: it swaps a model's modules
 
 
@@ -543,7 +546,8 @@ def pin_kernel(model: Any, kernel: str) -> int:
         kernel = "mkl"
     wrapped = _linear_class()
     with _PIN_LOCK:
-        _MODEL_KERNELS[model] = kernel
+        setattr(model, KERNEL_ATTRIBUTE, kernel)
+        _PINNED.add(model)
         swapped = 0
         for parent in list(model.modules()):
             for name, child in list(parent.named_children()):
@@ -564,7 +568,8 @@ def model_kernel(model: Any) -> Optional[str]:
         >>> model_kernel(model) is None, pin_kernel(model, "mkl"), model_kernel(model)
         (True, 0, 'mkl')
     """
-    return _MODEL_KERNELS.get(model)
+    kernel = getattr(model, KERNEL_ATTRIBUTE, None)
+    return kernel if kernel in KERNELS else None
 
 
 @contextmanager
@@ -580,11 +585,12 @@ def loaded_models_on(kernel: Optional[str]) -> Iterator[None]:
     if kernel is None:
         yield
         return
-    previous = list(_MODEL_KERNELS.items())
+    previous = [(model, model_kernel(model)) for model in list(_PINNED)]
     for model, _ in previous:
         pin_kernel(model, kernel)
     try:
         yield
     finally:
         for model, own in previous:
-            pin_kernel(model, own)
+            if own is not None:
+                pin_kernel(model, own)

@@ -103,15 +103,20 @@ def available_cpus() -> int:
 _DONE = False
 
 
-def limit_threads() -> int:
-    """Set torch's CPU threads as the module doc says (once per process); returns the count in use."""
+def limit_threads(count: Optional[int] = None) -> int:
+    """Set torch's CPU threads as the module doc says (once per process); returns the count in use.
+
+    Args:
+        count: the threads outright (``nlgscore serve --threads``: the process that builds the
+            model is told its count); None: ``NLGSCORE_THREADS``, else :func:`available_cpus`.
+    """
     global _DONE
     import torch
 
-    if _DONE:
+    if _DONE and count is None:
         return torch.get_num_threads()
     _DONE = True
-    wanted = envs.THREADS.get()  # a bad value: an error naming the variable
+    wanted = count if count is not None else envs.THREADS.get()  # a bad value: an error naming the variable
     if wanted is not None:
         torch.set_num_threads(wanted)
     elif torch.get_num_threads() > available_cpus():

@@ -85,45 +85,71 @@ class _CallState:
 
 
 class BERTScorer(Scorer):
-    """BERTScore scorer: load once, score many times. See the module docstring for an example.
+    """BERTScore scorer: load once, score many times.
 
-    ``cache_references=True`` keeps the embeddings of up to ``reference_cache_size`` reference
-    texts and ``reference_cache_bytes`` bytes (default 512 MiB) across calls, the least recently
-    used dropped first, so a long-lived process plateaus (an evaluation set scored after every
-    training epoch is encoded once); ``cache_candidates=True`` does the same for candidates. One text-keyed cache
-    (:class:`nlgscore.core.cache.TextCache`) serves both sides: a text's embedding does not
-    depend on the side it is on.
-    Batches are planned by ``max_tokens`` (padded tokens per encoder batch; default from
-    :func:`nlgscore.core.runtime.resolve_runtime`); ``batch_size`` additionally caps the
-    sentences per batch if given.
+    The numbers are bert_score 0.3.13's (P, R and F1 of greedy cosine matching of contextual
+    token embeddings; the max per column over an item's references), computed in batches planned
+    by ``max_tokens`` (padded tokens per encoder batch) and capped by ``batch_size`` if given.
+    ``nlgscore.load("bertscore:MODEL:L<layer>", **options)`` builds the same scorer.
 
-    ``idf``: ``None`` (default) means "on if ``idf_sents`` is given"; ``idf=False`` with ``idf_sents``
-    is a ValueError (bert_score would silently ignore ``idf_sents``). With ``idf=True`` and no
-    ``idf_sents`` the idf comes from each call's references; a call with a single reference then
-    gets a degenerate idf (every token weighs log 1 = 0, so scores are 0) and warns.
+    Args:
+        model_type: a Hub id, a local folder or a packaged alias (``minilm``: the English MiniLM
+            shipped on PyPI); None: the default model of ``lang`` (English: ``roberta-large``).
+        num_layers: the layer whose embeddings are matched; None: the model's tuned layer (or the
+            ``calibration`` file's).
+        lang: a language code: picks the default model and the rescale baseline; for a packaged
+            alias it defaults to the alias's language. One of ``lang`` and ``model_type`` is needed.
+        idf: weight tokens by idf; None (default) means "on if ``idf_sents`` is given". With
+            ``idf=True`` and no ``idf_sents`` the idf comes from each call's references (a call
+            with a single reference gets a degenerate idf, every token weighing 0, and warns).
+        idf_sents: the texts idf is computed from (the paper's: the test set's references);
+            switches idf on (``idf=False`` with ``idf_sents`` is an error: bert_score would
+            silently ignore them).
+        rescale_with_baseline: rescale P, R and F1 with the baseline of ``lang`` and the model
+            (bert_score's files), so that scores spread over [0, 1].
+        baseline_path: a baseline file of one's own, with ``rescale_with_baseline``.
+        all_layers: score with every layer of the model: each column gets one row per layer.
+        max_length: tokens per window; None: the model's limit.
+        revision: the model's Hub revision (a commit, tag or branch); not with a packaged alias,
+            whose files come from a PyPI package.
+        cache_references: keep the embeddings of reference texts across calls (an evaluation
+            set scored after every training epoch is encoded once), the least recently used
+            dropped first, so a long-lived process plateaus.
+        reference_cache_size: the most texts the embedding cache keeps.
+        cache_candidates: keep candidate embeddings across calls too (the same text-keyed cache:
+            a text's embedding does not depend on the side it is on).
+        long_inputs: what happens to a text longer than the model's window: ``"auto"`` encodes it
+            in overlapping windows, each token taking the embedding of the window where it has
+            the most context (matching and idf then run over the whole text; ``result.windows``
+            counts the windows); ``"truncate"`` cuts at the limit as bert_score does; ``"error"``
+            refuses the input, naming it. Within the limit the three give bit-identical scores.
+        window_stride: content tokens between windows (``long_inputs="auto"``); None: half a window.
+        calibration: a file written by ``nlgscore calibrate MODEL --data FOLDER``: its layer is
+            the default ``num_layers`` and its baseline the one ``rescale_with_baseline`` uses
+            (unless ``baseline_path`` is given).
+        reference_cache_bytes: the most bytes the embedding cache keeps (512 MiB).
+        kernel: the CPU linear kernel, ``"onednn"`` or ``"mkl"``; ``"auto"``: what
+            ``NLGSCORE_ONEDNN`` says, else the CPU's rule. It moves the last bits and is recorded
+            in the signature (``kernel:``); the ``kernel`` property is the one the load resolved.
+        forward: ``"tokens"`` runs a BERT-family encoder on packed tokens (attention per
+            sequence), ``"padded"`` in batches of one padded length; ``"auto"``: what
+            ``NLGSCORE_TOKEN_FORWARD`` says. Recorded in the signature (``forward:tokens``).
+        **runtime_options: the run-time options every scorer takes: ``device``, ``dtype``,
+            ``batch_size``, ``max_tokens``, ``progress``, ``accelerator``, ``shard`` (or a ready
+            ``runtime``).
 
-    ``long_inputs``: what happens to a text longer than the model's window (``max_length``).
-    ``"auto"`` (default) encodes it in overlapping windows, ``window_stride`` content tokens
-    apart (default half a window), each token taking the embedding of the window where it has
-    the most context (:mod:`nlgscore.bertscore.windows`); matching and idf then run over the
-    whole text, and ``result.windows`` says how many windows each prediction's longest text
-    took. ``"truncate"`` cuts at the limit as bert_score does; ``"error"`` refuses the input,
-    naming it. Within the limit the three give bit-identical scores.
+    Raises:
+        ArgumentError: neither ``lang`` nor ``model_type``, ``idf=False`` with ``idf_sents``,
+            ``revision`` with a packaged alias, ``baseline_path`` without rescaling,
+            ``window_stride`` without ``long_inputs="auto"``, or a calibration file made for
+            another model.
+        ModelNotAvailableError: the model is neither cached nor downloadable.
 
-    ``calibration``: a file written by ``nlgscore calibrate MODEL --data FOLDER``
-    (:mod:`nlgscore.bertscore.calibration_file`): its layer is the default ``num_layers`` and its
-    baseline the one ``rescale_with_baseline=True`` uses (unless ``baseline_path`` is given).
-    Otherwise rescaling finds the baseline by ``lang``; for a packaged alias (``minilm``: English)
-    ``lang`` defaults to its model's language.
-    ``revision`` cannot be combined with a packaged alias such as ``minilm`` (its files come
-    from a PyPI package; a revision would be ignored): ValueError.
-
-    ``kernel``: the CPU linear kernel, ``"onednn"`` or ``"mkl"`` (:mod:`nlgscore.backend.gemm`);
-    ``forward``: ``"tokens"`` runs a BERT-family encoder on packed tokens
-    (:mod:`nlgscore.bertscore.token_forward`), ``"padded"`` in batches of one padded length. Both
-    default to ``"auto"``, what ``NLGSCORE_ONEDNN`` / ``NLGSCORE_TOKEN_FORWARD`` say
-    (:mod:`nlgscore.envs`); both move the last bits and are recorded in the signature
-    (``kernel:``, ``forward:tokens``). :attr:`kernel` is the kernel the load resolved.
+    Example:
+        >>> scorer = BERTScorer(model_type="minilm", num_layers=4)
+        >>> result = scorer.compute(["The cat sat on the mat."], ["A cat was sitting on the mat."])
+        >>> round(result.scores[0], 4), result.primary
+        (0.8905, 'f1')
     """
 
     name = "bertscore"
@@ -290,6 +316,8 @@ class BERTScorer(Scorer):
         }
 
     def front_tokenizer(self) -> Optional[Dict[str, Any]]:
+        """The encoder's tokenizer as a server's HTTP workers rebuild it, so that they send token
+        ids instead of texts (see :meth:`Scorer.front_tokenizer <nlgscore.core.base.Scorer.front_tokenizer>`)."""
         return self.encoder.front_tokenizer()
 
     def clear_reference_cache(self) -> None:
@@ -317,7 +345,11 @@ class BERTScorer(Scorer):
 
     # ------------------------------------------------------------------ idf
     def compute_idf(self, sents: Sequence[str]) -> None:
-        """Fix the idf weights to those of ``sents`` (the ``idf_sents`` argument does this too)."""
+        """Fix the idf weights to those of ``sents`` (the ``idf_sents`` argument does this too).
+
+        Args:
+            sents: the texts idf is computed from (the test set's references); idf is on after.
+        """
         sents = check_texts("idf_sents", sents)
         ids, _ = self.encoder.tokenize(sents, truncate=self.long_inputs == "truncate")
         self._idf_table = idf_table(ids, self.encoder.vocab_size)
@@ -347,7 +379,17 @@ class BERTScorer(Scorer):
         self, cands: Sequence[str], refs: Sequence, *, context: int = 0, doc_ids: Optional[Sequence[Any]] = None
     ) -> BERTScoreResult:
         """bert_score's ``BERTScorer.score(cands, refs)``: :meth:`compute` with bert_score's
-        argument names (``refs`` is ``[str]`` or ragged ``[[str]]``); same numbers."""
+        argument names; same numbers.
+
+        Args:
+            cands: the candidates.
+            refs: one reference per candidate (``[str]``) or several (ragged ``[[str]]``).
+            context: read each sentence after the previous ``context`` sentences of its document.
+            doc_ids: each item's document, with ``context``.
+
+        Returns:
+            The result, ``f1`` its primary column.
+        """
         if refs is None:  # bert_score's signature has no default for refs
             raise ArgumentTypeError("refs must be a list of strings or a list of lists of strings, got NoneType")
         return self._run(cands, refs, None, names=("cands", "refs", "srcs"), context=context, doc_ids=doc_ids)  # type: ignore[return-value]
@@ -515,6 +557,14 @@ class BERTScorer(Scorer):
 
         The layer is ``num_layers`` (also with ``all_layers``); weights are the idf of
         ``idf_sents``/the last scored references when idf is on, else 1 (0 for CLS/SEP).
+
+        Args:
+            cand: one candidate text.
+            ref: one reference text.
+
+        Returns:
+            The candidate's tokens, the reference's tokens, the similarity matrix (candidate
+            tokens x reference tokens), and the candidate's and the reference's token weights.
         """
         import torch
 

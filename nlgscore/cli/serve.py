@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 from nlgscore.cli import COMMANDS
 from nlgscore.cli.options import (
@@ -322,13 +322,15 @@ def run(args: argparse.Namespace) -> int:
     args.header_timeout = DEFAULT_HEADER_TIMEOUT if args.header_timeout is None else args.header_timeout
     settings = server_settings(args)  # every limit checked now, before any model loads or process starts
 
-    from nlgscore.backend.threads import ENV as THREADS_ENV
+    from nlgscore import envs
     from nlgscore.backend.threads import available_cpus
 
     if args.workers is None:
         args.workers = default_workers(args.device)
-    if args.threads is not None or THREADS_ENV not in os.environ:  # read by the scorer when it resolves its run time
-        os.environ[THREADS_ENV] = str(args.threads or max(1, available_cpus() - args.workers))
+    # --threads, else NLGSCORE_THREADS, else the usable CPUs less one per HTTP process: handed to the
+    # process that builds the model (this one, or the model process under --workers) as an argument
+    threads = args.threads or envs.THREADS.get() or max(1, available_cpus() - args.workers)
+    build = model_builder(args.spec, options, threads)
 
     def announce(url: str) -> None:
         print(
@@ -339,11 +341,11 @@ def run(args: argparse.Namespace) -> int:
 
     verbose = getattr(args, "log_level", "WARNING").upper() in ("INFO", "DEBUG")
     if args.workers > 1:
-        return _run_workers(args, settings, options, api_key, announce, "info" if verbose else "warning")
+        return _run_workers(args, settings, build, api_key, announce, "info" if verbose else "warning")
 
     def app(on_loaded):
         return create_app(
-            lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
+            lambda: load_scorer(build, {"SPEC": args.spec}),
             settings=settings,
             api_key=api_key,
             on_loaded=on_loaded,
@@ -384,15 +386,32 @@ def server_settings(args: argparse.Namespace) -> Any:
         fail(str(err))
 
 
+def model_builder(spec: str, options: Dict[str, Any], threads: int) -> Callable[[], Any]:
+    """The model's builder, run in the process that will score: torch's CPU threads set to
+    ``threads`` there first (:func:`nlgscore.backend.threads.limit_threads`), then the scorer built.
+
+    >>> callable(model_builder("chrf", {}, 1))
+    True
+    """
+
+    def build() -> Any:
+        from nlgscore import registry
+        from nlgscore.backend.threads import limit_threads
+
+        limit_threads(threads)
+        return registry.build(spec, **options)
+
+    return build
+
+
 def _run_workers(
-    args: argparse.Namespace, settings: Any, options: Dict[str, Any], api_key: Any, announce: Any, log_level: str
+    args: argparse.Namespace, settings: Any, build: Callable[[], Any], api_key: Any, announce: Any, log_level: str
 ) -> int:
     """``--workers N``: N HTTP worker processes and one model process (nlgscore.serve.workers.supervisor)."""
-    from nlgscore import registry
     from nlgscore.serve.workers.supervisor import run_workers
 
     status = run_workers(
-        lambda: load_scorer(lambda: registry.build(args.spec, **options), {"SPEC": args.spec}),
+        lambda: load_scorer(build, {"SPEC": args.spec}),
         settings,
         args.workers,
         args.host,

@@ -124,9 +124,21 @@ def aggregate(values: np.ndarray, owner: Sequence[int], n: int, rule: str) -> np
 class Scorer(ScorerRuntime, ABC):
     """A loaded metric: ``compute(predictions, references=None, sources=None)`` → :class:`Result`.
 
-    ``name`` is the metric's name in signatures and specs; ``needs`` the inputs it scores with
-    (any of ``"references"`` and ``"sources"``: a COMET-style metric needs both); ``multiref``
-    the rule that turns per-reference columns into per-prediction ones.
+    The template every metric fills in: the base checks and flattens the inputs, de-duplicates
+    the items, batches and shards them and aggregates an item's references; a metric states what
+    an item's columns are (``_score_items``), how they become a result (``_finish``) and what its
+    signature records (``_signature_fields``). ``name`` is the metric's name in signatures and
+    specs; ``needs`` the inputs it scores with (any of ``"references"`` and ``"sources"``: a
+    COMET-style metric needs both); ``multiref`` the rule that turns per-reference columns into
+    per-prediction ones. CONTRIBUTING.md's "Add a metric" writes one.
+
+    Args:
+        runtime: a ready :class:`~nlgscore.core.runtime.Runtime` (the given options override
+            its settings); None: resolved from the options.
+        **runtime_options: the run-time options every scorer takes (``device``, ``dtype``,
+            ``batch_size``, ``max_tokens``, ``progress``, ``accelerator``, ``shard``), resolved
+            before a model loads so that a bad one fails fast; any other keyword is an error
+            naming it. A metric's constructor lists only its own options and forwards these.
     """
 
     name: ClassVar[str] = ""
@@ -175,15 +187,32 @@ class Scorer(ScorerRuntime, ABC):
         """Score each prediction with the inputs the metric needs; results in input order:
         ``run(make_call(...))``.
 
-        ``batch_size``, ``max_tokens`` and ``progress`` override the scorer's settings for this
-        call only (None keeps them); they never change a score beyond float rounding.
-        ``shard=True``: this call is split across the ranks of a launch (``torchrun``), every rank
-        calling with the same inputs and getting every score (a rank with other inputs is a
-        :class:`~nlgscore.backend.distributed.ShardError`); by default each process scores its own
-        call whole.
-        ``context=k``: each sentence read after the previous ``k`` of its document (``doc_ids``,
-        one per prediction; :mod:`nlgscore.core.context`), recorded as ``ctx:k``. An option left
-        as None takes the scorer's call default (:meth:`set_call_defaults`), else the metric's.
+        An option left as None takes the scorer's call default (:meth:`set_call_defaults`), else
+        the metric's. The budgets never change a score beyond float rounding.
+
+        Args:
+            predictions: the texts scored (candidates, hypotheses).
+            references: one reference per prediction, or several (``[[str]]``, ragged), for a
+                metric that needs them; the ``multiref`` rule aggregates an item's references.
+            sources: one source per prediction, for a metric that needs them.
+            batch_size: the most items per batch for this call (None keeps the scorer's).
+            max_tokens: the padded tokens per batch for this call.
+            progress: draw a progress bar for this call.
+            shard: split this call across the ranks of a launch (``torchrun``), every rank calling
+                with the same inputs and getting every score (a rank with other inputs is a
+                :class:`~nlgscore.backend.distributed.ShardError`); by default each process scores
+                its own call whole.
+            context: read each sentence after the previous ``context`` of its document
+                (:mod:`nlgscore.core.context`), recorded in the signature as ``ctx:k``.
+            doc_ids: one document id per prediction, with ``context``.
+
+        Returns:
+            The result: a column per score of the metric, ``scores`` the primary one.
+
+        Raises:
+            ArgumentError: an input the metric needs is missing, inputs of different lengths, or
+                a value it does not allow; the message names the argument and the item.
+            ArgumentTypeError: an input of the wrong type, or an option the metric does not take.
         """
         return self.run(
             self.make_call(
@@ -211,7 +240,17 @@ class Scorer(ScorerRuntime, ABC):
         scorer's :meth:`batcher` (build a :class:`nlgscore.serve.MicroBatcher` for other settings);
         each call gets its own Result, a bad call fails alone; cancelling the coroutine cancels
         its call (a running one stops between its batches once every call of its run is
-        cancelled). Scores equal :meth:`compute`'s up to float rounding."""
+        cancelled). Scores equal :meth:`compute`'s up to float rounding.
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several, as for :meth:`compute`.
+            sources: one source per prediction, as for :meth:`compute`.
+            **call_options: :meth:`compute`'s keywords.
+
+        Returns:
+            This call's result.
+        """
         return await self.batcher().acompute(predictions, references, sources, **call_options)
 
     def batcher(self) -> Any:
@@ -233,14 +272,28 @@ class Scorer(ScorerRuntime, ABC):
     ) -> Call:
         """The checked form of ``compute(predictions, references, sources, **options)``: the
         inputs the call needs, checked (errors name the argument and item), its items, and
-        whether it may be merged with other calls (:attr:`Call.merge_key`). ``options`` are
-        ``compute``'s keywords (``batch_size``, ``max_tokens``, ``progress`` and the metric's).
+        whether it may be merged with other calls (:attr:`Call.merge_key`).
 
-        >>> from nlgscore.registry import build
-        >>> scorer = build("bertscore:minilm", num_layers=2)
-        >>> call = scorer.make_call(["It is cold."], ["It is cold today."])
-        >>> call.needs, call.size, scorer.run(call).scores == scorer.compute(["It is cold."], ["It is cold today."]).scores
-        (('references',), 1, True)
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several.
+            sources: one source per prediction.
+            **options: :meth:`compute`'s keywords (``batch_size``, ``max_tokens``, ``progress``,
+                ``shard``, ``context``, ``doc_ids`` and the metric's call options).
+
+        Returns:
+            The call, for :meth:`run` (or :meth:`Call.concat` with others).
+
+        Raises:
+            ArgumentError: as :meth:`compute`; also an option that is a setting of the scorer.
+            ArgumentTypeError: as :meth:`compute`.
+
+        Example:
+            >>> from nlgscore.registry import build
+            >>> scorer = build("bertscore:minilm", num_layers=2)
+            >>> call = scorer.make_call(["It is cold."], ["It is cold today."])
+            >>> call.needs, call.size, scorer.run(call).scores == scorer.compute(["It is cold."], ["It is cold today."]).scores
+            (('references',), 1, True)
         """
         options = self._with_call_defaults(options)
         runtime = self._call_runtime(**{name: options.pop(name, None) for name in CALL_RUNTIME_OPTIONS})
@@ -258,14 +311,21 @@ class Scorer(ScorerRuntime, ABC):
         return dict(self._call_defaults)
 
     def set_call_defaults(self, **options: Any) -> "Scorer":
-        """Make ``options`` (call options of this metric's option table, e.g. BARTScore's
-        ``prompt``) the values of every call that does not give them; a call's own value wins.
+        """Make ``options`` the values of every call that does not give them; a call's own value wins.
+
         ``nlgscore.load(spec, prompt=...)`` and every door built on it set them here, so that a
-        call option is accepted under the same name wherever the scorer is made. An option the
-        metric does not take, or a setting of the scorer (``idf``), is an error naming it.
+        call option is accepted under the same name wherever the scorer is made.
+
+        Args:
+            **options: call options of this metric's option table (BARTScore's ``prompt``, the
+                call's ``batch_size``); None leaves one unset.
 
         Returns:
             The scorer itself.
+
+        Raises:
+            ArgumentError: a setting of the scorer (``idf``), which is given when it is built.
+            ArgumentTypeError: an option the metric does not take, or a value of the wrong type.
 
         Example:
             >>> from nlgscore.registry import build
@@ -348,7 +408,24 @@ class Scorer(ScorerRuntime, ABC):
         column: Optional[str] = None,
         **call_options: Any,
     ) -> MatrixCall:
-        """The checked form of :meth:`matrix` (what :meth:`run` turns into the matrix)."""
+        """The checked form of :meth:`matrix` (what :meth:`run` turns into the matrix).
+
+        Args:
+            predictions: the rows' texts.
+            references: the columns' texts.
+            source: the one source of every cell, for a metric that scores with references and
+                sources.
+            column: the column the cells hold; None: the primary one.
+            **call_options: :meth:`compute`'s keywords.
+
+        Returns:
+            The call: the distinct texts of both sides and where each input's row and column come from.
+
+        Raises:
+            ArgumentError: a metric that scores with sources only, or a ``source`` given where it
+                cannot be used (or missing where it is needed).
+            ArgumentTypeError: texts or ``column`` of the wrong type.
+        """
         preds = check_texts("predictions", predictions)
         refs = check_texts("references", references)
         if column is not None and not isinstance(column, str):
@@ -388,9 +465,21 @@ class Scorer(ScorerRuntime, ABC):
         ``source``: for a metric that scores with references *and* sources (COMET-style), the one
         source of every cell (MBR: an item's candidates under its source); required there, and
         refused (an error naming it, never silently ignored) by a metric that cannot use it. A
-        source-only metric's QE reranking is ``compute(predictions, sources=...)``. ``column``
-        picks another column than the primary one (e.g. ``"precision"``); ``call_options`` go to
-        :meth:`compute`. Each distinct pair is scored once and each distinct text encoded once.
+        source-only metric's QE reranking is ``compute(predictions, sources=...)``. Each distinct
+        pair is scored once and each distinct text encoded once.
+
+        Args:
+            predictions: the rows' texts (MBR: an item's candidates).
+            references: the columns' texts (MBR: its pseudo-references).
+            source: the one source of every cell, for a metric that scores with references and sources.
+            column: another column than the primary one (``"precision"``).
+            **call_options: :meth:`compute`'s keywords.
+
+        Returns:
+            The matrix, ``(len(predictions), len(references))``, float64.
+
+        Raises:
+            ArgumentError: as :meth:`make_matrix_call`, or a ``column`` the metric does not give.
         """
         return self.run(self.make_matrix_call(predictions, references, source=source, column=column, **call_options))
 
@@ -402,9 +491,20 @@ class Scorer(ScorerRuntime, ABC):
     def run(self, call: MatrixCall) -> np.ndarray: ...
 
     def run(self, call: Union[Call, MatrixCall]) -> Union[Result, np.ndarray]:
-        """Score a checked call (from :meth:`make_call`, or :meth:`Call.concat` of several): its
-        Result; a :class:`MatrixCall` gives its matrix, scored in chunks of rows, between which
-        a cancelled call stops (:class:`CallCancelled`)."""
+        """Score a checked call: its Result; a :class:`MatrixCall` gives its matrix, scored in
+        chunks of rows, between which a cancelled call stops (:class:`CallCancelled`).
+
+        Args:
+            call: a call of :meth:`make_call` (or :meth:`Call.concat` of several), or of
+                :meth:`make_matrix_call`.
+
+        Returns:
+            The call's result, or the matrix of a matrix call.
+
+        Raises:
+            CallCancelled: the call was cancelled.
+            NonFiniteScoreError: the metric produced NaN or infinity for non-empty input.
+        """
         if isinstance(call, MatrixCall):
             return self._run_matrix(call)
         call.check_cancelled()
@@ -427,7 +527,14 @@ class Scorer(ScorerRuntime, ABC):
         """The call's per-call work before scoring (the metric's tokenizing, idf), done now and
         kept on the call, so that :meth:`run` skips it: a scheduler prepares the next call on
         another thread while the model runs the current one, where :attr:`prepares_apart` says
-        that is safe. Returns ``call``."""
+        that is safe.
+
+        Args:
+            call: a call of :meth:`make_call`; one already prepared is left as it is.
+
+        Returns:
+            ``call``, prepared.
+        """
         if not call.prepared and call.predictions:
             call.state, call.prepared = self._prepare(call, call.items), True
         return call
@@ -510,8 +617,15 @@ class Scorer(ScorerRuntime, ABC):
         return self.make_signature(None)
 
     def make_signature(self, call: Optional[Call]) -> Signature:
-        """The signature of ``call`` (None: of the scorer's defaults): the metric's fields, then
-        the multi-reference rule for reference-based scores."""
+        """The signature of ``call``: the metric's fields, then the multi-reference rule for
+        reference-based scores.
+
+        Args:
+            call: the call whose settings are recorded; None: the scorer's defaults.
+
+        Returns:
+            The signature.
+        """
         fields = self._signature_fields(call)
         if call is not None and call.context:
             fields["ctx"] = call.context

@@ -122,13 +122,30 @@ class _Cancellable:
 class Call(_Cancellable):
     """One checked ``compute`` call: what the metric's hooks see.
 
-    ``needs`` is what this call scores with (the metric's ``needs``, or the call's for a metric
-    whose inputs depend on it); ``references``/``sources`` are None unless needed; ``items`` the
-    call's items and ``owner`` the prediction each belongs to. ``runtime`` holds the call's
-    run-time settings (the scorer's, with the call's overrides); ``progress`` is told the work
-    done while items are scored (see :mod:`nlgscore.backend.progress`), after each batch, and
-    raises :class:`CallCancelled` there once the call is cancelled. ``merges``: whether the
-    scorer's numbers for an item are the same in any call (see :attr:`merge_key`).
+    :meth:`Scorer.make_call <nlgscore.core.base.Scorer.make_call>` makes it; a metric reads it.
+    Calls of one :attr:`merge_key` may be joined (:meth:`concat`) and scored as one.
+
+    Args:
+        predictions: the call's predictions, checked.
+        needs: what this call scores with (the metric's ``needs``, or the call's for a metric
+            whose inputs depend on it).
+        references: per prediction, its references; None unless needed.
+        sources: per prediction, its source; None unless needed.
+        multiref: the rule that aggregates an item's references (``mean``, ``max`` ...).
+        runtime: the call's run-time settings (the scorer's, with the call's overrides).
+        options: the metric's own call options.
+        progress: told the work done while items are scored (see :mod:`nlgscore.backend.progress`),
+            after each batch; it raises :class:`CallCancelled` there once the call is cancelled.
+        items: the call's items (a prediction with one reference, or its source).
+        owner: per item, the prediction it belongs to.
+        merges: whether the scorer's numbers for an item are the same in any call (see
+            :attr:`merge_key`).
+        context: the previous sentences each item reads (its items carry them).
+        prepared: whether :meth:`Scorer.prepare <nlgscore.core.base.Scorer.prepare>` did the
+            call's per-call work ahead of the run.
+        state: what preparing made (the tokenized texts, idf).
+        token_ids: content token ids of some of the call's texts, computed by the scorer's front
+            tokenizer in another process (a server's HTTP worker), used in place of tokenizing.
     """
 
     predictions: List[str]
@@ -178,9 +195,19 @@ class Call(_Cancellable):
 
     @classmethod
     def concat(cls, calls: Sequence["Call"]) -> "Call":
-        """One call of ``calls``' items in order (all of one :attr:`merge_key`); its result
-        splits back by ``[call.size for call in calls]``. It is cancelled once every one of
-        ``calls`` is (cancelling it cancels them all)."""
+        """One call of ``calls``' items in order; its result splits back by
+        ``[call.size for call in calls]``. It is cancelled once every one of ``calls`` is
+        (cancelling it cancels them all).
+
+        Args:
+            calls: calls of one :attr:`merge_key` (not None), in the order their items are joined.
+
+        Returns:
+            The joined call (the one call itself when there is one).
+
+        Raises:
+            ValueError: no calls, or calls of different (or no) merge keys.
+        """
         if not calls:
             raise ValueError("Call.concat needs at least one call")
         first = calls[0]
@@ -222,9 +249,18 @@ def _joined_token_ids(calls: Sequence[Call]) -> Optional[Dict[str, List[int]]]:
 
 @dataclass
 class MatrixCall(_Cancellable):
-    """One checked ``matrix`` call: the distinct ``predictions`` and ``references``, the index of
-    each input text among them (``pred_of``, ``ref_of``), the one ``source`` (None unless the
-    metric scores with sources), the ``column`` asked for and the call's options. Never merged."""
+    """One checked ``matrix`` call, made by
+    :meth:`Scorer.make_matrix_call <nlgscore.core.base.Scorer.make_matrix_call>`. Never merged.
+
+    Args:
+        predictions: the distinct predictions (the matrix's rows before expansion).
+        references: the distinct references.
+        pred_of: per input prediction, its index among ``predictions``.
+        ref_of: per input reference, its index among ``references``.
+        source: the one source of every cell; None unless the metric scores with sources.
+        column: the column asked for; None: the primary one.
+        options: the call's options, as ``compute`` takes them.
+    """
 
     predictions: List[str]
     references: List[str]

@@ -105,11 +105,21 @@ def check_references(name: str, references: Any, n: Optional[int] = None) -> Lis
 
 
 class Item(NamedTuple):
-    """What a metric scores: a prediction with the inputs the metric uses (None where it uses
-    none: ``Item("a cat", reference="the cat")`` for a reference-based metric). Frozen and
-    hashable, so identical items are scored once. ``context``: the previous sentences of the
-    item's document that each side is read after (:class:`nlgscore.core.context.Context`; None
-    without document context)."""
+    """What a metric scores: a prediction with the inputs the metric uses.
+
+    Frozen and hashable, so identical items are scored once.
+
+    Attributes:
+        prediction: the text scored.
+        reference: one of its references (an item per reference); None where the metric uses none.
+        source: its source; None where the metric uses none.
+        context: the previous sentences of the item's document that each side is read after
+            (:class:`nlgscore.core.context.Context`); None without document context.
+
+    Example:
+        >>> Item("a cat", reference="the cat")
+        Item(prediction='a cat', reference='the cat', source=None, context=None)
+    """
 
     prediction: str
     reference: Optional[str] = None

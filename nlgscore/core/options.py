@@ -228,11 +228,36 @@ def option_rows(cls: type) -> Tuple[Option, ...]:
 
     >>> from nlgscore.strings.scorers import ChrFScorer
     >>> [row.name for row in option_rows(ChrFScorer)][:3]
-    ['char_order', 'word_order', 'multiref']
+    ['char_order', 'word_order', 'beta']
     """
     own = _own_rows(cls)
     context = (CONTEXT,) if getattr(cls, "takes_context", False) and all(r.name != "context" for r in own) else ()
     return own + context + RUNTIME_ROWS
+
+
+def default_text(cls: type, row: Option) -> str:
+    """The default of ``row`` as the cards and the API reference state it: the constructor
+    parameter's, else the row's own statement (a literal in code type, a description as text).
+
+    >>> from nlgscore.strings.scorers import RougeScorer
+    >>> default_text(RougeScorer, find_option(RougeScorer, "rouge_type")), default_text(RougeScorer, RUNTIME_ROWS[0])
+    ("`'rougeL'`", 'CUDA if available')
+    """
+    parameter = inspect.signature(cls).parameters.get(row.name)
+    if row.default is not None:
+        return row.default if " " in row.default else f"`{row.default}`"
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return "required"
+    return f"`{parameter.default!r}`"
+
+
+def where_set(row: Option) -> str:
+    """Where ``row`` may be given: ``scorer`` (when it is built), ``call`` (per call) or both.
+
+    >>> where_set(CONTEXT), where_set(RUNTIME_ROWS[2])
+    ('call', 'scorer or call')
+    """
+    return "scorer or call" if row.call and row.constructor else "call" if row.call else "scorer"
 
 
 def metric_rows(cls: type) -> Tuple[Option, ...]:
@@ -245,7 +270,7 @@ def unknown_options(cls: type, names: Iterable[str]) -> ArgumentTypeError:
 
     >>> from nlgscore.strings.scorers import ChrFScorer
     >>> str(unknown_options(ChrFScorer, ["prompt"]))  # doctest: +ELLIPSIS
-    'ChrFScorer got an unknown option prompt=; its options: char_order, word_order, multiref; run-time options: ...'
+    'ChrFScorer got an unknown option prompt=; its options: char_order, word_order, beta, multiref; run-time options: ...'
     """
     return ArgumentTypeError(unknown_message(cls.__name__, [row.name for row in metric_rows(cls)], names))
 

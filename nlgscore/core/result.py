@@ -36,10 +36,23 @@ from nlgscore.errors import ArgumentError
 
 
 class Result:
-    """Per-item columns (arrays of shape ``(items,)``, or ``(layers, items)`` for BERTScore's
-    ``all_layers``), a primary column, and the signature of the settings behind them.
+    """Per-item columns, a primary column, and the signature of the settings behind them.
 
-    ``layer`` picks the row of 2-D columns that ``scores``/``score`` report.
+    What every scorer's ``compute`` returns: ``scores`` (the primary column per item), ``score``
+    (its system value), ``system``, ``columns()``, ``rows()``, ``to_dict()``, ``to_pandas()`` and
+    ``signature`` mean the same for every metric; a metric's own names are attributes of its
+    subclass (BERTScore's ``f1``). A scorer builds it; a caller reads it.
+
+    Args:
+        signature: the settings behind the numbers.
+        values: per-item columns by name: arrays of shape ``(items,)``, or ``(layers, items)``
+            for BERTScore's ``all_layers``.
+        primary: the column ``scores`` and ``score`` report.
+        layer: the row of 2-D columns that ``scores``/``score`` report.
+        windows: per item, the windows or chunks its longest input was scored in; None: 1 each.
+
+    Raises:
+        ValueError: ``primary`` is not a column, or ``windows`` is not one count >= 1 per item.
     """
 
     def __init__(
@@ -145,9 +158,19 @@ class Result:
         parts, :meth:`Call.concat <nlgscore.core.call.Call.concat>`), each of the same class and
         signature: per-item columns and per-prediction attributes sliced, the rest shared.
 
-        >>> whole = Result(Signature("toy", _versions=False), {"s": [1.0, 2.0, 3.0]}, "s", windows=[1, 2, 1])
-        >>> [(part.scores, part.windows) for part in whole.split([1, 2])]
-        [([1.0], [1]), ([2.0, 3.0], [2, 1])]
+        Args:
+            sizes: the number of predictions of each part, in order; they add up to ``len(self)``.
+
+        Returns:
+            One result per size.
+
+        Raises:
+            ValueError: the sizes do not add up to the result's predictions.
+
+        Example:
+            >>> whole = Result(Signature("toy", _versions=False), {"s": [1.0, 2.0, 3.0]}, "s", windows=[1, 2, 1])
+            >>> [(part.scores, part.windows) for part in whole.split([1, 2])]
+            [([1.0], [1]), ([2.0, 3.0], [2, 1])]
         """
         n = len(self)
         if sum(sizes) != n:
@@ -176,11 +199,21 @@ class Result:
         """The inverse of :meth:`split`: one result of ``parts``' predictions in order, of the
         last part's class and signature, per-item columns and per-prediction attributes joined.
 
-        >>> toy = Signature("toy", _versions=False)
-        >>> parts = [Result(toy, {"s": [1.0]}, "s"), Result(toy, {"s": [2.0, 3.0]}, "s", windows=[2, 1])]
-        >>> joined = Result.concat(parts)
-        >>> joined.scores, joined.windows
-        ([1.0, 2.0, 3.0], [1, 2, 1])
+        Args:
+            parts: results of one scorer's calls, in the order their predictions are joined.
+
+        Returns:
+            One result of every part's predictions.
+
+        Raises:
+            ValueError: ``parts`` is empty.
+
+        Example:
+            >>> toy = Signature("toy", _versions=False)
+            >>> parts = [Result(toy, {"s": [1.0]}, "s"), Result(toy, {"s": [2.0, 3.0]}, "s", windows=[2, 1])]
+            >>> joined = Result.concat(parts)
+            >>> joined.scores, joined.windows
+            ([1.0, 2.0, 3.0], [1, 2, 1])
         """
         if not parts:
             raise ValueError("Result.concat needs at least one result")

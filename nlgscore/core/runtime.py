@@ -101,13 +101,20 @@ AUTO_BF16_MARGIN = 1.15
 class Runtime:
     """How a scorer runs (resolved: see :func:`resolve_runtime`); immutable, one per scorer or call.
 
-    ``device`` is a ``torch.device``; ``dtype`` a name of :data:`DTYPES` (``"auto"`` only until the
-    model is loaded, then what it resolved to); ``batch_size`` caps items per batch (None: no cap);
-    ``max_tokens`` is the padded-token budget per batch; ``progress`` draws progress bars;
-    ``accelerator`` is an ``accelerate.Accelerator`` to shard calls over (or None); ``shard``
-    splits each call across the ranks of a launch, which must then all call with the same inputs
-    (:mod:`nlgscore.backend.distributed`; implied by an ``accelerator``); ``family``
-    (``"encoder"``/``"seq2seq"``) picks the default budget.
+    A scorer resolves its own from the run-time options; a caller that resolved one passes it as
+    ``runtime=`` (a call's overrides make another with :meth:`replace`).
+
+    Args:
+        device: a ``torch.device``.
+        dtype: a name of :data:`DTYPES` (``"auto"`` only until the model is loaded, then what it
+            resolved to).
+        batch_size: the most items per batch; None: no cap.
+        max_tokens: the padded-token budget per batch.
+        progress: draw progress bars.
+        accelerator: an ``accelerate.Accelerator`` to shard calls over, or None.
+        family: ``"encoder"`` or ``"seq2seq"`` (or the model-free family): picks the default budget.
+        shard: split each call across the ranks of a launch, which must then all call with the
+            same inputs (:mod:`nlgscore.backend.distributed`; implied by an ``accelerator``).
     """
 
     device: Any
@@ -132,17 +139,29 @@ class Runtime:
         return torch.float32 if self.dtype == "auto" else getattr(torch, self.dtype)
 
     def replace(self, **overrides: Any) -> "Runtime":
-        """This runtime with ``overrides`` applied; ``None`` keeps a setting. Device and dtype are
-        fixed by the loaded model: giving another one is an error naming the argument.
+        """This runtime with ``overrides`` applied. Device and dtype are fixed by the loaded
+        model: giving another one is an error naming the argument.
 
-        >>> rt = resolve_runtime("encoder", device="cpu", batch_size=8)
-        >>> rt.replace(batch_size=None, max_tokens=256).batch_size, rt.replace(device="cpu") == rt
-        (8, True)
-        >>> rt.replace(dtype="bfloat16")  # doctest: +NORMALIZE_WHITESPACE
-        Traceback (most recent call last):
-        ...
-        nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16');
-        build another scorer with dtype='bfloat16'
+        Args:
+            **overrides: run-time options (``batch_size``, ``max_tokens``, ``progress``,
+                ``accelerator``, ``shard``; ``device``/``dtype`` only as they are); None keeps a setting.
+
+        Returns:
+            The new runtime (this one when nothing changes).
+
+        Raises:
+            ArgumentError: another device or dtype, or a budget that is not positive.
+            ArgumentTypeError: an option that is not a run-time option.
+
+        Example:
+            >>> rt = resolve_runtime("encoder", device="cpu", batch_size=8)
+            >>> rt.replace(batch_size=None, max_tokens=256).batch_size, rt.replace(device="cpu") == rt
+            (8, True)
+            >>> rt.replace(dtype="bfloat16")  # doctest: +NORMALIZE_WHITESPACE
+            Traceback (most recent call last):
+            ...
+            nlgscore.errors.ArgumentError: dtype cannot change after the model is loaded (it is float32, got 'bfloat16');
+            build another scorer with dtype='bfloat16'
         """
         unknown = sorted(set(overrides) - _FIELDS - {"family"})
         if unknown or "family" in overrides:
@@ -200,7 +219,14 @@ class Runtime:
         )
 
     def settled(self, dtype: Any) -> "Runtime":
-        """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed)."""
+        """This runtime with the dtype the loader resolved ``"auto"`` to (or confirmed).
+
+        Args:
+            dtype: the loaded model's dtype (a ``torch.dtype`` or a name).
+
+        Returns:
+            The settled runtime.
+        """
         return dataclasses.replace(self, dtype=dtype_name(dtype))
 
 
@@ -356,15 +382,24 @@ def _auto_without_measurement(device: Any) -> str:
 
 
 def settle_dtype(model: Any, dtype: str) -> Any:
-    """Cast a loaded ``model`` to ``dtype`` (a name of :data:`DTYPES`) and return the ``torch.dtype``
-    it now has. ``"auto"`` (left by :func:`resolve_runtime` on a CPU with native bf16) is resolved by
-    timing the float32 and bfloat16 linears of ``model``'s own shapes
-    (:func:`nlgscore.backend.gemm.measure_dtypes`); the choice and its timings are logged and kept in
-    :data:`AUTO_CHOICE`.
+    """Cast a loaded ``model`` to ``dtype`` and return the ``torch.dtype`` it now has.
 
-    >>> import torch
-    >>> settle_dtype(torch.nn.Linear(4, 2), "bfloat16")
-    torch.bfloat16
+    ``"auto"`` (left by :func:`resolve_runtime` on a CPU with native bf16) is resolved by timing
+    the float32 and bfloat16 linears of ``model``'s own shapes
+    (:func:`nlgscore.backend.gemm.measure_dtypes`); the choice and its timings are logged and kept
+    in :data:`AUTO_CHOICE`.
+
+    Args:
+        model: a loaded ``torch.nn.Module``, cast in place.
+        dtype: a name of :data:`DTYPES`, or ``"auto"``.
+
+    Returns:
+        The model's ``torch.dtype`` after the cast.
+
+    Example:
+        >>> import torch
+        >>> settle_dtype(torch.nn.Linear(4, 2), "bfloat16")
+        torch.bfloat16
     """
     import torch
 

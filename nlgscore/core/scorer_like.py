@@ -41,7 +41,17 @@ class ScorerLike(Protocol):
         sources: Optional[Sequence[str]] = None,
         **options: Any,
     ) -> Result:
-        """One score per prediction, in input order."""
+        """One score per prediction, in input order.
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several (``[[str]]``).
+            sources: one source per prediction.
+            **options: the metric's call options.
+
+        Returns:
+            The result.
+        """
 
     async def acompute(
         self,
@@ -50,7 +60,17 @@ class ScorerLike(Protocol):
         sources: Optional[Sequence[str]] = None,
         **options: Any,
     ) -> Result:
-        """:meth:`compute` as a coroutine (concurrent calls are batched together)."""
+        """:meth:`compute` as a coroutine (concurrent calls are batched together).
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several.
+            sources: one source per prediction.
+            **options: the metric's call options.
+
+        Returns:
+            The result.
+        """
 
     def matrix(
         self,
@@ -61,4 +81,15 @@ class ScorerLike(Protocol):
         column: Optional[str] = None,
         **options: Any,
     ) -> np.ndarray:
-        """Every prediction against every reference: shape ``(len(predictions), len(references))``."""
+        """Every prediction against every reference: shape ``(len(predictions), len(references))``.
+
+        Args:
+            predictions: the rows' texts.
+            references: the columns' texts.
+            source: the one source of every cell, for a metric that scores with references and sources.
+            column: another column than the primary one.
+            **options: the metric's call options.
+
+        Returns:
+            The matrix.
+        """

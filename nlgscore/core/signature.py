@@ -72,7 +72,20 @@ def _distribution_version(name: str) -> str:
 class Signature(Mapping[str, str]):
     """An ordered, immutable record of the settings behind a score.
 
-    ``Signature(metric, **fields)``: fields keep their order; library versions are appended.
+    A mapping of field name to its text, ``str()`` as ``nlgscore:METRIC|KEY:VALUE|...``. Fields
+    keep their order; the versions of the libraries whose code changes scores are appended. A
+    field of an earlier release's spelling still reads (``sig["rev"]`` is ``sig["revision"]``).
+
+    Args:
+        metric: the metric's name, the first field (``nlgscore:bertscore``).
+        **fields: the settings that change a number, in the order they are written: booleans
+            as ``yes``/``no``, None as ``none``, floats in ``%g``; ``|`` and spaces in a value are
+            replaced so that the string reads back.
+
+    Example:
+        >>> sig = Signature("toy", _versions=False, model="m", idf=False)
+        >>> str(sig), sig["idf"], sig.metric
+        ('nlgscore:toy|model:m|idf:no', 'no', 'toy')
     """
 
     def __init__(self, metric: str, _versions: bool = True, **fields: Any) -> None:
@@ -84,6 +97,7 @@ class Signature(Mapping[str, str]):
 
     @property
     def metric(self) -> str:
+        """The metric's name (the ``nlgscore:`` field)."""
         return self._items["nlgscore"]
 
     def __getitem__(self, key: str) -> str:
@@ -114,11 +128,26 @@ class Signature(Mapping[str, str]):
         return hash(str(self))
 
     def to_dict(self) -> Dict[str, str]:
+        """Every field and its text, in order (JSON-ready)."""
         return dict(self._items)
 
     @classmethod
     def parse(cls, text: str) -> "Signature":
-        """Inverse of ``str()``: read a signature string back."""
+        """Inverse of ``str()``: read a signature string back (a results file's, a server's).
+
+        Args:
+            text: a signature string, ``nlgscore:METRIC|KEY:VALUE|...``.
+
+        Returns:
+            The signature, equal to the one that was written.
+
+        Raises:
+            ArgumentError: ``text`` is not a signature string.
+
+        Example:
+            >>> Signature.parse("nlgscore:toy|L:4")["L"]
+            '4'
+        """
         pairs = [field.split(KEY_SEP, 1) for field in text.split(FIELD_SEP)]
         if not pairs or any(len(pair) != 2 for pair in pairs) or pairs[0][0] != "nlgscore":
             raise ArgumentError(f"not an nlgscore signature: {text!r}")

@@ -22,12 +22,7 @@ from typing import Any, Dict, Optional
 
 from nlgscore.backend.batching import check_positive
 from nlgscore.errors import ArgumentError, ArgumentTypeError
-from nlgscore.integrations.datasets import ScoreColumns
-
-
-def _plain(values: Any) -> list:
-    """A Ray batch column (a numpy array, maybe of arrays for list cells) as Python lists/strings."""
-    return [v.tolist() if hasattr(v, "tolist") else v for v in values]
+from nlgscore.integrations.columns import ColumnScorer
 
 
 class ScoreBatches:
@@ -50,19 +45,21 @@ class ScoreBatches:
             raise ArgumentTypeError(
                 f"metric must be a spec string such as 'bertscore:minilm' (each actor loads it), got {type(metric).__name__}"
             )
-        self.columns = ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)
+        self.columns = ColumnScorer(
+            metric, prediction_column, reference_column, source_column, prefix, options, door="ScoreBatches"
+        )
         self.columns.scorer  # noqa: B018 -- load the model now, once per actor, not on the first batch
 
     def __call__(self, batch: Any) -> Any:
         if hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # pandas
-            scores = self.columns({name: _plain(batch[name].to_numpy()) for name in batch.columns})
+            scores = self.columns.score({name: batch[name] for name in batch.columns})
             out = batch.copy()
             for name, values in scores.items():
                 out[name] = values
             return out
         import numpy as np
 
-        scores = self.columns({name: _plain(values) for name, values in batch.items()})
+        scores = self.columns.score(batch)
         return {**batch, **{name: np.asarray(values, dtype=np.float64) for name, values in scores.items()}}
 
     def __repr__(self) -> str:

@@ -49,7 +49,18 @@ GROUP_CANDIDATES = 64
 
 @dataclass
 class Choice:
-    """The outcome for one item: the chosen candidate and every candidate's expected utility."""
+    """The outcome for one item: the chosen candidate and every candidate's expected utility.
+
+    Args:
+        id: the item's id.
+        best: the chosen candidate (the highest expected utility; ties to the lower index).
+        best_index: its index among the item's candidates.
+        expected_utility: every candidate's expected utility, shape ``(N,)``.
+        matrix: the utilities, ``(N, M)`` (``(N, 1)`` for a source-based metric); kept only
+            with ``keep_matrices=True``.
+        candidates: the item's candidates (what :meth:`top` names).
+        nbest: how many best candidates :meth:`to_dict` lists (0: none).
+    """
 
     id: ItemId
     best: str
@@ -60,8 +71,14 @@ class Choice:
     nbest: int = 0  # how many best candidates to_dict lists (0: none)
 
     def top(self, k: int) -> List[Dict[str, Any]]:
-        """The ``k`` best candidates (all of them if fewer), best first, ties to the lower index:
-        ``[{"index", "candidate", "expected_utility"}, ...]``; the first is :attr:`best`."""
+        """The ``k`` best candidates (all of them if fewer), best first, ties to the lower index.
+
+        Args:
+            k: how many.
+
+        Returns:
+            ``[{"index", "candidate", "expected_utility"}, ...]``; the first is :attr:`best`.
+        """
         eu = self.expected_utility
         order = sorted(range(len(eu)), key=lambda i: (-eu[i], i))[:k]
         texts = self.candidates or []
@@ -89,21 +106,38 @@ def _needs(scorer: ScorerLike) -> Tuple[str, ...]:
 
 
 def is_source_based(scorer: ScorerLike) -> bool:
-    """True for a metric scored against sources only (QE reranking), from its ``needs``."""
+    """True for a metric scored against sources only (QE reranking), from its ``needs``.
+
+    Args:
+        scorer: a loaded scorer (local or remote).
+    """
     return "sources" in _needs(scorer) and "references" not in _needs(scorer)
 
 
 def uses_sources(scorer: ScorerLike) -> bool:
     """True for a metric that scores with references and sources: each item's source goes to
-    every cell of its utility matrix."""
+    every cell of its utility matrix.
+
+    Args:
+        scorer: a loaded scorer (local or remote).
+    """
     return "sources" in _needs(scorer) and "references" in _needs(scorer)
 
 
 def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
-    """Row means of ``matrix``; with ``exclude_self`` the diagonal is left out of each row.
+    """Row means of ``matrix``, summed in sorted order so that a candidate and its duplicate get
+    bit-identical means.
 
-    >>> expected_utility(np.array([[1.0, 0.2, 0.4], [0.2, 1.0, 0.6], [0.4, 0.6, 1.0]]), True).round(6).tolist()
-    [0.3, 0.4, 0.5]
+    Args:
+        matrix: the utilities, candidates x samples.
+        exclude_self: leave the diagonal out of each row (the candidates are their own samples).
+
+    Returns:
+        One expected utility per candidate.
+
+    Example:
+        >>> expected_utility(np.array([[1.0, 0.2, 0.4], [0.2, 1.0, 0.6], [0.4, 0.6, 1.0]]), True).round(6).tolist()
+        [0.3, 0.4, 0.5]
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     n, m = matrix.shape
@@ -117,8 +151,12 @@ def expected_utility(matrix: np.ndarray, exclude_self: bool) -> np.ndarray:
 def best_index(utilities: np.ndarray) -> int:
     """Index of the highest expected utility; ties go to the lowest index.
 
-    >>> best_index(np.array([0.2, 0.7, 0.7]))
-    1
+    Args:
+        utilities: the candidates' expected utilities.
+
+    Example:
+        >>> best_index(np.array([0.2, 0.7, 0.7]))
+        1
     """
     return int(np.argmax(utilities))
 
@@ -134,12 +172,28 @@ def decode(
 ) -> List[Choice]:
     """MBR selection (or QE reranking for a source-based metric) for each of ``items``.
 
-    ``metric`` is a spec (``"bertscore:minilm"``, ``"prism:ref:CHECKPOINT"``, ``"prism:src"``, ...;
-    ``options`` go to its constructor) or a loaded scorer; ``items`` are :class:`MBRItem` objects,
-    dicts with the same fields, or plain lists of candidates. ``column`` picks a non-primary
-    score (e.g. ``"precision"``). One :class:`Choice` per item, in input order; with
-    ``keep_matrices`` each keeps its utility matrix; with ``nbest=K`` its output row lists the
-    K best candidates with their expected utilities (all of them when an item has fewer).
+    Each candidate's expected utility is the mean of its row of the item's utility matrix
+    (the metric's ``matrix`` of candidates against samples); the best is chosen.
+
+    Args:
+        metric: a spec (``"bertscore:minilm"``, ``"prism:ref:CHECKPOINT"``, ``"prism:src"`` ...),
+            a loaded scorer, or a function returning one.
+        items: :class:`MBRItem` objects, dicts with the same fields, or plain lists of candidates.
+        column: a non-primary score as the utility (``"precision"``).
+        keep_matrices: keep each item's utility matrix on its Choice.
+        nbest: list the K best candidates with their expected utilities in each output row (all
+            of them when an item has fewer).
+        **options: the metric's options, for a spec (as ``nlgscore.load`` takes them).
+
+    Returns:
+        One :class:`Choice` per item, in input order.
+
+    Raises:
+        ArgumentError: options given with a loaded scorer, a bad ``nbest``, or a non-finite utility.
+
+    Example:
+        >>> [choice.best for choice in decode("chrf", [["a cat sat", "the cat sat", "a dog ran"]])]
+        ['the cat sat']
     """
     nbest = check_nbest(nbest)
     scorer = load_metric(metric, options)

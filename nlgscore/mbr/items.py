@@ -28,9 +28,23 @@ ItemId = Union[str, int]
 
 @dataclass(frozen=True)
 class MBRItem:
-    """``candidates`` (N) to choose from; ``pseudo_references`` (M samples the expectation runs
-    over; None: the candidates themselves, each candidate left out of its own expectation);
-    ``source`` for source-based (QE) metrics; ``id`` names the item in outputs and errors."""
+    """One MBR item: the candidates to choose from and the samples their utility is expected over.
+
+    Args:
+        candidates: the N texts to choose from.
+        pseudo_references: the M samples the expectation runs over; None: the candidates
+            themselves, each candidate left out of its own expectation (then at least 2 are needed).
+        source: the item's source, for a source-based (QE) metric or one that scores with both.
+        id: names the item in outputs and errors (a str or an int); None: its position.
+
+    Raises:
+        ArgumentError: an empty list of texts, or a single candidate without pseudo-references.
+        ArgumentTypeError: texts that are not strings, or an id that is neither str nor int.
+
+    Example:
+        >>> MBRItem(["a cat", "the cat", "a dog"]).samples
+        ['a cat', 'the cat', 'a dog']
+    """
 
     candidates: List[str]
     pseudo_references: Optional[List[str]] = None
@@ -86,11 +100,23 @@ def _wrap(where: str, check: Any) -> Any:
 
 
 def as_items(items: Sequence[Any]) -> List[MBRItem]:
-    """``items`` as :class:`MBRItem` objects: each an MBRItem, a dict with the MBRItem's field names, or a
-    plain list of candidate texts; ids default to the position.
+    """``items`` as :class:`MBRItem` objects; ids default to the position.
 
-    >>> [i.id for i in as_items([["a", "b"], {"candidates": ["c", "d"], "id": "x"}])]
-    [0, 'x']
+    Args:
+        items: each an MBRItem, a dict with the MBRItem's field names, or a plain list of
+            candidate texts.
+
+    Returns:
+        One MBRItem per item, in order.
+
+    Raises:
+        ArgumentError: a dict with unknown fields or without ``candidates``, or an id that
+            occurs twice (ids name the matrices and output rows).
+        ArgumentTypeError: ``items`` is not a list, or an item is none of the three.
+
+    Example:
+        >>> [i.id for i in as_items([["a", "b"], {"candidates": ["c", "d"], "id": "x"}])]
+        [0, 'x']
     """
     if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__len__"):
         raise ArgumentTypeError(f"items must be a list of items, got {type(items).__name__}")

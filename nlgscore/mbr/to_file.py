@@ -37,13 +37,20 @@ DEFAULT_CHUNK = 256  # items per decode call and per checkpoint
 
 
 class DecodeSummary:
-    """What a finished :func:`decode_to_file` run reports: the output, how many ``items``
-    (``resumed_at``: how many an earlier run had done), the metric's signature."""
+    """What a finished :func:`decode_to_file` run reports.
+
+    Args:
+        output: where the rows went (the path, or the stream).
+        items: how many items the output holds.
+        resumed_at: how many an earlier, interrupted run had done (0: a fresh run).
+        signature: the metric's signature string.
+    """
 
     def __init__(self, output: Any, items: int, resumed_at: int, signature: str) -> None:
         self.output, self.items, self.resumed_at, self.signature = output, items, resumed_at, signature
 
     def to_dict(self) -> Dict[str, Any]:
+        """The summary as the CLI prints it with ``--json``."""
         return {
             "output": str(self.output),
             "items": self.items,
@@ -71,18 +78,38 @@ def decode_to_file(
     on_resume: Optional[Callable[[int, Optional[int]], None]] = None,
     **options: Any,
 ) -> DecodeSummary:
-    """Decode ``items`` into ``output`` (a path: resumable; or a text stream), ``chunk`` items at a time.
+    """Decode ``items`` into ``output``, ``chunk`` items at a time, one JSON line per item.
 
-    ``metric`` is a spec (``options`` go to its constructor), a loaded scorer, or a function
-    returning one (called once the items are read, so that a bad input file fails before a model
-    loads). ``items`` is a JSONL path (``-``: stdin) or a list as :func:`nlgscore.mbr.decode`
-    takes it. ``column``/``nbest`` are :func:`~nlgscore.mbr.decode`'s. ``settings``
-    (strings/numbers) join the checkpoint's identity; the items' SHA-256, the metric's
-    signature, the column, the chunk, ``nbest`` and ``matrix_out`` are always part of it. In a
-    launched multi-process run with a scorer that shards (``shard=True``), every process calls
-    this with the same arguments and only the one with ``writer=True`` (rank 0) writes.
-    ``on_resume`` is called once when the run resumes, before any work, with the items done by
-    the earlier run and how many there are.
+    Into a path, every finished chunk is checkpointed: a re-run of the same call continues where
+    it stopped, and the file appears only when complete, byte-identical to an uninterrupted run.
+    The checkpoint's identity is the items' SHA-256, the metric's signature, the column, the
+    chunk, ``nbest``, ``matrix_out`` and ``settings``: a run with other ones does not resume it.
+
+    Args:
+        metric: a spec, a loaded scorer, or a function returning one (called once the items are
+            read, so that a bad input file fails before a model loads).
+        items: a JSONL path (``-``: stdin) or a list as :func:`nlgscore.mbr.decode` takes it.
+        output: a path (resumable) or a text stream (``sys.stdout``: each chunk written as it finishes).
+        matrix_out: also write every item's utility matrix to this ``.npz``, keyed by id.
+        column: a non-primary score as the utility, as for :func:`~nlgscore.mbr.decode`.
+        nbest: list the K best candidates in each row, as for :func:`~nlgscore.mbr.decode`.
+        chunk: items per decode call and per checkpoint.
+        restart: start over instead of resuming.
+        settings: strings and numbers that join the checkpoint's identity (the CLI's flags).
+        progress: draw a progress bar over the items.
+        writer: whether this process writes; in a launched multi-process run with a scorer that
+            shards (``shard=True``), every process calls with the same arguments and only rank 0
+            writes.
+        on_resume: called once when the run resumes, before any work, with the items done by the
+            earlier run and how many there are.
+        **options: the metric's options, for a spec.
+
+    Returns:
+        The run's summary.
+
+    Raises:
+        ArgumentError: a bad ``chunk`` or ``nbest``, or a ``matrix_out`` folder that does not exist.
+        DataError: an item of the input file that cannot be read, naming its line.
     """
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ArgumentError(f"chunk must be a positive integer (items per decode call and checkpoint), got {chunk!r}")

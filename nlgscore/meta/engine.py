@@ -6,8 +6,10 @@
   ``one_pass`` capability share one pass and one model (BARTScore: ``direction="f"`` returns the
   precision and recall columns too, so ``f``, ``precision`` and ``recall`` come from one call;
   ``harmonic`` and ``src`` are calls of their own on the same model). System scores are the mean
-  of the segment scores, except for the names of ``SYSTEM_CORPUS`` (chrF, BLEU: the scorer's
-  sacreBLEU ``corpus_score``, WMT's definition; docs/meta_definitions.md).
+  of the segment scores, except for chrF, BLEU and TER with any of their settings
+  (``corpus_system``: the scorer's sacreBLEU ``corpus_score``, WMT's definition;
+  docs/meta_definitions.md); BARTScore's Moses-tokenised sentBLEU keeps the mean. A metric whose
+  scorer says ``lower_is_better`` (TER) is turned by the task runner before it correlates.
 * ``ScoreCache``: segment scores on disk, keyed by the metric's signature (its model, revision,
   options and library versions, known before scoring), the nlgscore version and a digest of the
   exact inputs, so a re-run (after an interruption, or with one more metric) reuses what was
@@ -39,8 +41,31 @@ PathLike = Union[str, "os.PathLike[str]"]
 # so an interrupted run loses at most one chunk (a few minutes of BERTScore-large on 2 CPU cores),
 # and a chunk is large enough for length-sorted batching to pay off.
 CHUNK = 2048
-# Names whose system score is sacreBLEU's corpus statistic (the scorer's corpus_score), not a mean.
+# Names whose system score is sacreBLEU's corpus statistic (the scorer's corpus_score), not a mean
+# (nlgscore compare's paired tests take these two names); corpus_system adds TER and any settings.
 SYSTEM_CORPUS = ("chrf", "bleu")
+CORPUS_METRICS = ("chrf", "bleu", "ter")
+
+
+def corpus_system(spec: str) -> bool:
+    """Whether ``spec``'s system score is its sacreBLEU corpus statistic: chrF, BLEU and TER with
+    any settings (``chrf:beta=3``, ``bleu:intl``), but not the Moses-tokenised sentBLEU, whose
+    sentence scores are not of the text the corpus statistic reads.
+
+    >>> corpus_system("chrf:beta=3"), corpus_system("bleu:intl"), corpus_system("ter"), corpus_system("sentbleu")
+    (True, True, True, False)
+    >>> corpus_system("bertscore:minilm"), corpus_system("http://localhost:8000")
+    (False, False)
+    """
+    from nlgscore import registry
+
+    if spec.startswith(("http://", "https://")):
+        return False
+    try:
+        name, options = registry.spec_options(spec)
+    except ValueError:
+        return False
+    return name in CORPUS_METRICS and options.get("tokenize") != "moses"
 
 
 def short_name(spec: str) -> str:
@@ -321,8 +346,8 @@ class Scorers:
         self, spec: str, outputs: Sequence[Sequence[str]], refs: Sequence[str], segment: np.ndarray
     ) -> Tuple[List[float], str]:
         """One system-level score per system (``outputs[s]`` against ``refs``) and how it was computed:
-        the corpus statistic for the names of ``SYSTEM_CORPUS`` (cached), else the mean of ``segment[s]``."""
-        if spec.lower() not in SYSTEM_CORPUS:
+        the corpus statistic where :func:`corpus_system` says so (cached), else the mean of ``segment[s]``."""
+        if not corpus_system(spec):
             return [float(sum(row) / len(row)) for row in segment], "system:mean-of-segments"
         scorer = self._scorer(spec)
         flat = [line for lines in outputs for line in lines]
@@ -334,6 +359,15 @@ class Scorers:
         if self.cache is not None:
             self.cache.put(name, key, flat, list(refs) * len(outputs), None, values, "system:corpus")
         return values, "system:corpus"
+
+    def lower_is_better(self, spec: str) -> bool:
+        """Whether ``spec``'s scorer scores errors (TER: ``lower_is_better``), so that the tasks turn
+        its scores before correlating them.
+
+        >>> Scorers().lower_is_better("ter"), Scorers().lower_is_better("chrf")
+        (True, False)
+        """
+        return bool(getattr(self._scorer(spec), "lower_is_better", False))
 
     def _key(self, spec: str, scorer: Any) -> str:
         """The signature the scores will carry, known before scoring (the scorer's, with the run

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import time
 import weakref
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from nlgscore import envs
 from nlgscore.backend.batching import unique
 from nlgscore.backend.extras import require
 from nlgscore.backend.retry_after import wait_seconds
@@ -43,7 +43,7 @@ from nlgscore.remote import wire
 from nlgscore.remote.pool import ClientPool
 
 URL_SCHEMES = ("http://", "https://")
-API_KEY_VARIABLE = "NLGSCORE_API_KEY"
+API_KEY_VARIABLE = envs.API_KEY.name
 RUNTIME_OPTIONS = (
     "batch_size",
     "max_tokens",
@@ -109,7 +109,7 @@ class RemoteScorer:
             raise ArgumentTypeError(f"api_key must be a str (the bearer token) or None, got {type(api_key).__name__}")
         self.url = url.rstrip("/")
         self.retries = int(retries)
-        self.api_key = api_key if api_key is not None else os.environ.get(API_KEY_VARIABLE)
+        self.api_key = api_key if api_key is not None else envs.API_KEY.get()
         self._open_pool()
         health = self._health(wait)
         self.name = health["metric"]

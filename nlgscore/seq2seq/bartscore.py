@@ -72,7 +72,13 @@ Prompt = Union[None, str, Sequence[str]]
 
 
 class BARTScoreResult(Result):
-    """Per-prediction BARTScore (``scores``); ``precision``/``recall`` too for ``f``/``harmonic``."""
+    """Per-prediction BARTScore (``scores``); ``precision``/``recall`` too for ``f``/``harmonic``.
+
+    Args:
+        signature: the settings behind the numbers.
+        values: the ``scores`` column (the primary one) and, for ``f``/``harmonic``, the
+            ``precision`` and ``recall`` directions.
+    """
 
     def __init__(self, signature: Signature, values: Dict[str, Any]) -> None:
         super().__init__(signature, values, "scores")
@@ -130,21 +136,46 @@ def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
 
 
 class BARTScorer(Scorer):
-    """A loaded BARTScore model (see the module docstring for the definition).
+    """A loaded BARTScore model, with the numbers of the authors' ``BARTScorer``.
 
-    ``variant`` picks the paper's model (``bart-large``, ``bart-large-cnn``,
-    ``bart-large-cnn-para``); ``checkpoint`` (Hub id or folder) replaces the variant's weights.
-    ``para_weights`` is the ParaBank2 ``bart.pth`` (a file, or a Hub repo holding it) for the
-    ``-para`` variant; a ``checkpoint`` converted from it (or fine-tuned) holds those weights
-    already (:mod:`nlgscore.seq2seq.bartscore_para`). ``max_tokens`` bounds encoder + decoder
-    tokens per batch, ``batch_size`` the pairs per batch; neither changes a score beyond float
-    rounding. ``long_inputs`` (``"auto"``, ``"truncate"``, ``"error"``): what happens to a text
-    over ``max_length`` tokens.
+    A score is the mean natural-log probability of the target's tokens given the source under a
+    BART model, in a direction: ``src`` s→h (faithfulness), ``precision`` r→h, ``recall`` h→r,
+    ``f`` their arithmetic mean (the paper's F score), ``harmonic`` the authors' ``harm_f``.
+    ``nlgscore.load("bartscore[:VARIANT_OR_CHECKPOINT[:DIRECTION]]", **options)`` builds the same
+    scorer.
 
-    ``kernel`` (``"onednn"``, ``"mkl"``) is the CPU linear kernel and ``forward`` (``"tokens"``,
-    ``"padded"``) the model's forward (:mod:`nlgscore.seq2seq.token_forward`); both default to
-    ``"auto"``, what ``NLGSCORE_ONEDNN`` / ``NLGSCORE_TOKEN_FORWARD`` say (:mod:`nlgscore.envs`),
-    and both are recorded in the signature (``kernel:``, ``forward:tokens``).
+    Args:
+        checkpoint: a Hub id or folder replacing the variant's weights (a checkpoint converted
+            from the ParaBank2 weights, or fine-tuned, holds them already).
+        variant: the paper's model: ``bart-large``, ``bart-large-cnn`` or ``bart-large-cnn-para``.
+        max_length: tokens per text, as the authors' tokenizer truncates (BOS/EOS included).
+        revision: the checkpoint's Hub revision (a commit, tag or branch).
+        para_weights: the authors' ParaBank2 ``bart.pth`` (a file, or a Hub repo holding it) for
+            the ``-para`` variant.
+        direction: the default direction of the calls (``src``, ``precision``, ``recall``, ``f``,
+            ``harmonic``); a call given only sources scores ``src``.
+        long_inputs: texts over ``max_length`` tokens: ``"auto"`` scores every token in sentence
+            chunks (``result.windows`` counts the chunk pairs), ``"truncate"`` cuts them as the
+            authors' scorer does (one warning per call), ``"error"`` refuses them, naming the item.
+        kernel: the CPU linear kernel, ``"onednn"`` or ``"mkl"``; ``"auto"``: what
+            ``NLGSCORE_ONEDNN`` says. Recorded in the signature (``kernel:``).
+        forward: ``"tokens"`` (packed tokens) or ``"padded"``; ``"auto"``: what
+            ``NLGSCORE_TOKEN_FORWARD`` says. Recorded in the signature (``forward:tokens``).
+        **runtime_options: the run-time options every scorer takes: ``device``, ``dtype``,
+            ``batch_size`` (pairs per batch), ``max_tokens`` (encoder + decoder tokens per batch;
+            neither changes a score beyond float rounding), ``progress``, ``accelerator``,
+            ``shard`` (or a ready ``runtime``).
+
+    Raises:
+        ArgumentError: an unknown variant or direction, a ``max_length`` over the model's
+            positions (or too small for one text token), or a ``-para`` variant without its weights.
+        ModelNotAvailableError: the checkpoint is neither cached nor downloadable.
+
+    Example:
+        >>> scorer = BARTScorer(checkpoint="tests/golden/tiny-bart", device="cpu")
+        >>> result = scorer.compute(["On Monday the weather in Almaty was sunny."], ["It was sunny in Almaty on Monday."])
+        >>> round(result.score, 5), sorted(result.columns())
+        (-8.17331, ['precision', 'recall', 'scores'])
     """
 
     name = "bartscore"
@@ -288,7 +319,19 @@ class BARTScorer(Scorer):
     def score(self, srcs: Sequence[str], tgts: Sequence[str], batch_size: Optional[int] = None) -> List[float]:
         """The authors' ``BARTScorer.score(srcs, tgts)``: ``log p(tgt | src)`` per token,
         averaged, per pair, as a list of floats (the ``precision`` direction of :meth:`compute`
-        with ``sources=srcs`` swapped in; same numbers)."""
+        with ``sources=srcs`` swapped in; same numbers).
+
+        Args:
+            srcs: the texts conditioned on.
+            tgts: the texts scored, one per source.
+            batch_size: pairs per batch for this call; None: the scorer's.
+
+        Returns:
+            One score per pair.
+
+        Raises:
+            ArgumentError: ``srcs`` and ``tgts`` differ in length.
+        """
         srcs, tgts = check_texts("srcs", srcs), check_texts("tgts", tgts)
         if len(srcs) != len(tgts):
             raise ArgumentError(f"srcs and tgts must have the same length, got {len(srcs)} and {len(tgts)}")
@@ -362,14 +405,32 @@ class BARTScorer(Scorer):
         context: Optional[int] = None,
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> BARTScoreResult:
-        """Score each prediction in ``direction`` (default: ``"src"`` for a call given only
-        ``sources``, else the constructor's); input order kept.
+        """Score each prediction in ``direction``; input order kept.
 
-        ``agg`` aggregates the per-reference scores (``mean``, the default, or ``max``); a prompt
-        ensemble averages the per-prompt, already aggregated, scores. ``prompt_side`` is
-        ``encoder`` (default) or ``decoder``. An option left as None takes the scorer's call
-        default (:meth:`set_call_defaults`: ``nlgscore.load(spec, prompt=...)``). ``batch_size``, ``max_tokens`` and
-        ``progress`` override the scorer's settings for this call.
+        An option left as None takes the scorer's call default (:meth:`set_call_defaults`:
+        ``nlgscore.load(spec, prompt=...)``), else its documented default.
+
+        Args:
+            predictions: the texts scored (the hypotheses).
+            references: one reference per prediction, or several (``[[str]]``).
+            sources: one source per prediction (direction ``src``).
+            direction: ``src``, ``precision``, ``recall``, ``f`` or ``harmonic``; None:
+                ``"src"`` for a call given only ``sources``, else the constructor's.
+            prompt: a prompt, a list of prompts (an ensemble, averaged per prompt: Eq. 3 of the
+                paper), or a packaged set ``"ref_hyp"``/``"src_hyp"``.
+            prompt_side: ``encoder`` (a suffix of the source; default) or ``decoder`` (a prefix
+                of the target).
+            agg: how an item's per-reference scores are aggregated: ``mean`` (default) or ``max``.
+            batch_size: pairs per batch for this call.
+            max_tokens: encoder + decoder tokens per batch for this call.
+            progress: draw a progress bar for this call.
+            shard: split this call across the ranks of a launch (every rank the same inputs).
+            context: read each sentence after the previous ``context`` sentences of its document.
+            doc_ids: each item's document, with ``context``.
+
+        Returns:
+            The result: ``scores`` per prediction, ``precision``/``recall`` too for ``f`` and
+            ``harmonic``.
         """
         return self.run(
             self.make_call(
@@ -396,7 +457,22 @@ class BARTScorer(Scorer):
         sources: Optional[Sequence[str]] = None,
         **options: Any,
     ) -> Call:
-        """The checked form of :meth:`compute`'s call (its keywords; see :meth:`Scorer.make_call`)."""
+        """The checked form of :meth:`compute`'s call (its keywords; see :meth:`Scorer.make_call`).
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several.
+            sources: one source per prediction.
+            **options: :meth:`compute`'s keywords (``direction``, ``prompt``, ``prompt_side``,
+                ``agg``, the call's run-time options, ``context``, ``doc_ids``).
+
+        Returns:
+            The call, checked and with the scorer's call defaults filled in.
+
+        Raises:
+            ArgumentError: an option that is a setting of the scorer, or a value it does not allow.
+            ArgumentTypeError: an option the metric does not take.
+        """
         given = {
             name: options.pop(name)
             for name in (
@@ -436,7 +512,14 @@ class BARTScorer(Scorer):
         )
 
     def run(self, call: Any) -> Any:
-        """:meth:`Scorer.run`, warning once per call about truncated inputs."""
+        """:meth:`Scorer.run`, warning once per call about truncated inputs.
+
+        Args:
+            call: a call of :meth:`make_call` (or a matrix call).
+
+        Returns:
+            The call's result (a matrix for a matrix call).
+        """
         self._truncated = 0
         result = super().run(call)
         self._warn_truncated()

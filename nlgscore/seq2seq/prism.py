@@ -60,6 +60,11 @@ class PrismResult(Result):
     """Prism scores: ``segment`` (Prism-ref or Prism-src per item, the primary column) and each
     direction's H and G as attributes and columns: ``H_cand_given_ref``, ``H_ref_given_cand``,
     ``G_cand_given_ref``, ``G_ref_given_cand`` for ``mode="ref"`` (``*_given_src`` for ``src``).
+
+    Args:
+        signature: the settings behind the numbers.
+        values: the ``segment`` column and each direction's H and G.
+        mode: ``"ref"`` or ``"src"``: which columns the result holds.
     """
 
     def __init__(self, signature: Signature, values: Dict[str, Any], mode: str) -> None:
@@ -68,6 +73,7 @@ class PrismResult(Result):
 
     @property
     def segment(self) -> List[float]:
+        """Prism-ref (``mode="ref"``) or Prism-src per item: the primary column, as ``scores``."""
         return self.scores
 
     def __getattr__(self, name: str) -> List[float]:
@@ -99,16 +105,45 @@ def _check_temperature(temperature: Any) -> float:
 class PrismScorer(Scorer):
     """Prism-ref / Prism-src with a (converted) Prism checkpoint.
 
-    ``checkpoint``: folder or Hub id of a Prism model in the port's layout or a stock M2M100 folder
-    (see :mod:`nlgscore.seq2seq.prism_loading`; default: the m39v1 weights, ``dariast/prism`` at a
-    pinned revision). ``mode``: ``"ref"``/``"src"`` for :meth:`compute` (``None``: whichever input
-    is given). ``lang``: language of the candidates (and references), whose tag is force-decoded.
-    ``batch_size`` caps sentences per batch, ``max_tokens`` the padded tokens per batch (default
-    from :func:`nlgscore.core.runtime.resolve_runtime`); a call can override both (``compute(..., batch_size=, max_tokens=)``).
-    ``long_inputs``: ``"auto"``, ``"truncate"`` or ``"error"`` for texts over the model's positions
-    (module docstring). ``kernel`` (``"onednn"``, ``"mkl"``: the CPU linear kernel) and
-    ``forward`` (``"tokens"``, ``"padded"``) default to ``"auto"``, what ``NLGSCORE_ONEDNN`` /
-    ``NLGSCORE_TOKEN_FORWARD`` say (:mod:`nlgscore.envs`); both are recorded in the signature.
+    The segment score is ``H(y|x)``, the mean natural-log probability of the target's tokens when
+    the model force-decodes it from the other text: ``Prism-ref = ½ H(cand|ref) + ½ H(ref|cand)``,
+    ``Prism-src = H(cand|src)``, the numbers of the original ``prism.py`` with the m39v1 weights.
+    Several references per candidate are scored one by one and averaged (``multiref:mean``).
+    ``nlgscore.load("prism:ref|src[:CHECKPOINT][:LANG]", **options)`` builds the same scorer.
+
+    Args:
+        checkpoint: a folder or Hub id of a Prism model in the port's layout or a stock M2M100
+            folder (see :mod:`nlgscore.seq2seq.prism_loading`); None: the m39v1 weights
+            (``dariast/prism`` at a pinned revision).
+        lang: the language of the candidates (and references), whose tag is force-decoded; one
+            of the 39 languages of m39v1 for the default checkpoint.
+        temperature: the softmax temperature (between 1e-3 and 1e3).
+        mode: ``"ref"`` (Prism-ref) or ``"src"`` (Prism-src, quality estimation) for
+            :meth:`compute`; None: whichever of references and sources a call gives.
+        revision: the checkpoint's Hub revision (a commit, tag or branch).
+        long_inputs: texts over the model's positions: ``"auto"`` scores them in sentence chunks
+            (``result.windows`` counts the chunk pairs per item), ``"truncate"`` cuts them as the
+            original does (one warning per call), ``"error"`` refuses them, naming the item.
+            Within the limit the three give identical numbers.
+        kernel: the CPU linear kernel, ``"onednn"`` or ``"mkl"``; ``"auto"``: what
+            ``NLGSCORE_ONEDNN`` says. Recorded in the signature.
+        forward: ``"tokens"`` (packed tokens) or ``"padded"``; ``"auto"``: what
+            ``NLGSCORE_TOKEN_FORWARD`` says. Recorded in the signature.
+        **runtime_options: the run-time options every scorer takes: ``device``, ``dtype``,
+            ``batch_size`` (sentences per batch), ``max_tokens`` (padded tokens per batch; a call
+            may override both), ``progress``, ``accelerator``, ``shard`` (or a ready ``runtime``).
+
+    Raises:
+        ArgumentError: a ``mode`` other than ``"ref"``/``"src"``, a temperature out of range, or
+            a language the default checkpoint cannot score (before its 3 GB of weights load).
+        ArgumentTypeError: ``lang`` is not a language code.
+        ModelNotAvailableError: the checkpoint is neither cached nor downloadable.
+
+    Example:
+        >>> scorer = PrismScorer("tests/golden/tiny-prism", lang="en")
+        >>> result = scorer.compute(["The cat sat."], references=["A cat was sitting."])
+        >>> result.primary, str(result.signature).startswith("nlgscore:prism|")
+        ('segment', True)
     """
 
     name = "prism"
@@ -209,7 +244,21 @@ class PrismScorer(Scorer):
         doc_ids: Optional[Sequence[Any]] = None,
     ) -> PrismResult:
         """The historical call: Prism-ref with ``refs`` or Prism-src with ``srcs`` (exactly one);
-        same numbers as :meth:`compute`."""
+        same numbers as :meth:`compute`.
+
+        Args:
+            cands: the candidates.
+            refs: one reference per candidate, or several (``[[str]]``): Prism-ref.
+            srcs: one source per candidate: Prism-src.
+            context: read each sentence after the previous ``context`` sentences of its document.
+            doc_ids: each item's document, with ``context``.
+
+        Returns:
+            The result, ``segment`` its primary column.
+
+        Raises:
+            ArgumentError: both or neither of ``refs`` and ``srcs``.
+        """
         if (refs is None) == (srcs is None):
             raise ArgumentError("pass exactly one of refs= (Prism-ref) or srcs= (Prism-src)")
         names = ("cands", "refs", "srcs")

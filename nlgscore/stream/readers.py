@@ -35,7 +35,25 @@ PARQUET_BATCH = 4096  # rows per Arrow record batch read from a Parquet file
 
 
 class Inputs:
-    """A corpus: ``rows()`` (a fresh iterator each call), ``identity()``, and which sides it has."""
+    """A corpus: ``rows()`` (a fresh iterator each call), ``identity()``, and which sides it has.
+
+    The readers (:func:`text_files`, :func:`table_file`, :func:`dataset`, :func:`lists`) make
+    one; a corpus of another shape is an ``Inputs`` of its own ``rows`` function.
+
+    Args:
+        rows: returns a fresh iterator of ``(prediction, reference, source)`` rows in input
+            order (``reference`` a string, a list of strings, or None; ``source`` a string or None).
+        files: the ``(role, path)`` pairs read, which :meth:`identity` hashes.
+        references: whether the rows hold references.
+        sources: whether the rows hold sources.
+        label: names the corpus in messages.
+        fingerprint: a dataset's content fingerprint, part of :meth:`identity`.
+
+    Example:
+        >>> corpus = Inputs(lambda: iter([("a cat", "the cat", None)]), references=True, sources=False)
+        >>> list(corpus.rows()), corpus.identity()
+        ([('a cat', 'the cat', None)], {})
+    """
 
     def __init__(
         self,
@@ -55,6 +73,7 @@ class Inputs:
         self.fingerprint = fingerprint
 
     def rows(self) -> Iterator[Row]:
+        """A fresh iterator of the corpus's ``(prediction, reference, source)`` rows, read lazily."""
         return self._rows()
 
     def identity(self) -> Dict[str, str]:
@@ -141,13 +160,25 @@ def text_lines(path: str, role: str = "input") -> Iterator[str]:
 
 
 def text_files(candidates: str, references: Sequence[str] = (), sources: Optional[str] = None) -> Inputs:
-    """One segment a line: a candidates file, any number of aligned reference files (several give
-    each candidate a list of references) and an optional sources file; ``-`` is stdin (once).
+    """Aligned text files, one segment a line; ``-`` is stdin (once).
 
-    >>> corpus = text_files("examples/cands.txt", ["examples/refs.txt", "examples/refs2.txt"])
-    >>> prediction, refs, source = next(corpus.rows())
-    >>> len(refs), source
-    (2, None)
+    Args:
+        candidates: the candidates file.
+        references: any number of reference files aligned with it (several give each candidate a
+            list of references).
+        sources: a sources file aligned with it.
+
+    Returns:
+        The corpus; reading it raises a ``DataError`` where the files' line counts differ.
+
+    Raises:
+        ArgumentError: more than one ``-``, or a file that does not exist.
+
+    Example:
+        >>> corpus = text_files("examples/cands.txt", ["examples/refs.txt", "examples/refs2.txt"])
+        >>> prediction, refs, source = next(corpus.rows())
+        >>> len(refs), source
+        (2, None)
     """
     paths = (
         [("candidates", candidates)]
@@ -308,8 +339,24 @@ def table_file(
     """A file of rows: JSONL (one object a line), TSV/CSV (header line), Parquet, or ``text`` (one
     prediction a line; then the references/sources must come from elsewhere).
 
-    ``reference_column`` may name one column (holding a string or a list of references) or
-    several (one reference each). The format comes from the extension unless ``format`` is given.
+    Args:
+        path: the file (``-``: stdin).
+        format: ``text``, ``jsonl``, ``tsv``, ``csv`` or ``parquet``; None: from the extension.
+        prediction_column: the column of the predictions.
+        reference_column: one column (holding a string or a list of references), several (one
+            reference each), or None for a corpus without references.
+        source_column: the column of the sources, if any.
+
+    Returns:
+        The corpus; a malformed row raises a ``DataError`` naming ``file:line`` and the column
+        when it is read.
+
+    Raises:
+        ArgumentError: an unknown format, or a file that does not exist.
+
+    Example:
+        >>> next(table_file("examples/cands.txt", format="text").rows())
+        ('The cat sat on the mat.', None, None)
     """
     fmt = format or guess_format(path)
     if fmt not in FORMATS:
@@ -351,10 +398,21 @@ def dataset(
     """A 🤗 ``datasets.Dataset`` or ``IterableDataset`` (``streaming=True``), read ``batch_size``
     rows at a time (also any re-iterable of dict rows). Column names are those of ``map_function``.
 
-    >>> import datasets
-    >>> ds = datasets.Dataset.from_dict({"prediction": ["a cat"], "reference": ["the cat"]})
-    >>> list(dataset(ds).rows())
-    [('a cat', 'the cat', None)]
+    Args:
+        data: the dataset, or a re-iterable of dict rows.
+        prediction_column: the column of the predictions.
+        reference_column: the column of the references (a string or a list each); None: none.
+        source_column: the column of the sources, if any.
+        batch_size: rows read at a time from a dataset.
+
+    Returns:
+        The corpus; its identity holds the dataset's fingerprint where it has one.
+
+    Example:
+        >>> import datasets
+        >>> ds = datasets.Dataset.from_dict({"prediction": ["a cat"], "reference": ["the cat"]})
+        >>> list(dataset(ds).rows())
+        [('a cat', 'the cat', None)]
     """
     refs = [reference_column] if reference_column else []
     label = getattr(data, "info", None) and getattr(data.info, "dataset_name", None) or type(data).__name__
@@ -382,7 +440,23 @@ def dataset(
 def lists(
     predictions: Sequence[str], references: Optional[Sequence[Any]] = None, sources: Optional[Sequence[str]] = None
 ) -> Inputs:
-    """In-memory lists, as ``compute`` takes them (for tests and small corpora)."""
+    """In-memory lists, as ``compute`` takes them (for tests and small corpora).
+
+    Args:
+        predictions: the predictions.
+        references: one reference per prediction (a string or a list), or None.
+        sources: one source per prediction, or None.
+
+    Returns:
+        The corpus.
+
+    Raises:
+        ArgumentError: lists of different lengths.
+
+    Example:
+        >>> list(lists(["a cat"], references=[["the cat", "cat"]]).rows())
+        [('a cat', ['the cat', 'cat'], None)]
+    """
     n = len(predictions)
     for name, values in (("references", references), ("sources", sources)):
         if values is not None and len(values) != n:

@@ -81,9 +81,22 @@ def score_chunk(scorer: "ScorerLike", chunk: List[Row], inputs: Inputs, *, start
 def score_windows(
     scorer: "ScorerLike", inputs: Inputs, *, window: int = DEFAULT_WINDOW, rows: Any = None, **options: Any
 ) -> Iterator[Tuple[List[Row], "Result"]]:
-    """``(rows, result)`` per window of ``inputs`` (or of the ``rows`` iterator given), in order.
+    """``(rows, result)`` per window of ``inputs``, in order: one ``compute`` call per window.
 
-    ``options`` (e.g. ``batch_size``, ``max_tokens``) go to every ``compute`` call.
+    Args:
+        scorer: a loaded scorer (local or remote) whose scores do not depend on the whole call.
+        inputs: the corpus, from a reader of :mod:`nlgscore.stream.readers`.
+        window: rows per ``compute`` call (memory is bounded by it, not by the corpus).
+        rows: an iterator of the corpus's rows to read instead of ``inputs.rows()`` (a resumed
+            run that has skipped the rows done).
+        **options: ``compute``'s keywords for every call (``batch_size``, ``max_tokens`` ...).
+
+    Yields:
+        Each window's rows and its result.
+
+    Raises:
+        ArgumentError: a bad window, inputs with neither references nor sources, or a scorer
+            whose scores depend on the call (BERTScore's idf from each call's references).
     """
     check_window(window)
     check_streamable(scorer)
@@ -114,8 +127,26 @@ def score_stream(
 ) -> Iterator[Dict[str, Any]]:
     """Per-item score rows of a corpus, in input order, computed ``window`` rows at a time.
 
-    ``inputs`` comes from :mod:`nlgscore.stream.readers` (text files, JSONL, TSV/CSV, Parquet,
-    ``datasets``, lists). Memory is bounded by the window, not by the corpus.
+    Memory is bounded by the window, not by the corpus.
+
+    Args:
+        scorer: a loaded scorer (local or remote) whose scores do not depend on the whole call.
+        inputs: the corpus, from :mod:`nlgscore.stream.readers` (text files, JSONL, TSV/CSV,
+            Parquet, ``datasets``, lists).
+        window: rows per ``compute`` call.
+        **options: ``compute``'s keywords for every call (``batch_size``, ``max_tokens`` ...).
+
+    Yields:
+        One ``{column: value}`` dict per item (a list per layer for 2-D columns).
+
+    Raises:
+        ArgumentError: as :func:`score_windows`.
+
+    Example:
+        >>> from nlgscore import load
+        >>> from nlgscore.stream.readers import lists
+        >>> [row["score"] for row in score_stream(load("chrf"), lists(["a cat"], ["a cat"]))]
+        [100.0]
     """
     for _, result in score_windows(scorer, inputs, window=window, **options):
         yield from item_rows(result)

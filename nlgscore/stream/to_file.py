@@ -88,10 +88,20 @@ def header_line(rows: List[Dict[str, Any]], fmt: str) -> str:
 
 class Summary:
     """What a finished :func:`score_to_file` run reports: the system value of every column (the
-    mean over items), the call's signature, how many items (``resumed_at``: how many were
-    already done by an earlier run). A metric whose system value is a corpus statistic (chrF,
-    BLEU: ``corpus`` from the summed per-item ``statistics``) reports that for its primary
-    column, and the mean as ``sentence_mean``."""
+    mean over items), the call's signature and how many items. A metric whose system value is a
+    corpus statistic (chrF, BLEU) reports that for its primary column, and the mean as
+    ``sentence_mean``.
+
+    Args:
+        path: the output file.
+        signature: the call's signature string.
+        primary: the primary column.
+        sums: per column, the exact sum of its values over the items.
+        items: how many items the output holds.
+        resumed_at: how many were already done by an earlier run (0: a fresh run).
+        statistics: the summed per-item sufficient statistics of a corpus-statistic metric.
+        corpus: the metric's corpus statistic of ``statistics`` (chrF's, BLEU's).
+    """
 
     def __init__(
         self,
@@ -125,9 +135,11 @@ class Summary:
         return self.system.get(self.primary, math.nan)
 
     def rows(self) -> List[Dict[str, Any]]:
+        """One ``{"column", "system"}`` dict per column (the CLI's table)."""
         return [{"column": name, "system": value} for name, value in self.system.items()]
 
     def to_dict(self) -> Dict[str, Any]:
+        """The summary as the CLI prints it with ``--json``."""
         return {
             "output": str(self.path),
             "items": self.items,
@@ -173,18 +185,33 @@ def score_to_file(
 ) -> Summary:
     """Score ``inputs`` into ``path`` window by window, resuming an interrupted run of the same call.
 
-    In a launched multi-process run (torchrun, accelerate launch) with a scorer that shards
-    (``shard=True``), every process calls this with the same arguments and scores its share of
-    each window; only the one with ``writer=True`` (rank 0) writes. Without sharding each process
-    runs on its own (its own inputs and output). ``settings`` (strings/numbers) join the
-    checkpoint's identity, e.g. the command line's spec; the scorer's signature, the window, the
-    format and the input files' size and SHA-256 are always part of it. ``options`` go to every
-    ``compute`` call. ``writer=False`` scores without writing (the non-zero ranks of a
-    multi-process run, which take part in every window). The run holds ``path``'s lock
-    (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output
-    is refused. The driver is :func:`nlgscore.corpus.outputs.driver.run_chunks`. ``on_resume``
-    is called once when the run resumes, before any work, with the rows done by the earlier run
-    and the corpus's rows (:func:`row_count`: None where they cannot be counted).
+    Every finished window is checkpointed; the file appears only when complete. The checkpoint's
+    identity is the scorer's signature, the window, the format, the input files' size and SHA-256
+    and ``settings``: a run with other ones does not resume it. The run holds ``path``'s lock
+    (:mod:`nlgscore.corpus.outputs.lock`): a second run on the same output is refused.
+
+    Args:
+        scorer: a loaded scorer (local or remote) whose scores do not depend on the whole call.
+        inputs: the corpus, from a reader of :mod:`nlgscore.stream.readers`.
+        path: the output, ``.tsv`` or ``.jsonl`` (one row per item, in input order).
+        window: rows per ``compute`` call and per checkpoint.
+        format: ``tsv`` or ``jsonl``; None: from the extension.
+        restart: start over instead of resuming.
+        settings: strings and numbers that join the checkpoint's identity (the command line's spec).
+        progress: draw a progress bar over the rows.
+        writer: whether this process writes: in a launched multi-process run (torchrun, accelerate
+            launch) with a scorer that shards (``shard=True``), every process calls with the same
+            arguments and scores its share of each window, and only rank 0 writes. Without
+            sharding each process runs on its own (its own inputs and output).
+        on_resume: called once when the run resumes, before any work, with the rows done by the
+            earlier run and the corpus's rows (None where they cannot be counted).
+        **options: ``compute``'s keywords for every call.
+
+    Returns:
+        The run's summary: every column's system value.
+
+    Raises:
+        ArgumentError: a bad window or output name, or a scorer whose scores depend on the call.
     """
     check_window(window)
     check_streamable(scorer)

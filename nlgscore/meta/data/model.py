@@ -17,7 +17,7 @@ it: ``darr_pairs`` lists the (item, better system, worse system) pairs of a leve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -68,6 +68,36 @@ class EvalSet:
         if key not in self._derived:
             self._derived[key] = make()
         return self._derived[key]
+
+    def select_systems(self, rows: Sequence[int]) -> "EvalSet":
+        """The data set of the systems at ``rows`` only (in that order): their outputs and the rows of
+        every human level whose first axis is the systems; what is derived is made again from them
+        (SPA's p-values of these systems). The top-k systems of a system-level measure are this.
+
+        >>> data = EvalSet("toy", ["A", "B", "C"], [["a"], ["b"], ["c"]], [["a"]],
+        ...                human={"system": np.array([1.0, 3.0, 2.0])})
+        >>> top = data.select_systems([1, 2])
+        >>> top.systems, top.human["system"].tolist()
+        (['B', 'C'], [3.0, 2.0])
+        """
+        rows = [int(r) for r in rows]
+        n = len(self.systems)
+        human = {
+            level: np.asarray(scores)[rows] if np.ndim(scores) >= 1 and np.shape(scores)[0] == n else scores
+            for level, scores in self.human.items()
+        }
+        return EvalSet(
+            self.name,
+            [self.systems[r] for r in rows],
+            [self.hyps[r] for r in rows],
+            self.refs,
+            self.srcs,
+            human,
+            self.reference,
+            self.lines,
+            [],
+            self.docs,
+        )
 
     def darr_pairs(self, level: str = "segment", margin: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(item, better, worse)`` index arrays: per item, every two rated systems whose human scores
