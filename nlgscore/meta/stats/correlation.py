@@ -48,11 +48,22 @@ def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
 def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3) -> float:
     """Pearson r between human and metric scores (WMT18 findings Eq. 2).
 
-    System-level meta-evaluation needs at least ``min_items`` (3) systems; constant inputs
-    have no correlation and raise ValueError rather than returning NaN.
+    Args:
+        human: the human score of each item (system, segment).
+        metric: the metric score of the same items.
+        min_items: the fewest items that make a correlation (3: system-level meta-evaluation
+            needs at least 3 systems).
 
-    >>> round(pearson([1, 2, 3, 4], [2, 4, 5, 9]), 6)
-    0.964764
+    Returns:
+        The correlation, in [-1, 1].
+
+    Raises:
+        ArgumentError: the scores differ in length, hold fewer than ``min_items`` items or a NaN
+            or infinite value, or a side is constant (no correlation, rather than a NaN).
+
+    Example:
+        >>> round(pearson([1, 2, 3, 4], [2, 4, 5, 9]), 6)
+        0.964764
     """
     human_arr = as_finite_array(human, "human")
     metric_arr = as_finite_array(metric, "metric")

@@ -126,10 +126,28 @@ def bootstrap_ci(
 ) -> Interval:
     """Percentile bootstrap CI of ``statistic(*data)``, resampling items with replacement.
 
-    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
-    >>> ci = bootstrap_ci(darr_kendall_tau, ([3, 2, 1, 5] * 5, [1, 2, 4, 0] * 5), n_samples=200, seed=1)
-    >>> ci.value, ci.low < 0 < ci.high
-    (0.0, True)
+    Args:
+        statistic: the statistic, called with one array per entry of ``data`` (e.g.
+            `darr_kendall_tau` on ``(better, worse)``); it must not return NaN on a resample.
+        data: equally long arrays holding the items, one entry per argument of ``statistic``;
+            every resample draws the same item indices from each, so paired values stay paired.
+        n_samples: the number of bootstrap resamples (1000, the field's default).
+        seed: the seed of numpy's generator; the default is sacreBLEU's, so runs repeat.
+        alpha: the interval is two-sided ``1 - alpha`` (0.05: a 95% interval), its bounds order
+            statistics of the resampled values as sacreBLEU's ``estimate_ci`` picks them.
+
+    Returns:
+        The statistic on the full data (``value``) with the interval's bounds (``low``, ``high``).
+
+    Raises:
+        ArgumentError: ``data`` is empty, its arrays differ in length or hold fewer than 2 items,
+            ``alpha`` is outside (0, 1), or the statistic returns NaN.
+
+    Example:
+        >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
+        >>> ci = bootstrap_ci(darr_kendall_tau, ([3, 2, 1, 5] * 5, [1, 2, 4, 0] * 5), n_samples=200, seed=1)
+        >>> ci.value, ci.low < 0 < ci.high
+        (0.0, True)
     """
     arrays, n = _as_items(data)
     rng = np.random.default_rng(seed)
@@ -162,15 +180,31 @@ def paired_bootstrap(
 ) -> PairedBootstrap:
     """Resample items with replacement and count how often ``statistic`` favours A or B.
 
-    ``data_a`` and ``data_b`` hold the same items (e.g. ``(better_a, worse_a)`` and
-    ``(better_b, worse_b)`` for daRR tau); each resample uses one index set for both.
     A is significantly better at the 95% level when it wins at least 95% of resamples
     (``p_value < 0.05``; WMT18 findings Fig. 3, Koehn 2004).
 
-    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
-    >>> r = paired_bootstrap(darr_kendall_tau, ([2] * 20, [1] * 20), ([1, 2] * 10, [2, 1] * 10), 100)
-    >>> r.value_a, r.value_b, r.p_value
-    (1.0, 0.0, 0.0)
+    Args:
+        statistic: the statistic both metrics are compared on, called with the arrays of
+            ``data_a`` (then of ``data_b``) picked at one resample's indices.
+        data_a: metric A's arrays over the items (e.g. ``(better_a, worse_a)`` for daRR tau).
+        data_b: metric B's arrays over the same items, in the same order; each resample uses one
+            index set for both, so the comparison is paired.
+        n_samples: the number of bootstrap resamples.
+        seed: the seed of numpy's generator (sacreBLEU's default).
+
+    Returns:
+        Both statistics on the full data, the resamples each metric won (ties count for
+        neither) and ``p_value``, the one-sided p of "A is better than B".
+
+    Raises:
+        ArgumentError: the arrays differ in length (within or across ``data_a`` and ``data_b``),
+            hold fewer than 2 items, or the statistic returns NaN.
+
+    Example:
+        >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
+        >>> r = paired_bootstrap(darr_kendall_tau, ([2] * 20, [1] * 20), ([1, 2] * 10, [2, 1] * 10), 100)
+        >>> r.value_a, r.value_b, r.p_value
+        (1.0, 0.0, 0.0)
     """
     arrays_a, n = _as_items(data_a)
     arrays_b, n_b = _as_items(data_b)
@@ -216,13 +250,31 @@ def subset_significance(
 ) -> SubsetSignificance:
     """BARTScore's significance test (Yuan et al. 2021, Sec. 5; their ``sig_test_two``).
 
-    Each iteration shuffles the items and keeps the first ``fraction`` (80%) of them, without
-    replacement; A is significantly better than B when it wins more than ``threshold`` (950)
-    of ``n_iterations`` (1000), significantly worse when it wins fewer than 50.
+    Each iteration shuffles the items and keeps the first ``fraction`` of them, without
+    replacement, and counts a win for A when its statistic is strictly higher than B's.
 
-    >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
-    >>> subset_significance(darr_kendall_tau, ([2, 2, 2, 2, 2], [1] * 5), ([1, 2, 1, 2, 1], [2] * 5)).verdict
-    'a'
+    Args:
+        statistic: the statistic both metrics are compared on, called with one subset of the
+            arrays of ``data_a`` (then of ``data_b``).
+        data_a: metric A's arrays over the items.
+        data_b: metric B's arrays over the same items, in the same order (one subset serves both).
+        n_iterations: the number of random subsets (1000, as BARTScore).
+        fraction: the share of the items each subset keeps, in (0, 1] (0.8, as BARTScore).
+        threshold: A is significantly better when it wins more than ``threshold`` subsets (950),
+            significantly worse when it wins fewer than ``n_iterations - threshold``.
+        seed: the seed of numpy's generator (666, BARTScore's).
+
+    Returns:
+        A's wins with ``verdict``: ``"a"``, ``"b"`` or ``"none"``.
+
+    Raises:
+        ArgumentError: the arrays differ in length, hold fewer than 2 items, ``fraction`` is
+            outside (0, 1], or the statistic returns NaN.
+
+    Example:
+        >>> from nlgscore.meta.stats.wmt import darr_kendall_tau
+        >>> subset_significance(darr_kendall_tau, ([2, 2, 2, 2, 2], [1] * 5), ([1, 2, 1, 2, 1], [2] * 5)).verdict
+        'a'
     """
     arrays_a, n = _as_items(data_a)
     arrays_b, n_b = _as_items(data_b)
@@ -298,16 +350,29 @@ def compare_systems_bootstrap(
 ) -> list[SystemComparison]:
     """Paired bootstrap resampling of systems against a baseline, like ``sacrebleu --paired-bs``.
 
-    Scores are per-segment (the system score is their mean). One set of ``n_samples``
-    resampled segment indices serves all systems (Koehn 2004). Each system gets the mean of
-    its resampled scores with a 95% percentile CI, and a two-sided p-value: the resampled
-    absolute differences to the baseline, centred on their mean (the null hypothesis of no
-    difference), are compared with the observed absolute difference. Returns the baseline
-    first (``p_value=None``), then the systems in order.
+    One set of ``n_samples`` resampled segment indices serves all systems (Koehn 2004). Each
+    system gets the mean of its resampled scores with a 95% percentile CI, and a two-sided
+    p-value: the resampled absolute differences to the baseline, centred on their mean (the null
+    hypothesis of no difference), are compared with the observed absolute difference, counting
+    ``(as extreme + 1) / (n_samples + 1)``.
 
-    >>> res = compare_systems_bootstrap([0.1, 0.5, 0.3, 0.2], [[0.1, 0.5, 0.3, 0.2]], 100)
-    >>> res[1].p_value
-    1.0
+    Args:
+        baseline: the baseline system's score of each segment (its system score is their mean).
+        systems: each other system's segment scores, over the same segments in the same order.
+        n_samples: the number of bootstrap resamples.
+        seed: the seed of numpy's generator (sacreBLEU's default).
+
+    Returns:
+        One comparison per system, the baseline first (``p_value=None``), then ``systems`` in order.
+
+    Raises:
+        ArgumentError: a system has another number of segments, fewer than 2 segments, or a NaN
+            or infinite score.
+
+    Example:
+        >>> res = compare_systems_bootstrap([0.1, 0.5, 0.3, 0.2], [[0.1, 0.5, 0.3, 0.2]], 100)
+        >>> res[1].p_value
+        1.0
     """
     scores = _system_matrix(baseline, systems)
     n = scores.shape[1]
@@ -333,12 +398,29 @@ def compare_systems_randomization(
     Each trial swaps the two systems' outputs on a random half of the segments (a fair coin
     per segment, the same swaps for every system) and measures the absolute difference of
     the two pseudo-systems' mean scores; the two-sided p-value is the share of trials at
-    least as different as the observed pair (Riezler and Maxwell 2005). Means and 95% CIs
-    come from ``n_confidence`` bootstrap resamples, as ``--paired-ar-confidence`` does.
+    least as different as the observed pair (Riezler and Maxwell 2005).
 
-    >>> res = compare_systems_randomization([0.1, 0.5, 0.3, 0.2], [[0.9, 0.9, 0.8, 0.7]], 4000)
-    >>> round(res[1].p_value, 2)  # 4 segments: 2 of the 16 swap patterns reach the observed gap
-    0.12
+    Args:
+        baseline: the baseline system's score of each segment.
+        systems: each other system's segment scores, over the same segments in the same order.
+        n_trials: the number of random swaps (10,000, as sacreBLEU's ``--paired-ar-trials``).
+        seed: the seed of numpy's generator (sacreBLEU's default).
+        n_confidence: the bootstrap resamples behind each system's mean and 95% CI, as
+            ``--paired-ar-confidence`` does.
+        chunk: the trials multiplied out at once; it bounds memory to ``chunk`` by segments
+            floats.
+
+    Returns:
+        One comparison per system, the baseline first (``p_value=None``), then ``systems`` in order.
+
+    Raises:
+        ArgumentError: a system has another number of segments, fewer than 2 segments, or a NaN
+            or infinite score.
+
+    Example:
+        >>> res = compare_systems_randomization([0.1, 0.5, 0.3, 0.2], [[0.9, 0.9, 0.8, 0.7]], 4000)
+        >>> round(res[1].p_value, 2)  # 4 segments: 2 of the 16 swap patterns reach the observed gap
+        0.12
     """
     scores = _system_matrix(baseline, systems)
     n = scores.shape[1]

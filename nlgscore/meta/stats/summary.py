@@ -86,12 +86,28 @@ def document_correlations(human: np.ndarray, metric: np.ndarray, method: str = "
 
 
 def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str = "spearman") -> float:
-    """Mean over documents of the correlation across systems (BARTScore summary level).
+    """Mean over documents of the correlation across systems (BARTScore's summary level).
 
-    >>> human = [[1, 2, 3], [1, 2, 3], [5, 5, 5]]
-    >>> metric = [[1, 2, 3], [3, 2, 1], [1, 2, 3]]
-    >>> summary_level_correlation(human, metric)  # (1 + -1) / 2; the constant document is skipped
-    0.0
+    Documents whose human or metric scores are constant have no correlation and are skipped,
+    as the BARTScore analysis code does.
+
+    Args:
+        human: the ``(documents, systems)`` human scores.
+        metric: the ``(documents, systems)`` metric scores.
+        method: ``"spearman"``, ``"kendall"`` (tau-b, scipy's default) or ``"pearson"``.
+
+    Returns:
+        The mean of the per-document correlations.
+
+    Raises:
+        ArgumentError: the arrays are empty, of different shapes or not finite, ``method`` is
+            unknown, or every document is constant.
+
+    Example:
+        >>> human = [[1, 2, 3], [1, 2, 3], [5, 5, 5]]
+        >>> metric = [[1, 2, 3], [3, 2, 1], [1, 2, 3]]
+        >>> summary_level_correlation(human, metric)  # (1 + -1) / 2; the constant document is skipped
+        0.0
     """
     return float(np.mean(document_correlations(human, metric, method)))
 
@@ -99,8 +115,19 @@ def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str
 def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float:
     """Share of pairs where the metric scores the correct text strictly higher (Rank19).
 
-    >>> pair_accuracy([0.9, 0.5, 0.2], [0.1, 0.5, 0.4])
-    0.3333333333333333
+    Args:
+        correct: the metric's score of the factually correct text of each pair.
+        incorrect: the metric's score of the incorrect text of the same pair; a tie counts as a miss.
+
+    Returns:
+        The accuracy, in [0, 1].
+
+    Raises:
+        ArgumentError: the scores are empty, differ in length or hold a NaN or infinite value.
+
+    Example:
+        >>> pair_accuracy([0.9, 0.5, 0.2], [0.1, 0.5, 0.4])
+        0.3333333333333333
     """
     correct_a = as_finite_array(correct, "correct")
     incorrect_a = as_finite_array(incorrect, "incorrect")
@@ -112,10 +139,21 @@ def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float
 def corpus_correlation(human: Sequence[float], metric: Sequence[float], method: str = "spearman") -> float:
     """Correlation over all samples (data-to-text: Spearman; QAGS: Pearson).
 
-    Constant scores have no correlation: ValueError instead of scipy's NaN.
+    Args:
+        human: the human score of each sample.
+        metric: the metric score of the same samples.
+        method: ``"spearman"``, ``"kendall"`` (tau-b) or ``"pearson"``.
 
-    >>> round(corpus_correlation([1, 2, 3, 4], [10, 20, 40, 30]), 6)
-    0.8
+    Returns:
+        The correlation.
+
+    Raises:
+        ArgumentError: the scores differ in length, hold fewer than 2 samples or a NaN or
+            infinite value, ``method`` is unknown, or a side is constant (scipy would give NaN).
+
+    Example:
+        >>> round(corpus_correlation([1, 2, 3, 4], [10, 20, 40, 30]), 6)
+        0.8
     """
     human_a, metric_a = as_finite_array(human, "human"), as_finite_array(metric, "metric")
     if human_a.shape != metric_a.shape:

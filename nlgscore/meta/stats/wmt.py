@@ -42,13 +42,26 @@ def darr_concordance(better: Sequence[float], worse: Sequence[float], lower_is_b
 def darr_kendall_tau(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> float:
     """WMT daRR Kendall's tau-like ``(C - D) / (C + D)``, metric ties discordant.
 
-    ``better[i]`` and ``worse[i]`` are the metric's scores of the translations humans judged
-    better and worse in pair ``i`` (WMT18 findings Sec. 3.1, Eq. 1; WMT19 uses the same).
+    The WMT17-19 convention (WMT18 findings Sec. 3.1, Eq. 1): a pair is concordant only when
+    the metric strictly prefers the translation humans judged better.
 
-    >>> darr_kendall_tau([3, 2, 1, 5], [1, 2, 4, 0])  # C=2, D=2 (one of them a tie)
-    0.0
-    >>> darr_kendall_tau([1, 1], [2, 3], lower_is_better=True)
-    1.0
+    Args:
+        better: the metric's score of the human-better translation of each pair.
+        worse: the metric's score of the human-worse translation of the same pair.
+        lower_is_better: the metric is an error metric (TER): its scores are negated first.
+
+    Returns:
+        The tau, in [-1, 1]: the mean of the pairs' +1 (concordant) and -1 (discordant or tied).
+
+    Raises:
+        ArgumentError: ``better`` and ``worse`` are empty, differ in length or hold a NaN or
+            infinite score.
+
+    Example:
+        >>> darr_kendall_tau([3, 2, 1, 5], [1, 2, 4, 0])  # C=2, D=2 (one of them a tie)
+        0.0
+        >>> darr_kendall_tau([1, 1], [2, 3], lower_is_better=True)
+        1.0
     """
     # C + D is the number of pairs, so tau is the mean of +1/-1 concordances.
     return float(np.mean(darr_concordance(better, worse, lower_is_better)))
@@ -105,14 +118,26 @@ class DarrPair:
 def darr_pairs_from_da(da: Mapping[Tuple[Hashable, Hashable], float], margin: float = DARR_MARGIN) -> list[DarrPair]:
     """Build daRR pairs from raw DA segment scores, as in WMT18 findings Sec. 3.1.
 
-    ``da`` maps ``(segment, system)`` to the raw (0-100) DA score. For every segment, all
-    pairs of systems are formed and kept when their scores differ by *more than* ``margin``;
-    the higher-DA one is ``better``. Pairs are ordered by segment (first appearance), then
-    by system (first appearance) so results are reproducible.
+    For every segment, all pairs of the systems judged on it are formed and kept when their DA
+    scores differ by *more than* ``margin``; the higher-DA one is ``better``. Pairs are ordered by
+    segment (first appearance), then by system (first appearance), so results repeat.
 
-    >>> pairs = darr_pairs_from_da({(1, "A"): 90, (1, "B"): 60, (1, "C"): 70, (2, "A"): 10})
-    >>> [(p.better, p.worse) for p in pairs]
-    [('A', 'B')]
+    Args:
+        da: the raw (0-100) DA score of each ``(segment, system)``.
+        margin: the least DA difference, exclusive, that makes a pair (25 points, WMT18's); closer
+            pairs are dropped, so no pair is a human tie.
+
+    Returns:
+        The pairs, each with its segment, the better and worse system and their DA scores.
+
+    Raises:
+        ArgumentError: ``margin`` is negative.
+        DataError: a DA score is NaN or infinite (the message names its segment and system).
+
+    Example:
+        >>> pairs = darr_pairs_from_da({(1, "A"): 90, (1, "B"): 60, (1, "C"): 70, (2, "A"): 10})
+        >>> [(p.better, p.worse) for p in pairs]
+        [('A', 'B')]
     """
     if margin < 0:
         raise ArgumentError(f"margin must be >= 0, got {margin}")
@@ -137,14 +162,28 @@ def darr_pairs_from_da(da: Mapping[Tuple[Hashable, Hashable], float], margin: fl
 def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, float]:
     """Williams test that corr(human, A) = ``r12`` exceeds corr(human, B) = ``r13``.
 
-    ``r23`` is corr(A, B) and ``n`` the number of items (systems). One-sided, df = n - 3
-    (Williams 1959, as used for metrics by Graham and Baldwin 2014 and WMT). WMT compares
-    absolute correlations: pass ``abs(r)`` for metrics whose sign is irrelevant. Returns
-    ``(t, p)``; A is significantly better than B when p < 0.05.
+    One-sided, df = n - 3 (Williams 1959, as used for metrics by Graham and Baldwin 2014 and
+    WMT). WMT compares absolute correlations: pass ``abs(r)`` for metrics whose sign is irrelevant
+    (`williams_test_scores` does so from raw scores).
 
-    >>> t, p = williams_test(0.9, 0.8, 0.85, 20)
-    >>> round(t, 4), round(p, 4)
-    (1.7292, 0.0509)
+    Args:
+        r12: the correlation of metric A with the human scores.
+        r13: the correlation of metric B with the human scores.
+        r23: the correlation of metric A with metric B.
+        n: the number of items the correlations are over (systems, at the system level).
+
+    Returns:
+        ``(t, p)``: the t statistic and its one-sided p-value; A is significantly better than B
+        when p < 0.05.
+
+    Raises:
+        ArgumentError: ``n`` is 3 or fewer, a correlation is outside [-1, 1], or the three are
+            perfectly collinear (the test is undefined).
+
+    Example:
+        >>> t, p = williams_test(0.9, 0.8, 0.85, 20)
+        >>> round(t, 4), round(p, 4)
+        (1.7292, 0.0509)
     """
     if n <= 3:
         raise ArgumentError(f"the Williams test needs more than 3 items (df = n - 3), got n={n}")
@@ -167,13 +206,26 @@ def williams_test_scores(
 ) -> Tuple[float, float]:
     """Williams test on raw scores: is |r(human, A)| significantly above |r(human, B)|?
 
-    Absolute correlations as in the WMT scripts; r(A, B) is sign-corrected so that a metric
-    with negative correlation (an error metric) is compared as if it were negated.
+    Absolute Pearson correlations as in the WMT scripts; r(A, B) is sign-corrected so that a
+    metric with negative correlation (an error metric) is compared as if it were negated.
 
-    >>> t, p = williams_test_scores([1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 9],
-    ...                             [2, 1, 4, 3, 6, 5, 8, 7])
-    >>> p < 0.05
-    True
+    Args:
+        human: the human score of each item (system).
+        metric_a: metric A's score of the same items.
+        metric_b: metric B's score of the same items.
+
+    Returns:
+        ``(t, p)`` as `williams_test`: A is significantly better than B when p < 0.05.
+
+    Raises:
+        ArgumentError: the scores differ in length, hold fewer than 4 items, a NaN or infinite
+            value, or one of them is constant.
+
+    Example:
+        >>> t, p = williams_test_scores([1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 9],
+        ...                             [2, 1, 4, 3, 6, 5, 8, 7])
+        >>> p < 0.05
+        True
     """
     r12 = pearson(human, metric_a)
     r13 = pearson(human, metric_b)
@@ -190,17 +242,31 @@ def hybrid_systems(
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Hybrid super-sampling (Graham and Liu 2016; WMT18 findings Sec. 4.2).
 
-    ``human`` and ``metric`` are ``(systems, segments)`` segment scores. Each hybrid picks a
-    random pair of distinct systems and takes every segment from one of the two at random;
-    its human score is the mean of the sampled segments' human scores (BERTScore, Sec. 4,
-    "average of segment-level human judgments") and its metric score the mean of their
-    metric scores. Missing human judgments are NaN and left out of the human mean (WMT DA
-    covers ~95% of segments per system); metric scores must be finite. Returns two arrays of
-    length ``n_hybrids``.
+    Each hybrid picks a random pair of distinct systems and takes every segment from one of the
+    two at random; its human score is the mean of the sampled segments' human scores (BERTScore,
+    Sec. 4, "average of segment-level human judgments") and its metric score the mean of their
+    metric scores.
 
-    >>> h, m = hybrid_systems(np.array([[1.0, 1], [0, 0]]), np.array([[2.0, 2], [0, 0]]), 4, seed=1)
-    >>> bool(np.allclose(m, 2 * h))
-    True
+    Args:
+        human: the ``(systems, segments)`` human scores; a missing judgment is NaN and left out of
+            a hybrid's human mean (WMT DA covers about 95% of the segments of a system).
+        metric: the ``(systems, segments)`` metric scores, all finite.
+        n_hybrids: the number of hybrid systems (10,000, as WMT18).
+        seed: the seed of numpy's generator.
+        chunk: the hybrids drawn at once: memory stays at ``chunk`` by segments, and the draws
+            depend on it (keep it to repeat a run).
+
+    Returns:
+        ``(human, metric)``: two arrays of length ``n_hybrids``, the hybrids' scores.
+
+    Raises:
+        ArgumentError: the arrays are not ``(systems, segments)`` of one shape, hold fewer than 2
+            systems, a NaN or infinite metric score, or a hybrid has no human-judged segment.
+
+    Example:
+        >>> h, m = hybrid_systems(np.array([[1.0, 1], [0, 0]]), np.array([[2.0, 2], [0, 0]]), 4, seed=1)
+        >>> bool(np.allclose(m, 2 * h))
+        True
     """
     human = np.asarray(human, dtype=float)
     metric = np.asarray(metric, dtype=float)
@@ -253,16 +319,33 @@ def model_selection(
 ) -> ModelSelection:
     """Hits@1, MRR and Diff of a metric choosing the best of ``sample_size`` hybrid systems.
 
-    BERTScore (Zhang et al. 2020, Sec. 4): draw ``sample_size`` (100) of the hybrids without
-    replacement, let the metric pick its top system, and compare with the human ranking;
-    repeat (100K in the paper). Hits@1 = share of draws where the metric's top system is the
-    human top system; MRR = mean of 1 / (human rank of the metric's top system), rank 1 +
-    number of sampled systems with a strictly higher human score; Diff = mean of human(top
-    human) - human(top metric) (the paper reports x100). A metric tie at the top is broken
-    arbitrarily (ties are rare with continuous hybrid scores).
+    BERTScore (Zhang et al. 2020, Sec. 4): draw ``sample_size`` of the hybrids without
+    replacement, let the metric pick its top system, and compare with the human ranking. Hits@1
+    is the share of draws where the metric's top system is the human top system; MRR the mean of
+    1 / (human rank of the metric's top system), the rank 1 + the number of sampled systems with
+    a strictly higher human score; Diff the mean of human(top human) - human(top metric) (the
+    paper reports it x100). A metric tie at the top is broken arbitrarily (ties are rare with
+    continuous hybrid scores).
 
-    >>> model_selection([0.1, 0.2, 0.3], [1, 2, 3], sample_size=3, repeats=10).hits_at_1
-    1.0
+    Args:
+        human: the human score of each hybrid system (`hybrid_systems`' first array).
+        metric: the metric score of each hybrid system (its second).
+        sample_size: the systems of each draw, from 2 to the number of hybrids (100, as the paper).
+        repeats: the number of draws (100,000, as the paper).
+        seed: the seed of numpy's generator.
+        chunk: the draws made at once: memory stays at ``chunk`` by hybrids, and the draws depend
+            on it (keep it to repeat a run).
+
+    Returns:
+        ``hits_at_1``, ``mrr`` and ``diff``, each a mean over the draws.
+
+    Raises:
+        ArgumentError: ``human`` and ``metric`` differ in length or hold a NaN or infinite value,
+            or ``sample_size`` is out of range.
+
+    Example:
+        >>> model_selection([0.1, 0.2, 0.3], [1, 2, 3], sample_size=3, repeats=10).hits_at_1
+        1.0
     """
     human_arr = as_finite_array(human, "human")
     metric_arr = as_finite_array(metric, "metric")
