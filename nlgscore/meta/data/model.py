@@ -26,7 +26,29 @@ from nlgscore.errors import DataError
 
 @dataclass
 class EvalSet:
-    """Systems x items with references, sources and human scores per level (see the module doc)."""
+    """Systems x items with references, sources and human scores per level (see the module doc).
+
+    A loader returns one; the checks on construction make every system hold one output per item.
+
+    Attributes:
+        name: the data set's name (a WMT language pair, ``summeval``), as the rows name it.
+        systems: the systems' names, in the order of ``hyps``.
+        hyps: ``hyps[s][i]``, system ``s``'s output for item ``i``.
+        refs: ``refs[k][i]``, reference ``k`` of item ``i`` (every reference covers every item).
+        srcs: the source of each item, where the data set has sources.
+        human: the human scores by level: ``"segment"`` a ``(systems, items)`` matrix with NaN where
+            a (system, item) was not rated, ``"system"`` one score per system; a data set may add its
+            own levels (WMT21 DA's ``"z"``).
+        reference: the name of ``refs[0]``, as score files name it (``<metric>-ref<X>.seg.score``).
+        lines: the items in the data files, when a limit kept only the first ``items`` of them.
+        notes: what the run should report beside its rows (systems left out, fixes applied to the data).
+        docs: the document id of each item (a document's items consecutive), where the data set has
+            documents: what ``--context k`` reads the previous segments of.
+
+    Raises:
+        DataError: the outputs, references, sources or document ids do not have one entry per item,
+            or a human level has the wrong shape (the message names the data set).
+    """
 
     name: str
     systems: List[str]
@@ -64,21 +86,38 @@ class EvalSet:
         return len(self.refs[0]) if self.refs else 0
 
     def derived(self, key: str, make: Callable[[], Any]) -> Any:
-        """``make()`` once per data set (human-side work every metric shares, e.g. SPA's p-values)."""
+        """``make()`` once per data set: human-side work every metric shares (e.g. SPA's p-values).
+
+        Args:
+            key: the name the value is kept under; one ``key`` always names the same computation.
+            make: builds the value, called only the first time ``key`` is asked for.
+
+        Returns:
+            The value ``make`` built for this data set.
+        """
         if key not in self._derived:
             self._derived[key] = make()
         return self._derived[key]
 
     def select_systems(self, rows: Sequence[int]) -> "EvalSet":
-        """The data set of the systems at ``rows`` only (in that order): their outputs and the rows of
-        every human level whose first axis is the systems; what is derived is made again from them
-        (SPA's p-values of these systems). The top-k systems of a system-level measure are this.
+        """The data set of the systems at ``rows`` only, in that order.
 
-        >>> data = EvalSet("toy", ["A", "B", "C"], [["a"], ["b"], ["c"]], [["a"]],
-        ...                human={"system": np.array([1.0, 3.0, 2.0])})
-        >>> top = data.select_systems([1, 2])
-        >>> top.systems, top.human["system"].tolist()
-        (['B', 'C'], [3.0, 2.0])
+        It keeps their outputs and the rows of every human level whose first axis is the systems;
+        what is derived is made again from them (SPA's p-values of these systems), and the notes start
+        empty. The top-k systems of a system-level measure are this.
+
+        Args:
+            rows: the positions of the systems kept, in ``systems``.
+
+        Returns:
+            A new data set; this one is unchanged.
+
+        Example:
+            >>> data = EvalSet("toy", ["A", "B", "C"], [["a"], ["b"], ["c"]], [["a"]],
+            ...                human={"system": np.array([1.0, 3.0, 2.0])})
+            >>> top = data.select_systems([1, 2])
+            >>> top.systems, top.human["system"].tolist()
+            (['B', 'C'], [3.0, 2.0])
         """
         rows = [int(r) for r in rows]
         n = len(self.systems)
@@ -100,9 +139,26 @@ class EvalSet:
         )
 
     def darr_pairs(self, level: str = "segment", margin: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(item, better, worse)`` index arrays: per item, every two rated systems whose human scores
-        differ by more than ``margin`` (WMT's daRR: 25 raw DA points), the better one first.
-        Items in order, systems in order within an item."""
+        """Relative-ranking pairs from the human scores of one level, as WMT's daRR forms them.
+
+        Per item, every two rated systems whose human scores differ by more than ``margin`` make a
+        pair, the better one first; items in order, systems in order within an item.
+
+        Args:
+            level: the human level read (a ``(systems, items)`` matrix of ``human``).
+            margin: the least score difference, exclusive, that makes a pair (WMT's daRR: 25 raw DA
+                points; 0 keeps every pair that is not a tie).
+
+        Returns:
+            ``(item, better, worse)``: three index arrays of one length, the pair's item and the rows of
+            its better and worse system.
+
+        Example:
+            >>> data = EvalSet("toy", ["A", "B"], [["a", "b"], ["c", "d"]], [["a", "b"]],
+            ...                human={"segment": np.array([[1.0, 5.0], [3.0, np.nan]])})
+            >>> [p.tolist() for p in data.darr_pairs()]
+            [[0], [1], [0]]
+        """
         human = np.asarray(self.human[level], dtype=float)
         items, better, worse = [], [], []
         for i in range(human.shape[1]):

@@ -31,7 +31,22 @@ Inputs = Callable[[EvalSet, Optional[np.ndarray], np.ndarray], Optional[Tuple[An
 
 @dataclass(frozen=True)
 class Measure:
-    """One row of a descriptor: a statistic of the human and metric scores at one level."""
+    """One row of a descriptor: a statistic of the human and metric scores at one level.
+
+    Attributes:
+        level: the level the rows report (``"system"``, ``"segment"``).
+        name: the measure's name in the rows (``pearson``, ``acc-t``).
+        inputs: ``inputs(data, seg, system)`` gives the statistic's arguments from the data set, the
+            metric's ``(systems, items)`` segment scores (None when a score file has only system
+            scores) and its ``(systems,)`` system scores; None where the measure does not apply.
+        statistic: the statistic, called with what ``inputs`` gave (and the settings of ``uses``).
+        resampling: ``"none"`` gives the value alone; ``"bootstrap"`` adds a percentile bootstrap
+            interval resampling the first axis of the inputs, which must be the items.
+        uses: the run settings the statistic takes as keywords (``"ties"``); the rows' signature
+            names them.
+        dataset: the rows' data-set name when not the data set's (SummEval: one per aspect).
+        signature: appended to the rows' signature: how the measure formed its scores.
+    """
 
     level: str
     name: str

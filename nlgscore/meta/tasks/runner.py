@@ -53,7 +53,14 @@ class Rows(list):
 
 @dataclass
 class MetaTable:
-    """Rows of one meta-evaluation run and the notes that go with them."""
+    """Rows of one meta-evaluation run and the notes that go with them.
+
+    Attributes:
+        task: the task's name (``wmt19``, ``summeval``), as the report names it.
+        rows: the run's rows, one per data set, metric, level and measure; calling ``rows()`` gives
+            them as JSON-ready dicts.
+        notes: what the report says beside the rows (data fixes, systems left out, significance).
+    """
 
     task: str
     rows: Rows = field(default_factory=Rows)
