@@ -56,7 +56,20 @@ class ServerError(NlgscoreError, RuntimeError):
 
 
 class RemoteResult(Result):
-    """A Result read back from the server; columns are also attributes (``.f1``, ``.segment``)."""
+    """A Result read back from the server; columns are also attributes (``.f1``, ``.segment``).
+
+    Built by `RemoteScorer` from the server's answer, with a local Result's arguments.
+
+    Args:
+        signature: the server's signature of the settings behind the numbers.
+        values: per-item columns by name, as the server sent them.
+        primary: the column ``scores`` and ``score`` report.
+        layer: the row of 2-D columns that ``scores``/``score`` report.
+        windows: per item, the windows or chunks its longest input was scored in; None: 1 each.
+
+    Raises:
+        ValueError: ``primary`` is not a column, or ``windows`` is not one count >= 1 per item.
+    """
 
     def __getattr__(self, name: str) -> Any:
         values = self.__dict__.get("_values", {})
@@ -143,9 +156,27 @@ class RemoteScorer:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Result:
-        """Score on the server: one request, the same Result as a local ``compute``. The metric's
-        per-request options (``prompt=`` for BARTScore) are sent with it; the server refuses one
-        its scorer does not take, naming it. Run-time options are the server's and ignored."""
+        """Score on the server: one request, the same Result as a local ``compute``.
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several (``[[str]]``), for a metric that
+                needs them.
+            sources: one source per prediction, for a metric that needs them.
+            **call_options: the metric's per-request options (``prompt=`` for BARTScore), sent with the
+                request; the server refuses one its scorer does not take, naming it. Run-time options
+                (``batch_size``, ``max_tokens``, ``progress``) are the server's settings and ignored.
+
+        Returns:
+            The server's Result (a `RemoteResult`), one score per prediction in input order.
+
+        Raises:
+            ArgumentError: an input is missing or of another length, checked here or refused by the
+                server (400, its message naming the field).
+            TimeoutError: no answer within the scorer's ``timeout`` (or a 504).
+            ServerError: the server failed after the retries, or answered the wrong number of scores.
+            NonFiniteScoreError: a score is not finite, as a local ``compute`` refuses it.
+        """
         body = self._body(predictions, references, sources, call_options)
         return self._result(self._request("POST", "/v1/score", body), len(body["predictions"]))
 
@@ -156,7 +187,22 @@ class RemoteScorer:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Result:
-        """:meth:`compute` as a coroutine (an async HTTP request; the server merges concurrent ones)."""
+        """`compute` as a coroutine: an async HTTP request; the server merges concurrent ones.
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several, for a metric that needs them.
+            sources: one source per prediction, for a metric that needs them.
+            **call_options: the metric's per-request options, as `compute` sends them.
+
+        Returns:
+            The server's Result, as `compute`.
+
+        Raises:
+            ArgumentError: as `compute`.
+            TimeoutError: as `compute`.
+            ServerError: as `compute`.
+        """
         body = self._body(predictions, references, sources, call_options)
         return self._result(await self._arequest("POST", "/v1/score", body), len(body["predictions"]))
 
@@ -169,8 +215,27 @@ class RemoteScorer:
         column: Optional[str] = None,
         **call_options: Any,
     ) -> np.ndarray:
-        """Every prediction against every reference (under ``source`` for a metric that scores with
-        references and sources, as :meth:`Scorer.matrix`), on the server's ``/v1/matrix``."""
+        """Every prediction against every reference, on the server's ``/v1/matrix``.
+
+        A server without ``/v1/matrix`` (an older one) is asked for every distinct pair through
+        ``/v1/score`` instead; the numbers are the same.
+
+        Args:
+            predictions: the texts of the rows.
+            references: the texts of the columns.
+            source: the one source every pair is scored under, for a metric that scores with
+                references and sources (as a local ``matrix``).
+            column: the result column the matrix holds (None: the primary one).
+            **call_options: the metric's per-request options, as `compute` sends them.
+
+        Returns:
+            A ``(predictions, references)`` float64 array (empty inputs: a zero-sized one, no request).
+
+        Raises:
+            ArgumentTypeError: ``column`` is not a str, or a text is not one.
+            ServerError: the answer is not a numeric matrix of that shape, or the server failed.
+            NonFiniteScoreError: a cell is not finite.
+        """
         self._check_options(call_options)
         preds, refs = check_texts("predictions", predictions), check_texts("references", references)
         if column is not None and not isinstance(column, str):

@@ -99,12 +99,33 @@ class QueueFullError(NlgscoreError, RuntimeError):
 class MicroBatcher:
     """Queue checked calls on ``scorer`` and score them together (see the module docstring).
 
-    ``max_batch``: most predictions in one run (a larger call runs alone); ``max_tokens``: the
-    token budget of one run (default: 4 of the scorer's forward batches, ``4 * scorer.max_tokens``); ``max_wait_ms``: how long a
-    call that arrived while the worker was busy waits for mates (0: none); ``window``: queued
-    calls searched for length-matched mates; ``max_queue``: most predictions waiting, beyond
-    which :meth:`submit` raises :class:`QueueFullError`; ``on_batch(predictions, calls,
-    seconds)`` is called after each scored batch (for metrics such as Prometheus histograms).
+    Args:
+        scorer: the scorer the calls run on; the batcher reads only its ``make_call``, ``run``
+            and ``name``.
+        max_batch: the most predictions in one run; a larger call runs alone.
+        max_wait_ms: how long, in milliseconds, a call that arrived while the worker was busy waits
+            for batch mates (0: not at all); an idle worker takes a call at once.
+        max_queue: the most predictions waiting; beyond it `submit` raises `QueueFullError` (a
+            server answers 503).
+        max_tokens: the token budget of one run, counted by each call's cost (None: 4 of the
+            scorer's forward batches, ``4 * scorer.max_tokens``).
+        window: the queued calls searched for batch mates of the nearest length (less padding).
+        on_batch: called as ``on_batch(predictions, calls, seconds)`` after each scored run (for
+            metrics such as Prometheus histograms); an exception it raises is logged, never stops
+            the worker.
+
+    Raises:
+        ArgumentError: a setting out of range (``max_batch``, ``max_queue``, ``max_tokens`` and
+            ``window`` are integers >= 1, ``max_wait_ms`` a number >= 0).
+        ArgumentTypeError: ``scorer`` is not a nlgscore scorer, or ``on_batch`` is not callable.
+
+    Example:
+        >>> from nlgscore.registry import build
+        >>> scorer = build("chrf")
+        >>> with MicroBatcher(scorer, max_batch=8) as batcher:
+        ...     batched = batcher.compute(["It is cold."], ["It is cold today."]).scores
+        >>> batched == scorer.compute(["It is cold."], ["It is cold today."]).scores
+        True
     """
 
     def __init__(
@@ -153,15 +174,44 @@ class MicroBatcher:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Future:
-        """Check one call now (``scorer.make_call``: an argument error is raised here, for this
-        call only) and queue it; a ``Future`` of its :class:`~nlgscore.core.result.Result`."""
+        """Check one call now and queue it.
+
+        The call is checked by ``scorer.make_call`` before it is queued, so an argument error is raised
+        here, for this call only.
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several, for a metric that needs them.
+            sources: one source per prediction, for a metric that needs them.
+            **call_options: the call's options, as ``compute`` takes them (``batch_size``,
+                ``max_tokens``, ...).
+
+        Returns:
+            A ``concurrent.futures.Future`` of the call's Result.
+
+        Raises:
+            ArgumentError: as ``compute``, for this call.
+            ArgumentTypeError: as ``compute``, for this call.
+            QueueFullError: ``max_queue`` predictions are already waiting.
+            RuntimeError: the batcher is closed.
+        """
         return self.submit_call(self.scorer.make_call(predictions, references, sources, **call_options))
 
     def submit_call(self, call: Any, deadline: Optional[float] = None) -> Future:
-        """Queue a checked call (``scorer.make_call``, or ``make_matrix_call``: its matrix);
-        ``deadline``: a ``time.monotonic()`` after which it is dropped unscored (TimeoutError).
+        """Queue a call that is already checked.
 
-        A full queue raises :class:`QueueFullError`; a closed batcher RuntimeError.
+        Args:
+            call: a ``scorer.make_call`` call, or a ``make_matrix_call`` one (its answer is then the
+                matrix).
+            deadline: a ``time.monotonic()`` time after which the call is dropped unscored and its
+                future fails with TimeoutError (None: no deadline).
+
+        Returns:
+            A ``concurrent.futures.Future`` of the call's answer.
+
+        Raises:
+            QueueFullError: the call would take the waiting predictions past ``max_queue``.
+            RuntimeError: the batcher is closed.
         """
         job = QueuedCall(call, deadline)
         with self._cond:
@@ -186,14 +236,29 @@ class MicroBatcher:
         watch: Optional[Callable[[Future], None]] = None,
         stop: Optional["asyncio.Future[Any]"] = None,
     ) -> Any:
-        """Submit a checked call and await its answer (a Result, or a matrix). Past ``timeout``
-        seconds the call is cancelled (dropped if queued, stopped between its batches if
-        running) and TimeoutError raised. ``disconnected`` is a coroutine function that returns
-        once the client has left (a server's :func:`nlgscore.serve.http.gate.until_disconnected`):
-        it is awaited beside the call, and if it returns first the call is cancelled at once and
-        :class:`CallCancelled` raised (if it fails instead, the call goes on unwatched).
-        ``watch(future)`` is handed the queued call's future (a server times its wait with it);
-        ``stop``, a future shared by every waiter, cancels the call too once done (a drain's cut)."""
+        """Submit a checked call and await its answer (a Result, or a matrix).
+
+        Args:
+            call: a checked call, as `submit_call` takes it.
+            timeout: seconds to wait; past them the call is cancelled (dropped if queued, stopped
+                between its batches if running) and TimeoutError raised (None: no limit).
+            disconnected: a coroutine function that returns once the client has left (a server's
+                ``until_disconnected``); it is awaited beside the call, and if it returns first the call
+                is cancelled at once and ``CallCancelled`` raised (if it fails instead, the call goes on
+                unwatched).
+            watch: handed the queued call's future as soon as it is queued (a server times its wait
+                with it).
+            stop: a future shared by every waiter; once it is done the call is cancelled too (a
+                drain's cut).
+
+        Returns:
+            The call's answer.
+
+        Raises:
+            TimeoutError: ``timeout`` passed before the answer.
+            CallCancelled: the client left, or ``stop`` was done, before the answer.
+            QueueFullError: as `submit_call`.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         queued = self.submit_call(call, deadline)
         if watch is not None:
@@ -207,9 +272,24 @@ class MicroBatcher:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Any:
-        """:meth:`submit`, awaited: the call's Result. Cancelling the awaiting coroutine cancels the
-        call: one not yet scored is dropped, a running one stops between its batches (a merged
-        run once every call in it is cancelled)."""
+        """`submit`, awaited: the call's Result.
+
+        Cancelling the awaiting coroutine cancels the call: one not yet scored is dropped, a running
+        one stops between its batches (a merged run once every call in it is cancelled).
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several, for a metric that needs them.
+            sources: one source per prediction, for a metric that needs them.
+            **call_options: the call's options, as ``compute`` takes them.
+
+        Returns:
+            The call's Result.
+
+        Raises:
+            ArgumentError: as ``compute``, before anything is queued.
+            QueueFullError: as `submit`.
+        """
         call = self.scorer.make_call(predictions, references, sources, **call_options)
         waiter = relay(self.submit_call(call))
         waiter.add_done_callback(lambda done: call.cancel() if done.cancelled() else None)
@@ -222,7 +302,22 @@ class MicroBatcher:
         sources: Optional[Sequence[str]] = None,
         **call_options: Any,
     ) -> Any:
-        """:meth:`submit` and wait: the call's Result (for threads)."""
+        """`submit` and wait: the call's Result (for threads).
+
+        Args:
+            predictions: the texts scored.
+            references: one reference per prediction, or several, for a metric that needs them.
+            sources: one source per prediction, for a metric that needs them.
+            **call_options: the call's options, as ``compute`` takes them.
+
+        Returns:
+            The call's Result, its scores those of ``scorer.compute`` on the same items up to float
+            rounding.
+
+        Raises:
+            ArgumentError: as ``compute``, before anything is queued.
+            QueueFullError: as `submit`.
+        """
         return self.submit(predictions, references, sources, **call_options).result()
 
     @property
@@ -236,7 +331,11 @@ class MicroBatcher:
         return any(thread is not None and thread.is_alive() for thread in (self._worker, self._model))
 
     def close(self, wait: bool = True) -> None:
-        """Stop taking calls; the calls already queued are still scored (``wait``: until they are)."""
+        """Stop taking calls; the calls already queued are still scored.
+
+        Args:
+            wait: return only once they are scored and the batcher's threads have ended.
+        """
         with self._cond:
             self._closing = True
             self._cond.notify_all()

@@ -281,7 +281,28 @@ def routes(gate: Any, token: Optional[bytes]) -> List[Any]:
 
 
 def wait_ready(client: Any, seconds: float = 60.0) -> Any:
-    """Poll ``GET /health`` on a test client (or an httpx client) until 200; its JSON body."""
+    """Poll ``GET /health`` on a test client (or an httpx client) until it answers 200.
+
+    Args:
+        client: a client of the app whose requests take a path (Starlette's ``TestClient``, or
+            an ``httpx.Client`` with the server's ``base_url``).
+        seconds: how long to wait for a scorer still loading.
+
+    Returns:
+        The JSON body of the 200 answer: ``metric`` (the scorer's name), ``needs``,
+        ``signature``, ``status``, ...
+
+    Raises:
+        RuntimeError: the scorer failed to load, or is not ready within ``seconds``.
+
+    Example:
+        >>> import nlgscore
+        >>> from starlette.testclient import TestClient
+        >>> with TestClient(create_app(nlgscore.load("chrf"))) as client:
+        ...     health = wait_ready(client)
+        >>> health["metric"], health["status"]
+        ('chrf', 'ok')
+    """
     deadline = time.monotonic() + seconds
     while True:
         response = client.get("/health")

@@ -118,10 +118,29 @@ def run_server(
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
 ) -> int:
-    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM/SIGINT and return 0 (within
-    ``drain_timeout`` seconds of the signal plus the app's shutdown); the
-    scorer's load error is raised if it failed (the server stops then). ``announce(url)`` is told
-    the address once the socket listens (the real port when ``port`` is 0)."""
+    """Serve ``app_factory(on_loaded)`` on ``host:port`` until SIGTERM or SIGINT.
+
+    The first signal drains: scoring requests are refused (503) while those in flight finish,
+    for at most ``drain_timeout`` seconds, then the app shuts down.
+
+    Args:
+        app_factory: builds the ASGI app, given the callback the app calls once its scorer has
+            loaded (with None) or failed to (with the error); `create_app`'s ``on_loaded``.
+        host: the address listened on (the loopback one by default: only this machine).
+        port: the port listened on (0: one the system picks; ``announce`` is told which).
+        log_level: uvicorn's log level.
+        announce: told the server's URL (``http://HOST:PORT``) once the socket listens.
+        drain_timeout: seconds the first signal waits for the requests in flight.
+        header_timeout: seconds a connection may take from its first byte to its last header
+            before it is closed (slow clients hold no connection open).
+
+    Returns:
+        0, once the server has stopped.
+
+    Raises:
+        ArgumentError: ``host:port`` cannot be listened on (the message names ``--host``/``--port``).
+        Exception: what loading the scorer raised, if it failed (the server stops then).
+    """
     uvicorn = require("uvicorn", "serve", "nlgscore serve")
     sock = bind(host, port)
     if announce is not None:
