@@ -216,9 +216,35 @@ def run_batches(
     desc: Optional[str] = None,
     sort_keys: Optional[Sequence[Any]] = None,
 ) -> int:
-    """Call ``process(indices)`` on every batch :func:`plan_batches` makes; return the final budget.
+    """Call ``process(indices)`` on every batch `plan_batches` makes; return the final budget.
 
-    Out-of-memory errors are handled by :func:`run_with_backoff`.
+    An out-of-memory error halves the budget and plans the items not yet done again (as
+    `run_with_backoff`), so ``process`` stores its own results by index.
+
+    Args:
+        lengths: each item's length in tokens; a batch's padded size is its longest times its items.
+        process: scores one batch, given the indices of its items.
+        max_tokens: the padded tokens per batch at the start.
+        max_batch_size: the most items per batch (None: only the token budget bounds it).
+        group: a key per item (its source text) placed after the length, so items sharing it are
+            batched side by side and can share work.
+        progress: True draws a bar of the items; a callable is told ``(items done, items)`` after
+            each batch.
+        desc: the bar's description.
+        sort_keys: a key per item that replaces the longest-first order.
+
+    Returns:
+        The token budget finally used (smaller than ``max_tokens`` after an out-of-memory error).
+
+    Raises:
+        ArgumentError: ``max_tokens`` or ``max_batch_size`` is not positive.
+
+    Example:
+        >>> seen = []
+        >>> run_batches([3, 9, 5], seen.append, max_tokens=10)
+        10
+        >>> seen  # longest first; 9 and 5 padded to 9 would take 18 tokens
+        [[1], [2, 0]]
     """
 
     def plan(remaining: List[int], budget: int) -> List[List[int]]:

@@ -16,7 +16,21 @@ DATA_PACKAGE = "nlgscore.data"
 
 @lru_cache(maxsize=None)
 def table(name: str) -> Any:
-    """Return the parsed content of ``nlgscore/data/<name>.json`` (cached; treat as read-only)."""
+    """The parsed content of ``nlgscore/data/<name>.json``: cached, so treat it as read-only.
+
+    Args:
+        name: the table's file name, without ``.json``.
+
+    Returns:
+        The JSON value (a dict or list).
+
+    Raises:
+        KeyError: no table of that name.
+
+    Example:
+        >>> table("bertscore_lang2model")["en"]
+        'roberta-large'
+    """
     path = resources.files(DATA_PACKAGE).joinpath(f"{name}.json")
     if not path.is_file():
         raise KeyError(f"no data table named {name!r} in {DATA_PACKAGE}")

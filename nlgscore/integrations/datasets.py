@@ -31,7 +31,17 @@ from nlgscore.integrations.columns import ColumnScorer, metric_prefix  # noqa: F
 
 
 class ScoreColumns(ColumnScorer):
-    """The batched map function; see :func:`map_function`."""
+    """The batched map function `map_function` returns.
+
+    Args:
+        metric: a spec for ``nlgscore.registry.build``, or a ready scorer.
+        prediction_column: the column holding the predictions.
+        reference_column: the column holding the references (strings or lists of strings); None
+            for a source-only metric.
+        source_column: the column holding the sources, for a metric that needs them.
+        prefix: the new columns' prefix (None: the metric's name; ``""``: bare names).
+        options: the scorer's constructor options, with a spec.
+    """
 
     def __init__(
         self,
@@ -124,15 +134,38 @@ def map_function(
 ) -> ScoreColumns:
     """A function for ``Dataset.map(fn, batched=True)`` adding one column per score.
 
-    ``metric`` is a spec for :func:`nlgscore.registry.build` (``"bertscore:minilm"``,
-    ``"prism:ref"``, ``"bartscore:bart-large-cnn"``) with ``options`` for its constructor, or a
-    ready :class:`~nlgscore.core.scorer_like.ScorerLike` (pickled whole into each worker, so prefer a spec with
-    ``num_proc > 1``). Columns are ``<prefix>_<name>`` for every column of the result (e.g.
-    ``bertscore_precision``, ``bertscore_recall``, ``bertscore_f1``); ``prefix`` defaults to the
-    metric name, ``""`` gives bare names. The reference column may hold strings or lists of
-    strings (multiple references); set ``reference_column=None`` for source-only metrics
-    (``prism:src``). With ``with_rank=True`` on a GPU machine, worker *k* uses GPU ``k % n``.
-    ``idf=True`` needs ``idf_sents`` (e.g. :func:`idf_sentences` of the dataset): idf from each
-    map batch would change with the batch; it is refused.
+    The function holds the spec, not the model: it pickles light, and each ``num_proc`` worker
+    loads the model once, on its first batch. With ``with_rank=True`` on a GPU machine, worker *k*
+    uses GPU ``k % n``.
+
+    Args:
+        metric: a spec for ``nlgscore.registry.build`` (``"bertscore:minilm"``, ``"prism:ref"``,
+            ``"bartscore:bart-large-cnn"``), or a ready scorer (pickled whole into each worker, so
+            prefer a spec with ``num_proc > 1``).
+        prediction_column: the column holding the predictions.
+        reference_column: the column holding the references: strings, or lists of strings
+            (several references per row); None for a source-only metric (``prism:src``).
+        source_column: the column holding the sources, for a metric that needs them.
+        prefix: the new columns are ``<prefix>_<name>`` for every column of the result
+            (``bertscore_precision``, ``bertscore_recall``, ``bertscore_f1``); None: the metric's
+            name; ``""``: bare names.
+        **options: the scorer's constructor options, with a spec (``num_layers=4``). ``idf=True``
+            needs ``idf_sents`` (`idf_sentences` of the dataset): an idf from each map batch would
+            change with the batch, so it is refused.
+
+    Returns:
+        The map function: called on a batch (a dict of column lists), it returns the new columns,
+        one score per row in order.
+
+    Raises:
+        ArgumentError: a column name or option the metric refuses (``idf=True`` without
+            ``idf_sents``), named.
+        ArgumentTypeError: ``metric`` is neither a spec nor a scorer; at map time, a single row
+            (a map without ``batched=True``).
+
+    Example:
+        >>> fn = map_function("bertscore:minilm", num_layers=4)
+        >>> fn({"prediction": ["it is freezing today"], "reference": ["the weather is cold today"]}).keys()
+        dict_keys(['bertscore_precision', 'bertscore_recall', 'bertscore_f1'])
     """
     return ScoreColumns(metric, prediction_column, reference_column, source_column, prefix, options)

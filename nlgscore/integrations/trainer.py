@@ -66,14 +66,25 @@ INPUTS_FIX = 'Seq2SeqTrainingArguments(include_for_metrics=["inputs"])'
 
 
 def restore_padding(ids: Any, pad_token_id: int) -> List[List[int]]:
-    """Rows of token ids with every negative id (``-100``) replaced by the pad token.
+    """Rows of token ids with every negative id (``-100``, the Trainer's padding of labels and of
+    gathered predictions) replaced by the pad token, so a tokenizer can decode them.
 
-    Accepts a 2-D array (as the Trainer passes) or ragged lists of ids.
+    Args:
+        ids: a 2-D array (as the Trainer passes), ragged lists of ids, or one sequence.
+        pad_token_id: the tokenizer's pad token (decoding with ``skip_special_tokens`` drops it).
 
-    >>> restore_padding([[5, 6, -100], [7, -100, -100]], pad_token_id=1)
-    [[5, 6, 1], [7, 1, 1]]
-    >>> restore_padding([[5], [7, -100]], pad_token_id=1)
-    [[5], [7, 1]]
+    Returns:
+        One list of ids per row.
+
+    Raises:
+        ArgumentError: the values are floating-point logits, not generated ids (the Trainer was
+            not generating: ``predict_with_generate=True`` is needed).
+
+    Example:
+        >>> restore_padding([[5, 6, -100], [7, -100, -100]], pad_token_id=1)
+        [[5, 6, 1], [7, 1, 1]]
+        >>> restore_padding([[5], [7, -100]], pad_token_id=1)
+        [[5], [7, 1]]
     """
     rows = ids.tolist() if hasattr(ids, "tolist") else list(ids)
     if rows and not isinstance(rows[0], (list, tuple)) and not hasattr(rows[0], "__len__"):
@@ -168,7 +179,19 @@ class GenerationMetrics:
         return tuple(self.scorer.needs)
 
     def decode(self, ids: Any) -> List[str]:
-        """Token ids → stripped texts, special tokens removed, ``-100`` treated as padding."""
+        """Token ids to stripped texts, special tokens removed, ``-100`` treated as padding.
+
+        Args:
+            ids: a batch of generated ids or labels (a 2-D array or ragged lists); a tuple, as some
+                models return it, is read as its first entry (the generated ids).
+
+        Returns:
+            One text per row (none for a batch of no rows).
+
+        Raises:
+            ArgumentError: the tokenizer has neither a pad nor an eos token to restore ``-100`` to, or
+                the ids are logits.
+        """
         if isinstance(ids, tuple):  # some models return (generated ids, extra outputs)
             ids = ids[0]
         pad = self.tokenizer.pad_token_id

@@ -172,7 +172,24 @@ class MetricCallback(TrainerCallback):
     def on_evaluate(
         self, args: Any, state: Any, control: Any, metrics: Optional[Dict[str, float]] = None, **kwargs: Any
     ) -> None:
-        """Score the dataset and log ``<metric_key_prefix>_<prefix>_<column>`` (every ``every``-th evaluation)."""
+        """Score the dataset and log ``<metric_key_prefix>_<prefix>_<column>``, every ``every``-th evaluation.
+
+        The Trainer calls it after each evaluation; each evaluation set of a dict of them counts its
+        own evaluations. The new keys are added to ``metrics`` too, so ``metric_for_best_model`` may
+        name them.
+
+        Args:
+            args: the Trainer's ``TrainingArguments`` (not read).
+            state: the Trainer's ``TrainerState`` (not read).
+            control: the Trainer's ``TrainerControl`` (not read).
+            metrics: the evaluation's metrics: its ``metric_key_prefix`` is read from their keys, and
+                the scores are added to them.
+            **kwargs: the rest the Trainer passes (model, tokenizer, dataloaders; not read).
+
+        Raises:
+            ArgumentError: a key the evaluation already has (another ``prefix=`` is needed), or a dict
+                of evaluation sets none of which is the one evaluated.
+        """
         key_prefix = metric_key_prefix(metrics)  # each set of a dict of evaluation sets counts its own
         seen = self.evaluations[key_prefix] = self.evaluations.get(key_prefix, 0) + 1
         if (seen - 1) % self.every:
