@@ -26,10 +26,24 @@ from nlgscore.integrations.columns import ColumnScorer
 
 
 class ScoreBatches:
-    """The ``map_batches`` class: ``ScoreBatches(metric, prediction_column=..., reference_column=...,
-    source_column=None, prefix=None, **options)``, the arguments of ``map_function``; pass them as
-    ``fn_constructor_kwargs``. ``options`` go to the scorer (``batch_size``, ``max_tokens``,
-    ``device``, ``num_layers`` ...). Batches may be numpy (Ray's default), pandas or dicts of lists.
+    """The ``map_batches`` class: each actor loads the model once, in its constructor.
+
+    Pass its arguments as ``fn_constructor_kwargs``; batches may be numpy (Ray's default), pandas
+    or dicts of lists, and come back with the input columns and one ``float64`` column per score.
+
+    Args:
+        metric: a spec string (``"bertscore:minilm"``); each actor builds its own scorer from it.
+        prediction_column: the column holding the predictions.
+        reference_column: the column holding the references (strings or lists of strings); None
+            for a source-only metric.
+        source_column: the column holding the sources, for a metric that needs them.
+        prefix: the score columns are ``<prefix>_<name>`` (None: the metric's name; ``""``: bare).
+        **options: the scorer's options (``batch_size``, ``max_tokens``, ``device``,
+            ``num_layers``, ...).
+
+    Raises:
+        ArgumentTypeError: ``metric`` is not a spec string (a scorer does not travel to actors).
+        ArgumentError: a column or option the metric refuses, named.
     """
 
     def __init__(
@@ -81,16 +95,32 @@ def score_dataset(
     scorer_class: type = ScoreBatches,
     **options: Any,
 ) -> Any:
-    """``dataset.map_batches(ScoreBatches, ...)`` with a fixed pool of ``concurrency`` actors of
-    ``num_cpus`` CPUs and ``num_gpus`` GPUs each and ``batch_size`` rows per batch; ``options`` go
-    to the scorer (or to ``scorer_class``, a subclass of :class:`ScoreBatches`). Returns the lazy
-    Ray ``Dataset`` (``.take_all()``, ``.write_parquet(...)``).
+    """``dataset.map_batches(ScoreBatches, ...)`` on a fixed pool of actors.
 
     The pool must leave the read and write tasks a CPU, or nothing moves: actors holding every CPU
-    wait for batches that the read task, waiting for a CPU, never produces (:func:`actor_cpus`).
-    With ``num_cpus=None`` each actor takes 1 CPU, or an equal share of what the cluster has left
-    after one CPU for reading and writing (with a warning saying so); a ``num_cpus`` given that
-    leaves no CPU is refused, naming both numbers.
+    wait for batches that the read task, waiting for a CPU, never produces (`actor_cpus`).
+
+    Args:
+        dataset: the Ray ``Dataset`` scored.
+        metric: a spec string, built once per actor.
+        concurrency: the number of scoring actors.
+        num_cpus: the CPUs each actor asks for (None: 1, or an equal share of what the cluster has
+            left after one CPU for reading and writing, with a warning saying so).
+        num_gpus: the GPUs each actor asks for (None: none).
+        batch_size: the rows per batch.
+        prediction_column: the column holding the predictions.
+        reference_column: the column holding the references; None for a source-only metric.
+        source_column: the column holding the sources, for a metric that needs them.
+        prefix: the score columns' prefix (None: the metric's name).
+        scorer_class: the ``map_batches`` class: `ScoreBatches` or a subclass of it.
+        **options: the scorer's options (or ``scorer_class``'s).
+
+    Returns:
+        The lazy Ray ``Dataset`` with the score columns (``.take_all()``, ``.write_parquet(...)``).
+
+    Raises:
+        ArgumentError: ``concurrency`` or ``batch_size`` is not positive, or ``num_cpus`` is not
+            positive or leaves no CPU for reading and writing (the message names both numbers).
     """
     kwargs: Dict[str, Any] = {
         "metric": metric,
@@ -124,8 +154,15 @@ IO_CPUS = 1
 
 
 def cluster_cpus(ray: Any) -> float:
-    """The CPUs of the Ray cluster this process is connected to; before ``ray.init()``, those Ray
-    will start a local instance with (the CPUs this process may run on)."""
+    """The CPUs of the Ray cluster this process is connected to.
+
+    Args:
+        ray: the ``ray`` module.
+
+    Returns:
+        The cluster's CPUs; before ``ray.init()``, those Ray will start a local instance with (the
+        CPUs this process may run on).
+    """
     import os
 
     if ray.is_initialized():
@@ -134,16 +171,28 @@ def cluster_cpus(ray: Any) -> float:
 
 
 def actor_cpus(concurrency: int, num_cpus: Optional[float], total: float) -> float:
-    """CPUs per scoring actor so that ``concurrency`` actors leave :data:`IO_CPUS` of ``total`` free.
+    """CPUs per scoring actor so that ``concurrency`` actors leave ``IO_CPUS`` (1) of ``total`` free.
 
-    >>> actor_cpus(2, None, 8.0), actor_cpus(2, 0.5, 2.0)
-    (1.0, 0.5)
-    >>> actor_cpus(2, 1, 2.0)  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2:
-    Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever;
-    use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
+    Args:
+        concurrency: the number of scoring actors.
+        num_cpus: the CPUs per actor asked for (None: 1, or an equal share of what is left).
+        total: the cluster's CPUs (`cluster_cpus`).
+
+    Returns:
+        The CPUs each actor asks Ray for.
+
+    Raises:
+        ArgumentError: ``num_cpus`` is not a positive number, or the actors would leave no CPU free.
+
+    Example:
+        >>> actor_cpus(2, None, 8.0), actor_cpus(2, 0.5, 2.0)
+        (1.0, 0.5)
+        >>> actor_cpus(2, 1, 2.0)  # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+        ...
+        nlgscore.errors.ArgumentError: concurrency=2 actors x num_cpus=1 CPU each need 2 CPUs, but the Ray cluster has 2:
+        Ray Data's read and write tasks need 1 CPU left, or the pipeline waits forever;
+        use concurrency=1 or num_cpus=0.5 (or None: nlgscore picks the share)
     """
     if num_cpus is not None and (
         isinstance(num_cpus, bool) or not isinstance(num_cpus, (int, float)) or not num_cpus > 0
