@@ -34,7 +34,17 @@ DEFAULT_REFERENCE_KEY = "ground_truth"
 
 
 class EnvironmentReturn(NamedTuple):
-    """NeMo-RL's ``EnvironmentReturn``, field for field (``rewards`` and ``terminateds`` are tensors)."""
+    """NeMo-RL's ``EnvironmentReturn``, field for field.
+
+    Attributes:
+        observations: one environment message per episode (``{"role": "environment", "content":
+            "Environment: reward 0.9731"}``).
+        metadata: the batch's metadata, as it came.
+        next_stop_strings: one None per episode (no further turn).
+        rewards: the rewards, a ``float32`` tensor with one value per episode.
+        terminateds: ones: every episode ends after its one turn.
+        answers: None (the environment extracts no answer).
+    """
 
     observations: List[Dict[str, str]]
     metadata: List[Any]
@@ -47,8 +57,14 @@ class EnvironmentReturn(NamedTuple):
 class NlgscoreEnvironment:
     """NeMo-RL's ``EnvironmentInterface`` scored by a nlgscore metric (see the module docstring).
 
-    ``cfg``: ``url`` or ``spec`` (with ``options``), ``reference_key`` (default ``"ground_truth"``),
-    ``column`` (a score column other than the primary one).
+    Args:
+        cfg: the environment's configuration: ``url`` (a ``nlgscore serve``) or ``spec`` (a local
+            metric, with ``options``), ``reference_key`` (the metadata key of the reference,
+            ``"ground_truth"`` by default) and ``column`` (a score column other than the primary one).
+
+    Raises:
+        ArgumentTypeError: ``cfg`` is not a dict.
+        ArgumentError: both or neither of ``url`` and ``spec`` (as `reward_scorer`).
     """
 
     def __init__(self, cfg: Dict[str, Any]) -> None:
@@ -59,7 +75,19 @@ class NlgscoreEnvironment:
         self.scorer = reward_scorer(cfg.get("url"), cfg.get("spec"), cfg.get("options"))
 
     def inputs(self, message_log_batch: List[Any], metadata: List[Any]) -> Tuple[List[str], List[Any], List[str]]:
-        """Predictions, references and sources of a batch."""
+        """Predictions, references and sources of a batch.
+
+        Args:
+            message_log_batch: one message log per episode, each a list of ``{"role", "content"}``:
+                its assistant texts joined are the prediction, its last user message the source.
+            metadata: one dict per episode, holding the reference under ``reference_key``.
+
+        Returns:
+            ``(predictions, references, sources)``, one entry per episode each.
+
+        Raises:
+            ArgumentError: ``metadata`` has another length, or an entry has no ``reference_key``.
+        """
         if len(message_log_batch) != len(metadata):
             raise ArgumentError(f"metadata has {len(metadata)} items for {len(message_log_batch)} message logs")
         predictions = [
@@ -79,7 +107,18 @@ class NlgscoreEnvironment:
         )
 
     def step(self, message_log_batch: List[Any], metadata: List[Any]) -> EnvironmentReturn:
-        """One scoring call for the batch; every episode ends here (single-turn)."""
+        """One scoring call for the batch; every episode ends here (single-turn).
+
+        Args:
+            message_log_batch: one message log per episode (as `inputs` reads it).
+            metadata: one dict per episode, holding the reference under ``reference_key``.
+
+        Returns:
+            The rewards and the episodes' ends, as NeMo-RL reads them.
+
+        Raises:
+            ArgumentError: as `inputs`, or an input the metric refuses.
+        """
         import torch
 
         predictions, references, sources = self.inputs(message_log_batch, metadata)
@@ -89,7 +128,14 @@ class NlgscoreEnvironment:
         return EnvironmentReturn(observations, metadata, [None] * len(scores), values, torch.ones_like(values), None)
 
     def global_post_process_and_metrics(self, batch: Any) -> Tuple[Any, Dict[str, float]]:
-        """Nothing to post-process; no extra metrics."""
+        """Nothing to post-process; no extra metrics.
+
+        Args:
+            batch: the rollout batch, returned as it is.
+
+        Returns:
+            ``(batch, {})``.
+        """
         return batch, {}
 
     def shutdown(self) -> None:

@@ -27,12 +27,41 @@ RETRYABLE = (429, 502, 503, 504)
 
 
 def payload(sample: Any) -> dict:
-    """slime's body for one ``Sample`` (its ``prompt``, ``response`` and ``label``)."""
+    """slime's request body for one ``Sample``.
+
+    Args:
+        sample: a slime ``Sample`` (its ``prompt``, ``response`` and ``label`` are read).
+
+    Returns:
+        ``{"prompt", "response", "label"}``, as slime's ``remote_rm`` posts it.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> payload(SimpleNamespace(prompt="Weather?", response="It is cold.", label="It is cold."))
+        {'prompt': 'Weather?', 'response': 'It is cold.', 'label': 'It is cold.'}
+    """
     return {"prompt": sample.prompt, "response": sample.response, "label": sample.label}
 
 
 async def group_rm(args: Any, samples: Sequence[Any], **kwargs: Any) -> List[float]:
-    """The rewards of a group of slime samples, in order, from one request to ``args.rm_url``."""
+    """The rewards of a group of slime samples, in order, from one request to ``args.rm_url``.
+
+    Retries follow slime's ``remote_rm`` (see the module docstring).
+
+    Args:
+        args: slime's arguments; ``args.rm_url`` is the server's ``/v1/reward`` address.
+        samples: the group's ``Sample`` objects.
+        **kwargs: what else slime passes (not read).
+
+    Returns:
+        One reward per sample (none for an empty group, with no request).
+
+    Raises:
+        ArgumentError: ``args.rm_url`` is not an ``http://`` or ``https://`` address.
+        RuntimeError: the server answered another status than 200 after the retries, or not one
+            number per sample.
+        httpx.TransportError: the server could not be reached in 10 attempts.
+    """
     import httpx
 
     url = getattr(args, "rm_url", None)

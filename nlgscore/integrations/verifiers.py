@@ -31,9 +31,26 @@ def reward_function(
     column: Optional[str] = None,
     name: Optional[str] = None,
 ) -> Callable[..., Any]:
-    """An async reward function ``(completion, answer, prompt=None, **kwargs) -> float`` for a
-    verifiers ``Rubric``; its ``__name__`` (the reward's name in verifiers' logs) is ``name``
-    or the metric's."""
+    """An async reward function for a verifiers ``Rubric``.
+
+    It is called as ``reward(completion, answer, prompt=None, **kwargs)`` and gives a float: the
+    completion's last assistant message scored against the answer (and the prompt's last user
+    message, for a source-based metric).
+
+    Args:
+        url: a ``nlgscore serve`` address; give it or ``spec``, not both.
+        spec: a local metric's spec (``"bertscore:minilm"``).
+        options: the local scorer's options.
+        column: the score column the reward is (None: the primary one).
+        name: the function's ``__name__``, the reward's name in verifiers' logs (None: the metric's).
+
+    Returns:
+        The coroutine function.
+
+    Raises:
+        ArgumentError: as `reward_scorer`.
+        ArgumentTypeError: as `reward_scorer`.
+    """
     scorer = reward_scorer(url, spec, options)
 
     async def reward(completion: Any, answer: Any, prompt: Any = None, **kwargs: Any) -> float:

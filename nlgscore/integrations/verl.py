@@ -61,7 +61,27 @@ def compute_score(
     extra_info: Optional[Mapping[str, Any]] = None,
     **kwargs: Any,
 ) -> float:
-    """The reward of one sample (verl's plain custom reward function; see the module docstring)."""
+    """The reward of one sample: verl's plain custom reward function (see the module docstring).
+
+    Args:
+        data_source: the sample's data source (not read).
+        solution_str: the model's answer, the prediction.
+        ground_truth: the reference, a string or a list of references.
+        extra_info: the sample's extra info: ``nlgscore_url``/``nlgscore_spec`` may name the scorer,
+            and ``extra_info[source_key]`` is a source-based metric's source.
+        **kwargs: verl's ``reward_kwargs`` and what else it passes: ``url``/``spec`` (with
+            ``options``) name the scorer, ``column`` the score column, ``source_key`` the
+            ``extra_info`` key of a source; other keywords are ignored.
+
+    Returns:
+        The reward.
+
+    Raises:
+        ArgumentError: no scorer is named (by ``kwargs``, ``extra_info`` or the environment), or an
+            input the metric refuses.
+        ArgumentTypeError: ``extra_info`` is not a dict, ``options`` not a dict, or a scorer is
+            named by something else than a string.
+    """
     (scorer, remote), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
     return column_values(_sync_call(scorer, remote, predictions, inputs), kwargs.get("column"))[0]
 
@@ -73,7 +93,23 @@ async def compute_score_async(
     extra_info: Optional[Mapping[str, Any]] = None,
     **kwargs: Any,
 ) -> float:
-    """:func:`compute_score` as a coroutine (verl's reward loop awaits it, many samples at once)."""
+    """`compute_score` as a coroutine: verl's reward loop awaits it, many samples at once.
+
+    Args:
+        data_source: the sample's data source (not read).
+        solution_str: the model's answer, the prediction.
+        ground_truth: the reference, a string or a list of references.
+        extra_info: the sample's extra info, as `compute_score` reads it.
+        **kwargs: verl's ``reward_kwargs`` and what else it passes: ``url``/``spec`` (with
+            ``options``) name the scorer, ``column`` the score column, ``source_key`` the
+            ``extra_info`` key of a source; other keywords are ignored.
+
+    Returns:
+        The reward.
+
+    Raises:
+        ArgumentError: as `compute_score`.
+    """
     (scorer, _), predictions, inputs = _one(solution_str, ground_truth, extra_info, kwargs)
     # a local scorer's acompute goes through its micro-batcher; a RemoteScorer's is an async request
     return column_values(await scorer.acompute(predictions, **inputs), kwargs.get("column"))[0]
@@ -86,9 +122,25 @@ def compute_score_batch(
     extra_infos: Optional[Sequence[Optional[Mapping[str, Any]]]] = None,
     **kwargs: Any,
 ) -> List[float]:
-    """The rewards of a batch, in order: one scoring call (verl 0.9.1's managers call per sample).
+    """The rewards of a batch, in order, from one scoring call (verl 0.9.1's managers call per sample).
 
     Every sample must name the same scorer (the reward_kwargs or the environment usually do).
+
+    Args:
+        data_sources: each sample's data source (not read; one per sample).
+        solution_strs: the model's answers, the predictions.
+        ground_truths: each sample's reference, a string or a list of references.
+        extra_infos: each sample's extra info, as `compute_score` reads it (None: none).
+        **kwargs: verl's ``reward_kwargs`` and what else it passes: ``url``/``spec`` (with
+            ``options``) name the scorer, ``column`` the score column, ``source_key`` the
+            ``extra_info`` key of a source; other keywords are ignored.
+
+    Returns:
+        One reward per sample (none for an empty batch).
+
+    Raises:
+        ArgumentError: the sequences differ in length, the samples name different scorers, or as
+            `compute_score`.
     """
     solution_strs = check_texts("solution_strs", list(solution_strs))
     n = len(solution_strs)
