@@ -6,6 +6,8 @@
     nlgscore meta mqm --data data/mqm-wmt21-zh-en --metric chrf --metric bleu
     nlgscore meta wmt24 --data data/esa-wmt24-en-cs --metric chrf --metric bertscore:minilm
     nlgscore meta wmt24 --data data/esa-wmt24-en-cs --metric bertscore:minilm --context 2
+    nlgscore meta wmt21 --data data/wmt21-de-en --metric chrf --top-k 4
+    nlgscore meta select-model wmt21 --data data/wmt21-de-en --metric chrf --metric sentbleu
 
 One subcommand per data-set descriptor (``nlgscore.meta.tasks.descriptors``): the options every task
 takes, then the descriptor's own. The tasks validate their arguments and return a ``MetaTable``;
@@ -43,7 +45,7 @@ def default_cache() -> Path:
     return envs.cache_folder("meta-scores")
 
 
-def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) -> None:
+def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand, top_k: bool = True) -> None:
     folder = descriptor.data_param in ("folder", "data")  # a folder the data set is, not one it is found in
     parser.add_argument(
         "--data", type=Path, default=None, required=folder, help="the human-scores folder" if folder else DATA_HELP
@@ -63,6 +65,24 @@ def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand) ->
         help="precomputed scores of a metric called NAME (repeatable, mixable with --metric): "
         f"{descriptor.scores_help}",
     )
+    parser.add_argument(
+        "--lower-is-better",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the metric NAME (of --scores NAME=FILE, or a --metric spec) scores errors: lower is better; "
+        "its scores are negated before every measure (repeatable; registry metrics that say so, TER, "
+        "are negated without it)",
+    )
+    if descriptor.top_k and top_k:
+        parser.add_argument(
+            "--top-k",
+            type=int,
+            default=None,
+            metavar="K",
+            help="also compute every system-level measure over the K best systems by human score "
+            "(rows <measure>-topK; Prism and BARTScore report K=4)",
+        )
     if descriptor.resampling == "bootstrap":
         parser.add_argument(
             "--bootstrap",
@@ -132,18 +152,64 @@ def register(subparsers) -> None:
     )
     tasks = parser.add_subparsers(dest="meta_task", metavar="DATASET", required=True)
     for descriptor in DESCRIPTORS.values():
-        sub = tasks.add_parser(
-            descriptor.name,
-            help=descriptor.help,
-            description=(
-                f"{descriptor.description} Data: {descriptor.files}. Human judgments: {descriptor.human}; reference: "
-                f"{descriptor.reference}; levels: {', '.join(descriptor.levels)}."
-            ),
+        description = (
+            f"{descriptor.description} Data: {descriptor.files}. Human judgments: {descriptor.human}; reference: "
+            f"{descriptor.reference}; levels: {', '.join(descriptor.levels)}."
         )
-        _common_options(sub, descriptor)
-        for option in descriptor.options:
-            sub.add_argument(*option.flags, dest=option.param, help=option.help, **option.settings)
-        sub.set_defaults(func=run, descriptor=descriptor)
+        _task_parser(tasks, descriptor, descriptor.help, description)
+    _register_select_model(tasks)
+
+
+def _task_parser(subparsers, descriptor: MetaCommand, help: str, description: str, top_k: bool = True):
+    """The subcommand of one data set: the options every task takes, then the descriptor's own."""
+    sub = subparsers.add_parser(descriptor.name, help=help, description=description)
+    _common_options(sub, descriptor, top_k=top_k)
+    for option in descriptor.options:
+        sub.add_argument(*option.flags, dest=option.param, help=option.help, **option.settings)
+    sub.set_defaults(func=run, descriptor=descriptor)
+    return sub
+
+
+def _register_select_model(tasks) -> None:
+    from nlgscore.meta.tasks import select_model as sm
+
+    parser = tasks.add_parser(
+        "select-model",
+        help="model selection over hybrid systems: Hits@1, MRR and Diff (BERTScore paper)",
+        description="Model selection as the BERTScore paper runs it: hybrid systems super-sampled from a data "
+        "set's systems (each segment from one of two random systems; human and metric scores the segments' "
+        "means), then SAMPLE hybrids drawn REPEATS times; per metric, Hits@1 (its pick is the human best), "
+        "MRR (of the pick's human rank) and Diff (human best minus the pick's human score).",
+    )
+    chosen = parser.add_subparsers(dest="selection_task", metavar="DATASET", required=True)
+    for descriptor in DESCRIPTORS.values():
+        if not descriptor.hybrids:
+            continue
+        description = f"Model selection on hybrids of {descriptor.name}. Data: {descriptor.files}."
+        sub = _task_parser(chosen, descriptor, f"hybrids of {descriptor.name}", description, top_k=False)
+        sub.add_argument(
+            "--hybrids",
+            type=positive_int,
+            default=sm.HYBRIDS,
+            metavar="N",
+            help=f"hybrid systems (default: {sm.HYBRIDS})",
+        )
+        sub.add_argument(
+            "--sample-size",
+            type=positive_int,
+            default=sm.SAMPLE_SIZE,
+            metavar="N",
+            help=f"hybrids drawn per repeat (default: {sm.SAMPLE_SIZE})",
+        )
+        sub.add_argument(
+            "--repeats",
+            dest="draws",
+            type=positive_int,
+            default=sm.REPEATS,
+            metavar="N",
+            help=f"draws (default: {sm.REPEATS})",
+        )
+        sub.set_defaults(select_model=True)
 
 
 def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
@@ -180,6 +246,14 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
         options["export_scores"] = args.export_scores
     if descriptor.documents:
         options["context"] = args.context
+    if args.lower_is_better:
+        options["lower_is_better"] = args.lower_is_better
+    if getattr(args, "top_k", None) is not None:
+        options["top_k"] = args.top_k
+    if getattr(args, "select_model", False):
+        from nlgscore.meta.tasks.select_model import SelectModel
+
+        options["select_model"] = SelectModel(args.hybrids, args.sample_size, args.draws, args.seed)
     return options
 
 

@@ -367,7 +367,12 @@ class Scorers:
         >>> Scorers().lower_is_better("ter"), Scorers().lower_is_better("chrf")
         (True, False)
         """
-        return bool(getattr(self._scorer(spec), "lower_is_better", False))
+        from nlgscore import registry
+
+        if spec in self._loaded or spec.startswith(("http://", "https://")):
+            return bool(getattr(self._scorer(spec), "lower_is_better", False))
+        # the class says it: no scorer is built for the question (a shared pass may have served the spec)
+        return bool(getattr(registry.metric(registry.parse_spec(spec)[0]).scorer_class(), "lower_is_better", False))
 
     def _key(self, spec: str, scorer: Any) -> str:
         """The signature the scores will carry, known before scoring (the scorer's, with the run

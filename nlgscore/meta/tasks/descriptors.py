@@ -57,6 +57,8 @@ class MetaCommand:
     options: Tuple[Option, ...] = ()
     systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
     documents: bool = False  # the data set has document ids: the task takes ``context`` (--context K)
+    top_k: bool = False  # systems with human system scores: the task takes ``top_k`` (--top-k K)
+    hybrids: bool = False  # systems x segments with human segment scores: ``nlgscore meta select-model`` runs it
 
 
 def from_protocol(
@@ -70,6 +72,8 @@ def from_protocol(
     "sibling used when present; or SEG,SYS)",
     resampling: Optional[str] = None,
     options: Tuple[Option, ...] = (),
+    top_k: bool = False,
+    hybrids: bool = False,
 ) -> MetaCommand:
     """The ``nlgscore meta`` subcommand of a data set the generic runner evaluates: ``--data`` is
     given to ``protocol.load``, the levels and measures come from its ``Measure`` rows.
@@ -100,6 +104,8 @@ def from_protocol(
         scores_help,
         resampling=resampling,
         options=options,
+        top_k=top_k,
+        hybrids=hybrids,
     )
 
 
@@ -146,6 +152,8 @@ def _wmt_command(test_set: str, task: Callable[..., Any], year: str) -> MetaComm
         "item as --export-scores writes them; {lp} in the path for several pairs)",
         resampling="permutations",
         documents=True,
+        top_k=True,
+        hybrids=True,
         options=(
             Option(
                 ("--lp",),
@@ -237,6 +245,8 @@ DESCRIPTORS: Dict[str, MetaCommand] = {
                 _TIES,
                 _REPEATS,
             ),
+            top_k=True,
+            hybrids=True,
         ),
         MetaCommand(
             "summeval",
@@ -288,6 +298,8 @@ DESCRIPTORS: Dict[str, MetaCommand] = {
                     dict(type=Path, metavar="DIR"),
                 ),
             ),
+            top_k=True,
+            hybrids=True,
         ),
         _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
         _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),

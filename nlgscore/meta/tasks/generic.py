@@ -21,6 +21,7 @@ add. Adding a data set is one descriptor: its loader and its rows (CONTRIBUTING,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.report import Row
 from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
+from nlgscore.meta.stats.top_k import check_top_k, top_systems
 from nlgscore.meta.tasks.measures import Measure
 from nlgscore.meta.tasks.runner import (
     MetaTable,
@@ -43,6 +45,7 @@ from nlgscore.meta.tasks.runner import (
     keep_finished,
     sources_of,
 )
+from nlgscore.meta.tasks.select_model import SelectModel, selection_rows
 
 Scores = Tuple[Optional[np.ndarray], np.ndarray, str]  # (segment matrix or None, system scores, signature)
 # The BARTScore paper's segment BLEU (its Moses-tokenised sentBLEU), which the WMT19, WMT21 and
@@ -69,7 +72,49 @@ def read_mtme_scores(data: EvalSet, name: str, path: Any) -> Scores:
 
 @dataclass(frozen=True)
 class TaskDescriptor:
-    """How one data set is meta-evaluated (the runner's side of a ``nlgscore meta`` subcommand)."""
+    """How one data set is meta-evaluated: the runner's side of a ``nlgscore meta`` subcommand.
+
+    Adding a data set is one descriptor: its loader and its measure rows; `run` does the rest.
+
+    Attributes:
+        name: the task's name (``wmt19``, ``summeval``), as the table and refusals name it.
+        load: ``load(data, limit=..., **options)`` reads the data set into an `EvalSet` (``data``:
+            its folder, or None for the default place; ``limit``: the first items only).
+        measures: the rows computed for each metric.
+        read_scores: ``read_scores(data, name, path)`` reads a metric's precomputed scores as
+            ``(segment matrix or None, system scores, signature)``; mt-metrics-eval's files by default.
+        segment_specs: the spec scored for a metric name at the segment level (the BARTScore
+            paper's ``bleu`` is ``sentbleu``).
+        significance: ``significance(data, kept, table, run, permutations)`` gives the notes of the
+            significance tests between the metrics, run after every metric is scored.
+        settings: the run options the measures take (``"ties"``), not given to the loader.
+        bootstrap_items: what the bootstrap resamples when it is the items (named in the refusal
+            of fewer than 2 of them); empty when it resamples something else.
+        system_level: False: no system scores are scored (the measures read segments only, and the
+            system score is the mean of the segments).
+        combine: reduces a metric's ``(systems, items, refs)`` scores to ``(systems, items)`` when a
+            data set has several references (None: the first reference's).
+        scored: appended to a scored metric's signature (``"|refs:max"``).
+        progress: the progress bar's description, formatted with ``data``, ``metric``, ``systems``
+            and ``items``.
+        documents: the loader gives document ids (``EvalSet.docs``) and takes ``context``, so
+            ``--context`` works.
+        hybrid_level: the human level hybrid systems average (``select_model``): ``"segment"``, or
+            WMT21 DA's ``"z"``.
+        hybrid_level: the human level hybrid systems average (``select_model``; WMT21 DA's ``"z"``).
+
+    Example:
+        >>> import numpy as np
+        >>> from nlgscore.meta import EvalSet, Measure, pearson
+        >>> def load(data, limit=None):
+        ...     outputs = [["the cat sat on the mat"], ["a cat sat"], ["dogs"]]
+        ...     return EvalSet("toy", ["good", "mid", "bad"], outputs, [["the cat sat on the mat"]],
+        ...                    human={"system": np.array([3.0, 2.0, 1.0])})
+        >>> by_system = Measure("system", "pearson", lambda data, seg, system: (data.human["system"], system), pearson)
+        >>> toy = TaskDescriptor("toy", load, (by_system,))
+        >>> [(row.metric, row.level, row.measure, round(row.value, 4)) for row in run(toy, ["chrf"]).rows]
+        [('chrf', 'system', 'pearson', 0.9615)]
+    """
 
     name: str
     load: Callable[..., EvalSet]  # load(data, limit=..., **options) -> EvalSet
@@ -84,6 +129,7 @@ class TaskDescriptor:
     scored: str = ""  # appended to a scored metric's signature (e.g. "|refs:max")
     progress: str = "{data}: {metric} ({systems} systems x {items} items)"  # the progress bar's description
     documents: bool = False  # the loader gives document ids (EvalSet.docs) and takes ``context``: --context works
+    hybrid_level: str = "segment"  # the human level hybrid systems average (``select_model``; WMT21 DA: "z")
 
 
 def check_context(context: Any, name: str, documents: bool) -> int:
@@ -186,18 +232,59 @@ def run(
     into: Optional[MetaTable] = None,
     task: Optional[Run] = None,
     context: int = 0,
+    top_k: Optional[int] = None,
+    lower_is_better: Sequence[str] = (),
+    select_model: Optional[SelectModel] = None,
     **options: Any,
 ) -> MetaTable:
-    """Every measure of ``descriptor`` for each metric (specs scored here, ``scores`` read from files).
+    """Every measure of ``descriptor`` for each metric: specs scored here, ``scores`` read from files.
 
-    ``options`` go to the descriptor's loader. ``bootstrap``: resamples of the intervals of the
-    bootstrap measures; ``permutations``: resamples of the significance tests (0: none).
-    ``export_mtme`` / ``export_scores``: folders the scored metrics' scores are written to as
-    mt-metrics-eval files. ``into`` and ``task``: the table and the run of a task over several data
-    sets (WMT19's language pairs), so an interruption keeps the metrics that finished every one
-    (the caller then keeps the finished rows: ``runner.keep_finished``). ``context``: previous
-    segments of its document each scored segment is read after (``--context k``; data sets with
-    documents only; a metric that cannot read context is refused).
+    `TaskDescriptor`'s example runs it on a data set built in memory.
+
+    Args:
+        descriptor: the task: its loader, measures and settings.
+        metrics: the specs scored (``"chrf"``, ``"bertscore:minilm"``).
+        scores: precomputed scores by metric name: a score file, ``"SEG,SYS"``, or a ``(segment
+            file, system file)`` pair, as ``descriptor.read_scores`` reads them.
+        data: the data set's location, given to the loader (None: its default place).
+        bootstrap: resamples of the bootstrap measures' confidence intervals (0: values alone).
+        permutations: resamples of the significance tests between metrics (0: none).
+        seed: the seed of every resampling (sacreBLEU's default).
+        limit: score only the first ``limit`` items (None: all).
+        progress: draw a progress bar per metric and data set.
+        load_options: options of every scorer built from ``metrics`` (``device``, ``batch_size``).
+        scorers: the scorers to build and cache metrics with (None: new ones from ``load_options``);
+            a task over several data sets shares one.
+        export_mtme: a folder the scored metrics' scores are written to as mt-metrics-eval files
+            (``<metric>-ref<X>.seg.score`` and ``.sys.score``).
+        export_scores: another such folder: ``--export-scores DIR``, where the command line also
+            writes the scores as JSONL.
+        into: the table to add the rows to (a task over several data sets, WMT19's language pairs).
+        task: the run shared across those data sets (its options and the metrics that finished),
+            so an interruption keeps the metrics that finished every one.
+        context: previous segments of its document each scored segment is read after
+            (``--context k``); data sets with documents only, and a metric that cannot read context
+            is refused.
+        top_k: every system-level measure is also computed over the ``top_k`` best systems by
+            human score (rows ``<measure>-top<k>``; ``--top-k K``).
+        lower_is_better: names of metrics whose scores are error rates (``--scores`` names or
+            specs), negated before any measure, as is every metric whose scorer says
+            ``lower_is_better`` (TER).
+        select_model: instead of the measures, Hits@1, MRR and Diff over hybrid systems (``nlgscore
+            meta select-model``).
+        **options: the loader's options, and the run settings the measures use
+            (``descriptor.settings``, e.g. ``ties``).
+
+    Returns:
+        The table: a row per data set, metric, level and measure, with the data set's notes.
+
+    Raises:
+        ArgumentError: no metric, a resample count, seed or ``limit`` out of range, ``context``
+            for a data set without documents or a metric that cannot read it, or a
+            ``lower_is_better`` name the run does not evaluate.
+        ArgumentTypeError: ``scores`` is not a mapping of score files, or ``select_model`` not a
+            ``SelectModel``.
+        DataError: a data or score file is malformed (the message names it).
     """
     settings = {name: options.pop(name) for name in descriptor.settings if name in options}
     task = task or Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
@@ -205,6 +292,9 @@ def run(
     permutations = check_resamples(permutations, "permutations", "--permutations")
     scorers = scorers or Scorers(load_options)
     context = check_context(context, descriptor.name, descriptor.documents)
+    top_k, turned = check_top_k(top_k), _lower_is_better(lower_is_better, sources)
+    if select_model is not None and not isinstance(select_model, SelectModel):
+        raise ArgumentTypeError(f"select_model must be a SelectModel (its counts and seed), got {select_model!r}")
     if context > 0:  # refused before the data are read and anything is scored
         for spec, file in sources:
             if file is None:
@@ -213,6 +303,7 @@ def run(
     evalset = descriptor.load(data, limit=limit, **options)
     if descriptor.bootstrap_items and task.bootstrap > 0:
         task.check_items(evalset.items, f"{descriptor.bootstrap_items} of {evalset.name}", limit)
+    top = None if top_k is None or select_model is not None else _top(evalset, top_k)
     table = into if into is not None else MetaTable(descriptor.name)
     kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]] = {}
     counts = dict(data=evalset.name, systems=len(evalset.systems), items=evalset.items, refs=len(evalset.refs))
@@ -231,8 +322,19 @@ def run(
                         )
             else:
                 seg, system, signature = descriptor.read_scores(evalset, name, file)
+            spec = descriptor.segment_specs.get(name.lower(), name)
+            if name in turned or (file is None and scorers.lower_is_better(spec)):
+                # an error rate: negated, so that every measure reads higher as better
+                seg, system = None if seg is None else -seg, -system
+                signature += "|lower-is-better:negated"
             metric = short_name(name)
             kept[metric] = (seg, system)
+            if select_model is not None:
+                dataset = evalset.name
+                table.rows += selection_rows(
+                    select_model, evalset, descriptor.hybrid_level, seg, metric, signature, dataset
+                )
+                continue
             for measure in descriptor.measures:
                 row = _row(
                     task,
@@ -247,6 +349,8 @@ def run(
                 )
                 if row is not None:
                     table.rows.append(row)
+            if top is not None:
+                table.rows += _top_rows(task, descriptor, top, seg, system, settings, signature, metric)
     table.notes += evalset.notes
     note = (
         f"document context: each scored segment read after the previous {context} segments of its document "
@@ -254,6 +358,65 @@ def run(
     )
     if context > 0 and note not in table.notes:
         table.notes.append(note)
-    if descriptor.significance is not None:
+    if descriptor.significance is not None and select_model is None:
         table.notes += descriptor.significance(evalset, kept, table, task, permutations)
     return table
+
+
+def _lower_is_better(names: Any, sources: Sequence[Tuple[str, Any]]) -> frozenset:
+    """``lower_is_better`` as a set of the run's metric names; a name the run does not have is refused."""
+    if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+        raise ArgumentTypeError(f"lower_is_better must be a list of metric names, got {names!r}")
+    known = [name for name, _ in sources]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ArgumentError(
+            f"lower_is_better (--lower-is-better) names {unknown}, which the run does not evaluate "
+            f"(its metrics: {known}); give the NAME of --scores NAME=FILE or the --metric spec"
+        )
+    return frozenset(names)
+
+
+def _top(data: EvalSet, k: int) -> Tuple[int, np.ndarray, EvalSet]:
+    """``(k, rows of the k best systems by human system score, the data set of those systems)``."""
+    if "system" not in data.human:
+        raise ArgumentError(f"top_k={k} (--top-k): {data.name} has no system-level human scores to rank systems by")
+    best = top_systems(data.human["system"], k)
+    rows = np.sort(best)  # the data set's order: the measures sum over the systems as on a set of only these
+    subset = data.select_systems(rows)
+    kept = ", ".join(data.systems[r] for r in best)
+    fewer = f" (only {rows.size} systems have a human score)" if rows.size < k else ""
+    data.notes.append(f"{data.name}: top-{k} systems by human score{fewer}: {kept}")
+    return k, rows, subset
+
+
+def _top_rows(
+    task: Run,
+    descriptor: TaskDescriptor,
+    top: Tuple[int, np.ndarray, EvalSet],
+    seg: Optional[np.ndarray],
+    system: np.ndarray,
+    settings: Dict[str, Any],
+    signature: str,
+    metric: str,
+) -> List[Row]:
+    """Every system-level measure again over the top-k systems only (rows ``<measure>-top<k>``)."""
+    k, rows, subset = top
+    out = []
+    for measure in descriptor.measures:
+        if measure.level != "system":
+            continue
+        row = _row(
+            task,
+            dataclasses.replace(measure, name=f"{measure.name}-top{k}"),
+            subset,
+            None if seg is None else seg[rows],
+            system[rows],
+            settings,
+            f"{signature}|top-k:{k}",
+            dataset=measure.dataset or subset.name,
+            metric=metric,
+        )
+        if row is not None:
+            out.append(row)
+    return out

@@ -47,6 +47,7 @@ from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 from nlgscore.meta.tasks.measures import WMT22_MEASURES, spa_human
 from nlgscore.meta.tasks.runner import MetaTable, Run
+from nlgscore.meta.tasks.select_model import SelectModel
 
 PathLike = Union[str, "os.PathLike[str]"]
 # (level, measure): the order of the table's rows.
@@ -174,6 +175,9 @@ def mqm(
     scorers: Optional[Scorers] = None,
     export_mtme: Optional[PathLike] = None,
     export_scores: Optional[PathLike] = None,
+    top_k: Optional[int] = None,
+    lower_is_better: Sequence[str] = (),
+    select_model: Optional[SelectModel] = None,
 ) -> MetaTable:
     """Every WMT22-25 measure of each metric on the human-scores ``folder`` (layout: ``nlgscore.meta.data.ratings``).
 
@@ -182,7 +186,8 @@ def mqm(
     or ``"SEG,SYS"``). ``permutations``: resamples of the significance tests between metrics (0: none).
     ``export_mtme`` / ``export_scores``: a folder to write the scored metrics' scores to as mtme
     files (the command line's ``--export-scores`` adds nlgscore's JSONL through ``Scorers.export``).
-    The generic runner (``nlgscore.meta.tasks.generic.run``) over ``MQM_TASK``.
+    ``top_k``, ``lower_is_better``, ``select_model``: as the generic runner
+    (``nlgscore.meta.tasks.generic.run``), over ``MQM_TASK``.
     """
     if folder is None:
         raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
@@ -203,4 +208,7 @@ def mqm(
         kind=kind,
         include_human=include_human,
         repeats=repeats,
+        top_k=top_k,
+        lower_is_better=lower_is_better,
+        select_model=select_model,
     )

@@ -175,6 +175,7 @@ def summeval(
     load_options: Optional[Dict[str, Any]] = None,
     scorers: Optional[Scorers] = None,
     export_scores: Optional[PathLike] = None,
+    lower_is_better: Sequence[str] = (),
 ) -> MetaTable:
     """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
 
@@ -182,6 +183,7 @@ def summeval(
     human and metric scores are not constant. A metric is scored against each reference and
     combined by ``refs`` (``max``, ``mean`` or ``first``). ``scores`` maps a name to a JSONL file
     of ``{"id", "system", "score"}``. Significance: paired bootstrap over documents (Spearman).
+    ``lower_is_better``: metric names whose scores are negated first (error rates).
     The generic runner over a descriptor of the chosen aspects.
     """
     if refs not in REFS_RULES:
@@ -216,4 +218,5 @@ def summeval(
         load_options=load_options,
         scorers=scorers,
         export_scores=export_scores,
+        lower_is_better=lower_is_better,
     )

@@ -136,6 +136,7 @@ def wmt19(
     progress: bool = False,
     load_options: Optional[Dict[str, Any]] = None,
     scorers: Optional[Scorers] = None,
+    lower_is_better: Sequence[str] = (),
 ) -> MetaTable:
     """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
 
@@ -144,7 +145,9 @@ def wmt19(
     ``scores`` maps a name to a JSONL file of ``{"id", "better", "worse"}`` (``{lp}`` in the path
     when several pairs are evaluated). Rows: ``tau`` (WMT19 rule: a metric tie is discordant;
     ``ties="exclude"`` leaves tied pairs out) and ``metric-ties`` (share of pairs the metric ties).
-    The generic runner over ``WMT19_TASK``, once per language pair, into one table.
+    ``lower_is_better``: metric names whose scores are negated first (error rates: a lower score
+    for the better translation is then concordant). The generic runner over ``WMT19_TASK``, once
+    per language pair, into one table.
     """
     task, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
     scorers = scorers or Scorers(load_options)
@@ -164,5 +167,6 @@ def wmt19(
                 ties=ties,
                 lp=lp,
                 n_lps=len(lps),
+                lower_is_better=lower_is_better,
             )
     return table

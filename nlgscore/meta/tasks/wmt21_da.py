@@ -32,6 +32,7 @@ from nlgscore.meta.stats.wmt import (
 from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import DARR_MEASURES, Measure, darr_outcome_inputs
 from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run
+from nlgscore.meta.tasks.select_model import SelectModel
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -169,6 +170,7 @@ WMT21_TASK = TaskDescriptor(
     significance=significance,
     settings=("ties",),
     progress="{data}: {metric} ({systems} systems x {items} segments)",
+    hybrid_level="z",
 )
 
 
@@ -190,6 +192,9 @@ def wmt21(
     scorers: Optional[Scorers] = None,
     repeats: str = "error",
     export_scores: Optional[PathLike] = None,
+    top_k: Optional[int] = None,
+    lower_is_better: Sequence[str] = (),
+    select_model: Optional[SelectModel] = None,
 ) -> MetaTable:
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
@@ -198,7 +203,8 @@ def wmt21(
     mt-metrics-eval ``<system><TAB><score>`` segment file, or to ``(segment file, system file)`` /
     ``"SEG,SYS"`` to give system scores too.
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
-    The generic runner over ``WMT21_TASK``.
+    ``top_k``, ``lower_is_better``, ``select_model``: as :func:`nlgscore.meta.tasks.generic.run`
+    (hybrid systems average the segments' z scores). The generic runner over ``WMT21_TASK``.
     """
     return run(
         WMT21_TASK,
@@ -218,4 +224,7 @@ def wmt21(
         include_human=include_human,
         repeats=repeats,
         ties=ties,
+        top_k=top_k,
+        lower_is_better=lower_is_better,
+        select_model=select_model,
     )

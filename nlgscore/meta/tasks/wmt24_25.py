@@ -45,6 +45,7 @@ from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import Measure, segment_scores, spa_human, spa_inputs
 from nlgscore.meta.tasks.runner import MetaTable, Run, check_limit, keep_finished, sources_of
+from nlgscore.meta.tasks.select_model import SelectModel
 
 PathLike = Union[str, "os.PathLike[str]"]
 AVERAGED = (("system", "spa"), ("segment", "acc-eq"))  # the tasks of mtme's WMT24/WMT25 task sets
@@ -219,6 +220,9 @@ def wmt_task(
     export_mtme: Optional[PathLike] = None,
     export_scores: Optional[PathLike] = None,
     context: int = 0,
+    top_k: Optional[int] = None,
+    lower_is_better: Sequence[str] = (),
+    select_model: Optional[SelectModel] = None,
 ) -> MetaTable:
     """The WMT24/WMT25 task set of ``test_set`` on ``data`` (any layout of ``nlgscore.meta.data.wmt_sets``).
 
@@ -230,6 +234,8 @@ def wmt_task(
     ``context``: each segment is scored after the previous ``context`` segments of its document
     (the data set's document ids; BERTScore, Prism and BARTScore; any other metric is refused).
     The scored items then include those previous segments, unrated, which no measure counts.
+    ``top_k``, ``lower_is_better``, ``select_model``: as :func:`nlgscore.meta.tasks.generic.run`
+    (with ``select_model`` the rows are Hits@1, MRR and Diff only: no clusters, no avg-corr).
     """
     if data is None:
         raise ArgumentError("data is required: the WMT folder or JSONL file (--data)")
@@ -273,9 +279,13 @@ def wmt_task(
                 include_human=include_human,
                 all_lines=all_lines,
                 context=context,
+                top_k=top_k,
+                lower_is_better=lower_is_better,
+                select_model=select_model,
                 **folders,
             )
-        _overall(table, collector, permutations, seed)
+        if select_model is None:
+            _overall(table, collector, permutations, seed)
     return table
 
 
