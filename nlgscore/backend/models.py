@@ -188,7 +188,14 @@ def _closest(model: str, family: str = "encoder") -> Optional[str]:
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """Where a model's files are and what to record about them in a signature."""
+    """Where a model's files are and what to record about them in a signature.
+
+    Attributes:
+        path: the local folder holding its config, tokenizer and weights.
+        name: the id recorded in signatures: the Hub id, an alias's target, or the folder's name.
+        revision: the commit hash, the requested revision, or ``"local"`` (a folder on disk) or
+            ``"<package>-<version>"`` (weights shipped in a package).
+    """
 
     path: str  # local folder with config, tokenizer and weights
     name: str  # id recorded in signatures (Hub id, alias target, or folder name)
@@ -241,7 +248,7 @@ def _resolve_alias(alias: str, entry: dict, revision: Optional[str]) -> Resolved
     except ImportError:
         package = None
     if package is not None:
-        folder = Path(package.__file__).resolve().parent / entry["subdir"]
+        folder = Path(str(package.__file__)).resolve().parent / entry["subdir"]
         if folder.is_dir():
             version = getattr(package, "__version__", "package")
             return ResolvedModel(path=str(folder), name=entry["name"], revision=f"{entry['package']}-{version}")

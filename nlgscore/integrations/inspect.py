@@ -43,7 +43,24 @@ from nlgscore.registry import cached
 
 
 class SampleScorer:
-    """What the inspect scorer does for one sample, without inspect's registry: see :func:`scorer`."""
+    """What the inspect scorer does for one sample, without inspect's registry (see `scorer`).
+
+    The model is loaded (or the server reached) on construction, so a failure shows before the
+    evaluation starts.
+
+    Args:
+        spec: a metric spec (``"bertscore:minilm"``) or a server's URL.
+        column: the result column a sample's ``Score.value`` is (None: the primary score).
+        max_batch: with ``max_wait_ms``, gives this scorer its own micro-batcher with these
+            settings (None for both: the scorer's shared one); refused for a server.
+        max_wait_ms: the own micro-batcher's wait for batch mates, in milliseconds.
+        options: the scorer's options, with a spec.
+
+    Raises:
+        ArgumentTypeError: ``spec`` is not a string, or ``column`` not a non-empty one.
+        ArgumentError: ``column`` is not a column of the metric, or ``max_batch``/``max_wait_ms``
+            with a server.
+    """
 
     def __init__(
         self,
@@ -71,11 +88,11 @@ class SampleScorer:
         elif max_batch is not None or max_wait_ms is not None:
             from nlgscore.scheduler.microbatch import DEFAULT_MAX_BATCH, DEFAULT_MAX_WAIT_MS, MicroBatcher
 
-            settings = {
-                "max_batch": DEFAULT_MAX_BATCH if max_batch is None else max_batch,
-                "max_wait_ms": DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms,
-            }
-            self.batcher = MicroBatcher(scorer, **settings)
+            self.batcher = MicroBatcher(
+                scorer,
+                max_batch=DEFAULT_MAX_BATCH if max_batch is None else max_batch,
+                max_wait_ms=DEFAULT_MAX_WAIT_MS if max_wait_ms is None else max_wait_ms,
+            )
         else:
             from nlgscore.scheduler.microbatch import shared_batcher
 
@@ -145,12 +162,30 @@ def scorer(
     max_wait_ms: Optional[float] = None,
     **options: Any,
 ) -> Any:
-    """An inspect-ai scorer (an ``async`` callable with inspect's registry information) scoring
-    each sample's completion with ``spec``, batched across samples (see the module docstring).
+    """An inspect-ai scorer scoring each sample's completion with ``spec``, batched across samples.
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build` (``num_layers=``,
-    ``device=``, ...) or a server's URL; ``name`` is the scorer's name in inspect's logs
-    (default: the metric's name, ``"bertscore"``); ``column`` picks the score column.
+    It is an ``async`` callable with inspect's registry information (see the module docstring);
+    the task's metrics are ``mean()`` and ``stderr()`` of the values.
+
+    Args:
+        spec: a spec for ``nlgscore.registry.build`` (``"bertscore:minilm"``), or a server's URL
+            (``"http://127.0.0.1:8000"``), which batches the requests itself.
+        column: the result column each ``Score.value`` is (``"precision"``; None: the primary
+            score); ``Score.metadata`` holds every column and the signature either way.
+        name: the scorer's name in inspect's logs (None: the metric's name, ``"bertscore"``).
+        max_batch: the most samples one scoring run holds, on this scorer's own micro-batcher
+            (None, with ``max_wait_ms`` None: the scorer's shared one).
+        max_wait_ms: how long a sample waits for batch mates on the own micro-batcher, in
+            milliseconds.
+        **options: the scorer's options (``num_layers=``, ``device=``, ...), with a spec.
+
+    Returns:
+        The inspect scorer, for ``Task(..., scorer=...)``.
+
+    Raises:
+        ArgumentTypeError: ``name`` is not a non-empty string, or as `SampleScorer`.
+        ArgumentError: as `SampleScorer`.
+        MissingExtraError: inspect-ai is not installed (the ``inspect`` extra).
     """
     if name is None:
         name = "nlgscore" if not isinstance(spec, str) or spec.startswith(SERVER_URL) else metric_prefix(spec)

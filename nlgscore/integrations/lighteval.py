@@ -59,7 +59,23 @@ class ColumnMeans:
 
 
 class Columns:
-    """What the lighteval computation does, without lighteval's base class: samples → column dicts."""
+    """What the lighteval computation does, without lighteval's base class: samples to column dicts.
+
+    The model is loaded on construction, so a missing model fails before the evaluation.
+
+    Args:
+        spec: a metric spec string (``"bertscore:minilm"``).
+        prefix: the columns' prefix and the metric's name (None: the metric's name; ``""``: bare).
+        source_field: where a source-based metric reads a doc's source: an attribute of the
+            ``Doc`` (``"query"``) or a key of ``Doc.specific``.
+        normalize_pred: applied to each prediction before it is scored.
+        normalize_gold: applied to each gold before it is scored.
+        options: the scorer's options.
+
+    Raises:
+        ArgumentTypeError: ``spec`` is not a string, or a normalizer is not callable.
+        ArgumentError: a source-based metric without ``source_field``.
+    """
 
     def __init__(
         self,
@@ -92,7 +108,19 @@ class Columns:
         return cached(self.spec, **self.options)
 
     def rows(self, docs: Sequence[Any], responses: Sequence[Any]) -> List[Dict[str, float]]:
-        """One dict of score columns per (doc, response), in order; one ``compute`` call."""
+        """One dict of score columns per (doc, response), in order, from one ``compute`` call.
+
+        Args:
+            docs: lighteval's ``Doc`` of each sample: its golds are the references.
+            responses: lighteval's ``ModelResponse`` of each sample: its first final text is scored.
+
+        Returns:
+            Per sample, ``{"<prefix>_<column>": score}`` for every column of the result.
+
+        Raises:
+            ArgumentError: ``docs`` and ``responses`` differ in length, a response has no text, a
+                doc's ``gold_index`` is not one of its choices, or a doc lacks ``source_field``.
+        """
         if len(docs) != len(responses):
             raise ArgumentError(f"got {len(docs)} docs for {len(responses)} responses")
         predictions = check_texts("responses (final_text[0])", [_first_text(r, i) for i, r in enumerate(responses)])
@@ -113,7 +141,7 @@ class Columns:
         return [{f"{self.prefix}{sep}{name}": value for name, value in row.items()} for row in result.rows()]
 
     def _source(self, doc: Any, i: int) -> Any:
-        field = self.source_field
+        field = self.source_field or ""  # set: the constructor refused a source metric without it
         specific = getattr(doc, "specific", None) or {}
         if field in specific:
             return specific[field]
@@ -176,10 +204,25 @@ def metric(
 ) -> Any:
     """A lighteval ``SampleLevelMetric`` (batched) scoring generations with ``spec``.
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build`; the metric's name and
-    the column prefix is ``prefix`` (default: the metric's name, ``"bertscore"``);
-    ``normalize_pred``/``normalize_gold`` are applied to the texts first (as lighteval's own
-    metrics allow). See the module docstring.
+    lighteval hands it all the samples of a task at once, scored in one ``compute`` call (see the
+    module docstring); the corpus value of each column is its mean with ``<column>_stderr``.
+
+    Args:
+        spec: a spec for ``nlgscore.registry.build`` (``"bertscore:minilm"``).
+        prefix: the metric's name and the columns' prefix (None: the metric's name, ``"bertscore"``).
+        source_field: for a source-based metric (``prism:src``), a ``Doc`` attribute (``"query"``)
+            or a key of ``Doc.specific`` holding the source.
+        normalize_pred: applied to the predictions first, as lighteval's own metrics allow.
+        normalize_gold: applied to the golds first.
+        **options: the scorer's options (``num_layers=``, ``device=``, ...).
+
+    Returns:
+        The metric, for ``LightevalTaskConfig(..., metrics=[...])``.
+
+    Raises:
+        ArgumentTypeError: as `Columns`.
+        ArgumentError: as `Columns`.
+        MissingExtraError: lighteval is not installed (the ``lighteval`` extra).
     """
     utils = require("lighteval.metrics.utils.metric_utils", "lighteval", "a lighteval metric")
     sampling = require("lighteval.tasks.requests", "lighteval", "a lighteval metric").SamplingMethod

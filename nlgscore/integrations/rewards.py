@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.integrations.trl import SERVER_URL
 from nlgscore.registry import cached
@@ -22,7 +23,23 @@ from nlgscore.registry import cached
 def reward_scorer(
     url: Optional[str] = None, spec: Optional[str] = None, options: Optional[Mapping[str, Any]] = None
 ) -> Any:
-    """The (per-process cached) scorer: a ``nlgscore serve`` at ``url``, else a local ``spec``."""
+    """The scorer rewards are computed with: a ``nlgscore serve`` at ``url``, else a local ``spec``.
+
+    Cached per process, so every reward call of a process shares one model (or one connection).
+
+    Args:
+        url: a server's address (``http://HOST:PORT``); give it or ``spec``, not both.
+        spec: a local metric's spec (``"bertscore:minilm"``).
+        options: the local scorer's options (a server's settings are its own).
+
+    Returns:
+        The scorer (a `RemoteScorer` for ``url``).
+
+    Raises:
+        ArgumentError: both or neither of ``url`` and ``spec``, a ``url`` of another scheme, or a
+            server's address given as ``spec``.
+        ArgumentTypeError: ``url`` or ``spec`` is not a non-empty string.
+    """
     if (url is None) == (spec is None):
         raise ArgumentError(
             f"give url= (a `nlgscore serve` address) or spec= (a local metric), not {'both' if url else 'neither'}"
@@ -37,18 +54,31 @@ def reward_scorer(
     return cached(value) if url is not None else cached(value, **dict(options or {}))
 
 
-def _inputs(scorer: Any, references: Optional[Sequence[Any]], sources: Optional[Sequence[str]]) -> Dict[str, Any]:
+def _inputs(
+    scorer: ScorerLike, references: Optional[Sequence[Any]], sources: Optional[Sequence[str]]
+) -> Dict[str, Any]:
     """Only what the metric reads (a local scorer refuses what it does not need)."""
     needs = tuple(scorer.needs)
     return {name: value for name, value in (("references", references), ("sources", sources)) if name in needs}
 
 
 def column_values(result: Any, column: Optional[str]) -> List[float]:
-    """``result``'s primary scores, or its ``column``, as floats (an unknown column names the choices).
+    """``result``'s primary scores, or its ``column``, as floats.
 
-    >>> from nlgscore.core.result import Result
-    >>> column_values(Result("m", {"f1": [0.5], "precision": [0.25]}, "f1"), "precision")
-    [0.25]
+    Args:
+        result: a Result (local or remote).
+        column: the column read (None: the primary ``scores``).
+
+    Returns:
+        One float per item, in order.
+
+    Raises:
+        ArgumentError: ``column`` is not a column of the result (the message names the choices).
+
+    Example:
+        >>> from nlgscore.core.result import Result
+        >>> column_values(Result("m", {"f1": [0.5], "precision": [0.25]}, "f1"), "precision")
+        [0.25]
     """
     if column is None:
         return [float(v) for v in result.scores]
@@ -65,7 +95,29 @@ def rewards(
     sources: Optional[Sequence[str]] = None,
     column: Optional[str] = None,
 ) -> List[float]:
-    """The rewards of ``predictions``, in order (blocking; safe from many threads)."""
+    """The rewards of ``predictions``, in order; blocking, and safe from many threads.
+
+    A local scorer scores through its micro-batcher, so the concurrent calls of a process's threads
+    are merged; a remote one sends one request, which the server merges with others.
+
+    Args:
+        scorer: the scorer (`reward_scorer`'s).
+        predictions: the completions rewarded.
+        references: one reference per prediction (or several); passed only if the metric needs them.
+        sources: one source (prompt) per prediction; passed only if the metric needs them.
+        column: the result column the rewards are (None: the primary scores).
+
+    Returns:
+        One reward per prediction.
+
+    Raises:
+        ArgumentError: an input the metric refuses, or an unknown ``column``.
+
+    Example:
+        >>> scorer = reward_scorer(spec="chrf")
+        >>> rewards(scorer, ["It is cold."], ["It is cold."])
+        [100.0]
+    """
     inputs = _inputs(scorer, references, sources)
     if not isinstance(getattr(scorer, "url", None), str):  # a local scorer (a RemoteScorer has its server's url)
         from nlgscore.scheduler.microbatch import shared_batcher
@@ -81,5 +133,19 @@ async def arewards(
     sources: Optional[Sequence[str]] = None,
     column: Optional[str] = None,
 ) -> List[float]:
-    """:func:`rewards`, awaited (a local scorer's ``acompute`` goes through its micro-batcher)."""
+    """`rewards`, awaited: a local scorer's ``acompute`` goes through its micro-batcher.
+
+    Args:
+        scorer: the scorer (`reward_scorer`'s).
+        predictions: the completions rewarded.
+        references: one reference per prediction (or several); passed only if the metric needs them.
+        sources: one source (prompt) per prediction; passed only if the metric needs them.
+        column: the result column the rewards are (None: the primary scores).
+
+    Returns:
+        One reward per prediction.
+
+    Raises:
+        ArgumentError: an input the metric refuses, or an unknown ``column``.
+    """
     return column_values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)

@@ -27,10 +27,23 @@ from nlgscore.errors import ArgumentError
 from nlgscore.integrations.rewards import reward_scorer, rewards
 
 base_text_env = require("skyrl_gym.envs.base_text_env", "skyrl", "the SkyRL environment")
+# SkyRL's class, known only once the module is imported (the extra may be absent when type-checking)
+_BaseTextEnv: Any = base_text_env.BaseTextEnv
 
 
-class NlgscoreTextEnv(base_text_env.BaseTextEnv):
-    """SkyRL's ``BaseTextEnv`` rewarding the action with a nlgscore metric (see the module docstring)."""
+class NlgscoreTextEnv(_BaseTextEnv):
+    """SkyRL's ``BaseTextEnv`` rewarding the action with a nlgscore metric (see the module docstring).
+
+    Args:
+        env_config: names the scorer: ``url`` (a ``nlgscore serve``) or ``spec`` (a local metric,
+            with ``options``), and ``column`` (a score column other than the primary one).
+        extras: the sample's extras: ``extras["reward_spec"]["ground_truth"]`` is the reference
+            (a string, or a list of references).
+
+    Raises:
+        ArgumentError: no ``reward_spec`` with a ``ground_truth``, or both or neither of ``url``
+            and ``spec``.
+    """
 
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] = {}) -> None:
         super().__init__()
@@ -44,12 +57,27 @@ class NlgscoreTextEnv(base_text_env.BaseTextEnv):
         self.source = ""
 
     def init(self, prompt: List[Dict[str, str]]) -> Tuple[List[Dict[str, str]], Dict[str, Any]]:
-        """Keep the prompt (a source-based metric reads it); SkyRL's first observation unchanged."""
+        """Keep the prompt (a source-based metric reads it); SkyRL's first observation unchanged.
+
+        Args:
+            prompt: the chat prompt, a list of ``{"role", "content"}``; its last user message is the
+                source.
+
+        Returns:
+            ``(prompt, {})``: the observation and no metadata.
+        """
         self.source = last_text(prompt, "user", "prompt")
         return prompt, {}
 
     def step(self, action: str) -> Any:
-        """The reward of ``action``; the episode ends (single-turn)."""
+        """The reward of ``action``; the episode ends (single-turn).
+
+        Args:
+            action: the model's answer, a string or messages (their content parts joined).
+
+        Returns:
+            SkyRL's ``BaseTextEnvStepOutput``: the ``reward``, ``done=True``, no observation.
+        """
         prediction = last_text(action, "assistant", "action")  # a string, or messages (content parts joined)
         reward = rewards(self.scorer, [prediction], [self.ground_truth], [self.source], self.column)[0]
         return base_text_env.BaseTextEnvStepOutput(

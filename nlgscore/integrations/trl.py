@@ -55,8 +55,25 @@ _SCORING = threading.Lock()
 
 
 class RewardFunction:
-    """The reward callable; see :func:`reward_function`. Picklable: it holds the spec and options,
-    and a copy loads the scorer (once per process) on its first call."""
+    """The reward callable `reward_function` returns.
+
+    Picklable: it holds the spec and options, and a copy loads the scorer (once per process) on
+    its first call. Calling it takes TRL's ``(prompts, completions, completion_ids=None, **columns)``
+    and gives one reward per completion, in order.
+
+    Args:
+        spec: a metric spec string, or a server's URL.
+        reference_column: the dataset column holding the references (None: the metric needs none).
+        source_column: the dataset column holding the sources, or ``"prompt"`` for TRL's prompts.
+        column: the score column the rewards are (None: the primary one).
+        name: the reward's logged name (None: ``<metric>_<column>``).
+        options: the scorer's options (a server's client options for a URL).
+
+    Raises:
+        ArgumentTypeError: ``spec`` is not a string, or a column or name not a non-empty one.
+        ArgumentError: a column the metric needs is not named, ``column`` is not a column of the
+            metric, or ``accelerator=``/``shard=`` (each rank scores its own completions).
+    """
 
     def __init__(
         self,
@@ -160,15 +177,28 @@ class RewardFunction:
 
 
 class AsyncRewardFunction(RewardFunction):
-    """The reward as a coroutine function (TRL awaits rewards whose ``__call__`` is ``async``)."""
+    """The reward as a coroutine function: TRL awaits rewards whose ``__call__`` is ``async``.
 
-    async def __call__(
+    A local scorer scores in a worker thread; a server gets an async request, which it merges with
+    the other ranks'. The arguments are `RewardFunction`'s.
+
+    Args:
+        spec: a metric spec string, or a server's URL.
+        reference_column: the dataset column holding the references (None: the metric needs none).
+        source_column: the dataset column holding the sources, or ``"prompt"`` for TRL's prompts.
+        column: the score column the rewards are (None: the primary one).
+        name: the reward's logged name (None: ``<metric>_<column>``).
+        options: the scorer's options (a server's client options for a URL).
+    """
+
+    # TRL tells a coroutine reward by its __call__: the override is async on purpose
+    async def __call__(  # type: ignore[override]
         self,
         prompts: Optional[Sequence[Any]] = None,
         completions: Optional[Sequence[Any]] = None,
         completion_ids: Any = None,
         **kwargs: Any,
-    ) -> List[float]:  # type: ignore[override]
+    ) -> List[float]:
         if self.remote:  # an async request: the server merges it with the other ranks' and rewards'
             texts, inputs = self._inputs(prompts, completions, kwargs)
             return self._rewards(await self.scorer.acompute(texts, **inputs))
@@ -179,10 +209,22 @@ class AsyncRewardFunction(RewardFunction):
 def completion_texts(completions: Any) -> List[str]:
     """The text of each completion: a string as is, a conversation's last assistant message.
 
-    >>> completion_texts(["a", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "b"}]])
-    ['a', 'b']
-    >>> completion_texts([[{"role": "assistant", "content": [{"type": "text", "text": "c"}, {"type": "text", "text": "d"}]}]])
-    ['cd']
+    Args:
+        completions: TRL's completions, strings or conversations (lists of ``{"role", "content"}``,
+            a content a string or text parts, joined).
+
+    Returns:
+        One text per completion.
+
+    Raises:
+        ArgumentTypeError: ``completions`` is not a list of strings or conversations.
+        ArgumentError: a conversation has no assistant message.
+
+    Example:
+        >>> completion_texts(["a", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "b"}]])
+        ['a', 'b']
+        >>> completion_texts([[{"role": "assistant", "content": [{"type": "text", "text": "c"}, {"type": "text", "text": "d"}]}]])
+        ['cd']
     """
     if completions is None or isinstance(completions, (str, bytes, dict)) or not hasattr(completions, "__len__"):
         raise ArgumentTypeError(
@@ -203,10 +245,31 @@ def reward_function(
 ) -> RewardFunction:
     """A TRL reward function scoring completions with ``spec`` (see the module docstring).
 
-    ``spec`` and ``options`` are those of :func:`nlgscore.registry.build` (``"bertscore:minilm"``,
-    ``num_layers=``, ``device=``, ``"prism:src"``, ...); ``column`` picks a score column other
-    than the primary one (``"precision"``); ``name`` replaces the logged name. The model is
-    loaded here, so that a model that cannot be loaded fails before training.
+    The model is loaded here, so that a model that cannot be loaded fails before training.
+
+    Args:
+        spec: a spec for ``nlgscore.registry.build`` (``"bertscore:minilm"``, ``"prism:src"``), or
+            the URL of a running ``nlgscore serve`` (the model then loads once, on the server).
+        reference_column: the dataset column TRL passes the references in (strings, or lists of
+            strings per row); None for a source-only metric.
+        source_column: the dataset column holding the sources, for a source-based metric;
+            ``"prompt"`` scores against TRL's prompts (their last user message).
+        column: the score column the rewards are (``"precision"``; None: the primary one).
+        name: the name TRL logs the reward under (None: ``<metric>_<column>``, ``bertscore_f1``).
+        **options: the scorer's options (``num_layers=``, ``device=``); with a URL, the client's
+            (``timeout``, ``retries``, ``api_key``).
+
+    Returns:
+        The reward, for ``GRPOTrainer(reward_funcs=[...])``.
+
+    Raises:
+        ArgumentTypeError: as `RewardFunction`.
+        ArgumentError: as `RewardFunction`.
+
+    Example:
+        >>> reward = reward_function("chrf", reference_column="answer")
+        >>> reward.__name__, reward(prompts=["Weather?"], completions=["It is cold."], answer=["It is cold."])
+        ('chrf_score', [100.0])
     """
     return RewardFunction(spec, reference_column, source_column, column, name, options)
 
@@ -219,11 +282,28 @@ def async_reward_function(
     name: Optional[str] = None,
     **options: Any,
 ) -> AsyncRewardFunction:
-    """:func:`reward_function` as an ``async`` callable, for TRL's concurrent async rewards.
+    """`reward_function` as an ``async`` callable, for TRL's concurrent async rewards.
 
-    >>> reward = async_reward_function("bertscore:minilm", num_layers=2)
-    >>> asyncio.run(reward(prompts=["q"], completions=["It is cold."], reference=["It is cold."]))[0] > 0.99
-    True
+    Args:
+        spec: as `reward_function`.
+        reference_column: as `reward_function`.
+        source_column: as `reward_function`.
+        column: as `reward_function`.
+        name: as `reward_function`.
+        **options: as `reward_function`.
+
+    Returns:
+        The coroutine reward.
+
+    Raises:
+        ArgumentTypeError: as `RewardFunction`.
+        ArgumentError: as `RewardFunction`.
+        MissingExtraError: the installed TRL would not await a callable class (it needs a newer TRL).
+
+    Example:
+        >>> reward = async_reward_function("bertscore:minilm", num_layers=2)
+        >>> asyncio.run(reward(prompts=["q"], completions=["It is cold."], reference=["It is cold."]))[0] > 0.99
+        True
     """
     _check_trl_awaits_callable_classes()
     return AsyncRewardFunction(spec, reference_column, source_column, column, name, options)

@@ -118,7 +118,7 @@ class StringScorer(Scorer):
             self._pair = self._make_pair()
         pair = self._pair
         values = [
-            pair(item.prediction, list(item.reference) if isinstance(item.reference, tuple) else [item.reference])
+            pair(item.prediction, list(item.reference) if isinstance(item.reference, tuple) else [item.reference or ""])
             for item in items
         ]
         return {"score": np.array(values, dtype=np.float64)}
@@ -169,14 +169,19 @@ class SacreBLEUScorer(StringScorer):
         names: Tuple[str, str, str] = INPUT_NAMES,
         multiref: Optional[str] = None,
         runtime: Any = None,
+        context: Any = 0,
+        doc_ids: Any = None,
         **options: Any,
     ) -> Call:
         rule = _check_multiref(multiref or self.multiref)
-        call = super()._make_call(predictions, references, sources, names, "max", runtime, **options)
+        call = super()._make_call(
+            predictions, references, sources, names, "max", runtime, context=context, doc_ids=doc_ids, **options
+        )
         if rule == JOINT:  # one item per prediction, holding all its references
             call.multiref = JOINT
             call.items = [
-                Item(prediction, tuple(refs))
+                # the joint rule's item holds every reference (sacreBLEU's statistics are joint)
+                Item(prediction, tuple(refs))  # type: ignore[arg-type]
                 for prediction, refs in zip(call.predictions, call.references or [], strict=True)
             ]
             call.owner = list(range(call.size))
@@ -454,10 +459,22 @@ class TERScorer(SacreBLEUScorer):
 
 
 class RougeScorer(StringScorer):
-    """rouge-score's F-measure of ``rouge_type`` (``rouge1``, ``rouge2``, ``rougeL``) with Porter stemming.
+    """rouge-score's F-measure of ``rouge_type`` with Porter stemming; several references: the best.
 
-    >>> RougeScorer("rougeL").signature["rouge"]
-    'rougeL'
+    Args:
+        rouge_type: ``"rouge1"`` (unigrams), ``"rouge2"`` (bigrams) or ``"rougeL"`` (the longest
+            common subsequence), as rouge-score names them.
+        **runtime_options: the run-time options every scorer takes.
+
+    Raises:
+        ArgumentError: an unknown ``rouge_type``.
+        MissingExtraError: rouge-score is not installed (the ``meta`` extra).
+
+    Example:
+        >>> RougeScorer("rougeL").signature["rouge"]
+        'rougeL'
+        >>> RougeScorer("rouge1").compute(["the cat sat"], ["the cat sat down"]).scores
+        [0.8571428571428571]
     """
 
     name = "rouge"
