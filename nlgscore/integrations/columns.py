@@ -107,8 +107,14 @@ def plain_column(values: Any) -> List[Any]:
 
 
 class Inputs(NamedTuple):
-    """What one batch gives a scorer: predictions, references (None for a source-only metric),
-    sources and document ids (None without them), checked as an offline call checks them."""
+    """What one batch gives a scorer, checked as an offline call checks them.
+
+    Attributes:
+        predictions: one text per row.
+        references: one reference (or a list of them) per row; None for a source-only metric.
+        sources: one source per row; None without a source column.
+        doc_ids: one document id per row; None without document context.
+    """
 
     predictions: List[str]
     references: Optional[List[Any]]
@@ -263,18 +269,39 @@ class ColumnScorer:
     def input_columns(self, available: Optional[Sequence[str]] = None) -> List[str]:
         """The columns a batch must hold, in the order prediction, reference, source, document id.
 
-        A source-only metric does not read ``reference_column``; when ``available`` (the table's
-        columns) holds it, that is said once, since the caller may expect it to count.
+        Args:
+            available: the table's columns, if known: a source-only metric does not read
+                ``reference_column``, and when ``available`` holds it a warning says so once (the caller
+                may expect it to count).
+
+        Returns:
+            The column names read.
+
+        Example:
+            >>> ColumnScorer("chrf").input_columns()
+            ['prediction', 'reference']
         """
         reference = self._reference_column(available)
         named = (self.prediction_column, reference, self.source_column, self.doc_id_column if self.context else None)
         return [column for column in named if column is not None]
 
     def require(self, available: Sequence[str]) -> List[str]:
-        """:meth:`input_columns`, checked against the table's columns ``available``.
+        """`input_columns`, checked against the table's columns.
+
+        Args:
+            available: the table's columns.
+
+        Returns:
+            The column names read, each among ``available``.
 
         Raises:
             KeyError: a column this scorer reads is not among ``available`` (naming the argument).
+
+        Example:
+            >>> ColumnScorer("chrf", reference_column="ref").require(["prediction", "answer"])  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            KeyError: "reference_column='ref': no such column in the data (its columns: answer, prediction); ..."
         """
         reference_column = self._reference_column(available)
         named = (
@@ -325,19 +352,37 @@ class ColumnScorer:
         return [self.column_name(name) for name in empty.columns()]
 
     def column_name(self, name: str) -> str:
-        """The output column of the result's column ``name``."""
+        """The output column of the result's column ``name``: ``<prefix>_<name>``, or ``name`` bare.
+
+        Args:
+            name: a column of the metric's result (``f1``).
+
+        Returns:
+            The output column's name.
+
+        Example:
+            >>> ColumnScorer("bertscore:minilm", prefix="bs").column_name("f1")
+            'bs_f1'
+        """
         return f"{self.output_prefix}_{name}" if self.output_prefix else name
 
     # -- reading and scoring a batch ------------------------------------------------------------
 
     def read(self, batch: Mapping[str, Any]) -> Inputs:
-        """The checked inputs of one batch (a mapping of column name to column).
+        """The checked inputs of one batch.
+
+        Args:
+            batch: the batch, a mapping of column name to column (a list, or a numpy, pandas or Arrow
+                array); nulls read as None, which a text column refuses.
+
+        Returns:
+            The batch's inputs, one entry per row.
 
         Raises:
             KeyError: a column this scorer reads is not in ``batch`` (naming the argument).
             ArgumentTypeError: a row an offline call refuses for its type (None, a number).
-            ArgumentError: a row an offline call refuses for its value (an empty list of
-                references, a lone surrogate).
+            ArgumentError: a row an offline call refuses for its value (an empty list of references, a
+                lone surrogate).
         """
         from nlgscore.core.context import check_context
         from nlgscore.core.inputs import check_references, check_texts
@@ -376,10 +421,18 @@ class ColumnScorer:
         return Inputs(predictions, references, sources, doc_ids)
 
     def score(self, batch: Mapping[str, Any]) -> Dict[str, List[float]]:
-        """The score columns of one batch: output name → one value per row, in row order.
+        """The score columns of one batch, each one value per row in row order.
+
+        Args:
+            batch: the batch, a mapping of column name to column (as `read` takes it).
+
+        Returns:
+            Output column name to values, for every column of the metric's result.
 
         Raises:
-            KeyError, ArgumentTypeError, ArgumentError: as :meth:`read`.
+            KeyError: as `read`.
+            ArgumentTypeError: as `read`.
+            ArgumentError: as `read`.
         """
         inputs = self.read(batch)
         extra: Dict[str, Any] = {"context": self.context, "doc_ids": inputs.doc_ids} if self.context else {}
