@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError, NlgscoreError
 from nlgscore.registry import cached, check_options
 
-__all__ = ["ColumnScorer", "Inputs", "metric_prefix", "plain_column"]
+__all__ = ["ColumnScorer", "Inputs", "metric_prefix", "partition_scorer", "plain_column"]
 
 
 def metric_prefix(metric: Union[str, ScorerLike]) -> str:
@@ -104,6 +104,52 @@ def plain_column(values: Any) -> List[Any]:
     if set(map(type, out)) <= {str}:  # the common all-text column: no call per cell
         return out
     return [_plain(v) for v in out]
+
+
+def partition_scorer(
+    door: str,
+    metric: Union[str, ScorerLike],
+    columns: Tuple[str, Optional[str], Optional[str]],
+    prefix: Optional[str],
+    options: Mapping[str, Any],
+    doc_id_column: Optional[str] = None,
+    context: int = 0,
+) -> "ColumnScorer":
+    """The :class:`ColumnScorer` of an adapter that scores a whole partition in row order (Spark,
+    Dask, NeMo Curator), so that documents wholly inside a partition keep their context.
+
+    Args:
+        door: the adapter's name, as its refusals say it.
+        metric: as :class:`ColumnScorer`.
+        columns: the prediction, reference and source columns (the last two may be None).
+        prefix: as :class:`ColumnScorer`.
+        options: as :class:`ColumnScorer`.
+        doc_id_column: as :class:`ColumnScorer`.
+        context: as :class:`ColumnScorer`.
+
+    Returns:
+        The column logic.
+
+    Raises:
+        ArgumentError, ArgumentTypeError: as :class:`ColumnScorer`.
+
+    Example:
+        >>> partition_scorer("score_partitions", "bertscore:minilm", ("text", "ref", None), "bs", {}).input_columns()
+        ['text', 'ref']
+    """
+    prediction_column, reference_column, source_column = columns
+    return ColumnScorer(
+        metric,
+        prediction_column,
+        reference_column,
+        source_column,
+        prefix,
+        options,
+        doc_id_column=doc_id_column,
+        context=context,
+        door=door,
+        ordered=True,
+    )
 
 
 class Inputs(NamedTuple):
@@ -438,6 +484,45 @@ class ColumnScorer:
         extra: Dict[str, Any] = {"context": self.context, "doc_ids": inputs.doc_ids} if self.context else {}
         result = self.scorer.compute(inputs.predictions, references=inputs.references, sources=inputs.sources, **extra)
         return {self.column_name(name): values for name, values in result.columns().items()}
+
+    def score_frame(self, frame: Any) -> Any:
+        """``frame`` (a pandas DataFrame: a Ray, Dask or NeMo Curator batch) with its score columns
+        added as ``float64``, its rows, index and other columns as they were.
+
+        Args:
+            frame: the batch.
+
+        Returns:
+            A new DataFrame (``frame`` is not changed).
+
+        Raises:
+            KeyError, ArgumentTypeError, ArgumentError: as :meth:`read`.
+        """
+        import pandas as pd
+
+        scores = self.score({str(name): frame[name] for name in frame.columns})
+        return frame.assign(
+            **{name: pd.Series(values, index=frame.index, dtype="float64") for name, values in scores.items()}
+        )
+
+    def empty_frame(self, frame: Any) -> Any:
+        """``frame``'s schema with the score columns (``float64``), no rows: what an engine that plans
+        before it runs (Dask's ``meta=``) is told the output looks like.
+
+        Args:
+            frame: a pandas DataFrame, or an engine's frame that holds one as ``_meta`` (Dask).
+
+        Returns:
+            An empty pandas DataFrame of the output's columns and dtypes.
+
+        Raises:
+            KeyError: a column this scorer reads is not in ``frame`` (naming the argument).
+        """
+        import pandas as pd
+
+        empty = getattr(frame, "_meta", frame).iloc[:0]
+        self.require([str(column) for column in empty.columns])
+        return empty.assign(**{name: pd.Series([], dtype="float64") for name in self.output_names()})
 
     def __repr__(self) -> str:
         return f"{self.door}({self.metric!r}, prefix={self.output_prefix!r})"
