@@ -187,14 +187,13 @@ def _register_select_model(tasks) -> None:
             continue
         description = f"Model selection on hybrids of {descriptor.name}. Data: {descriptor.files}."
         sub = _task_parser(chosen, descriptor, f"hybrids of {descriptor.name}", description, top_k=False)
-        if not any("--hybrids" in option.flags for option in descriptor.options):  # the package tasks' own
-            sub.add_argument(
-                "--hybrids",
-                type=positive_int,
-                default=sm.HYBRIDS,
-                metavar="N",
-                help=f"hybrid systems (default: {sm.HYBRIDS})",
-            )
+        sub.add_argument(
+            "--hybrids",
+            type=positive_int,
+            default=sm.HYBRIDS,
+            metavar="N",
+            help=f"hybrid systems (default: {sm.HYBRIDS})",
+        )
         sub.add_argument(
             "--sample-size",
             type=positive_int,

@@ -7,7 +7,7 @@ and the task's own options. ``nlgscore meta`` builds one subcommand per descript
 from this table (no per-task code in the command line); a new data set is a new row.
 
 >>> sorted(DESCRIPTORS)
-['bartscore-bench', 'mqm', 'summeval', 'wmt16', 'wmt17', 'wmt18', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
+['bartscore-bench', 'mqm', 'summeval', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
 >>> DESCRIPTORS["mqm"].measures[:3]
 ('system pearson', 'system accuracy', 'system spa')
 """
@@ -23,9 +23,7 @@ from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.subsets import AUTHORS_SEED
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import human_scores as _mqm
-from nlgscore.meta.tasks import select_model as _select
 from nlgscore.meta.tasks import summeval_docs as _summeval
-from nlgscore.meta.tasks import wmt16_18 as _wmt16_18
 from nlgscore.meta.tasks import wmt19_darr as _wmt19
 from nlgscore.meta.tasks import wmt21_da as _wmt21
 from nlgscore.meta.tasks import wmt24_25 as _wmt24_25
@@ -195,51 +193,6 @@ def _wmt_command(test_set: str, task: Callable[..., Any], year: str) -> MetaComm
     )
 
 
-def _package_command(year: str) -> MetaCommand:
-    """The ``nlgscore meta wmt16`` / ``wmt17`` / ``wmt18`` subcommand: WMT's metrics-task package of that year."""
-    return MetaCommand(
-        year,
-        f"{year.upper()} metrics-task package: daRR tau, DA segment/system Pearson, 10K hybrids, Williams",
-        f"{year.upper()} as the WMT18 metrics task runs it, on WMT's metrics-task package: per language pair, "
-        "daRR Kendall's tau-like over RR-seglevel.csv (a metric tie discordant) with bootstrap intervals, "
-        "Pearson with DA-seglevel.csv and with DA-syslevel.csv's Ave z, Pearson over 10,000 hybrid systems, "
-        "paired bootstrap and Williams tests between metrics. --baselines adds the report's baselines "
-        "through sacreBLEU (sentBLEU, BLEU intl, chrF beta 3, chrF+, TER).",
-        functools.partial(_wmt16_18.wmt_package, year),
-        "manual-evaluation/{RR-seglevel,DA-seglevel,DA-syslevel}.csv and txt/{sources,references,system-outputs}/",
-        "data",
-        "daRR (RR-seglevel.csv), DA (DA-seglevel.csv, DA-syslevel.csv)",
-        "the pair's reference (txt/references/)",
-        ("segment", "system", "hybrid"),
-        tuple(f"{m.level} {m.name}" for m in _wmt16_18.WMT_PACKAGE_MEASURES),
-        "WMT's final-metric-scores .seg.score file (METRIC LP DATA SYSTEM SID SCORE; the rows of METRIC NAME, "
-        "or of the file's one metric), or SEG,SYS with its .sys.score",
-        options=(
-            Option(
-                ("--lp",),
-                "pairs",
-                "language pair, e.g. de-en (repeatable; default: every pair with system outputs)",
-                dict(action="append", default=None),
-            ),
-            _TIES,
-            Option(
-                ("--hybrids",),
-                "hybrids",
-                f"hybrid systems of the hybrid rows (default: {_select.HYBRIDS}, as WMT18)",
-                dict(type=int, default=_select.HYBRIDS, metavar="N"),
-            ),
-            Option(
-                ("--baselines",),
-                "baselines",
-                "also score the WMT18 baselines through sacreBLEU: " + ", ".join(_wmt16_18.WMT18_BASELINES.values()),
-                dict(action="store_true"),
-            ),
-        ),
-        top_k=True,
-        hybrids=True,
-    )
-
-
 DESCRIPTORS: Dict[str, MetaCommand] = {
     d.name: d
     for d in (
@@ -353,9 +306,6 @@ DESCRIPTORS: Dict[str, MetaCommand] = {
             top_k=True,
             hybrids=True,
         ),
-        _package_command("wmt16"),
-        _package_command("wmt17"),
-        _package_command("wmt18"),
         _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
         _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),
         MetaCommand(
