@@ -136,16 +136,16 @@ async def arewards(
     """`rewards`, awaited: a local scorer's ``acompute`` goes through its micro-batcher.
 
     Args:
-        scorer: the scorer (`reward_scorer`'s).
-        predictions: the completions rewarded.
-        references: one reference per prediction (or several); passed only if the metric needs them.
-        sources: one source (prompt) per prediction; passed only if the metric needs them.
-        column: the result column the rewards are (None: the primary scores).
+        scorer: as `rewards` takes it.
+        predictions: the completions rewarded, awaited together with other coroutines' calls.
+        references: as `rewards`.
+        sources: as `rewards`.
+        column: as `rewards`.
 
     Returns:
-        One reward per prediction.
+        One reward per prediction, in order.
 
     Raises:
-        ArgumentError: an input the metric refuses, or an unknown ``column``.
+        ArgumentError: as `rewards`.
     """
     return column_values(await scorer.acompute(list(predictions), **_inputs(scorer, references, sources)), column)

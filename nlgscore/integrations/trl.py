@@ -180,15 +180,7 @@ class AsyncRewardFunction(RewardFunction):
     """The reward as a coroutine function: TRL awaits rewards whose ``__call__`` is ``async``.
 
     A local scorer scores in a worker thread; a server gets an async request, which it merges with
-    the other ranks'. The arguments are `RewardFunction`'s.
-
-    Args:
-        spec: a metric spec string, or a server's URL.
-        reference_column: the dataset column holding the references (None: the metric needs none).
-        source_column: the dataset column holding the sources, or ``"prompt"`` for TRL's prompts.
-        column: the score column the rewards are (None: the primary one).
-        name: the reward's logged name (None: ``<metric>_<column>``).
-        options: the scorer's options (a server's client options for a URL).
+    the other ranks'. Its constructor is `RewardFunction`'s.
     """
 
     # TRL tells a coroutine reward by its __call__: the override is async on purpose

@@ -8,6 +8,7 @@ modules (each adapter is its framework's front door). A parameter whose name sta
 internal and needs no row; a ``Protocol`` has no constructor to document. A class whose parameters
 are its fields (a dataclass, a NamedTuple, a msgspec Struct) may document them under ``Attributes:``
 instead: they are what a reader reads back from an instance, and the reference tabulates them there.
+A class that inherits its constructor from a class of the package is documented by that class.
 
 The docstrings are read with griffe's Google parser, the one the site uses.
 """
@@ -129,6 +130,21 @@ def docstring_text(value: Any) -> str:
     return text
 
 
+def constructor_owner(value: Any) -> Any:
+    """The class of the package whose docstring documents ``value``'s parameters: ``value``
+    itself, or for a class that inherits its constructor, the package's class that defines it.
+
+    >>> from nlgscore.remote.client import RemoteResult
+    >>> from nlgscore.core.result import Result
+    >>> constructor_owner(RemoteResult) is Result, constructor_owner(Result) is Result
+    (True, True)
+    """
+    if not inspect.isclass(value) or "__init__" in vars(value):
+        return value
+    owner = next((cls for cls in value.__mro__ if "__init__" in vars(cls)), object)
+    return owner if owner.__module__.startswith("nlgscore.") else value
+
+
 CALLABLES = public_callables()
 
 
@@ -143,7 +159,8 @@ def test_every_parameter_has_a_row_in_args(path, value):
     needed = needed_parameters(value)
     if not needed:
         return
-    text, fields = docstring_text(value), has_fields(value)
+    owner, fields = constructor_owner(value), has_fields(value)
+    text = docstring_text(value) + ("" if owner is value else "\n\n" + docstring_text(owner))
     section = "Args: or Attributes:" if fields else "Args:"
     assert "Args:" in text or (fields and "Attributes:" in text), f"{path} takes {needed} but has no {section} section"
     missing = [name for name in needed if name not in documented_parameters(text, fields)]

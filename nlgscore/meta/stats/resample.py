@@ -411,11 +411,10 @@ def compare_systems_randomization(
             floats.
 
     Returns:
-        One comparison per system, the baseline first (``p_value=None``), then ``systems`` in order.
+        As `compare_systems_bootstrap`: the baseline first, then ``systems`` in order.
 
     Raises:
-        ArgumentError: a system has another number of segments, fewer than 2 segments, or a NaN
-            or infinite score.
+        ArgumentError: as `compare_systems_bootstrap`.
 
     Example:
         >>> res = compare_systems_randomization([0.1, 0.5, 0.3, 0.2], [[0.9, 0.9, 0.8, 0.7]], 4000)
