@@ -34,6 +34,7 @@ from nlgscore.cli.options import (
 )
 from nlgscore.cli.output import emit, output_format
 from nlgscore.errors import ArgumentError
+from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.descriptors import DESCRIPTORS, MetaCommand
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
@@ -99,8 +100,7 @@ def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand, to
             help="resamples of the permutation tests between metrics (significance clusters); "
             "0 = none (default: 1000, as mt-metrics-eval)",
         )
-    seed = descriptor.seed
-    parser.add_argument("--seed", type=int, default=seed, help=f"resampling seed (default: {seed})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"resampling seed (default: {DEFAULT_SEED})")
     add_format_option(parser)
     parser.add_argument("--json-out", type=Path, default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--csv", type=Path, default=None, metavar="PATH", help="write the results as CSV")
@@ -187,13 +187,14 @@ def _register_select_model(tasks) -> None:
             continue
         description = f"Model selection on hybrids of {descriptor.name}. Data: {descriptor.files}."
         sub = _task_parser(chosen, descriptor, f"hybrids of {descriptor.name}", description, top_k=False)
-        sub.add_argument(
-            "--hybrids",
-            type=positive_int,
-            default=sm.HYBRIDS,
-            metavar="N",
-            help=f"hybrid systems (default: {sm.HYBRIDS})",
-        )
+        if not any("--hybrids" in option.flags for option in descriptor.options):  # the package tasks' own
+            sub.add_argument(
+                "--hybrids",
+                type=positive_int,
+                default=sm.HYBRIDS,
+                metavar="N",
+                help=f"hybrid systems (default: {sm.HYBRIDS})",
+            )
         sub.add_argument(
             "--sample-size",
             type=positive_int,

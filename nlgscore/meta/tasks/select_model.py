@@ -123,7 +123,8 @@ def selection_rows(
         raise DataError(f"{metric}: system scores only; model selection over hybrids needs segment scores")
     if level not in data.human:
         raise DataError(f"{data.name}: no {level!r} human judgments to build hybrid systems from")
-    human, scores = hybrid_systems(data.human[level], seg, settings.hybrids, seed=settings.seed)
+    judged = (~np.isnan(data.human[level])).any(axis=1)  # a system without judgments makes no hybrid
+    human, scores = hybrid_systems(data.human[level][judged], seg[judged], settings.hybrids, seed=settings.seed)
     chosen = model_selection(human, scores, settings.sample_size, settings.repeats, seed=settings.seed)
     signature += settings.signature
     values = (chosen.hits_at_1, chosen.mrr, chosen.diff)
