@@ -3,10 +3,9 @@
 * :mod:`benchmarks.harness`: nlgscore against bert_score 0.3.13 and a BARTScore-style loop,
   each side in its own worker process (``python -m benchmarks harness``);
 * :mod:`benchmarks.gpu`: the GPU check, time-boxed sections on one GPU (``benchmarks/gpu/check.sh``);
-* ``benchmarks/scripts/``: one script per workload (serving, MBR, scale, long inputs, kernels,
-  CPU bfloat16, batch invariance), each run as ``python -m benchmarks NAME``;
-* ``benchmarks/remote_client.py``, ``serve_workers.py``, ``threads_by_size.py``: run as scripts
-  (``python benchmarks/NAME.py``).
+* ``benchmarks/scripts/``: one script per workload (serving, the remote client, ``--workers``,
+  MBR, scale, long inputs, kernels, threads, CPU bfloat16, batch invariance), each run as
+  ``python -m benchmarks NAME``.
 
 The figures, with the machine and the command of each table, are in BENCHMARKS.md.
 

@@ -132,7 +132,7 @@ def evaluate_module(name: str) -> str:
         ...
         nlgscore.errors.ArgumentError: no evaluate module named 'bleurt'; shipped: ...
     """
-    folder = Path(import_module("nlgscore.evaluate_modules").__file__).parent
+    folder = Path(str(import_module("nlgscore.evaluate_modules").__file__)).parent
     shipped = sorted(p.parent.name for p in folder.glob("*/*.py") if p.stem == p.parent.name)
     if name not in shipped:
         raise ArgumentError(f"no evaluate module named {name!r}; shipped: {', '.join(shipped)}")

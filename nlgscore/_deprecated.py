@@ -77,7 +77,7 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         if self.row is None:  # an old package that only held moved modules
-            module.__path__ = []  # type: ignore[attr-defined]
+            module.__path__ = []
             return
         new, _ = MOVED[self.row]
         suffix = module.__name__[len(self.row) :]

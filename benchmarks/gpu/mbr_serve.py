@@ -9,7 +9,7 @@
   against a real ``nlgscore serve`` process on the device, one process and ``--workers`` (the
   default on the machine: :func:`http_workers`), as a ratio to one offline ``compute`` of the same
   items in the same run (its JSON, as printed).
-* ``http``: ``benchmarks/serve_workers.py`` with ``wrk`` (carried in ``.gpu/bin`` by
+* ``http``: ``benchmarks/scripts/serve_workers.py`` with ``wrk`` (carried in ``.gpu/bin`` by
   ``benchmarks/gpu/wheels.sh``): requests/s of ``nlgscore serve bertscore:minilm --workers N``
   and of the one-process server, for 64 and 256 connections, each request one distinct pair of
   the slice or a group of 32, beside the offline call's items/s over the same pairs. Skipped,
@@ -154,7 +154,7 @@ def http_section(config: CheckConfig, context: Dict[str, Any], recorder: Any) ->
     out = Path(config.out) / "serve_workers.json"
     command = [
         sys.executable,
-        str(REPO / "benchmarks" / "serve_workers.py"),
+        str(REPO / "benchmarks" / "scripts" / "serve_workers.py"),
         "--spec",
         "bertscore:minilm",
         "--sides",

@@ -10,7 +10,7 @@ single-pair requests sent concurrently (``asyncio.gather``, one event loop per r
 Prints the median seconds per round of each and the ratio to the plain aiohttp session (httpx's
 without aiohttp)::
 
-    python benchmarks/remote_client.py --spec chrf --calls 512 --rounds 5
+    python -m benchmarks remote_client --spec chrf --calls 512 --rounds 5
 """
 
 from __future__ import annotations

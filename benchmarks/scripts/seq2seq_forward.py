@@ -2,7 +2,7 @@
 (``NLGSCORE_TOKEN_FORWARD=1``), side by side in one process: pairs/s of each, in alternating
 rounds (median), and the largest difference of their scores.
 
-    python benchmarks/seq2seq_forward.py --data ../shared/data/wmt-kk-en.jsonl --pairs 128 --rounds 3
+    python -m benchmarks seq2seq_forward --data ../shared/data/wmt-kk-en.jsonl --pairs 128 --rounds 3
 
 Models: the tiny golden checkpoints (tests/golden) and a bart-base-shaped BART with random weights
 and a BPE tokenizer trained on the file's texts (``--no-base`` skips it). Pairs: the file's better
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.harness.data import load_pairs  # noqa: E402

@@ -4,7 +4,7 @@ side by side in one run with Debian's ``wrk`` (a compiled load generator; the PO
 Lua script). The server's CPU is the user+system time of its whole process tree (parent, workers,
 model process) over the run, and of its model process alone, read from /proc.
 
-    python benchmarks/serve_workers.py --spec chrf --workers 2 --seconds 10 --connections 64
+    python -m benchmarks serve_workers --spec chrf --workers 2 --seconds 10 --connections 64
 
 By default every request is the same one-pair body (a near-zero-cost model's setting). With
 ``--data`` (a WMT DARR JSONL file) the bodies are distinct pairs of its texts, ``--items K`` pairs
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # run as a script: the repository's packages importable
 
 from nlgscore.serve.workers.supervisor import MODEL_NAME  # noqa: E402

@@ -1,6 +1,6 @@
 """Seconds per BERTScore (minilm) call of 1, 16 and 512 pairs at torch thread counts, one process per setting.
 
-Usage: python benchmarks/threads_by_size.py [--rounds N] [--policy passive]
+Usage: python -m benchmarks threads_by_size [--rounds N] [--policy passive]
 Each setting runs in a fresh process (OMP_WAIT_POLICY is read when OpenMP starts); the settings
 alternate round by round so a change of machine load falls on all of them alike.
 """

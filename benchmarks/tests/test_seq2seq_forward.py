@@ -1,4 +1,4 @@
-"""The seq2seq forward benchmark (``benchmarks/seq2seq_forward.py``) in its tiny form: both golden
+"""The seq2seq forward benchmark (``python -m benchmarks seq2seq_forward``) in its tiny form: both golden
 checkpoints through the padded engine and the token forward, run as a user runs it. It checks
 that every row is printed and that the two forwards agree within the house tolerance; it never
 asserts a timing (the machine is shared and noisy)."""
@@ -15,11 +15,12 @@ DATA = REPO.parent / "shared" / "data" / "wmt-kk-en.jsonl"
 
 def test_both_forwards_score_every_model_alike():
     done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "seq2seq_forward.py"), "--data", str(DATA)]
+        [sys.executable, "-m", "benchmarks", "seq2seq_forward", "--data", str(DATA)]
         + ["--pairs", "6", "--rounds", "1", "--no-base"],
         capture_output=True,
         text=True,
         timeout=600,
+        cwd=REPO,
         env=dict(os.environ, HF_HUB_OFFLINE="1"),
     )
     assert done.returncode == 0, done.stderr[-3000:]

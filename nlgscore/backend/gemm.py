@@ -222,7 +222,8 @@ def linear_shapes(model: Any) -> List[Tuple[int, int]]:
     """The ``(out, in)`` weight shapes of ``model``'s ``nn.Linear`` layers."""
     import torch
 
-    return [tuple(m.weight.shape) for m in model.modules() if isinstance(m, torch.nn.Linear) and m.weight.dim() == 2]
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.weight.dim() == 2]
+    return [(int(m.weight.shape[0]), int(m.weight.shape[1])) for m in linears]
 
 
 @functools.lru_cache(maxsize=32)

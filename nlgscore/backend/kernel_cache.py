@@ -124,6 +124,6 @@ def store(key: str, timings: Dict[str, Tuple[float, float]], about: Dict[str, An
         os.replace(temporary, folder / f"{key}.json")
     except OSError:
         try:
-            os.unlink(temporary)  # type: ignore[possibly-undefined]
+            os.unlink(temporary)
         except (OSError, NameError):
             pass

@@ -21,6 +21,7 @@ its weight, and made again when the weight changes in place (its version counter
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from typing import Any, Dict, Tuple
@@ -60,13 +61,13 @@ def packed(weight: Any) -> Any:
         old = _COPIES.get(wid)
         if old is None and _BYTES[0] + size > PACKED_BYTES_MAX:  # another thread filled the cap meanwhile
             return weight
-        _COPIES[wid] = (weakref.ref(weight, lambda _, wid=wid: _drop(wid)), key, copy, size)
+        _COPIES[wid] = (weakref.ref(weight, functools.partial(_drop, wid)), key, copy, size)
         _BYTES[0] += size - (old[3] if old is not None else 0)
     return copy
 
 
-def _drop(wid: int) -> None:
-    """The weight ``wid`` is gone: its copy too (called by its weak reference)."""
+def _drop(wid: int, _reference: Any = None) -> None:
+    """The weight ``wid`` is gone: its copy too (called by its weak reference, with it)."""
     with _LOCK:
         entry = _COPIES.pop(wid, None)
         if entry is not None:

@@ -27,7 +27,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import MutableMapping, Optional
 
 from nlgscore import envs
 
@@ -45,10 +45,10 @@ def prefer_passive_wait(environ: Optional[dict] = None) -> bool:
     >>> prefer_passive_wait({WAIT_POLICY: "ACTIVE"})
     False
     """
-    environ = os.environ if environ is None else environ
-    if WAIT_POLICY in environ or "torch" in sys.modules:
+    target: MutableMapping[str, str] = os.environ if environ is None else environ
+    if WAIT_POLICY in target or "torch" in sys.modules:
         return False
-    environ[WAIT_POLICY] = "PASSIVE"
+    target[WAIT_POLICY] = "PASSIVE"
     return True
 
 
@@ -77,9 +77,9 @@ def cgroup_cpu_limit(root: str = "/sys/fs/cgroup", membership: str = "/proc/self
                 Path(root, "cpu", relative),
                 Path(root, "cpu,cpuacct", relative),
             ):
-                quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
-                if quota and period and int(quota) > 0:
-                    limits.append(int(quota) / int(period))
+                quota_us, period_us = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
+                if quota_us and period_us and int(quota_us) > 0:
+                    limits.append(int(quota_us) / int(period_us))
                     break
     return min(limits) if limits else None
 

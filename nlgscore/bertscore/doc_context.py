@@ -37,7 +37,8 @@ def side_keys(items: List[Item], separator: Optional[str]) -> Tuple[List[Key], L
         return join_context(context, text, separator), True
 
     hyps = [key(i.prediction, i.context.prediction if i.context else ()) for i in items]
-    refs = [key(i.reference, i.context.reference if i.context else ()) for i in items]
+    # every BERTScore item has a reference: the base flattens one item per (prediction, reference)
+    refs = [key(i.reference or "", i.context.reference if i.context else ()) for i in items]
     return hyps, refs
 
 

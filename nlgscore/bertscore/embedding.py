@@ -329,7 +329,7 @@ class Encoder:
                     content[u] = ids
             self.front_tokenized += len(texts) - len(missing)
         else:
-            content = self._content_ids(texts)
+            content = list(self._content_ids(texts))
         room = self.max_length - self.n_special
         truncated = sum(len(ids) > room for ids in content)
         if not truncate:

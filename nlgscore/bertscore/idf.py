@@ -29,7 +29,7 @@ def idf_table(documents: Sequence[Sequence[int]], vocab_size: int):
     m = len(documents)
     if m == 0:
         raise ArgumentError("idf needs at least one reference sentence (idf_sents or references is empty)")
-    counts = Counter()
+    counts: Counter[int] = Counter()
     for ids in documents:
         counts.update(set(ids))
     size = max(vocab_size, max(counts) + 1)

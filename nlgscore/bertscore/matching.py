@@ -23,14 +23,17 @@ sums in the same order).
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import TYPE_CHECKING, Tuple
+
+if TYPE_CHECKING:
+    import torch
 
 from nlgscore.backend.batching import token_sum
 
 
 def greedy_match(
     hyp_emb, hyp_mask, hyp_w, ref_emb, ref_mask, ref_w
-) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
+) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:
     """P, R, F of each pair.
 
     ``*_emb``: ``(B, T, D)`` or ``(B, L, T, D)`` (all layers), zero-padded; ``*_mask``: ``(B, T)``
@@ -57,7 +60,7 @@ def greedy_match(
 
 def greedy_match_blocked(
     hyp_emb, hyp_w, ref_emb, ref_w, block: int
-) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
+) -> Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:
     """:func:`greedy_match` of ONE unpadded pair, ``block`` candidate tokens at a time, so that a
     pair of two very long texts (windowed inputs) never holds its whole similarity matrix.
 

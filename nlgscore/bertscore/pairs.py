@@ -10,7 +10,7 @@ out-of-memory error halves the budget and retries).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -102,7 +102,8 @@ def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -
     chunks = []
     start = 0
     while start < len(pairs):
-        stop, used, seen = start, 0, set()
+        stop, used = start, 0
+        seen: Set[int] = set()
         while stop < len(pairs):
             new = set(pairs[stop]) - seen
             cost = sum(length[u] for u in new)
@@ -114,6 +115,11 @@ def _plan_chunks(pairs: List[Tuple[int, int]], length: List[int], budget: int) -
         chunks.append((start, stop))
         start = stop
     return chunks
+
+
+def _windows_of(plan: Any, ids: Sequence[int]) -> Sequence[Sequence[int]]:
+    """The token windows a text is encoded in: its plan's, or the whole text as one."""
+    return plan.windows if plan is not None else [ids]
 
 
 def _embed_chunk(
@@ -142,7 +148,7 @@ def _embed_chunk(
     # A text over the encoder's limit (long_inputs="auto") is encoded in overlapping windows; the
     # budget counts windows, so a 100,000-token text takes batches of the usual size.
     plans = {u: scorer.window_plan(ids[u]) for u in todo}
-    windows = [(u, k, w) for u in todo for k, w in enumerate(plans[u].windows if plans[u] is not None else [ids[u]])]
+    windows = [(u, k, w) for u in todo for k, w in enumerate(_windows_of(plans[u], ids[u]))]
     placed: Dict[int, Any] = {u: None for u in todo if plans[u] is not None}  # windowed texts, filled as batches finish
 
     def encode(batch: List[int]) -> None:
@@ -159,8 +165,9 @@ def _embed_chunk(
             )
         for k, row in zip(batch, rows):
             u, window, _ = windows[k]
-            if u in placed:  # each token from its best window
-                placed[u] = plans[u].place(placed[u], window, row)
+            plan = plans[u]
+            if plan is not None:  # a windowed text: each token from its best window
+                placed[u] = plan.place(placed[u], window, row)
             else:
                 embeddings[u] = row
 
@@ -202,7 +209,7 @@ def _score_chunk(
     import torch
 
     needed, _ = unique([h for h, _ in pairs] + [r for _, r in pairs])
-    cacheable = set()
+    cacheable: Set[int] = set()
     if scorer.cache_references:
         cacheable.update(r for _, r in pairs)
     if scorer.cache_candidates:
@@ -328,7 +335,7 @@ class _TokenStore:
         token_ids = to_device(torch.tensor([t for u in uids for t in ids[u]] + [0], dtype=torch.long), weights.device)
         self.token_weights = weights[token_ids].to(first.device)
         for u in uids if scored_from else ():  # a text's document context: read, not scored
-            if u in scored_from:
+            if scored_from is not None and u in scored_from:
                 self.token_weights[self.span[u][0] : self.span[u][0] + min(scored_from[u], self.span[u][1])] = 0.0
         self.width = first.shape[-1]
 

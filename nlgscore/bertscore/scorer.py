@@ -62,7 +62,7 @@ __all__ = ["BERTScorer", "BERTScoreResult", "default_layer", "default_model"]
 def default_model(lang: Optional[str]) -> str:
     """bert_score's language default: en → roberta-large, zh → bert-base-chinese, others → mBERT."""
     lang2model = table("bertscore_lang2model")
-    return lang2model.get(lang.lower(), lang2model["default"])
+    return lang2model.get(lang.lower(), lang2model["default"]) if lang else lang2model["default"]
 
 
 def default_layer(*names: str) -> Optional[int]:
@@ -404,7 +404,7 @@ class BERTScorer(Scorer):
         ref_ids = (
             [ids[u] for u in ref_u]
             if not (starts and self.call_dependent)
-            else self._tokenize([i.reference for i in items], [], None, call.token_ids)[0]
+            else self._tokenize([i.reference or "" for i in items], [], None, call.token_ids)[0]
         )
         weights = self._weights_for_call(ref_ids)
         self._warn_inputs(ids, inverse[: len(hyps)], ref_u, truncated, len(call.predictions))
@@ -460,7 +460,9 @@ class BERTScorer(Scorer):
         return {"precision": values[:, 0], "recall": values[:, 1], "f1": values[:, 2], "windows": windows}
 
     def _empty_columns(self, call: Call) -> Dict[str, np.ndarray]:
-        columns = {name: np.zeros((0, self._layer_count())) for name in self.columns}  # (pairs, layers) each
+        columns: Dict[str, np.ndarray] = {
+            n: np.zeros((0, self._layer_count())) for n in self.columns
+        }  # (pairs, layers)
         columns["windows"] = np.zeros(0)  # what _score_items adds for _finish
         return columns
 

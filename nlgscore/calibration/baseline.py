@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def load_corpora(paths: Sequence[PathLike]) -> List[str]:
     """
     if not paths:
         raise ArgumentError("corpus: give at least one file")
-    seen = {}
+    seen: Dict[str, None] = {}
     for path in paths:
         for text in read_corpus(path):
             seen.setdefault(text, None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from nlgscore.meta.data.loaders import DarrData
 from nlgscore.meta.data.wmt21 import Wmt21Judgments, wmt21_items, wmt21_measures
 from nlgscore.meta.stats import pearson
 from nlgscore.meta.stats.wmt import darr_concordance
+
+if TYPE_CHECKING:  # the annotation only: the BERTScore scorer's options are read
+    from nlgscore.bertscore.scorer import BERTScorer
 
 COLUMNS = ("P", "R", "F")
 PathLike = Union[str, "os.PathLike[str]"]
@@ -47,7 +50,7 @@ def select_layer(human: Sequence[float], layer_scores: np.ndarray) -> Tuple[int,
 
 
 def score_all_layers(
-    scorer: Any, hyps: Sequence[str], refs: Sequence[str], cache_dir: Optional[PathLike] = None
+    scorer: BERTScorer, hyps: Sequence[str], refs: Sequence[str], cache_dir: Optional[PathLike] = None
 ) -> np.ndarray:
     """``(3, layers+1, pairs)`` P/R/F of every pair, in input order.
 
@@ -82,14 +85,15 @@ def _digest(signature: str, pairs: Sequence[Tuple[str, str]]) -> str:
     return digest.hexdigest()[:16]
 
 
-def darr_layer_concordance(scorer: Any, darr: DarrData, cache_dir: Optional[PathLike] = None) -> np.ndarray:
+def darr_layer_concordance(scorer: BERTScorer, darr: DarrData, cache_dir: Optional[PathLike] = None) -> np.ndarray:
     """``(3, layers+1, pairs)`` +1/-1 concordance of every layer's P/R/F with a daRR file."""
     n = len(darr)
     scores = score_all_layers(scorer, darr.better + darr.worse, darr.ref * 2, cache_dir)
     out = np.empty(scores.shape[:2] + (n,), dtype=np.int64)
     for column in range(scores.shape[0]):
         for layer in range(scores.shape[1]):
-            out[column, layer] = darr_concordance(scores[column, layer, :n], scores[column, layer, n:])
+            row = scores[column, layer].tolist()
+            out[column, layer] = darr_concordance(row[:n], row[n:])
     return out
 
 

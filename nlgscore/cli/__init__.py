@@ -25,7 +25,7 @@ import os
 import sys
 import traceback
 import warnings
-from typing import List, Optional, Sequence, TextIO
+from typing import Any, List, Optional, Sequence, TextIO, TypeGuard
 
 from nlgscore import registry
 from nlgscore.cli.options import add_debug_options, input_line, progress_enabled
@@ -217,7 +217,7 @@ class _FullWrites(io.RawIOBase):
     def fileno(self) -> int:
         return self._fd
 
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
         while view:
             try:
@@ -257,7 +257,8 @@ def _restore_stdout(original: TextIO) -> None:
             wrapper.flush()
         except OSError:
             pass  # already reported (the command ended with its write error)
-        wrapper.detach()  # the descriptor stays open: it is the original stdout's
+        if isinstance(wrapper, io.TextIOWrapper):
+            wrapper.detach()  # the descriptor stays open: it is the original stdout's
 
 
 def _drop_unwritten(stdout: TextIO) -> None:
@@ -277,7 +278,7 @@ _WRITE_ERRNOS = frozenset(
 )
 
 
-def is_write_error(err: BaseException) -> bool:
+def is_write_error(err: BaseException) -> TypeGuard[OSError]:
     """An output that could not be written (full disk, quota, read-only file system, I/O error).
 
     >>> is_write_error(OSError(errno.ENOSPC, "No space left on device")), is_write_error(OSError(errno.EBADF, "x"))

@@ -188,8 +188,8 @@ class ComparisonReport:
         from nlgscore.meta.report import text_table
 
         lines = []
-        for i, (name, r) in enumerate(zip(self.names, self.results)):
-            p = "(baseline)" if i == 0 else f"{r.p_value:.4f}" + (" *" if r.p_value < 0.05 else "")
+        for name, r in zip(self.names, self.results):
+            p = "(baseline)" if r.p_value is None else f"{r.p_value:.4f}" + (" *" if r.p_value < 0.05 else "")
             interval = "" if r.ci_low != r.ci_low else f"{r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
             lines.append((name, f"{r.score:.4f}", interval, p))
         table = text_table(("System", self.metric, "mean [95% CI]", "p-value"), lines)

@@ -12,6 +12,7 @@ import argparse
 from typing import Any, List, Optional
 
 from nlgscore.cli.options import fail, read_lines
+from nlgscore.core.scorer_like import ScorerLike
 
 DOC_ID_COLUMN = "doc_id"
 
@@ -69,7 +70,7 @@ def doc_ids(args: argparse.Namespace) -> Optional[List[str]]:
     return [row[0] for row in table.rows()]
 
 
-def score_in_context(scorer: Any, inputs: Any, args: argparse.Namespace, ids: List[str]) -> Any:
+def score_in_context(scorer: ScorerLike, inputs: Any, args: argparse.Namespace, ids: List[str]) -> Any:
     """One compute call on the whole corpus with ``--context``."""
     from nlgscore.stream.row_windows import score_chunk
 

@@ -98,7 +98,7 @@ def read_inputs(
     return cands, refs, srcs
 
 
-def input_line(err: BaseException, args: argparse.Namespace) -> BaseException:
+def input_line(err: Any, args: argparse.Namespace) -> Any:
     """A :class:`~nlgscore.core.long_inputs.LongInputError` naming its item as the command line
     gave it: ``FILE:LINE`` (1-based) of the -c/-r/-s file, or ``FILE row N`` of an -i table; any
     other error as it is.
@@ -216,7 +216,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 def add_debug_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
     """``--quiet`` and ``--debug``, accepted before or after the command name."""
     # A subcommand's default would overwrite the value given before the command: suppress it there.
-    default = {} if top_level else {"default": argparse.SUPPRESS}
+    default: Dict[str, Any] = {} if top_level else {"default": argparse.SUPPRESS}
     parser.add_argument("--quiet", action="store_true", help="no progress bars and no warnings on stderr", **default)
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error", **default)
 

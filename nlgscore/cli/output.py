@@ -57,7 +57,10 @@ def output_format(args: argparse.Namespace) -> str:
 def rows_of(obj: Any) -> List[Dict[str, Any]]:
     """``obj.rows()`` (or its ``rows`` list) as dicts; dataclass rows become their fields."""
     rows = obj.rows() if callable(obj.rows) else obj.rows
-    return [dataclasses.asdict(row) if dataclasses.is_dataclass(row) else dict(row) for row in rows]
+    return [
+        dataclasses.asdict(row) if dataclasses.is_dataclass(row) and not isinstance(row, type) else dict(row)
+        for row in rows
+    ]
 
 
 def tsv(rows: List[Dict[str, Any]]) -> str:

@@ -33,6 +33,7 @@ from nlgscore.cli.options import (
     positive_int,
     runtime_settings,
 )
+from nlgscore.core.scorer_like import ScorerLike
 
 
 def register(subparsers) -> None:
@@ -229,7 +230,7 @@ def _describe_inputs(args: argparse.Namespace) -> str:
     return f"-c {args.cands} -r {args.refs} -s {args.srcs}"
 
 
-def _score_in_windows(scorer: Any, inputs: Any, window: int) -> Any:
+def _score_in_windows(scorer: ScorerLike, inputs: Any, window: int) -> Any:
     """One Result for the whole corpus, computed window by window (only the scores are kept; a
     string metric's windows keep their corpus statistics too, so that its system value is the
     corpus statistic of every line, not of the last window)."""

@@ -107,7 +107,7 @@ def prompt_list(prompt: Prompt) -> List[str]:
     sets = table("bartscore_variants")["prompt_sets"]
     if isinstance(prompt, str) and prompt in sets:
         return text_lines(sets[prompt])
-    prompts = [prompt] if isinstance(prompt, str) else prompt
+    prompts: Any = [prompt] if isinstance(prompt, str) else prompt
     if isinstance(prompts, (bytes, dict)) or not hasattr(prompts, "__len__") or not len(prompts):
         raise ArgumentTypeError(
             f"prompt must be a string, a non-empty list of strings, 'ref_hyp' or 'src_hyp', got {prompt!r}"
@@ -448,7 +448,7 @@ class BARTScorer(Scorer):
                 context=context,
                 doc_ids=doc_ids,
             )
-        )  # type: ignore[return-value]
+        )
 
     def make_call(
         self,
@@ -570,7 +570,8 @@ class BARTScorer(Scorer):
         flat = [
             (
                 (c.source if direction == "src" else c.reference) if c else (),
-                item.source if direction == "src" else item.reference,
+                # the side the direction reads is given: make_call refused a call without it
+                (item.source if direction == "src" else item.reference) or "",
             )
             for item, c in ((i, i.context) for i in items)
         ]

@@ -288,7 +288,8 @@ class PrismScorer(Scorer):
         """The (source, target) texts scored for ``items``: per item one (``src``) or two (``ref``);
         a text read after its document context is a :data:`~nlgscore.seq2seq.doc_context.ContextText`."""
 
-        def side(text: str, context: Tuple[str, ...]) -> Any:
+        def side(text: Optional[str], context: Tuple[str, ...]) -> Any:
+            # the side the mode reads is given: make_call refused a call without it
             return (context, text) if context else text
 
         ctx = [item.context for item in items]
@@ -386,7 +387,8 @@ class PrismScorer(Scorer):
         limit = tok.max_positions
         encoder = Side((), (tok.eos_id,), None if limit is None else limit - 1)
         target = Side((self.lang_id,), (tok.eos_id,), None if limit is None else limit - 2)
-        plan, cut, long_texts = Plan(encoder, target), 0, {}
+        plan, cut = Plan(encoder, target), 0
+        long_texts: Dict[Tuple[str, str], Any] = {}
         scored_from: List[int] = []
         source_lang = self.lang if mode == "ref" else SOURCE_SPLIT_LANG
         for source, tgt in pairs:

@@ -131,7 +131,9 @@ def _pre_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
 
     config = M2M100Config.from_dict({key: value for key, value in raw.items() if key not in _NOT_ARCHITECTURE})
     # An explicit config makes from_pretrained ignore config.json's model_type ("prism").
-    model, info = M2M100ForConditionalGeneration.from_pretrained(path, config=config, output_loading_info=True)
+    # output_loading_info=True makes it a (model, info) pair, which the stubs do not say
+    loaded: Any = M2M100ForConditionalGeneration.from_pretrained(path, config=config, output_loading_info=True)
+    model, info = loaded
     check_loading_info(info, checkpoint)
     return model
 
@@ -201,7 +203,7 @@ def _post_norm_model(path: str, raw: Dict[str, Any], checkpoint: str) -> Any:
     with torch.no_grad():
         for side in (model.model.encoder, model.model.decoder):
             weight = side.embed_positions.weight
-            weight.copy_(fairseq_sinusoids(weight.shape[0], weight.shape[1], config.pad_token_id))
+            weight.copy_(fairseq_sinusoids(weight.shape[0], weight.shape[1], int(config.pad_token_id or 0)))
     return model
 
 

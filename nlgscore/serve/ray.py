@@ -31,6 +31,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from nlgscore.backend.extras import require
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.scheduler.queued_call import QueuedCall
@@ -53,7 +54,7 @@ class ServeBatcher(MicroBatcher):
     more than ``max_batch`` predictions is scored alone.
     """
 
-    def __init__(self, scorer: Any, **settings: Any) -> None:
+    def __init__(self, scorer: ScorerLike, **settings: Any) -> None:
         super().__init__(scorer, **settings)
         self._tasks: Set[Any] = set()
         ServeBatcher._batched.set_max_batch_size(self.max_batch)

@@ -97,7 +97,7 @@ class StringResult(Result):
         return parts
 
     @classmethod
-    def concat(cls, parts: Sequence["StringResult"]) -> "StringResult":
+    def concat(cls, parts: Sequence[Result]) -> "StringResult":
         """One result of ``parts``' predictions in order (corpus windows joined again): its
         ``score`` is the corpus statistic of all of them.
 

@@ -169,7 +169,7 @@ def resume_line(output: Union[str, Path], done: int, total: Optional[int], unit:
     return f"resuming {output} after {done}{of} {unit}"
 
 
-def splits_across_ranks(scorer: Any, options: Optional[Dict[str, Any]] = None) -> bool:
+def splits_across_ranks(scorer: ScorerLike, options: Optional[Dict[str, Any]] = None) -> bool:
     """Whether ``scorer``'s calls (with the call ``options``) are split across the ranks of a
     launch: ``shard=True`` in the options, or a scorer built to shard (its ``shards``).
 

@@ -52,6 +52,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Union
 
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import ArgumentError, DataError
 
 PARTIAL_SUFFIX = ".partial"
@@ -279,7 +280,7 @@ class ResumableOutput:
         return self.path
 
 
-def kernel_in_use(scorer: Any) -> Optional[str]:
+def kernel_in_use(scorer: ScorerLike) -> Optional[str]:
     """The CPU linear kernel (``onednn``/``mkl``) the scorer runs; None off CPU.
 
     A model scorer says its own (``scorer.kernel``: its ``kernel=`` as its load resolved it);

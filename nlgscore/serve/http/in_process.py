@@ -21,6 +21,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from nlgscore.core.call import CallCancelled
+from nlgscore.core.scorer_like import ScorerLike
 from nlgscore.errors import NlgscoreError
 from nlgscore.scheduler.microbatch import MicroBatcher, QueueFullError
 from nlgscore.serve.http.gate import RETRY_AFTER, Drain, Job, Settings, until_disconnected
@@ -57,7 +58,7 @@ class InProcess:
         )
         self.active = 0  # requests in the server, as the gate counts them (the metrics' in-flight gauge)
 
-    def loaded(self, scorer: Any, batcher: MicroBatcher) -> None:
+    def loaded(self, scorer: ScorerLike, batcher: MicroBatcher) -> None:
         """The scorer is ready: calls are scored from now on."""
         self.batcher, self.scorer = batcher, scorer
 

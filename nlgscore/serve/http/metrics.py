@@ -38,6 +38,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterator
 
 from nlgscore.backend.extras import require
+from nlgscore.core.scorer_like import ScorerLike
 
 # predictions per merged compute: powers of two up to a large --max-batch
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -149,7 +150,7 @@ class ServerMetrics:
         return self._prom.CONTENT_TYPE_LATEST
 
 
-def scorer_counters(scorer: Any) -> Dict[str, int]:
+def scorer_counters(scorer: ScorerLike) -> Dict[str, int]:
     """``scorer.telemetry()`` where the metric counts its work (BERTScore), else nothing.
 
     >>> scorer_counters(None)
