@@ -34,7 +34,6 @@ from nlgscore.cli.options import (
 )
 from nlgscore.cli.output import emit, output_format
 from nlgscore.errors import ArgumentError
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.descriptors import DESCRIPTORS, MetaCommand
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
@@ -100,7 +99,8 @@ def _common_options(parser: argparse.ArgumentParser, descriptor: MetaCommand, to
             help="resamples of the permutation tests between metrics (significance clusters); "
             "0 = none (default: 1000, as mt-metrics-eval)",
         )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"resampling seed (default: {DEFAULT_SEED})")
+    seed = descriptor.seed
+    parser.add_argument("--seed", type=int, default=seed, help=f"resampling seed (default: {seed})")
     add_format_option(parser)
     parser.add_argument("--json-out", type=Path, default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--csv", type=Path, default=None, metavar="PATH", help="write the results as CSV")

@@ -7,7 +7,7 @@ and the task's own options. ``nlgscore meta`` builds one subcommand per descript
 from this table (no per-task code in the command line); a new data set is a new row.
 
 >>> sorted(DESCRIPTORS)
-['mqm', 'summeval', 'wmt16', 'wmt17', 'wmt18', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
+['bartscore-bench', 'mqm', 'summeval', 'wmt16', 'wmt17', 'wmt18', 'wmt19', 'wmt21', 'wmt24', 'wmt25']
 >>> DESCRIPTORS["mqm"].measures[:3]
 ('system pearson', 'system accuracy', 'system spa')
 """
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from nlgscore.meta.stats.resample import DEFAULT_SEED
+from nlgscore.meta.stats.subsets import AUTHORS_SEED
 from nlgscore.meta.stats.wmt import TIES_RULES
 from nlgscore.meta.tasks import human_scores as _mqm
 from nlgscore.meta.tasks import select_model as _select
@@ -27,6 +29,8 @@ from nlgscore.meta.tasks import wmt16_18 as _wmt16_18
 from nlgscore.meta.tasks import wmt19_darr as _wmt19
 from nlgscore.meta.tasks import wmt21_da as _wmt21
 from nlgscore.meta.tasks import wmt24_25 as _wmt24_25
+from nlgscore.meta.tasks.bartscore_bench import REFS_RULES as BENCH_REFS
+from nlgscore.meta.tasks.bartscore_bench import bartscore_bench
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 
 
@@ -59,6 +63,7 @@ class MetaCommand:
     options: Tuple[Option, ...] = ()
     systems: bool = True  # scores are per system and item: --export-scores also writes mt-metrics-eval files
     documents: bool = False  # the data set has document ids: the task takes ``context`` (--context K)
+    seed: int = DEFAULT_SEED  # the default of --seed (the BARTScore benchmark: its authors' 666)
     top_k: bool = False  # systems with human system scores: the task takes ``top_k`` (--top-k K)
     hybrids: bool = False  # systems x segments with human segment scores: ``nlgscore meta select-model`` runs it
 
@@ -353,5 +358,50 @@ DESCRIPTORS: Dict[str, MetaCommand] = {
         _package_command("wmt18"),
         _wmt_command("wmt24", _wmt24_25.wmt24, "WMT24"),
         _wmt_command("wmt25", _wmt24_25.wmt25, "WMT25"),
+        MetaCommand(
+            "bartscore-bench",
+            "the BARTScore benchmark: its 16 data sets in the authors' data.pkl layout, their statistics",
+            "The BARTScore paper's benchmark as its authors' analysis code evaluates it: REALSumm, SummEval, "
+            "Newsroom (summary-level Spearman/Kendall averaged over documents), Rank19 (accuracy), QAGS_CNN and "
+            "QAGS_XSUM (Pearson), BAGEL, SFHOT, SFRES (Spearman/Kendall over samples), WMT19 DARR de-en ... zh-en "
+            "(Kendall's tau-like); the authors' significance test (--bootstrap N subsets of 80% of the records, "
+            "seed 666) and the paper's tables. --data is a data.pkl (read as plain data only), its folder, the "
+            "authors' SUM/ D2T/ WMT/ tree, or a JSONL file of the same records.",
+            bartscore_bench,
+            "data.pkl, <set>/data.pkl or SUM|D2T|WMT/<set>/data.pkl (the authors' layout), or a JSONL file",
+            "data",
+            "the human scores in each record (litepyramid_recall, coherence ..., fact, informativeness ...; "
+            "DARR: better/worse)",
+            "every reference of a record (combined by --refs: the authors' mean for summaries, max for D2T)",
+            ("summary", "corpus", "segment"),
+            (
+                "summary spearman",
+                "summary kendall",
+                "summary accuracy",
+                "summary pearson",
+                "corpus spearman",
+                "corpus kendall",
+                "segment tau",
+            ),
+            'the authors\' layout with the metric NAME in each scores dict (.pkl), or JSONL {"id", "system", '
+            '"score"} (summaries), {"id", "score"} (D2T), {"id", "better", "worse"} (DARR); {task} in FILE',
+            options=(
+                Option(
+                    ("--task",),
+                    "tasks",
+                    "data set to evaluate: REALSumm, SummEval, NeR18, Rank19, QAGS-CNN, QAGS-XSUM, BAGEL, SFHOT, "
+                    "SFRES, de-en ... (repeatable; default: every one in --data)",
+                    dict(action="append", default=None),
+                ),
+                Option(
+                    ("--refs",),
+                    "refs",
+                    "combine a metric's scores against several references (default: the authors' rule)",
+                    dict(choices=BENCH_REFS, default=None),
+                ),
+            ),
+            systems=False,
+            seed=AUTHORS_SEED,
+        ),
     )
 }
