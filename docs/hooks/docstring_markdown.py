@@ -15,11 +15,14 @@ mkdocstrings renders a docstring, this extension
 
 The package docstring is given to ``on_package``, every other object's to ``on_object``. A
 ``Protocol`` class (``ScorerLike``) loses the placeholder ``__init__`` that ``typing`` gives it,
-which griffe cannot resolve and which says nothing about the class.
+which griffe cannot resolve and which says nothing about the class. A constant a face re-exports
+(``nlgscore.__version__``, a ``str``) has no docstring of its own, and inspection gives it its
+type's (``str``'s constructor); it gets the summary of the module it is imported from instead.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
@@ -212,6 +215,27 @@ def fence_doctests(text: str) -> str:
     return "\n".join(out)
 
 
+def constant_docstring(module: str, name: str) -> Optional[str]:
+    """The first paragraph of the docstring of the module that ``module`` imports ``name`` from
+    (``from nlgscore.version import __version__``); None where it defines ``name`` itself.
+
+    >>> constant_docstring("nlgscore", "__version__").split(",")[0]
+    'The package version'
+    >>> constant_docstring("nlgscore", "load") is None
+    True
+    """
+    try:
+        tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    except (OSError, TypeError, ImportError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if any((alias.asname or alias.name) == name for alias in node.names):
+                text = inspect.getdoc(importlib.import_module(node.module)) or ""
+                return text.split("\n\n")[0] or None
+    return None
+
+
 def as_markdown(text: str, scope: str) -> str:
     """A docstring of ``scope`` as the site renders it: doctests fenced, roles resolved."""
     return roles_as_references(fence_doctests(text), scope)
@@ -225,6 +249,11 @@ class DocstringMarkdown(griffe.Extension):
             pkg.docstring.value = as_markdown(pkg.docstring.value, pkg.path)
 
     def on_object(self, *, obj: griffe.Object, **kwargs: object) -> None:
+        if obj.is_attribute and obj.docstring is not None and obj.parent is not None:
+            value = _lookup(obj.path)
+            if value is not _MISSING and obj.docstring.value == inspect.getdoc(type(value)):
+                own = constant_docstring(obj.parent.path, obj.name)
+                obj.docstring = griffe.Docstring(own, parent=obj) if own else None
         if obj.docstring is not None:
             obj.docstring.value = as_markdown(obj.docstring.value, obj.path)
         init = obj.members.get("__init__") if obj.is_class else None

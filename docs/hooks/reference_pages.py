@@ -116,7 +116,9 @@ def specs_markdown() -> str:
     for name in registry.metric_names(builtin=True):
         row = registry.metric(name)
         what, _, syntax = row.help.partition(": ")
-        spec = (syntax or name).replace("|", "\\|")  # code keeps its < >; a pipe is no table edge
+        # in code, < > stay as they are, and a pipe is no table edge (Markdown's tables skip code
+        # spans), so it is left bare: escaped, the backslash would show
+        spec = syntax or name
         lines.append(f"| `{spec}` | {_cell(what)} | {_class_reference(row.scorer_class())} |")
     aliases = ", ".join(f"`{alias}` = `{spec}`" for alias, spec in registry.ALIASES.items())
     lines.append(f"| aliases | {aliases} | |")

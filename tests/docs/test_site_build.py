@@ -5,6 +5,9 @@
 * The command-line reference (docs/hooks/cli_reference.py) lists every option of every command's
   parser, sub-commands included.
 * The HTTP reference lists every route of the app with its method.
+* The built ``nlgscore`` reference page reads: no Sphinx role shows as text, every doctest is a code
+  block, ``load`` comes first with its parameter table, specs and options, and every name of
+  ``nlgscore.__all__`` has its heading.
 """
 
 from __future__ import annotations
@@ -15,14 +18,20 @@ import re
 import subprocess
 import sys
 
+import pytest
 from cli_reference import cli_markdown, subcommands
 from markdown_blocks import ROOT
 
+ROLE = re.compile(r":(?:py:)?(?:func|meth|class|mod|attr|data|exc|obj|const):")
 
-def test_site_builds_strictly_offline(tmp_path):
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site, built once for the tests that read it (``mkdocs build --strict``, offline)."""
+    folder = tmp_path_factory.mktemp("docs") / "site"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -30,13 +39,34 @@ def test_site_builds_strictly_offline(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    site = tmp_path / "site"
+    return folder
+
+
+def test_site_builds_strictly_offline(site):
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "nlgscore serve" in cli and "--max-wait-ms" in cli  # the hook ran
     mbr = (site / "reference" / "python" / "mbr" / "index.html").read_text(encoding="utf-8")
     assert "decode_to_file" in mbr and "MBRItem" in mbr  # mkdocstrings rendered the face
     theme = (site / "index.html").read_text(encoding="utf-8")
     assert "fonts.googleapis.com" not in theme  # theme.font: false, nothing fetched by a reader either
+
+
+def test_the_package_reference_page_reads(site):
+    import nlgscore
+
+    page = (site / "reference" / "python" / "nlgscore" / "index.html").read_text(encoding="utf-8")
+    article = page[page.index("<article") : page.index("</article>")]
+    assert not ROLE.search(article), ROLE.search(article)
+    prose = re.sub(r"<pre.*?</pre>|<code.*?</code>", "", article, flags=re.S)
+    assert "&gt;&gt;&gt;" not in prose  # every doctest line is inside a code block
+    assert "\\|" not in article  # a table's escaped pipe would show its backslash in code
+    headings = re.findall(r'id="nlgscore\.(\w+)" class="doc doc-heading"', article)
+    assert headings[0] == "load" and set(headings) == set(nlgscore.__all__)
+    starts = [m.start() for m in re.finditer(r'class="doc doc-heading"', article)]
+    load = article[starts[0] : starts[1]]  # up to the next name's heading: load's text, specs, options
+    assert 'doc-section-title">Parameters:' in load and "<code>**options</code>" in load
+    assert re.search(r"<pre>.*?&gt;&gt;&gt; </span>.*?load", load, re.S)  # its example, as code
+    assert 'id="specs"' in load and 'id="options"' in load and "<code>http://HOST:PORT</code>" in load
 
 
 def parsers(parser: argparse.ArgumentParser, path: str):
