@@ -21,9 +21,10 @@ local scorer, with retries and timeouts), :class:`MicroBatcher` (concurrent call
 [True, True]
 >>> batcher.close()
 
-Internal modules (paths may change): ``app.py``, ``service.py``, ``endpoints/``, ``protocol.py``,
-``metrics.py``, ``server.py``, ``client.py``, ``heap.py``, ``ray.py`` (the same app on Ray Serve:
-``nlgscore serve --ray``). It sits beside ``integrations``: it builds scorers through the registry.
+Internal rooms (paths may change): ``http/`` (the app, its admission gate, endpoints, protocol and
+server), ``workers/`` (``nlgscore serve --workers``: the supervisor, the worker app and the model
+process), ``ray.py`` (the same app on Ray Serve: ``nlgscore serve --ray``); the client is
+``nlgscore.remote``. It sits beside ``integrations``: it builds scorers through the registry.
 """
 
 from importlib import import_module
