@@ -18,6 +18,8 @@ The package docstring is given to ``on_package``, every other object's to ``on_o
 which griffe cannot resolve and which says nothing about the class. A constant a face re-exports
 (``nlgscore.__version__``, a ``str``) has no docstring of its own, and inspection gives it its
 type's (``str``'s constructor); it gets the summary of the module it is imported from instead.
+The ``Attributes:`` rows of a class with annotated fields (a dataclass, a NamedTuple) get each
+field's annotation as their type, which inspection alone does not find.
 """
 
 from __future__ import annotations
@@ -236,6 +238,41 @@ def constant_docstring(module: str, name: str) -> Optional[str]:
     return None
 
 
+def typed_attributes(text: str, annotations: Dict[str, Any]) -> str:
+    """``text`` with each row of its ``Attributes:`` section that names an annotated field given
+    the field's annotation as its type (``name (type): ...``); rows that have one keep it.
+
+    >>> typed_attributes("A pair.\\n\\nAttributes:\\n    left: the first.\\n    right (int): kept.", {"left": "str"})
+    'A pair.\\n\\nAttributes:\\n    left (str): the first.\\n    right (int): kept.'
+    """
+    out, indent = [], None
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        depth = len(line) - len(stripped)
+        if stripped == "Attributes:":
+            indent = depth
+        elif indent is not None and stripped and depth <= indent:
+            indent = None
+        elif indent is not None and depth == indent + 4:
+            name, colon, rest = stripped.partition(":")
+            if colon and name in annotations:
+                hint = annotations[name]
+                hint = hint if isinstance(hint, str) else getattr(hint, "__name__", repr(hint))
+                line = f"{line[:depth]}{name} ({hint}):{rest}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _annotations(cls: type) -> Dict[str, Any]:
+    """The annotations of ``cls`` and its bases, the nearest winning."""
+    found: Dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        own = vars(base).get("__annotations__")
+        if isinstance(own, dict):  # a builtin's is a descriptor, not its fields
+            found.update(own)
+    return found
+
+
 def as_markdown(text: str, scope: str) -> str:
     """A docstring of ``scope`` as the site renders it: doctests fenced, roles resolved."""
     return roles_as_references(fence_doctests(text), scope)
@@ -256,6 +293,9 @@ class DocstringMarkdown(griffe.Extension):
                 obj.docstring = griffe.Docstring(own, parent=obj) if own else None
         if obj.docstring is not None:
             obj.docstring.value = as_markdown(obj.docstring.value, obj.path)
+            value = _lookup(obj.path) if obj.is_class else _MISSING
+            if inspect.isclass(value):
+                obj.docstring.value = typed_attributes(obj.docstring.value, _annotations(value))
         init = obj.members.get("__init__") if obj.is_class else None
         if init is not None and init.is_alias and init.target_path.startswith("typing."):
             # a Protocol's placeholder __init__ (typing's): no signature of its own to merge, and
