@@ -11,20 +11,18 @@ always with the file-only Agg backend unless a backend is already active (notebo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from nlgscore.backend.extras import pyplot as _pyplot
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
-if TYPE_CHECKING:  # the annotation only: the BERTScore scorer's options are read
-    from nlgscore.bertscore.scorer import BERTScorer
-
 MAX_ANNOTATED = 30  # tokens per side up to which each cell shows its value
+# ``scorer`` below is a BERTScorer, typed Any: the scorer's module imports this one (Result.plot)
 
 
-def pair_matrix(scorer: BERTScorer, cand: str, ref: str) -> Dict[str, Any]:
+def pair_matrix(scorer: Any, cand: str, ref: str) -> Dict[str, Any]:
     """What the heat map shows, without drawing: tokens, similarities, weights and greedy matches.
 
     Special tokens (CLS/SEP, ``<s>``/``</s>``) are dropped from the display but kept for the
@@ -60,7 +58,7 @@ def pair_matrix(scorer: BERTScorer, cand: str, ref: str) -> Dict[str, Any]:
     }
 
 
-def _best_reference(scorer: BERTScorer, cand: str, refs: Sequence[str]) -> Tuple[str, Any]:
+def _best_reference(scorer: Any, cand: str, refs: Sequence[str]) -> Tuple[str, Any]:
     result = scorer.score([cand], [list(refs)] if len(refs) > 1 else [refs[0]])
     if len(refs) == 1:
         return refs[0], result
@@ -73,7 +71,7 @@ def _label(token: str, weight: float, special: bool, show_weight: bool) -> str:
     return f"{text}  {weight:.2f}" if show_weight else text
 
 
-def plot_pair(scorer: BERTScorer, cand: str, ref: Union[str, Sequence[str]], path: Optional[str] = None):
+def plot_pair(scorer: Any, cand: str, ref: Union[str, Sequence[str]], path: Optional[str] = None):
     """Heat map of the token similarities of one pair (the BERTScore paper's Figure 1).
 
     Rows are candidate tokens, columns reference tokens; a circle marks each candidate token's
