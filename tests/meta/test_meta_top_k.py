@@ -105,6 +105,12 @@ def test_top_k_on_the_shared_wmt21_folder_equals_scipy_over_the_best_systems():
     chrf = [sacrebleu.corpus_chrf(data.hyps[i], [data.refs[0]]).score for i in best]
     expected = scipy_stats.pearsonr(data.human["system"][best], chrf).statistic
     assert _values(table)["chrf", "system", "pearson-z-top4"] == pytest.approx(expected, abs=1e-12)
+    # daRR tau over the pairs of two top-4 systems, a metric tie discordant
+    item, better, worse = data.derived("darr", lambda: None)
+    seg = {i: [sacrebleu.sentence_chrf(h, [r]).score for h, r in zip(data.hyps[i], data.refs[0])] for i in best}
+    kept = [(i, b, w) for i, b, w in zip(item, better, worse) if b in seg and w in seg]
+    concordant = sum(seg[b][i] > seg[w][i] for i, b, w in kept)
+    assert kept and _values(table)["chrf", "segment", "tau-top4"] == (2 * concordant - len(kept)) / len(kept)
 
 
 def test_top_k_on_the_shared_wmt24_and_mqm_data(tmp_path):

@@ -176,6 +176,12 @@ def test_the_command_nested_texts_top_k_and_select_model(tmp_path, capsys):
     best = sorted(sorted(da_sys, key=lambda s: -da_sys[s])[:3])
     expected = scipy_stats.pearsonr([da_sys[s] for s in best], [written.metric_sys["de-en"][s] for s in best])
     assert got["mine", "system", "pearson-top3"] == pytest.approx(expected.statistic, abs=1e-12)
+    # daRR tau over the pairs whose two systems are both among the top 3 (metric ties discordant)
+    metric = written.metric["de-en"]
+    kept = [(sid, b, w) for sid, b, w in written.rr["de-en"] if b in best and w in best]
+    concordant = sum(metric[b, sid] > metric[w, sid] for sid, b, w in kept)
+    assert kept and got["mine", "segment", "tau-top3"] == (2 * concordant - len(kept)) / len(kept)
+    assert ("mine", "segment", "pearson-top3") not in got  # DA segment Pearson has no top-k row
     assert all(r["ci_low"] is not None for r in rows if r["measure"] == "tau")
     capsys.readouterr()  # the first run's table
     code = main(
@@ -185,3 +191,44 @@ def test_the_command_nested_texts_top_k_and_select_model(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)["results"]
     assert code == 0 and [r["measure"] for r in result] == ["hits@1", "mrr", "diff"]
     assert all(0 <= r["value"] <= 1 for r in result if r["measure"] in ("hits@1", "mrr"))
+
+
+def williams_reference(human, a, b):
+    """The Williams test as the WMT18 report uses it (Graham and Baldwin 2014), transcribed:
+    absolute correlations, df = n - 3, one-sided."""
+    r12, r13 = scipy_stats.pearsonr(human, a).statistic, scipy_stats.pearsonr(human, b).statistic
+    r23 = scipy_stats.pearsonr(a, b).statistic * np.sign(r12) * np.sign(r13)
+    r12, r13, n = abs(r12), abs(r13), len(human)
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    t = (
+        (r12 - r13)
+        * np.sqrt((n - 1) * (1 + r23))
+        / np.sqrt(2 * k * (n - 1) / (n - 3) + (r12 + r13) ** 2 / 4 * (1 - r23) ** 3)
+    )
+    return t, scipy_stats.t.sf(t, n - 3)
+
+
+def test_williams_notes_on_hybrids_follow_the_reports_formula(package, tmp_path):
+    da_seg = package.da_seg["de-en"]
+    # "close": the DA scores themselves where judged (else 0) plus a little noise; "mine": the package's
+    rng = np.random.default_rng(1)
+    close = {(s, i): da_seg.get((s, i), 0.0) + float(rng.normal(scale=0.05)) for s in SYSTEMS for i in range(1, 9)}
+    path = tmp_path / "close.seg.score"
+    path.write_text("".join(f"close\tde-en\tnewstest2018\t{s}\t{i}\t{v!r}\n" for (s, i), v in close.items()))
+    mine = package.root / "final-metric-scores/submissions-processed/mine.seg.score.gz"
+    table = wmt18(
+        package.root, scores={"close": str(path), "mine": str(mine)}, pairs=["de-en"], bootstrap=0, hybrids=400
+    )
+    rows = [s for s in sorted(SYSTEMS) if s in package.da_sys["de-en"]]
+    human = np.array([[da_seg.get((s, i), np.nan) for i in range(1, 9)] for s in rows])
+    hybrids = {
+        name: hybrid_systems(
+            human, np.array([[scores[s, i] for i in range(1, 9)] for s in rows]), 400, seed=HYBRID_SEED
+        )
+        for name, scores in (("close", close), ("mine", package.metric["de-en"]))
+    }
+    t, p = williams_reference(hybrids["close"][0], hybrids["close"][1], hybrids["mine"][1])
+    assert p < 0.05  # the test data make the difference clear
+    assert (
+        f"  close significantly beats mine on wmt18-de-en hybrid level (Williams t={t:.3f}, p={p:.3f})" in table.notes
+    )

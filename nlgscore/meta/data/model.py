@@ -23,6 +23,8 @@ import numpy as np
 
 from nlgscore.errors import DataError
 
+PAIR_KEYS = ("darr", "rr")  # derived (item, better row, worse row) pairs a loader read (daRR files)
+
 
 @dataclass
 class EvalSet:
@@ -103,8 +105,9 @@ class EvalSet:
         """The data set of the systems at ``rows`` only, in that order.
 
         It keeps their outputs and the rows of every human level whose first axis is the systems;
-        what is derived is made again from them (SPA's p-values of these systems), and the notes start
-        empty. The top-k systems of a system-level measure are this.
+        what is derived is made again from them (SPA's p-values of these systems), except the
+        relative-ranking pairs a loader gave (``derived`` keys in ``PAIR_KEYS``), kept where both
+        systems are among them; the notes start empty. The top-k systems of a measure are this.
 
         Args:
             rows: the positions of the systems kept, in ``systems``.
@@ -121,11 +124,12 @@ class EvalSet:
         """
         rows = [int(r) for r in rows]
         n = len(self.systems)
+        position = {row: k for k, row in enumerate(rows)}
         human = {
             level: np.asarray(scores)[rows] if np.ndim(scores) >= 1 and np.shape(scores)[0] == n else scores
             for level, scores in self.human.items()
         }
-        return EvalSet(
+        subset = EvalSet(
             self.name,
             [self.systems[r] for r in rows],
             [self.hyps[r] for r in rows],
@@ -137,6 +141,17 @@ class EvalSet:
             [],
             self.docs,
         )
+        for key in PAIR_KEYS:
+            if key in self._derived:
+                item, better, worse = (np.asarray(a) for a in self._derived[key])
+                kept = np.array([b in position and w in position for b, w in zip(better, worse)], dtype=bool)
+                pairs = (
+                    item[kept].astype(np.int64),
+                    np.array([position[b] for b in better[kept]], dtype=np.int64),
+                    np.array([position[w] for w in worse[kept]], dtype=np.int64),
+                )
+                subset.derived(key, lambda pairs=pairs: pairs)
+        return subset
 
     def darr_pairs(self, level: str = "segment", margin: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Relative-ranking pairs from the human scores of one level, as WMT's daRR forms them.

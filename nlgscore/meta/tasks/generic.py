@@ -400,11 +400,12 @@ def _top_rows(
     signature: str,
     metric: str,
 ) -> List[Row]:
-    """Every system-level measure again over the top-k systems only (rows ``<measure>-top<k>``)."""
+    """Every system-level measure, and those marked ``top_k`` (daRR tau over the pairs of two top-k
+    systems), again over the top-k systems only (rows ``<measure>-top<k>``)."""
     k, rows, subset = top
     out = []
     for measure in descriptor.measures:
-        if measure.level != "system":
+        if measure.level != "system" and not measure.top_k:
             continue
         row = _row(
             task,

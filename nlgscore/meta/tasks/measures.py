@@ -46,6 +46,8 @@ class Measure:
             names them.
         dataset: the rows' data-set name when not the data set's (SummEval: one per aspect).
         signature: appended to the rows' signature: how the measure formed its scores.
+        top_k: also computed over the top-k systems (``--top-k``), as every system-level measure is:
+            daRR tau over the pairs whose two systems are both among them.
     """
 
     level: str
@@ -56,6 +58,7 @@ class Measure:
     uses: Tuple[str, ...] = ()  # run settings the statistic takes as keywords (e.g. "ties"); the signature names them
     dataset: str = ""  # the rows' data-set name when not the EvalSet's (SummEval: one per aspect)
     signature: str = ""  # appended to the rows' signature (how the measure formed its scores)
+    top_k: bool = False  # also over the top-k systems (--top-k); system-level measures always are
 
 
 def system_scores(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -140,6 +143,7 @@ DARR_MEASURES: Tuple[Measure, ...] = (
         lambda outcomes, ties: tau_from_outcomes(outcomes, ties),
         "bootstrap",
         ("ties",),
+        top_k=True,
     ),
-    Measure("segment", "metric-ties", darr_outcome_inputs, _metric_ties, uses=("ties",)),
+    Measure("segment", "metric-ties", darr_outcome_inputs, _metric_ties, uses=("ties",), top_k=True),
 )

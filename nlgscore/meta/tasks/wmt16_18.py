@@ -215,8 +215,23 @@ def hybrid_pearson(human: np.ndarray, metric: np.ndarray, hybrids: int = HYBRIDS
 
 
 WMT_PACKAGE_MEASURES: Tuple[Measure, ...] = (
-    Measure("segment", "tau", _darr, lambda outcomes, ties: tau_from_outcomes(outcomes, ties), "bootstrap", ("ties",)),
-    Measure("segment", "metric-ties", _darr, lambda outcomes, ties: float(np.mean(outcomes == 0)), uses=("ties",)),
+    Measure(
+        "segment",
+        "tau",
+        _darr,
+        lambda outcomes, ties: tau_from_outcomes(outcomes, ties),
+        "bootstrap",
+        ("ties",),
+        top_k=True,
+    ),
+    Measure(
+        "segment",
+        "metric-ties",
+        _darr,
+        lambda outcomes, ties: float(np.mean(outcomes == 0)),
+        uses=("ties",),
+        top_k=True,
+    ),
     Measure("segment", "pearson", _da_segments, pearson, "bootstrap"),
     Measure("system", "pearson", _da_systems, pearson),
     Measure("hybrid", "pearson", _hybrid_inputs, hybrid_pearson, uses=("hybrids",)),
