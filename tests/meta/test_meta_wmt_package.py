@@ -17,7 +17,7 @@ sacrebleu = pytest.importorskip("sacrebleu")
 from wmt_package import SYSTEMS, write_package  # noqa: E402
 
 from nlgscore.cli import main  # noqa: E402
-from nlgscore.errors import DataError  # noqa: E402
+from nlgscore.errors import ArgumentError, DataError  # noqa: E402
 from nlgscore.meta.data.wmt_package import (  # noqa: E402
     find_package,
     metric_files,
@@ -232,3 +232,20 @@ def test_williams_notes_on_hybrids_follow_the_reports_formula(package, tmp_path)
     assert (
         f"  close significantly beats mine on wmt18-de-en hybrid level (Williams t={t:.3f}, p={p:.3f})" in table.notes
     )
+
+
+def test_official_metrics_are_read_from_final_metric_scores(package):
+    scores = package.root / "final-metric-scores" / "submissions-processed"
+    given = f"{scores / 'mine.seg.score.gz'},{scores / 'mine.sys.score'}"
+    by_path = _values(wmt18(package.root, scores={"mine": given}, bootstrap=0, hybrids=50))
+    by_name = wmt18(package.root, official=["mine"], bootstrap=0, hybrids=50)
+    assert _values(by_name) == by_path
+    rated = sorted(package.da_sys["de-en"])  # the .sys.score's values, not the segment means
+    expected = scipy_stats.pearsonr(
+        [package.da_sys["de-en"][s] for s in rated], [package.metric_sys["de-en"][s] for s in rated]
+    ).statistic
+    assert by_path["wmt18-de-en", "mine", "system", "pearson"] == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(
+        ArgumentError, match=r"--official BEER: no final-metric-scores .seg.score file holds it; it holds \['mine'\]"
+    ):
+        wmt18(package.root, official=["BEER"], bootstrap=0)

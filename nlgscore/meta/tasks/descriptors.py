@@ -229,6 +229,12 @@ def _package_command(year: str) -> MetaCommand:
                 dict(type=int, default=_select.HYBRIDS, metavar="N"),
             ),
             Option(
+                ("--official",),
+                "official",
+                "evaluate the metric NAME of the package's final-metric-scores/ (repeatable)",
+                dict(action="append", default=None, metavar="NAME"),
+            ),
+            Option(
                 ("--baselines",),
                 "baselines",
                 "also score the WMT18 baselines through sacreBLEU: " + ", ".join(_wmt16_18.WMT18_BASELINES.values()),

@@ -39,6 +39,7 @@ from nlgscore.meta.data.wmt_package import (
     TEST_SETS,
     Package,
     find_package,
+    metric_files,
     read_da_seg,
     read_da_sys,
     read_metric_scores,
@@ -279,6 +280,33 @@ def _metric_rows(
     return table[metric, lp]
 
 
+def official_scores(package: Package, names: Sequence[str]) -> Dict[str, str]:
+    """``{name: "SEG,SYS"}`` (or ``SEG`` alone) of metrics in the package's ``final-metric-scores``.
+
+    Args:
+        package: the package.
+        names: metric names as the score files' first column spells them.
+
+    Returns:
+        The ``scores`` entries of those metrics.
+
+    Raises:
+        ArgumentError: a name no segment-level file of the package holds (the names it holds listed).
+    """
+    found: Dict[str, Dict[str, str]] = {}
+    for path, level in metric_files(package):
+        for metric, _ in read_metric_scores(path, level):
+            found.setdefault(metric, {}).setdefault(level, str(path))
+    out = {}
+    for name in names:
+        if "segment" not in found.get(name, {}):
+            known = sorted(m for m, files in found.items() if "segment" in files)
+            raise ArgumentError(f"--official {name}: no final-metric-scores .seg.score file holds it; it holds {known}")
+        files = found[name]
+        out[name] = files["segment"] + (f",{files['system']}" if "system" in files else "")
+    return out
+
+
 def significance(
     data: EvalSet,
     kept: Dict[str, Tuple[Optional[np.ndarray], np.ndarray]],
@@ -318,6 +346,7 @@ def wmt_package(
     *,
     pairs: Optional[Sequence[str]] = None,
     baselines: bool = False,
+    official: Optional[Sequence[str]] = None,
     ties: str = "discordant",
     hybrids: int = HYBRIDS,
     bootstrap: int = 1000,
@@ -340,6 +369,8 @@ def wmt_package(
         scores: metric name -> a ``final-metric-scores`` ``.seg.score`` file, or ``"SEG,SYS"``.
         pairs: language pairs (default: every pair with system outputs).
         baselines: also score ``WMT18_BASELINES`` (BLEU with ``bleu:zh`` for a Chinese target).
+        official: metrics of the package's ``final-metric-scores/`` to evaluate by their name there
+            (``--official NAME``): their ``.seg.score`` file, with the ``.sys.score`` that has them.
         ties: how a metric tie on a daRR pair counts (``"discordant"``, WMT17-18; ``"exclude"``).
         hybrids: hybrid systems of the ``hybrid pearson`` row (10,000 as WMT18).
         bootstrap: resamples of the bootstrap intervals (0: none).
@@ -375,6 +406,8 @@ def wmt_package(
     task = Run(bootstrap, seed, progress, ties)
     test_set = TEST_SETS[year]
     lps = language_pairs(data, test_set, pairs)
+    if official:
+        scores = {**(scores or {}), **official_scores(find_package(data, test_set), official)}
     specs = list(metrics)
     scorers = scorers or Scorers(load_options)
     table = MetaTable(year)
