@@ -1,0 +1,79 @@
+"""NeMo Curator (a ``Pipeline`` run by its Ray Data executor on a local Ray: the stages on actors
+that build their scorer once) gives the bits of one offline ``compute`` in row order, whatever
+the corpus's split into tasks, for BERTScore and Prism-src; the threshold filter keeps exactly the
+rows whose offline score passes; a bad row fails the run with the offline error. Nothing is
+mocked: Curator's own executor runs the stages.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("nemo_curator", reason="NeMo Curator is the 'curator' extra: pip install 'nlgscore[curator]'")
+
+import engine_rows as data
+import pandas as pd
+from nemo_curator.backends.ray_data import RayDataExecutor
+from nemo_curator.pipeline import Pipeline
+from nemo_curator.tasks import DocumentBatch
+
+from nlgscore.errors import ArgumentError
+from nlgscore.integrations.curator import score_stage, threshold_filter
+
+
+def _tasks(rows, sizes):
+    """The rows as DocumentBatch tasks of these sizes, in order."""
+    out, start = [], 0
+    for size in sizes:
+        out.append(DocumentBatch(dataset_name="pairs", data=pd.DataFrame(rows[start : start + size])))
+        start += size
+    assert start == len(rows)
+    return out
+
+
+def _run(stages, tasks):
+    pipeline = Pipeline(name="nlgscore", stages=stages)
+    results = pipeline.run(executor=RayDataExecutor(), initial_tasks=tasks)
+    frames = sorted((task.to_pandas() for task in results if len(task.to_pandas())), key=lambda f: f["split"].iloc[0])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def test_bertscore_and_prism_src_equal_offline_in_row_order_whatever_the_tasks():
+    """One run, the corpus twice: once as one task of 200 rows, once as tasks of 50, 37, 13 and
+    100 rows; every row of both copies gets the offline bits, in row order."""
+    rows = data.rows()
+    copies = [{**row, "split": copy * 1000 + row["id"]} for copy in (0, 1) for row in rows]
+    tasks = _tasks(copies[: data.N], [data.N]) + _tasks(copies[data.N :], [50, 37, 13, 100])
+    bertscore = score_stage(data.BERTSCORE, cpus=0.5, **data.BERTSCORE_OPTIONS)
+    prism = score_stage(data.PRISM_SRC, reference_column=None, source_column="source", cpus=0.5)
+    out = _run([bertscore, prism], tasks)
+    assert out["split"].tolist() == [c * 1000 + k for c in (0, 1) for k in range(data.N)]
+    for name, values in {**data.expected_bertscore(), **data.expected_prism_src()}.items():
+        assert out[name].tolist() == values + values, name
+
+
+def test_the_threshold_filter_keeps_exactly_the_rows_whose_offline_score_passes_and_a_bad_row_fails():
+    rows = [{**row, "split": row["id"]} for row in data.rows()]
+    f1 = data.expected_bertscore()["bertscore_f1"]
+    bound = sorted(f1)[len(f1) // 2]  # the median: half the rows pass
+    keep = threshold_filter(data.BERTSCORE, min_score=bound, keep_scores=False, cpus=0.5, **data.BERTSCORE_OPTIONS)
+    out = _run([keep], _tasks(rows, [64, 64, 72]))
+    assert out["split"].tolist() == [k for k in range(data.N) if f1[k] >= bound]
+    assert "bertscore_f1" not in out.columns
+
+    rows[120]["prediction"] = None
+    pattern = data.error_pattern(data.offline_error(predictions=["a", None], references=["a", "b"]), qualified=False)
+    with pytest.raises(Exception, match=pattern.lstrip("^")) as caught:
+        _run([score_stage(data.BERTSCORE, cpus=0.5, **data.BERTSCORE_OPTIONS)], _tasks(rows, [100, 100]))
+    assert "ArgumentTypeError" in repr(caught.value) or "ArgumentTypeError" in str(caught.value)
+
+
+def test_bad_filter_settings_are_refused_naming_the_argument():
+    with pytest.raises(ArgumentError, match=r"^threshold_filter needs min_score=, max_score= or both"):
+        threshold_filter(data.BERTSCORE, **data.BERTSCORE_OPTIONS)
+    with pytest.raises(ArgumentError, match=r"^min_score=0.9 is above max_score=0.1"):
+        threshold_filter(data.BERTSCORE, min_score=0.9, max_score=0.1, **data.BERTSCORE_OPTIONS)
+    with pytest.raises(
+        ArgumentError, match=r"^score='segment' is not a score of bertscore \(its scores: bertscore_precision"
+    ):
+        threshold_filter(data.BERTSCORE, score="segment", min_score=0.5, **data.BERTSCORE_OPTIONS)
