@@ -66,11 +66,7 @@ class ScoreBatches:
 
     def __call__(self, batch: Any) -> Any:
         if hasattr(batch, "to_dict") and hasattr(batch, "columns"):  # pandas
-            scores = self.columns.score({name: batch[name] for name in batch.columns})
-            out = batch.copy()
-            for name, values in scores.items():
-                out[name] = values
-            return out
+            return self.columns.score_frame(batch)
         import numpy as np
 
         scores = self.columns.score(batch)

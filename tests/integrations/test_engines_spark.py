@@ -7,11 +7,14 @@ output that looks complete. Nothing is mocked: a real local Spark runs the UDF.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="Spark is the 'spark' extra: pip install 'nlgscore[spark]'")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java 17 or later (no java on PATH, no JAVA_HOME)", allow_module_level=True)
 
 import engine_rows as data  # noqa: E402
 
