@@ -38,34 +38,43 @@ def _run(stages, tasks):
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def test_bertscore_and_prism_src_equal_offline_in_row_order_whatever_the_tasks():
+def test_scores_and_the_threshold_filter_equal_offline_in_row_order_whatever_the_tasks():
     """One run, the corpus twice: once as one task of 200 rows, once as tasks of 50, 37, 13 and
-    100 rows; every row of both copies gets the offline bits, in row order."""
+    100 rows, through a BERTScore stage, a Prism-src stage and a filter keeping Prism-src's upper
+    half: exactly the rows whose offline score passes come out, in row order, with the offline
+    bits of both metrics."""
     rows = data.rows()
     copies = [{**row, "split": copy * 1000 + row["id"]} for copy in (0, 1) for row in rows]
     tasks = _tasks(copies[: data.N], [data.N]) + _tasks(copies[data.N :], [50, 37, 13, 100])
-    bertscore = score_stage(data.BERTSCORE, cpus=0.5, **data.BERTSCORE_OPTIONS)
-    prism = score_stage(data.PRISM_SRC, reference_column=None, source_column="source", cpus=0.5)
-    out = _run([bertscore, prism], tasks)
-    assert out["split"].tolist() == [c * 1000 + k for c in (0, 1) for k in range(data.N)]
-    for name, values in {**data.expected_bertscore(), **data.expected_prism_src()}.items():
-        assert out[name].tolist() == values + values, name
+    expected = {**data.expected_bertscore(), **data.expected_prism_src()}
+    bound = sorted(expected["prism_segment"])[data.N // 2]  # the median: half the rows pass
+    stages = [
+        score_stage(data.BERTSCORE, cpus=0.5, **data.BERTSCORE_OPTIONS),
+        threshold_filter(
+            data.PRISM_SRC, reference_column=None, source_column="source", score="segment", min_score=bound, cpus=0.5
+        ),
+    ]
+    out = _run(stages, tasks)
+    kept = [k for k in range(data.N) if expected["prism_segment"][k] >= bound]
+    assert data.N // 2 - 5 <= len(kept) <= data.N // 2 + 5
+    assert out["split"].tolist() == [copy * 1000 + k for copy in (0, 1) for k in kept]
+    for name, values in expected.items():
+        assert out[name].tolist() == [values[k] for k in kept] * 2, name
 
 
-def test_the_threshold_filter_keeps_exactly_the_rows_whose_offline_score_passes_and_a_bad_row_fails():
+def test_a_bad_row_fails_the_run_with_the_offline_error():
     rows = [{**row, "split": row["id"]} for row in data.rows()]
-    f1 = data.expected_bertscore()["bertscore_f1"]
-    bound = sorted(f1)[len(f1) // 2]  # the median: half the rows pass
-    keep = threshold_filter(data.BERTSCORE, min_score=bound, keep_scores=False, cpus=0.5, **data.BERTSCORE_OPTIONS)
-    out = _run([keep], _tasks(rows, [64, 64, 72]))
-    assert out["split"].tolist() == [k for k in range(data.N) if f1[k] >= bound]
-    assert "bertscore_f1" not in out.columns
-
     rows[120]["prediction"] = None
     pattern = data.error_pattern(data.offline_error(predictions=["a", None], references=["a", "b"]), qualified=False)
     with pytest.raises(Exception, match=pattern.lstrip("^")) as caught:
         _run([score_stage(data.BERTSCORE, cpus=0.5, **data.BERTSCORE_OPTIONS)], _tasks(rows, [100, 100]))
     assert "ArgumentTypeError" in repr(caught.value) or "ArgumentTypeError" in str(caught.value)
+    stage = threshold_filter(data.BERTSCORE, min_score=0.5, keep_scores=False, **data.BERTSCORE_OPTIONS)
+    stage.setup()
+    out = stage.process(_tasks(rows[:100], [100])[0]).to_pandas()
+    assert "bertscore_f1" not in out.columns and len(out) == sum(
+        f >= 0.5 for f in data.expected_bertscore()["bertscore_f1"][:100]
+    )
 
 
 def test_bad_filter_settings_are_refused_naming_the_argument():
