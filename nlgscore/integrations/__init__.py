@@ -1,1 +1,1 @@
-"""Adapters over scores for other frameworks: datasets, the Trainer, TRL, lighteval, inspect-ai, Ray, RL rewards."""
+"""Adapters over scores: datasets, the Trainer, TRL, lighteval, inspect-ai, Ray, Spark, Daft, Dask, NeMo Curator, RL rewards."""
