@@ -28,6 +28,7 @@ on first use (:func:`stage_classes`), so importing this module does not import i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -94,12 +95,8 @@ def stage_classes() -> Tuple[type, type]:
             return self.columns.score_frame(batch.to_pandas())
 
         def process(self, batch: Any) -> Any:
-            return document_batch(
-                dataset_name=batch.dataset_name,
-                data=self.scored(batch),
-                _metadata=batch._metadata,
-                _stage_perf=batch._stage_perf,
-            )
+            # a new task of the same fields (its metadata and timings kept), the scored rows as its data
+            return dataclasses.replace(batch, data=self.scored(batch))
 
     class ThresholdFilter(ScoreStage):
         """Keeps the rows of each ``DocumentBatch`` whose score is in range; see :func:`threshold_filter`."""
@@ -138,9 +135,7 @@ def stage_classes() -> Tuple[type, type]:
             frame = frame[keep]
             if not self.keep_scores:
                 frame = frame.drop(columns=self.output_names)
-            return document_batch(
-                dataset_name=batch.dataset_name, data=frame, _metadata=batch._metadata, _stage_perf=batch._stage_perf
-            )
+            return dataclasses.replace(batch, data=frame)
 
     for cls in (ScoreStage, ThresholdFilter):
         cls.__module__, cls.__qualname__ = __name__, cls.__name__  # pickled by reference: __getattr__ below
