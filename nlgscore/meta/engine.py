@@ -322,17 +322,21 @@ class Scorers:
         ``score -o`` resumes after its last window). A pair's score does not depend on the other
         pairs of its call, so chunks give the numbers one call gives; a ``call_dependent`` scorer
         (an idf taken from each call's references) is scored in one call (``score``)."""
+        cache = self.cache
+        if cache is None:  # the caller chunks only into a cache: without one a metric is scored in one call
+            raise ValueError("chunked scoring needs the score cache")
         unique, order = unique_triples(hyps, refs, srcs)
         values: List[float] = []
         signature = ""
         for start in range(0, len(unique), self.chunk):
             part = unique[start : start + self.chunk]
-            h, r, s = [t[0] for t in part], [t[1] for t in part], None if srcs is None else [t[2] for t in part]
-            hit = self.cache.get(f"{spec}|chunk", key, h, r, s)
+            h, r = [t[0] for t in part], [t[1] for t in part]
+            s = None if srcs is None else [t[2] or "" for t in part]  # every triple holds its source
+            hit = cache.get(f"{spec}|chunk", key, h, r, s)
             if hit is None:
                 hit = _segment(model, spec, h, r, s)
                 self.computed += 1
-                self.cache.put(f"{spec}|chunk", key, h, r, s, *hit)
+                cache.put(f"{spec}|chunk", key, h, r, s, *hit)
             values += hit[0]
             signature = hit[1]
         return [values[i] for i in order], signature

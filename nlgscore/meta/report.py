@@ -13,7 +13,7 @@ import io
 import json
 import math
 from dataclasses import asdict, dataclass, fields
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,10 @@ def format_table(rows: Sequence[Row]) -> str:
     dataset  level    measure  metric  value
     en-cs    segment  pdp      chrf    n/a
     """
-    header = ("dataset", "level", "measure", "metric", "value", "95% CI")
-    lines = [(r.dataset, r.level, r.measure, r.metric, _value(r.value), _interval(r)) for r in rows]
+    header: Tuple[str, ...] = ("dataset", "level", "measure", "metric", "value", "95% CI")
+    lines: List[Tuple[str, ...]] = [
+        (r.dataset, r.level, r.measure, r.metric, _value(r.value), _interval(r)) for r in rows
+    ]
     if not any(line[-1] for line in lines):  # no intervals at all (--bootstrap 0, WMT22-25 measures)
         header, lines = header[:-1], [line[:-1] for line in lines]
     return text_table(header, lines)

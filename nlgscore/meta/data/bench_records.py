@@ -206,10 +206,10 @@ def _outputs(record: Mapping[str, Any], kind: str, where: str) -> Tuple[List[str
     text_key = "sys_summ" if key == "sys_summs" else "text"
     systems, texts, scores = [], [], []
     for system, entry in outputs.items():
-        at = f"{where} system {system!r}"
+        place = f"{where} system {system!r}"
         systems.append(str(system))
-        texts.append(_string(entry, text_key, at))
-        scores.append(_scores(entry, "scores", at))
+        texts.append(_string(entry, text_key, place))
+        scores.append(_scores(entry, "scores", place))
     return systems, texts, scores
 
 

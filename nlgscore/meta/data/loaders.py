@@ -216,7 +216,8 @@ def load_summeval(path: PathLike) -> SummaryData:
         ids.append(str(_require(record, "id", where)))
         srcs.append(_text(record, "src", where))
         refs.append(_references(record, where))
-        row_texts, row_scores = [], {}
+        row_texts: List[str] = []
+        row_scores: Dict[str, List[float]] = {}
         for name in systems:
             entry, at = outputs[name], f"{where} (system {name})"
             row_texts.append(_text(entry, "text", at))

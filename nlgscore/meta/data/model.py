@@ -16,14 +16,21 @@ it: ``darr_pairs`` lists the (item, better system, worse system) pairs of a leve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from nlgscore.errors import DataError
 
 PAIR_KEYS = ("darr", "rr")  # derived (item, better row, worse row) pairs a loader read (daRR files)
+
+
+def _same(value: Any) -> Any:
+    """``value`` itself: a derived value handed to a subset as it is."""
+    return value
 
 
 @dataclass
@@ -101,7 +108,7 @@ class EvalSet:
             self._derived[key] = make()
         return self._derived[key]
 
-    def select_systems(self, rows: Sequence[int]) -> "EvalSet":
+    def select_systems(self, rows: ArrayLike) -> "EvalSet":
         """The data set of the systems at ``rows`` only, in that order.
 
         It keeps their outputs and the rows of every human level whose first axis is the systems;
@@ -122,7 +129,7 @@ class EvalSet:
             >>> top.systems, top.human["system"].tolist()
             (['B', 'C'], [3.0, 2.0])
         """
-        rows = [int(r) for r in rows]
+        rows = [int(r) for r in np.asarray(rows).reshape(-1)]
         n = len(self.systems)
         position = {row: k for k, row in enumerate(rows)}
         human = {
@@ -150,7 +157,7 @@ class EvalSet:
                     np.array([position[b] for b in better[kept]], dtype=np.int64),
                     np.array([position[w] for w in worse[kept]], dtype=np.int64),
                 )
-                subset.derived(key, lambda pairs=pairs: pairs)
+                subset.derived(key, functools.partial(_same, pairs))
         return subset
 
     def darr_pairs(self, level: str = "segment", margin: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

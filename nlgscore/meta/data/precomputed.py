@@ -20,6 +20,7 @@ import math
 import os
 from pathlib import Path
 from typing import (
+    Any,
     Dict,
     Hashable,
     Iterable,
@@ -39,7 +40,7 @@ from nlgscore.errors import ArgumentError, ArgumentTypeError, DataError
 from nlgscore.meta.data.files import read_lines
 
 PathLike = Union[str, "os.PathLike[str]"]
-Item = Tuple[str, Hashable, object]  # (where, key, value)
+Item = Tuple[str, Any, Any]  # (where, key: a hashable, values: a sequence of numbers)
 
 
 def parse_scores_option(values: Iterable[str]) -> Dict[str, str]:
@@ -126,7 +127,7 @@ def _number(value: object, where: str, key: Hashable) -> float:
     return number
 
 
-def collect(path: PathLike, items: Iterable[Item], expected: Mapping[Hashable, int]) -> List[Tuple[float, ...]]:
+def collect(path: PathLike, items: Iterable[Item], expected: Mapping[Any, int]) -> List[Tuple[float, ...]]:
     """Scores of every expected key, in ``expected``'s index order; errors name file, line and key.
 
     ``expected`` maps each key to its position. Keys outside it are extra items.
@@ -139,7 +140,7 @@ def collect(path: PathLike, items: Iterable[Item], expected: Mapping[Hashable, i
         if key in first_seen:
             raise DataError(f"{where}: duplicate item {key!r} (first at {first_seen[key].rsplit(':', 1)[-1]})")
         first_seen[key] = where
-        found[expected[key]] = tuple(_number(v, where, key) for v in values)  # type: ignore[union-attr]
+        found[expected[key]] = tuple(_number(v, where, key) for v in values)
     missing = [key for key, i in expected.items() if found[i] is None]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""

@@ -38,8 +38,9 @@ from nlgscore.meta.data.wmt_text import TextSet, read_text_layout
 PathLike = Union[str, "os.PathLike[str]"]
 TEST_SETS = ("wmt24", "wmt24pp", "wmt25")
 # mt-metrics-eval meta_info.py: (standard gold, standard reference) per test set; exceptions per pair.
-_MQM_24 = {"en-de": ("mqm", "refB"), "en-es": ("mqm", "refA"), "ja-zh": ("mqm", "refA")}
-_MQM_25 = {"ja-zh_CN": ("mqm", "refA"), "en-ko_KR": ("mqm", "refA")}
+Standard = Tuple[Optional[str], str]  # (gold, reference); no gold: the set has no human scores
+_MQM_24: Dict[str, Standard] = {"en-de": ("mqm", "refB"), "en-es": ("mqm", "refA"), "ja-zh": ("mqm", "refA")}
+_MQM_25: Dict[str, Standard] = {"ja-zh_CN": ("mqm", "refA"), "en-ko_KR": ("mqm", "refA")}
 STANDARD: Dict[str, Tuple[Tuple[Optional[str], str], Dict[str, Tuple[Optional[str], str]]]] = {
     "wmt24": (("esa", "refA"), _MQM_24),
     "wmt25": (("esa-human1", "refA"), _MQM_25),

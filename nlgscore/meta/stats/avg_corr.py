@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.significance import SIG_LEVEL, cluster_ranks
 
 Task = str
-Draws = Mapping[Tuple[str, str], Sequence[float]]  # (metric a, metric b) -> resampled value(a) - value(b)
+Draws = Mapping[Tuple[str, str], ArrayLike]  # (metric a, metric b) -> resampled value(a) - value(b)
 
 
 def _weights(tasks: Sequence[Task], weights: Optional[Mapping[Task, float]]) -> Dict[Task, float]:

@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, Sequence, Tuple
+from typing import Callable, Dict, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as scipy_stats
 
 from nlgscore.errors import ArgumentError
@@ -30,7 +31,7 @@ def _matrices(human: np.ndarray, metric: np.ndarray) -> Tuple[np.ndarray, np.nda
     return human, metric
 
 
-def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
+def as_finite_array(values: ArrayLike, name: str) -> np.ndarray:
     """``values`` as a 1-D float array; ValueError naming ``name`` if empty or not finite.
 
     >>> as_finite_array([1, 2.5], "scores")
@@ -45,7 +46,7 @@ def as_finite_array(values: Iterable[float], name: str) -> np.ndarray:
     return array
 
 
-def pearson(human: Sequence[float], metric: Sequence[float], min_items: int = 3) -> float:
+def pearson(human: ArrayLike, metric: ArrayLike, min_items: int = 3) -> float:
     """Pearson r between human and metric scores (WMT18 findings Eq. 2).
 
     Args:

@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as scipy_stats
 
 from nlgscore.errors import ArgumentError
@@ -24,7 +25,7 @@ PCE_PERMUTATIONS = 1000
 PCE_SEED = 4
 
 
-def pairwise_accuracy(human: Sequence[float], metric: Sequence[float]) -> float:
+def pairwise_accuracy(human: ArrayLike, metric: ArrayLike) -> float:
     """System-level pairwise accuracy (Kocmi et al. 2021; mtme ``Agreement``).
 
     Over every pair of systems: agreement when sign(human difference) == sign(metric

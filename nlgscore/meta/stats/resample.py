@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 from nlgscore.meta.stats.correlation import as_finite_array
@@ -101,7 +102,7 @@ def _evaluate(statistic: Statistic, arrays: Tuple[np.ndarray, ...], index: Optio
     return value
 
 
-def percentile_interval(samples: Sequence[float], alpha: float = 0.05) -> Tuple[float, float]:
+def percentile_interval(samples: ArrayLike, alpha: float = 0.05) -> Tuple[float, float]:
     """Two-sided ``1 - alpha`` interval from order statistics of resampled values.
 
     The ``k = floor(n * alpha / 2)``-th smallest and largest values, as in sacreBLEU's
@@ -305,7 +306,7 @@ class SystemComparison:
     p_value: Optional[float]
 
 
-def _system_matrix(baseline: Sequence[float], systems: Sequence[Sequence[float]]) -> np.ndarray:
+def _system_matrix(baseline: ArrayLike, systems: Sequence[ArrayLike]) -> np.ndarray:
     rows = [as_finite_array(baseline, "baseline")]
     rows += [as_finite_array(s, f"system {i + 1}") for i, s in enumerate(systems)]
     lengths = {len(r) for r in rows}
@@ -343,8 +344,8 @@ def _comparisons(
 
 
 def compare_systems_bootstrap(
-    baseline: Sequence[float],
-    systems: Sequence[Sequence[float]],
+    baseline: ArrayLike,
+    systems: Sequence[ArrayLike],
     n_samples: int = 1000,
     seed: int = DEFAULT_SEED,
 ) -> list[SystemComparison]:
@@ -386,8 +387,8 @@ def compare_systems_bootstrap(
 
 
 def compare_systems_randomization(
-    baseline: Sequence[float],
-    systems: Sequence[Sequence[float]],
+    baseline: ArrayLike,
+    systems: Sequence[ArrayLike],
     n_trials: int = 10_000,
     seed: int = DEFAULT_SEED,
     n_confidence: int = 1000,

@@ -8,9 +8,10 @@ incorrect`` accuracy; QAGS uses Pearson and data-to-text a corpus-level Spearman
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.stats.correlation import CORRELATIONS, as_finite_array, pearson
@@ -112,7 +113,7 @@ def summary_level_correlation(human: np.ndarray, metric: np.ndarray, method: str
     return float(np.mean(document_correlations(human, metric, method)))
 
 
-def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float:
+def pair_accuracy(correct: ArrayLike, incorrect: ArrayLike) -> float:
     """Share of pairs where the metric scores the correct text strictly higher (Rank19).
 
     Args:
@@ -136,7 +137,7 @@ def pair_accuracy(correct: Sequence[float], incorrect: Sequence[float]) -> float
     return float(np.mean(correct_a > incorrect_a))
 
 
-def corpus_correlation(human: Sequence[float], metric: Sequence[float], method: str = "spearman") -> float:
+def corpus_correlation(human: ArrayLike, metric: ArrayLike, method: str = "spearman") -> float:
     """Correlation over all samples (data-to-text: Spearman; QAGS: Pearson).
 
     Args:

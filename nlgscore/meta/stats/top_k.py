@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from nlgscore.errors import ArgumentError, ArgumentTypeError
 
@@ -37,7 +38,7 @@ def check_top_k(value: Any) -> Optional[int]:
     return int(value)
 
 
-def top_systems(human: Sequence[float], k: int) -> np.ndarray:
+def top_systems(human: ArrayLike, k: int) -> np.ndarray:
     """Rows of the ``k`` systems with the highest human scores, best first; systems without a human
     score (NaN) are never among them, and of two equal scores the earlier system comes first.
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Hashable, Mapping, Sequence, Tuple
+from typing import Any, Hashable, Mapping, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as scipy_stats
 
 from nlgscore.errors import ArgumentError, DataError
@@ -26,7 +27,7 @@ from nlgscore.meta.stats.correlation import as_finite_array, pearson
 DARR_MARGIN = 25.0
 
 
-def darr_concordance(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> np.ndarray:
+def darr_concordance(better: ArrayLike, worse: ArrayLike, lower_is_better: bool = False) -> np.ndarray:
     """Per-pair concordance (+1 / -1) of metric scores with daRR better/worse judgments.
 
     WMT17-19 convention (WMT18 findings Eq. 1 and its concordance table): a pair is
@@ -39,7 +40,7 @@ def darr_concordance(better: Sequence[float], worse: Sequence[float], lower_is_b
     return np.where(darr_outcomes(better, worse, lower_is_better) > 0, 1, -1)
 
 
-def darr_kendall_tau(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> float:
+def darr_kendall_tau(better: ArrayLike, worse: ArrayLike, lower_is_better: bool = False) -> float:
     """WMT daRR Kendall's tau-like ``(C - D) / (C + D)``, metric ties discordant.
 
     The WMT17-19 convention (WMT18 findings Sec. 3.1, Eq. 1): a pair is concordant only when
@@ -72,7 +73,7 @@ def darr_kendall_tau(better: Sequence[float], worse: Sequence[float], lower_is_b
 TIES_RULES = ("discordant", "exclude")
 
 
-def darr_outcomes(better: Sequence[float], worse: Sequence[float], lower_is_better: bool = False) -> np.ndarray:
+def darr_outcomes(better: ArrayLike, worse: ArrayLike, lower_is_better: bool = False) -> np.ndarray:
     """Per pair: +1 the metric prefers the human-better translation, -1 the other, 0 a tie.
 
     >>> darr_outcomes([0.9, 0.5, 0.4], [0.1, 0.5, 0.6]).tolist()
@@ -86,7 +87,7 @@ def darr_outcomes(better: Sequence[float], worse: Sequence[float], lower_is_bett
     return (sign * np.sign(better_arr - worse_arr)).astype(np.int64)
 
 
-def tau_from_outcomes(outcomes: Sequence[int], ties: str = "discordant") -> float:
+def tau_from_outcomes(outcomes: ArrayLike, ties: str = "discordant") -> float:
     """``(C - D) / (C + D)`` from ``darr_outcomes``; ``ties`` says how a metric tie counts.
 
     ``"discordant"`` (default, WMT17-19): a tie is a D. ``"exclude"``: tied pairs are left out
@@ -108,14 +109,15 @@ def tau_from_outcomes(outcomes: Sequence[int], ties: str = "discordant") -> floa
 class DarrPair:
     """One daRR pair: two systems' translations of source ``segment``, ``better`` by DA."""
 
-    segment: Hashable
-    better: Hashable
-    worse: Hashable
+    # keys as the data name them (a segment index, system names): hashable, typed Any as they index arrays and dicts
+    segment: Any
+    better: Any
+    worse: Any
     better_da: float
     worse_da: float
 
 
-def darr_pairs_from_da(da: Mapping[Tuple[Hashable, Hashable], float], margin: float = DARR_MARGIN) -> list[DarrPair]:
+def darr_pairs_from_da(da: Mapping[Tuple[Any, Any], float], margin: float = DARR_MARGIN) -> list[DarrPair]:
     """Build daRR pairs from raw DA segment scores, as in WMT18 findings Sec. 3.1.
 
     For every segment, all pairs of the systems judged on it are formed and kept when their DA
@@ -201,9 +203,7 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> Tuple[float, fl
     return float(t), float(p)
 
 
-def williams_test_scores(
-    human: Sequence[float], metric_a: Sequence[float], metric_b: Sequence[float]
-) -> Tuple[float, float]:
+def williams_test_scores(human: ArrayLike, metric_a: ArrayLike, metric_b: ArrayLike) -> Tuple[float, float]:
     """Williams test on raw scores: is |r(human, A)| significantly above |r(human, B)|?
 
     Absolute Pearson correlations as in the WMT scripts; r(A, B) is sign-corrected so that a
@@ -230,7 +230,7 @@ def williams_test_scores(
     r12 = pearson(human, metric_a)
     r13 = pearson(human, metric_b)
     r23 = pearson(metric_a, metric_b) * np.sign(r12) * np.sign(r13)
-    return williams_test(abs(r12), abs(r13), float(r23), len(human))
+    return williams_test(abs(r12), abs(r13), float(r23), len(np.asarray(human)))
 
 
 def hybrid_systems(
@@ -310,8 +310,8 @@ class ModelSelection:
 
 
 def model_selection(
-    human: Sequence[float],
-    metric: Sequence[float],
+    human: ArrayLike,
+    metric: ArrayLike,
     sample_size: int = 100,
     repeats: int = 100_000,
     seed: int = 12345,

@@ -23,6 +23,7 @@ headline statistic of each column; the text output is the paper's tables (Tables
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -403,7 +404,7 @@ class BenchTable(MetaTable):
 
     def tables(self) -> List[Dict[str, Any]]:
         """The paper's tables of the rows present: per table its columns and, per metric, the values."""
-        first = {}
+        first: Dict[str, str] = {}
         for row in self.rows:
             first.setdefault(row.dataset, row.measure)
         values = {(r.dataset, r.metric): r.value for r in self.rows if r.measure == first[r.dataset]}
@@ -570,7 +571,7 @@ def bartscore_bench(
             rule = refs or task.refs
             level = MEASURES[task.statistic][0]
             kept: Dict[str, List[List[float]]] = {}
-            for name, file in run.each(sources, lambda n, t=task.name, k=bench.items: f"{t}: {n} ({k} records)"):
+            for name, file in run.each(sources, functools.partial(_progress_line, task.name, bench.items)):
                 metric, signature = (
                     score_set(bench, name, scorers, rule) if file is None else read_scores(bench, name, file)
                 )
@@ -596,3 +597,8 @@ def bartscore_bench(
             f"(BARTScore's test: {run.bootstrap} subsets of 80% of the records, seed {run.seed}; wins > 95%)"
         )
     return table
+
+
+def _progress_line(task: str, records: int, metric: str) -> str:
+    """The progress bar's line while ``metric`` is scored on ``task``."""
+    return f"{task}: {metric} ({records} records)"

@@ -199,7 +199,7 @@ def _row(
     system: np.ndarray,
     settings: Dict[str, Any],
     signature: str,
-    **common: str,
+    **common: Any,
 ) -> Optional[Row]:
     inputs = measure.inputs(data, seg, system)
     if inputs is None:
@@ -312,7 +312,7 @@ def run(
             if file is None:
                 seg, system, signature = _scored(descriptor, evalset, name, scorers, context)
                 for folder in (export_mtme, export_scores):
-                    if folder is not None:
+                    if folder is not None and seg is not None:  # a scored metric has its segment scores
                         write_mtme(
                             folder,
                             name,

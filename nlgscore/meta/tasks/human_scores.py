@@ -45,7 +45,7 @@ from nlgscore.meta.data.ratings import load_ratings
 from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
-from nlgscore.meta.tasks.measures import WMT22_MEASURES, spa_human
+from nlgscore.meta.tasks.measures import WMT22_MEASURES, segment_matrix, spa_human
 from nlgscore.meta.tasks.runner import MetaTable, Run
 from nlgscore.meta.tasks.select_model import SelectModel
 
@@ -130,14 +130,15 @@ def significance(
             if measure == "acc-t":  # each metric's pairwise outcomes at its own epsilon (WMT23/24 "pairs" test)
                 for name in (names[i], names[j]):
                     if name not in calibrated:
-                        pairs = stats.item_pairs(human_seg, kept[name][0])
+                        pairs = stats.item_pairs(human_seg, segment_matrix(kept[name][0], name))
                         calibrated[name] = (pairs, stats.tie_calibration(pairs)[1])
                 (pa, ea), (pb, eb) = calibrated[names[i]], calibrated[names[j]]
-                outcomes = [stats.pair_outcomes(pa, ea), stats.pair_outcomes(pb, eb)]
-                p[i, j] = stats.pairs_permutation_test(*outcomes, pa.weight, resamples, seed)
+                outcome_a, outcome_b = stats.pair_outcomes(pa, ea), stats.pair_outcomes(pb, eb)
+                p[i, j] = stats.pairs_permutation_test(outcome_a, outcome_b, pa.weight, resamples, seed)
             else:
                 statistic, key, mask = tests[level, measure]
-                p[i, j] = stats.permutation_test(statistic, a[key], b[key], mask, resamples, seed)
+                a_key, b_key = segment_matrix(a[key], names[i]), segment_matrix(b[key], names[j])
+                p[i, j] = stats.permutation_test(statistic, a_key, b_key, mask, resamples, seed)
         ranks = stats.cluster_ranks(p)
         lines.append(f"  {level} {measure}: " + ", ".join(f"{n} {r}" for n, r in zip(names, ranks)))
     if lines:

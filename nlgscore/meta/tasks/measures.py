@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
+from nlgscore.errors import DataError
 from nlgscore.meta import stats
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.stats.wmt import darr_outcomes, tau_from_outcomes
@@ -80,6 +81,19 @@ def item_scores(
     return None if seg is None else (np.asarray(data.human["segment"]).T, seg.T)
 
 
+def segment_matrix(seg: Optional[np.ndarray], metric: str) -> np.ndarray:
+    """A metric's segment scores for a test that needs them; a DataError naming the metric without.
+
+    >>> segment_matrix(np.zeros((2, 3)), "chrf").shape
+    (2, 3)
+    """
+    if seg is None:
+        raise DataError(
+            f"{metric}: the significance test needs segment scores (its --scores file has system scores only)"
+        )
+    return seg
+
+
 class SpaHuman:
     """The human side of SPA, computed once per data set: the segments every system was rated on,
     the shared permutation signs and the human p-values (``pce.py``)."""
@@ -87,10 +101,14 @@ class SpaHuman:
     def __init__(self, human: np.ndarray) -> None:
         self.common = (~np.isnan(human)).all(axis=0)
         self.signs = stats.permutation_signs(int(self.common.sum())) if self.common.any() else None
-        self.p_values = stats.pairwise_p_values(human[:, self.common], self.signs) if self.common.any() else None
+        self.p_values = stats.pairwise_p_values(human[:, self.common], self.signs) if self.signs is not None else None
 
-    def spa(self, metric: np.ndarray) -> float:
+    def spa(self, metric: Optional[np.ndarray]) -> float:
         """SPA of a metric's ``(systems, segments)`` scores."""
+        if self.signs is None or self.p_values is None:
+            raise DataError("SPA needs segments that every system was rated on; this data set has none")
+        if metric is None:
+            raise DataError("SPA needs the metric's segment scores (a --scores file of system scores has none)")
         return stats.spa_from_p_values(self.p_values, stats.pairwise_p_values(metric[:, self.common], self.signs))
 
 
@@ -122,9 +140,12 @@ WMT22_MEASURES: Tuple[Measure, ...] = (
 )
 
 
-def darr_outcome_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
+def darr_outcome_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray]]:
     """The metric's +1 / 0 (tie) / -1 outcome on each daRR pair of the data set (the loader's pairs,
-    else ``EvalSet.darr_pairs()``): better system's score against the worse one's, same item."""
+    else ``EvalSet.darr_pairs()``): better system's score against the worse one's, same item; None
+    without metric segment scores."""
+    if seg is None:
+        return None
     item, better, worse = data.derived("darr", data.darr_pairs)
     return (darr_outcomes(seg[better, item].tolist(), seg[worse, item].tolist()),)
 

@@ -82,7 +82,7 @@ class MetaTable:
                         "metric": metric,
                         "spa": parts[0],
                         "acc-t": parts[1],
-                        "average": float(np.mean(parts)),
+                        "average": float(np.mean([float(p) for p in parts if p is not None])),
                     }
                 )
         return out

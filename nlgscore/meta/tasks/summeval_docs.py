@@ -57,7 +57,7 @@ def load_summeval_set(data: Optional[PathLike] = None, limit: Optional[int] = No
         [[summ.refs[d][k] for d in range(n)] for k in range(n_refs)],
         summ.srcs[:n],
         {aspect: scores[:n].T for aspect, scores in summ.human.items()},
-        None if refs == "first" else refs,
+        "" if refs == "first" else str(refs),
         lines=len(summ.ids),
     )
     evalset.derived("ids", lambda: summ.ids)
@@ -77,7 +77,9 @@ def _nanmean(values: np.ndarray) -> float:
 def document_correlations(aspect: str, method: str):
     """The inputs of a summary-level row: the defined per-document correlations (bootstrap over documents)."""
 
-    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray]:
+    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray]]:
+        if seg is None:  # a score file of system scores: no summary-level rows
+            return None
         correlations = per_document_correlations(*_by_document(data, aspect, seg), method)
         kept = correlations[~np.isnan(correlations)]
         if kept.size == 0:
@@ -90,7 +92,9 @@ def document_correlations(aspect: str, method: str):
 def system_means(aspect: str):
     """Each system's mean human and metric score over the documents (SummEval's system level)."""
 
-    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        if seg is None:
+            return None
         human, metric = _by_document(data, aspect, seg)
         return human.mean(axis=0), metric.mean(axis=0)
 
@@ -154,6 +158,7 @@ def significance(aspects: Sequence[str]):
             per_doc = {
                 name: per_document_correlations(*_by_document(data, aspect, seg), "spearman")
                 for name, (seg, _) in kept.items()
+                if seg is not None  # a metric of system scores only has no summary-level test
             }
             lines += task.beaten(per_doc, _nanmean, f"summeval-{aspect} Spearman")
         return lines

@@ -27,7 +27,7 @@ import functools
 import itertools
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -71,7 +71,8 @@ WMT18_BASELINES = {
 @functools.lru_cache(maxsize=8)
 def _manual(path: str, mtime: int, kind: str) -> Dict[str, Any]:
     """A manual-evaluation file read once per run (every language pair reads the same file)."""
-    return {"rr": read_rr, "da-seg": read_da_seg, "da-sys": read_da_sys}[kind](path)
+    readers: Dict[str, Callable[[str], Dict[str, Any]]] = {"rr": read_rr, "da-seg": read_da_seg, "da-sys": read_da_sys}
+    return readers[kind](path)
 
 
 def _read_manual(package: Package, name: str, kind: str) -> Optional[Dict[str, Any]]:
@@ -189,7 +190,9 @@ def _hybrid_rows(data: EvalSet) -> np.ndarray:
     return judged & _rated_systems(data) if "system" in data.human else judged
 
 
-def _hybrid_inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, ...]]:
+def _hybrid_inputs(
+    data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray
+) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     if seg is None or "segment" not in data.human:
         return None
     rows = _hybrid_rows(data)
@@ -318,12 +321,14 @@ def significance(
     """Paired bootstrap between metrics' tau; Williams tests between their system and hybrid correlations."""
     outcomes = {n: o[0] for n, (seg, sys) in kept.items() if (o := _darr(data, seg, sys)) is not None}
     lines = task.beaten(outcomes, task.tau, f"{data.name} segment tau") if outcomes else []
-    levels = {"system": {n: _da_systems(data, seg, sys) for n, (seg, sys) in kept.items()}}
+    levels: Dict[str, Dict[str, Any]] = {"system": {n: _da_systems(data, seg, sys) for n, (seg, sys) in kept.items()}}
     if "segment" in data.human:
         levels["hybrid"] = {}
         for n, (seg, sys) in kept.items():
             inputs = _hybrid_inputs(data, seg, sys)
-            levels["hybrid"][n] = None if inputs is None else hybrid_systems(*inputs, hybrids, seed=HYBRID_SEED)
+            levels["hybrid"][n] = (
+                None if inputs is None else hybrid_systems(inputs[0], inputs[1], hybrids, seed=HYBRID_SEED)
+            )
     for level, per_metric in levels.items():
         for a, b in itertools.permutations([n for n, v in per_metric.items() if v is not None], 2):
             human, first = per_metric[a]

@@ -103,7 +103,7 @@ def significance(
 ) -> List[str]:
     """Paired bootstrap between every two metrics' tau: who significantly beats whom."""
     return task.beaten(
-        {name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()},
+        {name: found[0] for name, (seg, system) in kept.items() if (found := darr_outcome_inputs(data, seg, system))},
         task.tau,
         "segment tau",
     )

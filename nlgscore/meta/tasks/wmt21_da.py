@@ -101,7 +101,9 @@ def darr_pairs(data: EvalSet) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _judged(level: str):
-    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def inputs(data: EvalSet, seg: Optional[np.ndarray], system: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        if seg is None:  # a score file of system scores: no segment rows
+            return None
         judged = ~np.isnan(data.human["raw"])
         return data.human[level][judged], seg[judged]
 
@@ -149,7 +151,9 @@ def significance(
     permutations: int,
 ) -> List[str]:
     """Paired bootstrap between metrics' tau, and the Williams test between their system correlations."""
-    outcomes = {name: darr_outcome_inputs(data, seg, system)[0] for name, (seg, system) in kept.items()}
+    outcomes = {
+        name: found[0] for name, (seg, system) in kept.items() if (found := darr_outcome_inputs(data, seg, system))
+    }
     lines = task.beaten(outcomes, task.tau, "segment tau")
     for a, b in itertools.permutations(kept, 2):
         try:

@@ -43,7 +43,7 @@ from nlgscore.meta.report import Row
 from nlgscore.meta.stats.avg_corr import average_ranks, avg_corr, avg_corr_clusters
 from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
-from nlgscore.meta.tasks.measures import Measure, segment_scores, spa_human, spa_inputs
+from nlgscore.meta.tasks.measures import Measure, segment_matrix, segment_scores, spa_human, spa_inputs
 from nlgscore.meta.tasks.runner import MetaTable, Run, check_limit, keep_finished, sources_of
 from nlgscore.meta.tasks.select_model import SelectModel
 
@@ -106,7 +106,7 @@ def _significance(
             if measure == "acc-eq":
                 for name in (names[i], names[j]):
                     if name not in calibrated:
-                        pairs = stats.item_pairs(human, kept[name][0])
+                        pairs = stats.item_pairs(human, segment_matrix(kept[name][0], name))
                         calibrated[name] = (pairs, stats.tie_calibration(pairs)[1])
                 (pa, ea), (pb, eb) = calibrated[names[i]], calibrated[names[j]]
                 p[i, j] = stats.pairs_permutation_test(
@@ -119,7 +119,13 @@ def _significance(
                 )
             else:
                 p[i, j] = stats.permutation_test(
-                    spa_human(data).spa, kept[names[i]][0], kept[names[j]][0], rated, resamples, task.seed, draws=record
+                    spa_human(data).spa,
+                    segment_matrix(kept[names[i]][0], names[i]),
+                    segment_matrix(kept[names[j]][0], names[j]),
+                    rated,
+                    resamples,
+                    task.seed,
+                    draws=record,
                 )
         ranks = stats.cluster_ranks(p)
         collector[f"{data.name} {measure}"] = (
@@ -257,7 +263,7 @@ def wmt_task(
     table = MetaTable(test_set)
     with keep_finished(table, task, sources):
         for lp in lps:
-            folders = {
+            folders: Dict[str, Any] = {
                 k: None if v is None else Path(v) / lp
                 for k, v in (("export_mtme", export_mtme), ("export_scores", export_scores))
             }
