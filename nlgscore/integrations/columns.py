@@ -331,6 +331,20 @@ class ColumnScorer:
         named = (self.prediction_column, reference, self.source_column, self.doc_id_column if self.context else None)
         return [column for column in named if column is not None]
 
+    def call_columns(self, columns: Sequence[Any]) -> List[Any]:
+        """The columns a UDF call reads: ``columns`` (names or the engine's column objects, in the
+        order of :meth:`input_columns`), or, with none given, :meth:`input_columns` themselves.
+
+        Raises:
+            ArgumentTypeError: another number of columns than :meth:`input_columns`.
+        """
+        inputs = self.input_columns()
+        if columns and len(columns) != len(inputs):
+            raise ArgumentTypeError(
+                f"the score UDF takes {len(inputs)} columns ({', '.join(inputs)}), got {len(columns)}"
+            )
+        return list(columns) if columns else inputs
+
     def require(self, available: Sequence[str]) -> List[str]:
         """`input_columns`, checked against the table's columns.
 

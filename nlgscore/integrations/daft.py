@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Union
 from nlgscore.backend.batching import check_positive
 from nlgscore.backend.extras import require
 from nlgscore.core.scorer_like import ScorerLike
-from nlgscore.errors import ArgumentError, ArgumentTypeError
+from nlgscore.errors import ArgumentError
 from nlgscore.integrations.columns import ColumnScorer
 
 __all__ = ["ScoreUDF", "score_udf", "with_scores"]
@@ -91,16 +91,11 @@ class ScoreUDF:
             ArgumentTypeError: another number of columns than :attr:`input_columns`.
         """
         daft = require("daft", "daft", _PURPOSE)
-        if columns and len(columns) != len(self.input_columns):
-            raise ArgumentTypeError(
-                f"the score UDF takes {len(self.input_columns)} columns ({', '.join(self.input_columns)}), "
-                f"got {len(columns)}"
-            )
+        named = self.columns.call_columns(columns)
         if self._instance is None:  # Daft builds instances lazily, where the query runs
             self._instance = _daft_class(daft, self.output_names, self.resources, self.batch_size)(
                 self.columns, self.input_columns
             )
-        named = columns or self.input_columns
         return self._instance.score(*(daft.col(c) if isinstance(c, str) else c for c in named))
 
     def __repr__(self) -> str:

@@ -137,12 +137,7 @@ class ScoreUDF:
         Raises:
             ArgumentTypeError: another number of columns than :attr:`input_columns`.
         """
-        if columns and len(columns) != len(self.input_columns):
-            raise ArgumentTypeError(
-                f"the score UDF takes {len(self.input_columns)} columns ({', '.join(self.input_columns)}), "
-                f"got {len(columns)}"
-            )
-        return self.udf(*(columns or self.input_columns))
+        return self.udf(*self.columns.call_columns(columns))
 
     def __repr__(self) -> str:
         return f"score_udf({self.columns.metric!r}, prefix={self.columns.output_prefix!r})"
