@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
-from typing import Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from nlgscore import envs
 from nlgscore.cli.options import (
@@ -35,6 +35,9 @@ from nlgscore.cli.options import (
 from nlgscore.cli.output import emit, output_format
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.tasks.descriptors import DESCRIPTORS, MetaCommand
+
+if TYPE_CHECKING:
+    from nlgscore.meta.tasks.options import RunOptions
 
 DATA_HELP = "data folder (default: $NLGSCORE_DATA, else $XDG_DATA_HOME/nlgscore, else ~/.cache/nlgscore/data)"
 
@@ -213,10 +216,12 @@ def _register_select_model(tasks) -> None:
         sub.set_defaults(select_model=True)
 
 
-def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
+def _task_options(args: argparse.Namespace) -> Tuple[Dict[str, Any], "RunOptions"]:
+    """The task's own keywords, and the run settings as one ``RunOptions`` (checked once, here)."""
     from nlgscore.meta.data.precomputed import parse_scores_option
     from nlgscore.meta.engine import ScoreCache, Scorers
     from nlgscore.meta.tasks.generic import check_context
+    from nlgscore.meta.tasks.options import RUN_OPTIONS, RunOptions
 
     descriptor: MetaCommand = args.descriptor
     check_device(args.device)
@@ -232,30 +237,25 @@ def _task_options(args: argparse.Namespace) -> Dict[str, Any]:
                 f"score cache off: cannot create {default_cache()} ({err.strerror}); pass --cache DIR", stacklevel=2
             )
     scorers = Scorers(runtime_settings(args), cache=cache, record=args.export_scores is not None)
-    options: Dict[str, Any] = dict(
-        metrics=args.metric,
-        scores=parse_scores_option(args.scores),
-        seed=args.seed,
-        limit=args.limit,
-        progress=progress_enabled(args),
-        scorers=scorers,
-    )
-    options[descriptor.resampling] = getattr(args, descriptor.resampling)
-    options[descriptor.data_param] = args.data
-    options.update({o.param: getattr(args, o.param) for o in descriptor.options})
+    settings: Dict[str, Any] = dict(seed=args.seed, limit=args.limit, progress=progress_enabled(args), scorers=scorers)
+    settings[descriptor.resampling] = getattr(args, descriptor.resampling)
     if descriptor.systems:
-        options["export_scores"] = args.export_scores
+        settings["export_scores"] = args.export_scores
     if descriptor.documents:
-        options["context"] = args.context
+        settings["context"] = args.context
     if args.lower_is_better:
-        options["lower_is_better"] = args.lower_is_better
+        settings["lower_is_better"] = args.lower_is_better
     if getattr(args, "top_k", None) is not None:
-        options["top_k"] = args.top_k
+        settings["top_k"] = args.top_k
     if getattr(args, "select_model", False):
         from nlgscore.meta.tasks.select_model import SelectModel
 
-        options["select_model"] = SelectModel(args.hybrids, args.sample_size, args.draws, args.seed)
-    return options
+        settings["select_model"] = SelectModel(args.hybrids, args.sample_size, args.draws, args.seed)
+    own: Dict[str, Any] = dict(metrics=args.metric, scores=parse_scores_option(args.scores))
+    own[descriptor.data_param] = args.data
+    for option in descriptor.options:  # a data set's own flag may fill a run setting (--export-mtme)
+        (settings if option.param in RUN_OPTIONS else own)[option.param] = getattr(args, option.param)
+    return own, RunOptions(**settings)
 
 
 def _write(table, args: argparse.Namespace, scorers) -> None:
@@ -285,15 +285,15 @@ def run(args: argparse.Namespace) -> int:
     for folder in (args.export_scores, getattr(args, "export_mtme", None)):
         if folder is not None:  # the folder itself, or the one it will be created in
             check_writable([folder / "x"] if folder.is_dir() else [folder])
-    options = _task_options(args)
+    own, options = _task_options(args)
     try:
-        table = args.descriptor.task(**options)
+        table = args.descriptor.task(**own, options=options)
     except BaseException as err:
         partial = getattr(err, "partial_table", None)
         if partial is not None and partial.rows:
             emit(partial, output_format(args))
-            _write(partial, args, options["scorers"])
+            _write(partial, args, options.scorers)
         raise
     emit(table, output_format(args))
-    _write(table, args, options["scorers"])
+    _write(table, args, options.scorers)
     return 0

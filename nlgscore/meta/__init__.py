@@ -13,13 +13,15 @@
 * ``tasks/``: ``wmt19``, ``wmt21``, ``summeval``, ``mqm``, ``wmt24`` and ``wmt25`` returning a ``MetaTable``
   (``tasks.wmt21(data_dir, metrics=["chrf"], scores={"mine": "mine.tsv"})``); ``descriptors``: one
   row per data set, from which ``nlgscore meta`` builds its subcommands; ``runner``: the table and
-  the run skeleton every task shares.
+  the run skeleton every task shares; ``options``: ``RunOptions``, the run settings every task
+  takes as one object.
 * ``report``: result rows as a table, JSON or CSV; ``plot``: the one chart of them.
 * ``calibrate`` / ``rescale_baseline``: BERTScore layer selection and baseline files.
 
 The public names: :mod:`tasks` (``wmt19``, ``wmt21``, ``summeval``, ``mqm``), the data model
 :class:`EvalSet`, a data set's :class:`TaskDescriptor` with its :class:`Measure` rows, :func:`run`
-(one descriptor's metrics scored into a :class:`MetaTable`) and the statistics below.
+(one descriptor's metrics scored into a :class:`MetaTable`, its settings one :class:`RunOptions`)
+and the statistics below.
 
 >>> import numpy as np
 >>> from nlgscore.meta import EvalSet, pearson
@@ -62,12 +64,14 @@ _LAZY = {
     "TaskDescriptor": "nlgscore.meta.tasks.generic",
     "Measure": "nlgscore.meta.tasks.measures",
     "MetaTable": "nlgscore.meta.tasks.runner",
+    "RunOptions": "nlgscore.meta.tasks.options",
 }
 
 __all__ = [
     "EvalSet",
     "Measure",
     "MetaTable",
+    "RunOptions",
     "TaskDescriptor",
     "run",
     "tasks",

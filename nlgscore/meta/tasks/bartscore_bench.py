@@ -41,7 +41,8 @@ from nlgscore.meta.stats.correlation import CORRELATIONS
 from nlgscore.meta.stats.subsets import AUTHORS_SEED, authors_subsets, subset_wins, verdict
 from nlgscore.meta.stats.wmt import darr_outcomes, tau_from_outcomes
 from nlgscore.meta.tasks.generic import _lower_is_better as checked_lower_is_better
-from nlgscore.meta.tasks.runner import MetaTable, Run, check_limit, check_names, keep_finished, sources_of
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
+from nlgscore.meta.tasks.runner import MetaTable, check_names, keep_finished, sources_of
 
 PathLike = Union[str, "os.PathLike[str]"]
 REFS_RULES = ("mean", "max", "first")
@@ -504,6 +505,10 @@ def _significance(
         table.notes += lines
 
 
+# the run settings the benchmark reads (``RunOptions`` fields): every task's and these
+BENCH_READS = EVERY_TASK + ("bootstrap",)
+
+
 def bartscore_bench(
     data: PathLike,
     metrics: Sequence[str] = (),
@@ -511,13 +516,8 @@ def bartscore_bench(
     *,
     tasks: Optional[Sequence[str]] = None,
     refs: Optional[str] = None,
-    bootstrap: int = 1000,
-    seed: int = AUTHORS_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    lower_is_better: Sequence[str] = (),
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> BenchTable:
     """The BARTScore benchmark's statistics for ``metrics`` and precomputed ``scores``, on the data sets in ``data``.
 
@@ -528,14 +528,15 @@ def bartscore_bench(
         tasks: data sets to evaluate (default: every one in ``data``).
         refs: how scores against several references combine: ``mean``, ``max`` or ``first``
             (default: the authors' rule, mean for summaries and max for data-to-text).
-        bootstrap: subsets of the significance test (the paper's 1,000; 0: no test).
-        seed: seed of the subsets (the authors' 666).
-        limit: use only the first ``limit`` records of each data set.
-        progress: show a progress bar.
-        load_options: options of ``nlgscore.load`` for model-based metrics.
-        scorers: the scorers (and score cache) to use.
-        lower_is_better: names of metrics whose scores are error rates: negated before every
-            statistic (registry metrics that say ``lower_is_better``, TER, are negated without it).
+        options: the run settings: ``bootstrap``, subsets of the significance test (the paper's
+            1,000; 0: no test); ``seed`` of the subsets (the authors' 666); ``limit``, only the
+            first ``limit`` records of each data set; ``progress``; ``load_options`` of
+            ``nlgscore.load`` for model-based metrics; ``scorers`` (and score cache) to use;
+            ``lower_is_better``, names of metrics whose scores are error rates: negated before
+            every statistic (registry metrics that say ``lower_is_better``, TER, are negated
+            without it).
+        **settings: those settings as keywords instead (``bootstrap`` 1000 and ``seed`` 666 by
+            default then).
 
     Returns:
         A ``BenchTable``: rows per data set, aspect, measure and metric; notes with the significance.
@@ -558,11 +559,11 @@ def bartscore_bench(
     """
     if refs is not None and refs not in REFS_RULES:
         raise ArgumentError(f"refs must be one of {REFS_RULES} (--refs), got {refs!r}")
-    run = Run(bootstrap, seed, progress)
-    sources, limit = sources_of(metrics, scores), check_limit(limit)
-    turned = checked_lower_is_better(lower_is_better, sources)
+    opts = RunOptions.given(options, settings, "bartscore_bench", BENCH_READS, bootstrap=1000, seed=AUTHORS_SEED)
+    run, sources, limit = opts.run(), sources_of(metrics, scores), opts.limit
+    turned = checked_lower_is_better(opts.lower_is_better, sources)
     found = find_sets(data, tasks)
-    scorers = scorers or Scorers(load_options)
+    scorers = opts.scorers_in_use()
     table = BenchTable("bartscore-bench")
     with keep_finished(table, run, sources):
         for named, path in found:

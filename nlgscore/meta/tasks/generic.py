@@ -35,17 +35,11 @@ from nlgscore.meta.data.mtme import read_mtme, write_mtme
 from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.engine import Scorers, short_name
 from nlgscore.meta.report import Row
-from nlgscore.meta.stats.resample import DEFAULT_SEED, check_resamples
-from nlgscore.meta.stats.top_k import check_top_k, top_systems
+from nlgscore.meta.stats.top_k import top_systems
 from nlgscore.meta.tasks.measures import Measure
-from nlgscore.meta.tasks.runner import (
-    MetaTable,
-    Run,
-    check_limit,
-    keep_finished,
-    sources_of,
-)
-from nlgscore.meta.tasks.select_model import SelectModel, selection_rows
+from nlgscore.meta.tasks.options import RUN_OPTIONS, RunOptions, check_context_value
+from nlgscore.meta.tasks.runner import MetaTable, Run, keep_finished, sources_of
+from nlgscore.meta.tasks.select_model import selection_rows
 
 Scores = Tuple[Optional[np.ndarray], np.ndarray, str]  # (segment matrix or None, system scores, signature)
 # The BARTScore paper's segment BLEU (its Moses-tokenised sentBLEU), which the WMT19, WMT21 and
@@ -142,10 +136,7 @@ def check_context(context: Any, name: str, documents: bool) -> int:
     ...
     nlgscore.errors.ArgumentError: --context 2: the mqm data set has no documents to read the previous segments of ...
     """
-    if isinstance(context, bool) or not isinstance(context, (int, np.integer)):
-        raise ArgumentTypeError(f"context must be an integer >= 0 (--context K), got {context!r}")
-    if context < 0:
-        raise ArgumentError(f"context must be >= 0 (--context K: previous segments to read), got {context}")
+    context = check_context_value(context)
     if context > 0 and not documents:
         raise ArgumentError(
             f"--context {context}: the {name} data set has no documents to read the previous segments "
@@ -220,22 +211,10 @@ def run(
     scores: Optional[Mapping[str, Any]] = None,
     *,
     data: Any = None,
-    bootstrap: int = 0,
-    permutations: int = 0,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    export_mtme: Any = None,
-    export_scores: Any = None,
+    options: Optional[RunOptions] = None,
     into: Optional[MetaTable] = None,
     task: Optional[Run] = None,
-    context: int = 0,
-    top_k: Optional[int] = None,
-    lower_is_better: Sequence[str] = (),
-    select_model: Optional[SelectModel] = None,
-    **options: Any,
+    **keywords: Any,
 ) -> MetaTable:
     """Every measure of ``descriptor`` for each metric: specs scored here, ``scores`` read from files.
 
@@ -247,32 +226,16 @@ def run(
         scores: precomputed scores by metric name: a score file, ``"SEG,SYS"``, or a ``(segment
             file, system file)`` pair, as ``descriptor.read_scores`` reads them.
         data: the data set's location, given to the loader (None: its default place).
-        bootstrap: resamples of the bootstrap measures' confidence intervals (0: values alone).
-        permutations: resamples of the significance tests between metrics (0: none).
-        seed: the seed of every resampling (sacreBLEU's default).
-        limit: score only the first ``limit`` items (None: all).
-        progress: draw a progress bar per metric and data set.
-        load_options: options of every scorer built from ``metrics`` (``device``, ``batch_size``).
-        scorers: the scorers to build and cache metrics with (None: new ones from ``load_options``);
-            a task over several data sets shares one.
-        export_mtme: a folder the scored metrics' scores are written to as mt-metrics-eval files
-            (``<metric>-ref<X>.seg.score`` and ``.sys.score``).
-        export_scores: another such folder: ``--export-scores DIR``, where the command line also
-            writes the scores as JSONL.
+        options: the run settings (``RunOptions``: resamples, seed, ``limit``, scorers, export
+            folders, ``context``, ``top_k``, ``lower_is_better``, ``select_model``); ``export_mtme``
+            writes the scored metrics' scores as mt-metrics-eval files (``<metric>-ref<X>.seg.score``
+            and ``.sys.score``), as does ``export_scores`` (where the command line also writes JSONL).
+            A ``context`` above 0 needs a data set with documents and metrics that read context.
         into: the table to add the rows to (a task over several data sets, WMT19's language pairs).
         task: the run shared across those data sets (its options and the metrics that finished),
             so an interruption keeps the metrics that finished every one.
-        context: previous segments of its document each scored segment is read after
-            (``--context k``); data sets with documents only, and a metric that cannot read context
-            is refused.
-        top_k: every system-level measure is also computed over the ``top_k`` best systems by
-            human score (rows ``<measure>-top<k>``; ``--top-k K``).
-        lower_is_better: names of metrics whose scores are error rates (``--scores`` names or
-            specs), negated before any measure, as is every metric whose scorer says
-            ``lower_is_better`` (TER).
-        select_model: instead of the measures, Hits@1, MRR and Diff over hybrid systems (``nlgscore
-            meta select-model``).
-        **options: the loader's options, and the run settings the measures use
+        **keywords: the run settings as keywords instead of ``options`` (``bootstrap=0``: the
+            fields of ``RunOptions``), the loader's options, and the run settings the measures use
             (``descriptor.settings``, e.g. ``ties``).
 
     Returns:
@@ -286,21 +249,21 @@ def run(
             ``SelectModel``.
         DataError: a data or score file is malformed (the message names it).
     """
-    settings = {name: options.pop(name) for name in descriptor.settings if name in options}
-    task = task or Run(bootstrap, seed, progress, **({"ties": settings["ties"]} if "ties" in settings else {}))
-    sources, limit = sources_of(metrics, scores, system_files=True), check_limit(limit)
-    permutations = check_resamples(permutations, "permutations", "--permutations")
-    scorers = scorers or Scorers(load_options)
-    context = check_context(context, descriptor.name, descriptor.documents)
-    top_k, turned = check_top_k(top_k), _lower_is_better(lower_is_better, sources)
-    if select_model is not None and not isinstance(select_model, SelectModel):
-        raise ArgumentTypeError(f"select_model must be a SelectModel (its counts and seed), got {select_model!r}")
+    given = {name: keywords.pop(name) for name in RUN_OPTIONS if name in keywords}
+    opts = RunOptions.given(options, given, "run", RUN_OPTIONS)
+    settings = {name: keywords.pop(name) for name in descriptor.settings if name in keywords}
+    task = task or opts.run(**({"ties": settings["ties"]} if "ties" in settings else {}))
+    sources, limit = sources_of(metrics, scores, system_files=True), opts.limit
+    permutations, select_model, top_k = opts.permutations, opts.select_model, opts.top_k
+    scorers = opts.scorers_in_use()
+    context = check_context(opts.context, descriptor.name, descriptor.documents)
+    turned = _lower_is_better(opts.lower_is_better, sources)
     if context > 0:  # refused before the data are read and anything is scored
         for spec, file in sources:
             if file is None:
                 scorers.check_context(descriptor.segment_specs.get(spec.lower(), spec), context)
-        options["context"] = context
-    evalset = descriptor.load(data, limit=limit, **options)
+        keywords["context"] = context
+    evalset = descriptor.load(data, limit=limit, **keywords)  # the rest: the loader's
     if descriptor.bootstrap_items and task.bootstrap > 0:
         task.check_items(evalset.items, f"{descriptor.bootstrap_items} of {evalset.name}", limit)
     top = None if top_k is None or select_model is not None else _top(evalset, top_k)
@@ -311,7 +274,7 @@ def run(
         for name, file in task.each(sources, lambda name: descriptor.progress.format(metric=name, **counts)):
             if file is None:
                 seg, system, signature = _scored(descriptor, evalset, name, scorers, context)
-                for folder in (export_mtme, export_scores):
+                for folder in (opts.export_mtme, opts.export_scores):
                     if folder is not None and seg is not None:  # a scored metric has its segment scores
                         write_mtme(
                             folder,

@@ -42,12 +42,10 @@ from nlgscore.errors import ArgumentError, DataError
 from nlgscore.meta import stats
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.ratings import load_ratings
-from nlgscore.meta.engine import Scorers
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import TaskDescriptor, run
 from nlgscore.meta.tasks.measures import WMT22_MEASURES, segment_matrix, spa_human
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
 from nlgscore.meta.tasks.runner import MetaTable, Run
-from nlgscore.meta.tasks.select_model import SelectModel
 
 PathLike = Union[str, "os.PathLike[str]"]
 # (level, measure): the order of the table's rows.
@@ -159,6 +157,10 @@ MQM_TASK = TaskDescriptor(
 )
 
 
+# the run settings mqm reads (``RunOptions`` fields): every task's and these
+MQM_READS = EVERY_TASK + ("permutations", "export_mtme", "export_scores", "top_k", "select_model")
+
+
 def mqm(
     folder: PathLike,
     metrics: Sequence[str] = (),
@@ -168,48 +170,31 @@ def mqm(
     kind: Optional[str] = None,
     include_human: bool = False,
     repeats: str = "error",
-    permutations: int = stats.SIG_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    export_mtme: Optional[PathLike] = None,
-    export_scores: Optional[PathLike] = None,
-    top_k: Optional[int] = None,
-    lower_is_better: Sequence[str] = (),
-    select_model: Optional[SelectModel] = None,
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """Every WMT22-25 measure of each metric on the human-scores ``folder`` (layout: ``nlgscore.meta.data.ratings``).
 
     ``metrics`` are specs scored here; ``scores`` maps a name to an mt-metrics-eval score file
     (``<system><TAB><score>``: a ``.seg.score`` file, with its ``.sys.score`` sibling when present,
-    or ``"SEG,SYS"``). ``permutations``: resamples of the significance tests between metrics (0: none).
-    ``export_mtme`` / ``export_scores``: a folder to write the scored metrics' scores to as mtme
-    files (the command line's ``--export-scores`` adds nlgscore's JSONL through ``Scorers.export``).
+    or ``"SEG,SYS"``). ``options`` (or its fields as keywords, ``settings``): ``permutations``,
+    resamples of the significance tests between metrics (0: none; default 1000 as keywords);
+    ``export_mtme`` / ``export_scores``, a folder to write the scored metrics' scores to as mtme
+    files (the command line's ``--export-scores`` adds nlgscore's JSONL through ``Scorers.export``);
     ``top_k``, ``lower_is_better``, ``select_model``: as the generic runner
     (``nlgscore.meta.tasks.generic.run``), over ``MQM_TASK``.
     """
     if folder is None:
         raise ArgumentError("folder is required: the human-scores folder to evaluate on (--data FOLDER)")
+    opts = RunOptions.given(options, settings, "mqm", MQM_READS, permutations=stats.SIG_RESAMPLES)
     return run(
         MQM_TASK,
         metrics,
         scores,
         data=folder,
-        permutations=permutations,
-        seed=seed,
-        limit=limit,
-        progress=progress,
-        load_options=load_options,
-        scorers=scorers,
-        export_mtme=export_mtme,
-        export_scores=export_scores,
+        options=opts,
         reference=reference,
         kind=kind,
         include_human=include_human,
         repeats=repeats,
-        top_k=top_k,
-        lower_is_better=lower_is_better,
-        select_model=select_model,
     )

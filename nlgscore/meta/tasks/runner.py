@@ -2,9 +2,9 @@
 
 ``MetaTable`` holds the rows (``dataset, level, measure, metric, value`` + CI + signature) and
 notes of one run; it prints as text, JSON (``to_dict``) and TSV (``rows()``) through
-``nlgscore.cli.output.emit``. ``Run`` validates the options every task takes, once, with the
-command line's messages; ``Run.each`` walks the metrics and remembers which finished, so an
-interrupted run (Ctrl-C, or an error in one metric) still returns the rows of those
+``nlgscore.cli.output.emit``. ``Run`` is one run's resampling settings and ties rule (built by
+``RunOptions.run``, ``options``, where the settings every task takes are checked); ``Run.each``
+walks the metrics and remembers which finished, so an interrupted run (Ctrl-C, or an error in one metric) still returns the rows of those
 (``keep_finished``: the exception carries ``partial_table``).
 """
 

@@ -23,15 +23,13 @@ import numpy as np
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.model import EvalSet
-from nlgscore.meta.engine import Scorers
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.summary import DOCUMENT_CORRELATIONS, per_document_correlations
 from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import Measure
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
 from nlgscore.meta.tasks.runner import (
     MetaTable,
     Run,
-    check_limit,
     check_names,
     sources_of,
 )
@@ -166,6 +164,10 @@ def significance(aspects: Sequence[str]):
     return notes
 
 
+# the run settings summeval reads (``RunOptions`` fields): every task's and these
+SUMMEVAL_READS = EVERY_TASK + ("bootstrap", "export_scores")
+
+
 def summeval(
     data_dir: Optional[PathLike] = None,
     metrics: Sequence[str] = (),
@@ -173,14 +175,8 @@ def summeval(
     *,
     aspects: Optional[Sequence[str]] = None,
     refs: str = "max",
-    bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    export_scores: Optional[PathLike] = None,
-    lower_is_better: Sequence[str] = (),
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """SummEval summary-level Spearman and Kendall per aspect (BARTScore protocol).
 
@@ -188,13 +184,15 @@ def summeval(
     human and metric scores are not constant. A metric is scored against each reference and
     combined by ``refs`` (``max``, ``mean`` or ``first``). ``scores`` maps a name to a JSONL file
     of ``{"id", "system", "score"}``. Significance: paired bootstrap over documents (Spearman).
-    ``lower_is_better``: metric names whose scores are negated first (error rates).
+    ``options`` (or its fields as keywords, ``settings``; ``bootstrap`` 1000 by default then):
+    ``lower_is_better``, metric names whose scores are negated first (error rates).
     The generic runner over a descriptor of the chosen aspects.
     """
     if refs not in REFS_RULES:
         raise ArgumentError(f"refs must be 'max', 'mean' or 'first' (--refs), got {refs!r}")
-    Run(bootstrap, seed, progress), sources_of(metrics, scores), check_limit(limit)  # before reading the data
-    evalset = load_summeval_set(data_dir, limit, refs)
+    opts = RunOptions.given(options, settings, "summeval", SUMMEVAL_READS, bootstrap=1000)
+    sources_of(metrics, scores)  # before reading the data
+    evalset = load_summeval_set(data_dir, opts.limit, refs)
     aspects = check_names(aspects, "aspects") or sorted(evalset.human)
     unknown = [a for a in aspects if a not in evalset.human]
     if unknown:
@@ -212,16 +210,4 @@ def summeval(
         scored=f"|refs:{refs}",
         progress="summeval: {metric} ({items} documents x {systems} systems x {refs} refs)",
     )
-    return run(
-        task,
-        metrics,
-        scores,
-        bootstrap=bootstrap,
-        seed=seed,
-        limit=limit,
-        progress=progress,
-        load_options=load_options,
-        scorers=scorers,
-        export_scores=export_scores,
-        lower_is_better=lower_is_better,
-    )
+    return run(task, metrics, scores, options=opts)

@@ -23,6 +23,7 @@ sacreBLEU computes them (``baselines=True``: ``--baselines``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -45,14 +46,13 @@ from nlgscore.meta.data.wmt_package import (
     read_metric_scores,
     read_rr,
 )
-from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats.correlation import pearson
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.wmt import darr_outcomes, hybrid_systems, tau_from_outcomes, williams_test_scores
 from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import Measure
-from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, check_limit, keep_finished, sources_of
-from nlgscore.meta.tasks.select_model import HYBRIDS, SelectModel
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
+from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run, keep_finished, sources_of
+from nlgscore.meta.tasks.select_model import HYBRIDS
 
 PathLike = Union[str, "os.PathLike[str]"]
 HYBRID_SEED = 12345  # the hybrids' seed: every metric is correlated over the same hybrid systems
@@ -343,6 +343,10 @@ def significance(
     return lines
 
 
+# the run settings wmt16-18 read (``RunOptions`` fields): every task's and these
+WMT_PACKAGE_READS = EVERY_TASK + ("bootstrap", "export_scores", "top_k", "select_model")
+
+
 def wmt_package(
     year: str,
     data: Optional[PathLike],
@@ -354,16 +358,8 @@ def wmt_package(
     official: Optional[Sequence[str]] = None,
     ties: str = "discordant",
     hybrids: int = HYBRIDS,
-    bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    export_scores: Optional[PathLike] = None,
-    top_k: Optional[int] = None,
-    lower_is_better: Sequence[str] = (),
-    select_model: Optional[SelectModel] = None,
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """WMT16-18 on WMT's metrics-task package at ``data`` (``year``: ``"wmt16"``, ``"wmt17"``, ``"wmt18"``).
 
@@ -378,16 +374,13 @@ def wmt_package(
             (``--official NAME``): their ``.seg.score`` file, with the ``.sys.score`` that has them.
         ties: how a metric tie on a daRR pair counts (``"discordant"``, WMT17-18; ``"exclude"``).
         hybrids: hybrid systems of the ``hybrid pearson`` row (10,000 as WMT18).
-        bootstrap: resamples of the bootstrap intervals (0: none).
-        seed: the bootstrap's seed.
-        limit: the first ``limit`` segments of each pair only.
-        progress: progress bars.
-        load_options: options of the scorers built from ``metrics``.
-        scorers: the run's scorers (None: new ones).
-        export_scores: a folder the scored metrics' scores are written to (one subfolder per pair).
-        top_k: the system-level rows again over the ``top_k`` best systems by DA.
-        lower_is_better: metric names whose scores are error rates (negated first).
-        select_model: Hits@1, MRR and Diff over hybrids instead of the measures.
+        options: the run settings (``bootstrap``, resamples of the bootstrap intervals, 0: none;
+            ``seed``; ``limit``, the first ``limit`` segments of each pair only; ``progress``;
+            ``load_options`` and ``scorers``; ``export_scores``, a folder the scored metrics'
+            scores are written to, one subfolder per pair; ``top_k``, the system-level rows again
+            over the ``top_k`` best systems by DA; ``lower_is_better``; ``select_model``, Hits@1,
+            MRR and Diff over hybrids instead of the measures).
+        **settings: those settings as keywords instead (``bootstrap`` 1000 by default then).
 
     Returns:
         The rows of every pair.
@@ -408,13 +401,13 @@ def wmt_package(
         raise ArgumentError(f"data is required: the {year} metrics-task package folder (--data)")
     if isinstance(hybrids, bool) or not isinstance(hybrids, int) or hybrids < 2:
         raise ArgumentError(f"hybrids must be an integer >= 2 (--hybrids), got {hybrids!r}")
-    task = Run(bootstrap, seed, progress, ties)
+    opts = RunOptions.given(options, settings, year, WMT_PACKAGE_READS, bootstrap=1000).with_scorers()
+    task = opts.run(ties)
     test_set = TEST_SETS[year]
     lps = language_pairs(data, test_set, pairs)
     if official:
         scores = {**(scores or {}), **official_scores(find_package(data, test_set), official)}
     specs = list(metrics)
-    scorers = scorers or Scorers(load_options)
     table = MetaTable(year)
     descriptor = TaskDescriptor(
         year,
@@ -428,7 +421,6 @@ def wmt_package(
         progress=year + " {data}: {metric} ({systems} systems x {items} segments)",
         hybrid_level="segment",
     )
-    check_limit(limit)
     with keep_finished(table, task, sources_of(specs + (list(WMT18_BASELINES.values()) if baselines else []), scores)):
         for lp in lps:
             extra = []
@@ -440,14 +432,11 @@ def wmt_package(
                 specs + [s for s in extra if s not in specs],
                 scores,
                 data=data,
-                limit=limit,
-                scorers=scorers,
+                options=dataclasses.replace(
+                    opts, export_scores=None if opts.export_scores is None else Path(opts.export_scores) / lp
+                ),
                 into=table,
                 task=task,
-                export_scores=None if export_scores is None else Path(export_scores) / lp,
-                top_k=top_k,
-                lower_is_better=lower_is_better,
-                select_model=select_model,
                 lp=lp,
                 test_set=test_set,
                 ties=ties,

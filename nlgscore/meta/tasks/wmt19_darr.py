@@ -27,14 +27,12 @@ import numpy as np
 from nlgscore.errors import ArgumentError
 from nlgscore.meta.data import loaders, precomputed
 from nlgscore.meta.data.model import EvalSet
-from nlgscore.meta.engine import Scorers
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import DARR_MEASURES, darr_outcome_inputs
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
 from nlgscore.meta.tasks.runner import (
     MetaTable,
     Run,
-    check_limit,
     check_names,
     keep_finished,
     sources_of,
@@ -123,6 +121,10 @@ WMT19_TASK = TaskDescriptor(
 )
 
 
+# the run settings wmt19 reads (``RunOptions`` fields): every task's and these
+WMT19_READS = EVERY_TASK + ("bootstrap",)
+
+
 def wmt19(
     data_dir: Optional[PathLike] = None,
     pairs: Optional[Sequence[str]] = None,
@@ -130,27 +132,23 @@ def wmt19(
     scores: Optional[Mapping[str, PathLike]] = None,
     *,
     ties: str = "discordant",
-    bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    lower_is_better: Sequence[str] = (),
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """WMT19 daRR Kendall's tau-like per language pair (``wmt-<lp>.jsonl`` in ``data_dir``).
 
-    ``metrics`` are specs; ``load_options`` go to ``nlgscore.load`` for model-based ones.
+    ``metrics`` are specs; ``options.load_options`` go to ``nlgscore.load`` for model-based ones.
 
     ``scores`` maps a name to a JSONL file of ``{"id", "better", "worse"}`` (``{lp}`` in the path
     when several pairs are evaluated). Rows: ``tau`` (WMT19 rule: a metric tie is discordant;
     ``ties="exclude"`` leaves tied pairs out) and ``metric-ties`` (share of pairs the metric ties).
-    ``lower_is_better``: metric names whose scores are negated first (error rates: a lower score
+    ``options`` (or its fields as keywords, ``settings``; ``bootstrap`` 1000 by default then):
+    ``lower_is_better``, metric names whose scores are negated first (error rates: a lower score
     for the better translation is then concordant). The generic runner over ``WMT19_TASK``, once
     per language pair, into one table.
     """
-    task, sources, limit = Run(bootstrap, seed, progress, ties), sources_of(metrics, scores), check_limit(limit)
-    scorers = scorers or Scorers(load_options)
+    opts = RunOptions.given(options, settings, "wmt19", WMT19_READS, bootstrap=1000).with_scorers()
+    task, sources = opts.run(ties), sources_of(metrics, scores)
     lps = language_pairs(data_dir, pairs)
     table = MetaTable("wmt19")
     with keep_finished(table, task, sources):
@@ -160,13 +158,11 @@ def wmt19(
                 metrics,
                 scores,
                 data=data_dir,
-                limit=limit,
-                scorers=scorers,
+                options=opts,
                 into=table,
                 task=task,
                 ties=ties,
                 lp=lp,
                 n_lps=len(lps),
-                lower_is_better=lower_is_better,
             )
     return table

@@ -23,16 +23,14 @@ from nlgscore.meta.data.alignment import check_alignment
 from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.mtme import is_mtme_file, read_mtme
 from nlgscore.meta.data.wmt21 import load_wmt21, wmt21_judgments
-from nlgscore.meta.engine import Scorers
 from nlgscore.meta.stats import pearson
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.stats.wmt import (
     williams_test_scores,
 )
 from nlgscore.meta.tasks.generic import BARTSCORE_SEGMENT, Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import DARR_MEASURES, Measure, darr_outcome_inputs
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
 from nlgscore.meta.tasks.runner import SIGNIFICANCE_LEVEL, MetaTable, Run
-from nlgscore.meta.tasks.select_model import SelectModel
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -178,6 +176,10 @@ WMT21_TASK = TaskDescriptor(
 )
 
 
+# the run settings wmt21 reads (``RunOptions`` fields): every task's and these
+WMT21_READS = EVERY_TASK + ("bootstrap", "export_scores", "top_k", "select_model")
+
+
 def wmt21(
     data_dir: Optional[PathLike] = None,
     lp: Optional[str] = None,
@@ -188,17 +190,9 @@ def wmt21(
     reference: str = "A",
     include_human: bool = False,
     ties: str = "discordant",
-    bootstrap: int = 1000,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
     repeats: str = "error",
-    export_scores: Optional[PathLike] = None,
-    top_k: Optional[int] = None,
-    lower_is_better: Sequence[str] = (),
-    select_model: Optional[SelectModel] = None,
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """WMT21 DA (any to-English pair): daRR tau from DA, segment Pearson (raw, z), system Pearson.
 
@@ -207,7 +201,8 @@ def wmt21(
     mt-metrics-eval ``<system><TAB><score>`` segment file, or to ``(segment file, system file)`` /
     ``"SEG,SYS"`` to give system scores too.
     chrF and BLEU system scores are sacreBLEU corpus scores; other metrics use segment means.
-    ``top_k``, ``lower_is_better``, ``select_model``: as :func:`nlgscore.meta.tasks.generic.run`
+    ``options`` (or its fields as keywords, ``settings``; ``bootstrap`` 1000 by default then):
+    ``top_k``, ``lower_is_better``, ``select_model`` as :func:`nlgscore.meta.tasks.generic.run`
     (hybrid systems average the segments' z scores). The generic runner over ``WMT21_TASK``.
     """
     return run(
@@ -215,20 +210,11 @@ def wmt21(
         metrics,
         scores,
         data=data_dir,
-        bootstrap=bootstrap,
-        seed=seed,
-        limit=limit,
-        progress=progress,
-        load_options=load_options,
-        scorers=scorers,
-        export_scores=export_scores,
+        options=RunOptions.given(options, settings, "wmt21", WMT21_READS, bootstrap=1000),
         lp=lp,
         folder=folder,
         reference=reference,
         include_human=include_human,
         repeats=repeats,
         ties=ties,
-        top_k=top_k,
-        lower_is_better=lower_is_better,
-        select_model=select_model,
     )

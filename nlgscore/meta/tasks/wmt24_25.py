@@ -22,6 +22,7 @@ JSON, ``n/a`` in the text table) with a note and a warning naming the pair.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -38,14 +39,12 @@ from nlgscore.meta.data.model import EvalSet
 from nlgscore.meta.data.mtme import read_mtme
 from nlgscore.meta.data.precomputed import segment_and_system
 from nlgscore.meta.data.wmt_sets import load_wmt, pairs_in
-from nlgscore.meta.engine import Scorers
 from nlgscore.meta.report import Row
 from nlgscore.meta.stats.avg_corr import average_ranks, avg_corr, avg_corr_clusters
-from nlgscore.meta.stats.resample import DEFAULT_SEED
 from nlgscore.meta.tasks.generic import Scores, TaskDescriptor, run
 from nlgscore.meta.tasks.measures import Measure, segment_matrix, segment_scores, spa_human, spa_inputs
-from nlgscore.meta.tasks.runner import MetaTable, Run, check_limit, keep_finished, sources_of
-from nlgscore.meta.tasks.select_model import SelectModel
+from nlgscore.meta.tasks.options import EVERY_TASK, RunOptions
+from nlgscore.meta.tasks.runner import MetaTable, Run, keep_finished, sources_of
 
 PathLike = Union[str, "os.PathLike[str]"]
 AVERAGED = (("system", "spa"), ("segment", "acc-eq"))  # the tasks of mtme's WMT24/WMT25 task sets
@@ -206,6 +205,10 @@ def _overall(table: MetaTable, collector: Dict[str, Any], resamples: int, seed: 
         )
 
 
+# the run settings wmt24 and wmt25 read (``RunOptions`` fields): every task's and these
+WMT_READS = EVERY_TASK + ("permutations", "export_mtme", "export_scores", "context", "top_k", "select_model")
+
+
 def wmt_task(
     test_set: str,
     data: Optional[PathLike],
@@ -217,24 +220,15 @@ def wmt_task(
     reference: Optional[str] = None,
     include_human: bool = False,
     all_lines: bool = False,
-    permutations: int = stats.SIG_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    limit: Optional[int] = None,
-    progress: bool = False,
-    load_options: Optional[Dict[str, Any]] = None,
-    scorers: Optional[Scorers] = None,
-    export_mtme: Optional[PathLike] = None,
-    export_scores: Optional[PathLike] = None,
-    context: int = 0,
-    top_k: Optional[int] = None,
-    lower_is_better: Sequence[str] = (),
-    select_model: Optional[SelectModel] = None,
+    options: Optional[RunOptions] = None,
+    **settings: Any,
 ) -> MetaTable:
     """The WMT24/WMT25 task set of ``test_set`` on ``data`` (any layout of ``nlgscore.meta.data.wmt_sets``).
 
     ``pairs``: the language pairs (default: every pair of the data); ``metrics`` are registry specs,
     ``scores`` maps a name to a ``.seg.score`` file (``{lp}`` in it for several pairs).
-    ``permutations``: resamples of the significance tests (0: none; every rank is then 1).
+    ``options`` (or its fields as keywords, ``settings``; ``permutations`` 1000 by default then):
+    ``permutations``, resamples of the significance tests (0: none; every rank is then 1);
     ``export_mtme`` / ``export_scores``: folders the scored metrics are written to, one subfolder
     per pair (mtme's ``metric-scores/<LP>/`` layout), over the scored items.
     ``context``: each segment is scored after the previous ``context`` segments of its document
@@ -245,8 +239,8 @@ def wmt_task(
     """
     if data is None:
         raise ArgumentError("data is required: the WMT folder or JSONL file (--data)")
-    task, sources, limit = Run(0, seed, progress), sources_of(metrics, scores), check_limit(limit)
-    scorers = scorers or Scorers(load_options)
+    opts = RunOptions.given(options, settings, test_set, WMT_READS, permutations=stats.SIG_RESAMPLES).with_scorers()
+    task, sources = opts.run(), sources_of(metrics, scores)
     lps = list(pairs) if pairs else pairs_in(data, test_set)
     if not lps:
         raise DataError(f"{data}: no language pair")
@@ -265,17 +259,14 @@ def wmt_task(
         for lp in lps:
             folders: Dict[str, Any] = {
                 k: None if v is None else Path(v) / lp
-                for k, v in (("export_mtme", export_mtme), ("export_scores", export_scores))
+                for k, v in (("export_mtme", opts.export_mtme), ("export_scores", opts.export_scores))
             }
             run(
                 descriptor,
                 metrics,
                 scores,
                 data=data,
-                permutations=permutations,
-                seed=seed,
-                limit=limit,
-                scorers=scorers,
+                options=dataclasses.replace(opts, **folders),
                 into=table,
                 task=task,
                 lp=lp,
@@ -284,14 +275,9 @@ def wmt_task(
                 reference=reference,
                 include_human=include_human,
                 all_lines=all_lines,
-                context=context,
-                top_k=top_k,
-                lower_is_better=lower_is_better,
-                select_model=select_model,
-                **folders,
             )
-        if select_model is None:
-            _overall(table, collector, permutations, seed)
+        if opts.select_model is None:
+            _overall(table, collector, opts.permutations, opts.seed)
     return table
 
 
