@@ -333,10 +333,21 @@ class ColumnScorer:
 
     def call_columns(self, columns: Sequence[Any]) -> List[Any]:
         """The columns a UDF call reads: ``columns`` (names or the engine's column objects, in the
-        order of :meth:`input_columns`), or, with none given, :meth:`input_columns` themselves.
+        order of `input_columns`), or, with none given, `input_columns` themselves.
+
+        Args:
+            columns: the columns the UDF was called with (names or the engine's column objects);
+                empty: the scorer's own input columns.
+
+        Returns:
+            The columns to read, one per input the metric needs, in `input_columns`' order.
 
         Raises:
-            ArgumentTypeError: another number of columns than :meth:`input_columns`.
+            ArgumentTypeError: another number of columns than `input_columns`.
+
+        Example:
+            >>> ColumnScorer("chrf").call_columns([])
+            ['prediction', 'reference']
         """
         inputs = self.input_columns()
         if columns and len(columns) != len(inputs):
