@@ -117,21 +117,41 @@ def test_a_stalled_client_cannot_hold_sigterm_past_the_drain_timeout():
 
 
 def test_threads_default_to_usable_cpus_minus_one(monkeypatch):
-    from nlgscore.backend.threads import ENV, available_cpus
+    """The thread count reaches the process that builds the model as an argument, not through the
+    environment: --threads, else NLGSCORE_THREADS, else the usable CPUs less one per HTTP process."""
+    from nlgscore.backend import threads
     from nlgscore.cli import main
+    from nlgscore.cli import serve as serve_cli
     from nlgscore.serve.http import server
 
     seen = {}
-    monkeypatch.delenv(ENV, raising=False)
-    monkeypatch.setattr(
-        server,
-        "run_server",
-        lambda *a, **k: seen.update(threads=__import__("os").environ[ENV], drain=k["drain_timeout"]) or 0,
-    )
+    given = serve_cli.model_builder
+
+    def builder(spec, options, count):
+        seen["threads"] = count
+        return given(spec, options, count)
+
+    monkeypatch.delenv(threads.ENV, raising=False)
+    monkeypatch.setattr(serve_cli, "model_builder", builder)
+    monkeypatch.setattr(server, "run_server", lambda *a, **k: seen.update(drain=k["drain_timeout"]) or 0)
     assert main(["serve", SPEC, "--port", "0"]) == 0
-    assert seen == {"threads": str(max(1, available_cpus() - 1)), "drain": 30.0}
+    assert seen == {"threads": max(1, threads.available_cpus() - 1), "drain": 30.0}
+    assert threads.ENV not in __import__("os").environ  # nothing handed through the environment
     assert main(["serve", SPEC, "--port", "0", "--threads", "3", "--drain-timeout", "5"]) == 0
-    assert seen == {"threads": "3", "drain": 5.0}
+    assert seen == {"threads": 3, "drain": 5.0}
+    monkeypatch.setenv(threads.ENV, "2")
+    assert main(["serve", SPEC, "--port", "0"]) == 0
+    assert seen["threads"] == 2
+
+
+def test_the_model_builder_sets_the_threads_before_it_builds(monkeypatch):
+    from nlgscore.backend import threads
+    from nlgscore.cli.serve import model_builder
+
+    counts = []
+    monkeypatch.setattr(threads, "limit_threads", lambda count=None: counts.append(count) or 1)
+    scorer = model_builder("chrf", {}, 3)()
+    assert counts == [3] and scorer.name == "chrf"
 
 
 def test_serve_flag_mistakes_are_one_line_and_exit_2(tmp_path, capsys):
