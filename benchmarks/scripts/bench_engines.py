@@ -8,7 +8,7 @@ Each engine runs in a fresh process of its own (``--engine NAME``, started by th
 ``nlgscore.integrations.spark``; ``spark_arrow`` is the same scoring written as ``mapInArrow``,
 for the comparison), Daft's native runner (a pool of W instances in worker processes), a Dask
 ``LocalCluster`` of W worker processes, NeMo Curator's Ray Data executor (W actors), and one
-offline process with W torch threads. Per engine: ``start_s`` (the engine up: session, cluster or
+offline process with W torch threads. Per engine: ``start_s`` (the engine up: SparkSession, cluster or
 nothing), ``warm_s`` (a first job of ``--warm`` rows: workers start and build their scorers),
 ``job_s`` and ``rows_per_s`` (the job of all ``--n`` rows after it), ``peak_rss_mib`` of the
 largest worker process and of the driver (sampled every 0.2 s over the process tree), and whether

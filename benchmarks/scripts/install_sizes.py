@@ -88,7 +88,7 @@ def pip_setting() -> str:
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", choices=sorted(TARGETS), action="append", help="a target (default: both)")
-    parser.add_argument("--no-cache", action="store_true", help="turn pip's wheel cache off (PIP_NO_CACHE_DIR=1)")
+    parser.add_argument("--no-cache", action="store_true", help="pip's wheel cache off (PIP_NO_CACHE_DIR=1)")
     args = parser.parse_args(argv)
     if shutil.which("make") is None:
         parser.error("needs make")

@@ -40,9 +40,9 @@ class EnvironmentReturn(NamedTuple):
         observations: one environment message per episode (``{"role": "environment", "content":
             "Environment: reward 0.9731"}``).
         metadata: the batch's metadata, as it came.
-        next_stop_strings: one None per episode (no further turn).
+        next_stop_strings: one None per episode (nothing more is generated).
         rewards: the rewards, a ``float32`` tensor with one value per episode.
-        terminateds: ones: every episode ends after its one turn.
+        terminateds: ones: every episode ends with its one answer.
         answers: None (the environment extracts no answer).
     """
 
